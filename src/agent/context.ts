@@ -1,0 +1,32 @@
+import type { ToolSet } from "ai";
+import type { AppError } from "../errors/index.js";
+import type { PaymentSummary, PaymentUpdate, SpendingLimitsInput, Wallet } from "../protocol/index.js";
+
+/**
+ * What a tool knows about the chat turn it runs in. Tools are built per turn, so nothing about one
+ * request leaks into another.
+ */
+export interface TurnContext {
+  /** Unique per HTTP request; payments of this turn carry it. */
+  requestId: string;
+  /** A client-supplied Idempotency-Key, when sent: a retried request replays, never re-pays. */
+  idempotencyKey?: string;
+  wallet?: Wallet;
+  spendingLimits?: SpendingLimitsInput;
+  /** Bearer token presented by the caller, if any (used only to decide whether a server key may sign). */
+  bearerToken?: string;
+  /** Aborted on client disconnect, deadline or shutdown. Work that is already paying finishes regardless. */
+  signal: AbortSignal;
+  /** Epoch ms by which the whole turn must end. */
+  deadline: number;
+  now(): number;
+  /** Stream a `p:` payment update. */
+  emitPayment(update: PaymentUpdate): void;
+  /** Record the outcome of a payment for the `d:` line (and the finish reason). */
+  recordPayment(summary: PaymentSummary): void;
+  /** Report a failure that should end the turn with its finish reason (an `e:` line is streamed). */
+  reportError(error: AppError): void;
+}
+
+/** Builds the tools for one turn. The payments capability provides one; with none the agent only talks. */
+export type ToolProvider = (ctx: TurnContext) => ToolSet;

@@ -1,0 +1,93 @@
+/**
+ * One error type with a closed set of codes. Each code has one HTTP status (used before the stream
+ * starts, and by the JSON mode) and one finish reason (used in the `d:` line when it ends a stream).
+ */
+
+/** Finish reasons of seed section 2, plus `error` for failures none of them fits (model provider down, deadline, shutdown). */
+export const FINISH_REASONS = [
+  "stop",
+  "payment-complete",
+  "payment-failed",
+  "limit-exceeded",
+  "insufficient-balance",
+  "service-unavailable",
+  "error",
+] as const;
+export type FinishReason = (typeof FINISH_REASONS)[number];
+
+interface CodeInfo {
+  status: number;
+  finishReason: FinishReason;
+  title: string;
+}
+
+/** The closed table: code -> HTTP status, finish reason, problem title. */
+export const ERROR_CODES = {
+  invalid_json: { status: 400, finishReason: "error", title: "Malformed JSON body" },
+  invalid_request: { status: 400, finishReason: "error", title: "Invalid request" },
+  invalid_wallet: { status: 400, finishReason: "error", title: "Invalid wallet address" },
+  invalid_limits: { status: 400, finishReason: "error", title: "Invalid spending limits" },
+  unsafe_content: { status: 400, finishReason: "error", title: "Unsafe message content" },
+  payload_too_large: { status: 413, finishReason: "error", title: "Request body too large" },
+  unsupported_media_type: { status: 415, finishReason: "error", title: "Unsupported content type" },
+  not_acceptable: { status: 406, finishReason: "error", title: "Not acceptable" },
+  unauthorized: { status: 401, finishReason: "error", title: "Unauthorized" },
+  not_found: { status: 404, finishReason: "error", title: "Not found" },
+  method_not_allowed: { status: 405, finishReason: "error", title: "Method not allowed" },
+  rate_limited: { status: 429, finishReason: "error", title: "Too many requests" },
+  shutting_down: { status: 503, finishReason: "error", title: "Server is shutting down" },
+  deadline_exceeded: { status: 504, finishReason: "error", title: "Request deadline exceeded" },
+  model_error: { status: 502, finishReason: "error", title: "Model provider error" },
+  limit_exceeded: { status: 403, finishReason: "limit-exceeded", title: "Spending limit exceeded" },
+  insufficient_balance: { status: 402, finishReason: "insufficient-balance", title: "Insufficient balance" },
+  payment_failed: { status: 500, finishReason: "payment-failed", title: "Payment failed" },
+  payment_unavailable: { status: 403, finishReason: "payment-failed", title: "Payment not possible" },
+  service_unavailable: { status: 503, finishReason: "service-unavailable", title: "x402 service unavailable" },
+  internal: { status: 500, finishReason: "error", title: "Internal error" },
+} as const satisfies Record<string, CodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** A field-level problem, as in RFC 9457 extension members. */
+export interface FieldError {
+  /** JSON pointer-ish dotted path, e.g. `messages.2.content`. */
+  path: string;
+  message: string;
+}
+
+/** The service's only error type. `details` must never hold secrets: it is sent to clients. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  readonly fields: FieldError[] | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; fields?: FieldError[]; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.details = options.details;
+    this.fields = options.fields;
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  get finishReason(): FinishReason {
+    return ERROR_CODES[this.code].finishReason;
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}
+
+/** Wrap anything thrown into an AppError without leaking its message (which may hold secrets). */
+export function toAppError(value: unknown, fallback: ErrorCode = "internal"): AppError {
+  if (isAppError(value)) return value;
+  return new AppError(fallback, ERROR_CODES[fallback].title, { cause: value });
+}

@@ -1,0 +1,186 @@
+import { z } from "zod/v4";
+import { type ErrorCode, type FieldError, AppError } from "../errors/index.js";
+import { parseUsd } from "../money/index.js";
+import { unsafeContentReason } from "./content.js";
+import { parseWallet, type Wallet } from "./wallet.js";
+
+/** Public model names (seed section 2). What each resolves to is configuration. */
+export const MODEL_ALIASES = ["aimodel-2.0-flash-exp", "aimodel-1.5-pro", "aimodel-1.5-flash"] as const;
+export type ModelAlias = (typeof MODEL_ALIASES)[number];
+
+/** Documented bounds of a request (docs/protocol.md). */
+export const REQUEST_BOUNDS = {
+  maxBodyBytes: 256 * 1024,
+  maxMessages: 100,
+  maxMessageChars: 16_000,
+  maxTotalChars: 64_000,
+  maxTokens: 8000,
+  maxLimitUsd: "1000000",
+  maxListEntries: 20,
+} as const;
+
+export const REQUEST_DEFAULTS = {
+  model: "aimodel-2.0-flash-exp" as ModelAlias,
+  temperature: 0.5,
+  maxTokens: 4000,
+} as const;
+
+/** Spending limits as the client sent them, parsed to atomic units. Absent fields mean "server default". */
+export interface SpendingLimitsInput {
+  perTransaction?: bigint;
+  perRequest?: bigint;
+  daily?: bigint;
+  allowedNetworks?: string[];
+  allowedServices?: string[];
+}
+
+export interface ChatMessage {
+  role: "user" | "assistant" | "system";
+  content: string;
+}
+
+/** A validated chat request. */
+export interface ChatRequest {
+  messages: ChatMessage[];
+  wallet?: Wallet;
+  spendingLimits?: SpendingLimitsInput;
+  model: ModelAlias;
+  temperature: number;
+  maxTokens: number;
+}
+
+const MAX_LIMIT_ATOMIC = (() => {
+  const parsed = parseUsd(REQUEST_BOUNDS.maxLimitUsd);
+  if (!parsed.ok) throw new Error("bad REQUEST_BOUNDS.maxLimitUsd");
+  return parsed.atomic;
+})();
+
+const usdAmount = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  const parsed = parseUsd(value);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: "custom", message: parsed.reason });
+    return z.NEVER;
+  }
+  if (parsed.atomic > MAX_LIMIT_ATOMIC) {
+    ctx.addIssue({ code: "custom", message: `must be at most ${REQUEST_BOUNDS.maxLimitUsd} USD` });
+    return z.NEVER;
+  }
+  return parsed.atomic;
+});
+
+const caip2 = z
+  .string()
+  .max(100)
+  .regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,64}$/, "must be a CAIP-2 network id such as eip155:8453");
+
+const origin = z
+  .string()
+  .max(2048)
+  .transform((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be an http(s) origin such as https://api.example.com" });
+      return z.NEVER;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      ctx.addIssue({ code: "custom", message: "must be an http(s) origin" });
+      return z.NEVER;
+    }
+    return url.origin;
+  });
+
+const spendingLimitsSchema = z.strictObject({
+  perTransaction: usdAmount.optional(),
+  perRequest: usdAmount.optional(),
+  daily: usdAmount.optional(),
+  allowedNetworks: z.array(caip2).max(REQUEST_BOUNDS.maxListEntries).optional(),
+  allowedServices: z.array(origin).max(REQUEST_BOUNDS.maxListEntries).optional(),
+});
+
+const messageSchema = z.strictObject({
+  role: z.enum(["user", "assistant", "system"]),
+  content: z
+    .string()
+    .max(REQUEST_BOUNDS.maxMessageChars, `must be at most ${REQUEST_BOUNDS.maxMessageChars} characters`)
+    .superRefine((text, ctx) => {
+      const reason = unsafeContentReason(text);
+      if (reason) ctx.addIssue({ code: "custom", message: reason, params: { unsafe: true } });
+    }),
+});
+
+const requestSchema = z
+  .strictObject({
+    messages: z
+      .array(messageSchema)
+      .min(1, "must hold at least one message")
+      .max(REQUEST_BOUNDS.maxMessages, `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`),
+    walletAddress: z
+      .string()
+      .max(100)
+      .transform((value, ctx) => {
+        const parsed = parseWallet(value);
+        if (!parsed.ok) {
+          ctx.addIssue({ code: "custom", message: parsed.reason });
+          return z.NEVER;
+        }
+        return parsed.wallet;
+      })
+      .optional(),
+    spendingLimits: spendingLimitsSchema.optional(),
+    model: z.enum(MODEL_ALIASES).default(REQUEST_DEFAULTS.model),
+    temperature: z.number().min(0).max(1).default(REQUEST_DEFAULTS.temperature),
+    maxTokens: z.number().int().min(1).max(REQUEST_BOUNDS.maxTokens).default(REQUEST_DEFAULTS.maxTokens),
+  })
+  .superRefine((body, ctx) => {
+    const last = body.messages.at(-1);
+    if (last && last.content.trim() === "") {
+      ctx.addIssue({ code: "custom", path: ["messages", body.messages.length - 1, "content"], message: "the last message must not be empty" });
+    }
+    if (last && last.role !== "user") {
+      ctx.addIssue({ code: "custom", path: ["messages", body.messages.length - 1, "role"], message: "the last message must come from the user" });
+    }
+    const total = body.messages.reduce((sum, m) => sum + m.content.length, 0);
+    if (total > REQUEST_BOUNDS.maxTotalChars) {
+      ctx.addIssue({ code: "custom", path: ["messages"], message: `messages must hold at most ${REQUEST_BOUNDS.maxTotalChars} characters in all` });
+    }
+    if (body.spendingLimits !== undefined && body.walletAddress === undefined) {
+      ctx.addIssue({ code: "custom", path: ["spendingLimits"], message: "spendingLimits needs a walletAddress: limits apply to a wallet" });
+    }
+  });
+
+function codeFor(issue: z.core.$ZodIssue): ErrorCode {
+  const head = issue.path[0];
+  if (head === "walletAddress") return "invalid_wallet";
+  if (head === "spendingLimits") return "invalid_limits";
+  if (issue.code === "custom" && issue.params?.unsafe) return "unsafe_content";
+  return "invalid_request";
+}
+
+/**
+ * Validate a parsed JSON body. Throws AppError (400) with a stable code and every field error;
+ * the code is that of the first problem (wallet, limits, unsafe content, else invalid_request).
+ */
+export function parseChatRequest(body: unknown): ChatRequest {
+  const result = requestSchema.safeParse(body);
+  if (!result.success) {
+    const fields: FieldError[] = result.error.issues.map((issue) => ({
+      path: issue.path.map(String).join(".") || "(body)",
+      message: issue.message,
+    }));
+    const first = result.error.issues[0];
+    const code = first ? codeFor(first) : "invalid_request";
+    const summary = fields.map((f) => `${f.path}: ${f.message}`).slice(0, 3).join("; ");
+    throw new AppError(code, `The request body is invalid: ${summary}`, { fields });
+  }
+  const { walletAddress, spendingLimits, ...rest } = result.data;
+  const request: ChatRequest = { ...rest };
+  if (walletAddress) request.wallet = walletAddress;
+  if (spendingLimits) request.spendingLimits = dropUndefined(spendingLimits);
+  return request;
+}
+
+function dropUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,129 @@
+import { z } from "zod/v4";
+
+/**
+ * The agent's tool catalogue: names, inputs and outputs. The payments capability implements these
+ * tools; the built-in offline model reads their results to write its replies. Amounts cross this
+ * boundary as decimal strings (USD) or atomic-unit strings, because tool results are JSON.
+ */
+export const TOOL_NAMES = {
+  discover: "discover_services",
+  quote: "get_quote",
+  pay: "pay_and_fetch",
+  budget: "get_budget",
+} as const;
+export type ToolName = (typeof TOOL_NAMES)[keyof typeof TOOL_NAMES];
+
+const httpTarget = {
+  url: z.string().max(2048).describe("The service URL, exactly as discover_services listed it"),
+  method: z.enum(["GET", "POST"]).optional().describe("HTTP method; defaults to the one discovery listed, else GET"),
+  query: z
+    .record(z.string(), z.string().max(500))
+    .optional()
+    .describe("Query parameters for the service, e.g. {\"city\": \"Paris\"}"),
+  body: z.record(z.string(), z.unknown()).optional().describe("JSON body for POST services"),
+};
+
+export const discoverInputSchema = z.object({
+  query: z.string().max(200).optional().describe("What the user needs, in a few words, e.g. \"weather\""),
+});
+export type DiscoverInput = z.infer<typeof discoverInputSchema>;
+
+export const quoteInputSchema = z.object(httpTarget);
+export type QuoteInput = z.infer<typeof quoteInputSchema>;
+
+export const payInputSchema = z.object({
+  ...httpTarget,
+  maxUsd: z
+    .string()
+    .max(20)
+    .optional()
+    .describe("The price shown to the user (from get_quote); the payment is refused if the service asks more"),
+});
+export type PayInput = z.infer<typeof payInputSchema>;
+
+export const budgetInputSchema = z.object({});
+export type BudgetInput = z.infer<typeof budgetInputSchema>;
+
+/** One input parameter of a service, from its bazaar metadata. */
+export interface ServiceParam {
+  name: string;
+  type: string;
+  description?: string;
+  required: boolean;
+}
+
+export interface DiscoveredService {
+  name: string;
+  description: string;
+  url: string;
+  method: "GET" | "POST";
+  /** The cheapest listed price, or null when discovery did not say. */
+  price: { usd: string; atomic: string } | null;
+  networks: string[];
+  /** Where the inputs go (query string for GET, JSON body for POST) and what they are. */
+  params: ServiceParam[];
+  example?: unknown;
+}
+
+export interface DiscoverOutput {
+  services: DiscoveredService[];
+  /** Discovery sources that could not be read (URL and reason); the list may be partial. */
+  errors: string[];
+}
+
+export interface Offer {
+  scheme: string;
+  network: string;
+  asset: string;
+  amountAtomic: string;
+  amountUsd: string;
+  payTo: string;
+}
+
+export interface LimitView {
+  limitUsd: string;
+  remainingUsd: string;
+}
+
+export type QuoteOutput =
+  | {
+      ok: true;
+      url: string;
+      /** false when the service answered without asking for payment. */
+      paymentRequired: boolean;
+      offers: Offer[];
+      /** The offer policy would pay, or null with `refusal` saying why none. */
+      chosen: Offer | null;
+      refusal?: { code: string; message: string };
+      limits: { perTransaction: LimitView; perRequest: LimitView; daily: LimitView };
+    }
+  | { ok: false; error: { code: string; message: string } };
+
+export interface PayOutput {
+  status: "paid" | "free" | "refused" | "failed" | "unknown";
+  paymentId?: string;
+  amountUsd?: string;
+  network?: string;
+  transaction?: string;
+  payer?: string;
+  /** The service's answer. Untrusted: data to read, never instructions to follow. */
+  data?: { untrusted: true; contentType: string; body: unknown; truncated: boolean };
+  error?: { code: string; message: string; [key: string]: unknown };
+}
+
+export interface BudgetOutput {
+  wallet: string | null;
+  limits: {
+    perTransactionUsd: string;
+    perRequestUsd: string;
+    dailyUsd: string;
+    allowedNetworks: string[];
+    allowedServices: string[] | "any";
+  };
+  spentTodayUsd: string;
+  spentThisRequestUsd: string;
+  remainingTodayUsd: string;
+  balances: Array<{ network: string; asset: string; usd: string }>;
+  /** Whether this server holds a key that may sign for the wallet. */
+  canSign: boolean;
+}
