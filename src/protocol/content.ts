@@ -3,8 +3,9 @@
  * Unicode tag characters used for invisible prompt injection), control characters other than
  * tab/newline/carriage return, and lone surrogates (text that is not valid Unicode).
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: this pattern exists to find control characters
-const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]|[\u{E0000}-\u{E007F}]/u;
+const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200E\u200F\u061C\u202A-\u202E\u2066-\u2069]|[\u{E0000}-\u{E007F}]/u;
 
 /** Returns a reason when the text holds unsafe characters, else undefined. */
 export function unsafeContentReason(text: string): string | undefined {

@@ -1,3 +1,3 @@
 export * from "./request.js";
 export * from "./stream.js";
-export { type Wallet, parseWallet } from "./wallet.js";
+export { parseWallet, type Wallet } from "./wallet.js";

@@ -1,5 +1,5 @@
 import { z } from "zod/v4";
-import { type ErrorCode, type FieldError, AppError } from "../errors/index.js";
+import { AppError, type ErrorCode, type FieldError } from "../errors/index.js";
 import { parseUsd } from "../money/index.js";
 import { unsafeContentReason } from "./content.js";
 import { parseWallet, type Wallet } from "./wallet.js";
@@ -136,17 +136,33 @@ const requestSchema = z
   .superRefine((body, ctx) => {
     const last = body.messages.at(-1);
     if (last && last.content.trim() === "") {
-      ctx.addIssue({ code: "custom", path: ["messages", body.messages.length - 1, "content"], message: "the last message must not be empty" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["messages", body.messages.length - 1, "content"],
+        message: "the last message must not be empty",
+      });
     }
     if (last && last.role !== "user") {
-      ctx.addIssue({ code: "custom", path: ["messages", body.messages.length - 1, "role"], message: "the last message must come from the user" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["messages", body.messages.length - 1, "role"],
+        message: "the last message must come from the user",
+      });
     }
     const total = body.messages.reduce((sum, m) => sum + m.content.length, 0);
     if (total > REQUEST_BOUNDS.maxTotalChars) {
-      ctx.addIssue({ code: "custom", path: ["messages"], message: `messages must hold at most ${REQUEST_BOUNDS.maxTotalChars} characters in all` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["messages"],
+        message: `messages must hold at most ${REQUEST_BOUNDS.maxTotalChars} characters in all`,
+      });
     }
     if (body.spendingLimits !== undefined && body.walletAddress === undefined) {
-      ctx.addIssue({ code: "custom", path: ["spendingLimits"], message: "spendingLimits needs a walletAddress: limits apply to a wallet" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["spendingLimits"],
+        message: "spendingLimits needs a walletAddress: limits apply to a wallet",
+      });
     }
   });
 
@@ -171,7 +187,10 @@ export function parseChatRequest(body: unknown): ChatRequest {
     }));
     const first = result.error.issues[0];
     const code = first ? codeFor(first) : "invalid_request";
-    const summary = fields.map((f) => `${f.path}: ${f.message}`).slice(0, 3).join("; ");
+    const summary = fields
+      .map((f) => `${f.path}: ${f.message}`)
+      .slice(0, 3)
+      .join("; ");
     throw new AppError(code, `The request body is invalid: ${summary}`, { fields });
   }
   const { walletAddress, spendingLimits, ...rest } = result.data;

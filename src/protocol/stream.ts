@@ -128,7 +128,8 @@ export function decodeLine(line: string): StreamEvent {
   }
   const parse = <T>(schema: z.ZodType<T>): T => {
     const result = schema.safeParse(json);
-    if (!result.success) throw new ProtocolError(`bad ${line[0]}: payload: ${result.error.issues[0]?.message}`);
+    if (!result.success)
+      throw new ProtocolError(`bad ${line[0]}: payload: ${result.error.issues[0]?.message}`);
     return result.data;
   };
   switch (line[0]) {

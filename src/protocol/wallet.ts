@@ -1,4 +1,4 @@
-import { isAddress as isSolanaAddress, isOffCurveAddress } from "@solana/kit";
+import { isOffCurveAddress, isAddress as isSolanaAddress } from "@solana/kit";
 import { getAddress, isAddress as isEvmAddress } from "viem";
 
 /** A validated wallet address and the chain family it belongs to. */
@@ -16,7 +16,8 @@ const EVM_SHAPE = /^0x[0-9a-fA-F]{40}$/;
  */
 export function parseWallet(input: string): WalletParse {
   if (input.startsWith("0x") || input.startsWith("0X")) {
-    if (!EVM_SHAPE.test(input)) return { ok: false, reason: "an EVM address is 0x followed by 40 hex digits" };
+    if (!EVM_SHAPE.test(input))
+      return { ok: false, reason: "an EVM address is 0x followed by 40 hex digits" };
     const lower = input.slice(2) === input.slice(2).toLowerCase();
     const upper = input.slice(2) === input.slice(2).toUpperCase();
     if (!lower && !upper && !isEvmAddress(input, { strict: true })) {
@@ -28,7 +29,10 @@ export function parseWallet(input: string): WalletParse {
     return { ok: false, reason: "not an EVM address (0x + 40 hex) nor a Solana address (base58, 32 bytes)" };
   }
   if (isOffCurveAddress(input)) {
-    return { ok: false, reason: "this Solana address is off the ed25519 curve (a program-derived address cannot sign)" };
+    return {
+      ok: false,
+      reason: "this Solana address is off the ed25519 curve (a program-derived address cannot sign)",
+    };
   }
   return { ok: true, wallet: { chain: "solana", address: input } };
 }

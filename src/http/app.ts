@@ -1,0 +1,80 @@
+import { getConnInfo } from "@hono/node-server/conninfo";
+import { type Context, Hono } from "hono";
+import type { AgentDeps } from "../agent/index.js";
+import { AppError } from "../errors/index.js";
+import type { RateLimiter } from "../limits/rate-limit.js";
+import type { Logger } from "../log/index.js";
+import { handleChat } from "./chat.js";
+import type { Lifecycle } from "./lifecycle.js";
+import { problemResponse } from "./problem.js";
+
+export interface AppDeps {
+  agent: AgentDeps;
+  rateLimiter: RateLimiter;
+  lifecycle: Lifecycle;
+  logger: Logger;
+  config: {
+    requestTimeoutMs: number;
+    heartbeatMs: number;
+    trustProxy: boolean;
+    auth: { tokens: Map<string, string>; required: boolean };
+  };
+  /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
+  health?: () => Record<string, unknown>;
+}
+
+function clientIp(trustProxy: boolean) {
+  return (c: Context): string => {
+    if (trustProxy) {
+      const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+      if (forwarded) return forwarded;
+    }
+    try {
+      return getConnInfo(c).remote.address ?? "unknown";
+    } catch {
+      return "unknown";
+    }
+  };
+}
+
+/**
+ * Build the HTTP app from its dependencies. The same app runs under Node (`@hono/node-server`),
+ * in tests through `app.request()`, and on fetch-style hosts (`export default app`).
+ */
+export function createApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  const chatDeps = {
+    agent: deps.agent,
+    rateLimiter: deps.rateLimiter,
+    lifecycle: deps.lifecycle,
+    logger: deps.logger,
+    requestTimeoutMs: deps.config.requestTimeoutMs,
+    heartbeatMs: deps.config.heartbeatMs,
+    authTokens: deps.config.auth.tokens,
+    requireAuth: deps.config.auth.required,
+    clientIp: clientIp(deps.config.trustProxy),
+  };
+
+  app.get("/healthz", (c) =>
+    c.json(
+      {
+        status: deps.lifecycle.isDraining ? "draining" : "ok",
+        openTurns: deps.lifecycle.openTurns,
+        ...deps.health?.(),
+      },
+      deps.lifecycle.isDraining ? 503 : 200,
+    ),
+  );
+  app.post("/api/chat", (c) => handleChat(c, chatDeps));
+  app.all("/api/chat", () =>
+    problemResponse(new AppError("method_not_allowed", "Use POST /api/chat."), { Allow: "POST" }),
+  );
+  app.notFound((c) =>
+    problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`)),
+  );
+  app.onError((error, c) => {
+    deps.logger.error("unhandled error", { path: c.req.path, error: String(error) });
+    return problemResponse(new AppError("internal", "Something went wrong."));
+  });
+  return app;
+}

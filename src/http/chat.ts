@@ -1,0 +1,205 @@
+import { randomUUID } from "node:crypto";
+import type { Context } from "hono";
+import { type AgentDeps, runTurn } from "../agent/index.js";
+import { AppError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
+import type { RateLimiter } from "../limits/rate-limit.js";
+import type { Logger } from "../log/index.js";
+import {
+  type ChatRequest,
+  type FinishPayload,
+  type Framing,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  parseChatRequest,
+  REQUEST_BOUNDS,
+  type StreamEvent,
+} from "../protocol/index.js";
+import { readJsonBody } from "./body.js";
+import { EventStream } from "./event-stream.js";
+import type { Lifecycle } from "./lifecycle.js";
+import { problemResponse } from "./problem.js";
+
+export interface ChatRouteDeps {
+  agent: AgentDeps;
+  rateLimiter: RateLimiter;
+  lifecycle: Lifecycle;
+  logger: Logger;
+  requestTimeoutMs: number;
+  heartbeatMs: number;
+  /** Bearer token -> identity name. */
+  authTokens: Map<string, string>;
+  requireAuth: boolean;
+  /** Returns the caller's IP (the app decides whether proxies are trusted). */
+  clientIp: (c: Context) => string;
+}
+
+type Mode = Framing | "json";
+
+/** Pick the response mode from Accept: SSE, one JSON object (programs), else bare lines. */
+export function chooseMode(accept: string | undefined): Mode {
+  const types = (accept ?? "").split(",").map((part) => part.split(";")[0]?.trim().toLowerCase());
+  if (types.includes("text/event-stream")) return "sse";
+  if (types.includes("application/json") && !types.includes("text/plain")) return "json";
+  return "lines";
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+function authenticate(c: Context, deps: ChatRouteDeps): { identity?: string; token?: string } {
+  const header = c.req.header("authorization");
+  if (!header) {
+    if (deps.requireAuth) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");
+    return {};
+  }
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  const identity = match?.[1] ? deps.authTokens.get(match[1]) : undefined;
+  if (!match?.[1] || identity === undefined) {
+    throw new AppError("unauthorized", "The bearer token is not valid.");
+  }
+  return { identity, token: match[1] };
+}
+
+function rateLimitKey(identity: string | undefined, request: ChatRequest, ip: string): string {
+  if (identity) return `id:${identity}`;
+  if (request.wallet) return `wallet:${request.wallet.address.toLowerCase()}`;
+  return `ip:${ip}`;
+}
+
+/** POST /api/chat: validate, authenticate, rate-limit, then stream one agent turn. */
+export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Response> {
+  try {
+    if (deps.lifecycle.isDraining) {
+      throw new AppError("shutting_down", "The server is shutting down; retry shortly.");
+    }
+    const body = await readJsonBody(c.req.raw, REQUEST_BOUNDS.maxBodyBytes);
+    const request = parseChatRequest(body);
+    const { identity, token } = authenticate(c, deps);
+    const idempotencyKey = c.req.header("idempotency-key");
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new AppError("invalid_request", "Idempotency-Key must be 1-255 visible ASCII characters.");
+    }
+
+    const limited = await deps.rateLimiter.consume(rateLimitKey(identity, request, deps.clientIp(c)));
+    if (!limited.ok) {
+      return problemResponse(
+        new AppError(
+          "rate_limited",
+          `Too many requests; wait ${limited.retryAfterS} s before the next one.`,
+          {
+            details: { retryAfterSeconds: limited.retryAfterS },
+          },
+        ),
+        { "Retry-After": String(limited.retryAfterS) },
+      );
+    }
+
+    const mode = chooseMode(c.req.header("accept"));
+    return startTurn(deps, request, mode, {
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(token ? { bearerToken: token } : {}),
+      clientSignal: c.req.raw.signal,
+    });
+  } catch (error) {
+    if (error instanceof AppError) return problemResponse(error);
+    deps.logger.error("chat request failed before streaming", { error: String(error) });
+    return problemResponse(new AppError("internal", "Something went wrong before the stream started."));
+  }
+}
+
+async function startTurn(
+  deps: ChatRouteDeps,
+  request: ChatRequest,
+  mode: Mode,
+  extra: { idempotencyKey?: string; bearerToken?: string; clientSignal: AbortSignal },
+): Promise<Response> {
+  const requestId = randomUUID();
+  const controller = new AbortController();
+  const abort = (reason: unknown) => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const deadline = Date.now() + deps.requestTimeoutMs;
+  const timer = setTimeout(
+    () =>
+      abort(
+        new AppError(
+          "deadline_exceeded",
+          `The request took longer than ${deps.requestTimeoutMs / 1000} s and was ended.`,
+          {
+            details: { timeoutMs: deps.requestTimeoutMs },
+          },
+        ),
+      ),
+    deps.requestTimeoutMs,
+  );
+  const untrack = deps.lifecycle.track(abort);
+  const onClientGone = () => abort("client disconnected");
+  extra.clientSignal.addEventListener("abort", onClientGone, { once: true });
+
+  const run = (emit: (event: StreamEvent) => void): Promise<FinishPayload> =>
+    runTurn(
+      deps.agent,
+      {
+        request,
+        requestId,
+        signal: controller.signal,
+        deadline,
+        ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
+        ...(extra.bearerToken ? { bearerToken: extra.bearerToken } : {}),
+      },
+      emit,
+    ).finally(() => {
+      clearTimeout(timer);
+      extra.clientSignal.removeEventListener("abort", onClientGone);
+      untrack();
+    });
+
+  const headers = {
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+    [PROTOCOL_HEADER]: PROTOCOL_VERSION,
+    "X-Request-Id": requestId,
+  };
+
+  if (mode === "json") return jsonResponse(run, headers);
+
+  const stream = new EventStream(mode, deps.heartbeatMs, onClientGone);
+  run((event) => stream.emit(event))
+    .catch((error: unknown) => deps.logger.error("turn crashed", { requestId, error: String(error) }))
+    .finally(() => stream.close());
+  return new Response(stream.readable, {
+    status: 200,
+    headers: {
+      ...headers,
+      "Content-Type": mode === "sse" ? "text/event-stream; charset=utf-8" : "text/plain; charset=utf-8",
+      ...(mode === "sse" ? { Connection: "keep-alive" } : {}),
+    },
+  });
+}
+
+/**
+ * Non-streaming mode for programs (`Accept: application/json`): run the whole turn, then answer one
+ * JSON object whose status follows the seed's table (402, 403, 500, 503, ... else 200).
+ */
+async function jsonResponse(
+  run: (emit: (event: StreamEvent) => void) => Promise<FinishPayload>,
+  headers: Record<string, string>,
+): Promise<Response> {
+  let text = "";
+  const payments: unknown[] = [];
+  const errors: { code: string; message: string }[] = [];
+  const finish = await run((event) => {
+    if (event.type === "text") text += event.text;
+    else if (event.type === "payment") payments.push(event.payment);
+    else if (event.type === "error") errors.push(event.error);
+  });
+  const last = errors.at(-1);
+  const status = last ? statusForCode(last.code) : 200;
+  return new Response(JSON.stringify({ text, payments, errors, finish }), {
+    status,
+    headers: { ...headers, "Content-Type": "application/json" },
+  });
+}
+
+function statusForCode(code: string): number {
+  return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode].status : 500;
+}

@@ -1,0 +1,44 @@
+import { ConfigError, loadConfig, loadDotEnv } from "./config/index.js";
+import { createLogger } from "./log/index.js";
+import { closeServer, createService, listen } from "./service.js";
+
+/** The process entry point: `npm start`. */
+async function main(): Promise<void> {
+  const logger = createLogger();
+  loadDotEnv();
+  const config = loadConfig();
+  const service = createService(config, logger);
+  const { server, url } = await listen(service.app, config);
+  const models = service.models.describe();
+  logger.info("listening", { url, provider: service.models.provider });
+  process.stdout.write(
+    `x402 chat agent listening on ${url}\n  POST ${url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", {
+      signal,
+      openTurns: service.lifecycle.openTurns,
+      graceMs: config.shutdownGraceMs,
+    });
+    const closed = closeServer(server);
+    await service.shutdown();
+    await closed;
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { MockLanguageModelV3 } from "ai/test";
+import { type Config, loadConfig } from "../src/config/index.js";
+import { silentLogger } from "../src/log/index.js";
+import type { ModelRegistry } from "../src/models/index.js";
+import { decodeStream, MODEL_ALIASES, type ModelAlias, type StreamEvent } from "../src/protocol/index.js";
+import { createService, type ServiceOverrides } from "../src/service.js";
+
+/** Config as on a fresh clone, with environment overrides (strings, as env vars are). */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ RATE_LIMIT_POINTS: "1000", ...env });
+}
+
+/** A registry that resolves every alias to one given model (a fake implementing the real interface). */
+export function singleModelRegistry(model: LanguageModelV3, provider = "mock"): ModelRegistry {
+  const describe = Object.fromEntries(
+    MODEL_ALIASES.map((a) => [a, { provider, modelId: model.modelId }]),
+  ) as Record<ModelAlias, { provider: string; modelId: string }>;
+  return {
+    provider: provider as ModelRegistry["provider"],
+    resolve: (alias) => ({
+      model,
+      provider: provider as ModelRegistry["provider"],
+      modelId: model.modelId,
+      alias,
+    }),
+    describe: () => describe,
+  };
+}
+
+/** A mock model that streams the given text in chunks, optionally slowly. */
+export function textModel(chunks: string[], options: { delayMs?: number } = {}): MockLanguageModelV3 {
+  return new MockLanguageModelV3({
+    modelId: "mock-text",
+    doStream: async ({ abortSignal }) => {
+      const parts: LanguageModelV3StreamPart[] = [
+        { type: "stream-start", warnings: [] },
+        { type: "text-start", id: "t1" },
+        ...chunks.map((delta): LanguageModelV3StreamPart => ({ type: "text-delta", id: "t1", delta })),
+        { type: "text-end", id: "t1" },
+        {
+          type: "finish",
+          finishReason: { unified: "stop", raw: "stop" },
+          usage: {
+            inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: chunks.length, text: chunks.length, reasoning: 0 },
+          },
+        },
+      ];
+      const delay = options.delayMs ?? 0;
+      const stream = new ReadableStream<LanguageModelV3StreamPart>({
+        async start(controller) {
+          for (const part of parts) {
+            if (delay > 0) await sleep(delay, abortSignal);
+            if (abortSignal?.aborted) {
+              controller.error(abortSignal.reason);
+              return;
+            }
+            controller.enqueue(part);
+          }
+          controller.close();
+        },
+      });
+      return { stream };
+    },
+  });
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+export function buildService(env: Record<string, string> = {}, overrides: ServiceOverrides = {}) {
+  const models = overrides.models ?? singleModelRegistry(textModel(["Hello", " there", "!"]));
+  return createService(testConfig(env), silentLogger, { ...overrides, models });
+}
+
+export const USER_HI = { messages: [{ role: "user", content: "hi" }] };
+
+export function chatRequest(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  };
+}
+
+export async function readEvents(response: Response): Promise<StreamEvent[]> {
+  if (!response.body) throw new Error("no body");
+  const events: StreamEvent[] = [];
+  for await (const event of decodeStream(response.body)) events.push(event);
+  return events;
+}

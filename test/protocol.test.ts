@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import {
+  decodeLine,
+  encodeLine,
+  type FinishPayload,
+  frame,
+  ProtocolError,
+  StreamDecoder,
+  type StreamEvent,
+} from "../src/protocol/index.js";
+
+const finish: FinishPayload = {
+  finishReason: "payment-complete",
+  transactionHash: "0xabc",
+  transactions: ["0xabc"],
+  payments: [{ paymentId: "pay_1", status: "settled", service: "http://x/weather", amountUsd: "0.01" }],
+  usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 },
+  model: "aimodel-2.0-flash-exp",
+  provider: "offline",
+  modelId: "offline-1",
+};
+
+const events: StreamEvent[] = [
+  { type: "text", text: 'Hi "there"\n' },
+  {
+    type: "payment",
+    payment: {
+      paymentId: "pay_1",
+      status: "settled",
+      service: { url: "http://x/weather" },
+      amount: { atomic: "10000", usd: "0.01" },
+      network: "eip155:31337",
+      transaction: "0xabc",
+    },
+  },
+  { type: "error", error: { code: "limit_exceeded", message: "over", limit: "daily" } },
+  { type: "finish", finish },
+];
+
+describe("stream protocol", () => {
+  it("encodes each event type as prefix:JSON plus newline (exact bytes)", () => {
+    expect(events.map(encodeLine).join("")).toMatchInlineSnapshot(`
+      "0:"Hi \\"there\\"\\n"
+      p:{"paymentId":"pay_1","status":"settled","service":{"url":"http://x/weather"},"amount":{"atomic":"10000","usd":"0.01"},"network":"eip155:31337","transaction":"0xabc"}
+      e:{"code":"limit_exceeded","message":"over","limit":"daily"}
+      d:{"finishReason":"payment-complete","transactionHash":"0xabc","transactions":["0xabc"],"payments":[{"paymentId":"pay_1","status":"settled","service":"http://x/weather","amountUsd":"0.01"}],"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7},"model":"aimodel-2.0-flash-exp","provider":"offline","modelId":"offline-1"}
+      "
+    `);
+  });
+
+  it("frames a line as one SSE event (exact bytes)", () => {
+    const first = events[0];
+    if (!first) throw new Error("missing");
+    expect(frame(encodeLine(first), "sse")).toBe('data: 0:"Hi \\"there\\"\\n"\n\n');
+    expect(frame(encodeLine(first), "lines")).toBe('0:"Hi \\"there\\"\\n"\n');
+  });
+
+  for (const framing of ["sse", "lines"] as const) {
+    it(`round-trips every event through the ${framing} framing, split at every byte`, () => {
+      const wire = `${framing === "sse" ? ": ping\n\n" : ""}${events.map((e) => frame(encodeLine(e), framing)).join("")}`;
+      for (const size of [1, 2, 7, 64, wire.length]) {
+        const decoder = new StreamDecoder();
+        const out: StreamEvent[] = [];
+        for (let i = 0; i < wire.length; i += size) out.push(...decoder.push(wire.slice(i, i + size)));
+        out.push(...decoder.end());
+        expect(out).toEqual(events);
+      }
+    });
+  }
+
+  it("rejects malformed lines", () => {
+    expect(() => decodeLine("x:1")).toThrow(ProtocolError);
+    expect(() => decodeLine("0:not json")).toThrow(ProtocolError);
+    expect(() => decodeLine("0:42")).toThrow(ProtocolError);
+    expect(() => decodeLine('d:{"finishReason":"nope"}')).toThrow(ProtocolError);
+    expect(() => decodeLine("hello")).toThrow(ProtocolError);
+  });
+});
