@@ -1,0 +1,284 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { SpendingLimitsInput } from "../protocol/request.js";
+import {
+  type AmountLimits,
+  checkSpend,
+  chooseOffer,
+  isServiceAllowed,
+  type LimitsConfig,
+  limitRemaining,
+  type OfferContext,
+  type Requirement,
+  resolveLimits,
+  SUGGESTED_LIMITS,
+} from "./policy.js";
+
+const USD = 1_000_000n;
+const NETWORKS = ["eip155:8453", "eip155:31337", "eip155:84532", "solana:devnet", "solana:mainnet"];
+const SERVICES = ["https://a.example", "https://b.example", "http://localhost:4021"];
+
+const server: LimitsConfig = {
+  ...SUGGESTED_LIMITS,
+  allowedNetworks: ["eip155:31337", "solana:devnet"],
+  allowedServices: "any",
+};
+
+const amount = fc.bigInt({ min: 0n, max: 2000n * USD });
+const amounts = fc.record({ perTransaction: amount, perRequest: amount, daily: amount });
+const serverArb: fc.Arbitrary<LimitsConfig> = fc.record({
+  defaults: amounts,
+  caps: amounts,
+  allowedNetworks: fc.subarray(NETWORKS),
+  allowedServices: fc.oneof(fc.constant("any" as const), fc.subarray(SERVICES)),
+});
+const requestArb: fc.Arbitrary<SpendingLimitsInput | undefined> = fc.option(
+  fc.record(
+    {
+      perTransaction: amount,
+      perRequest: amount,
+      daily: amount,
+      allowedNetworks: fc.subarray(NETWORKS),
+      allowedServices: fc.subarray(SERVICES),
+    },
+    { requiredKeys: [] },
+  ),
+  { nil: undefined },
+);
+
+describe("resolveLimits", () => {
+  it("uses the defaults when the request has no limits", () => {
+    expect(resolveLimits(server)).toEqual({
+      perTransaction: 1n * USD,
+      perRequest: 2n * USD,
+      daily: 10n * USD,
+      allowedNetworks: ["eip155:31337", "solana:devnet"],
+      allowedServices: "any",
+    });
+  });
+
+  it("lets a request tighten but never loosen", () => {
+    const limits = resolveLimits(server, {
+      perTransaction: 5000n * USD,
+      daily: 3n * USD,
+      allowedNetworks: ["eip155:8453", "eip155:31337"],
+      allowedServices: ["https://a.example/path"],
+    });
+    expect(limits).toEqual({
+      perTransaction: 100n * USD,
+      perRequest: 2n * USD,
+      daily: 3n * USD,
+      allowedNetworks: ["eip155:31337"],
+      allowedServices: ["https://a.example"],
+    });
+  });
+
+  it("never loosens anything the server sets (property)", () => {
+    fc.assert(
+      fc.property(serverArb, requestArb, (config, request) => {
+        const limits = resolveLimits(config, request);
+        for (const key of ["perTransaction", "perRequest", "daily"] as const) {
+          expect(limits[key] <= config.caps[key]).toBe(true);
+          const asked = request?.[key];
+          if (asked !== undefined) expect(limits[key] <= asked).toBe(true);
+          else expect(limits[key] <= config.defaults[key]).toBe(true);
+        }
+        for (const n of limits.allowedNetworks) {
+          expect(config.allowedNetworks).toContain(n);
+          if (request?.allowedNetworks) expect(request.allowedNetworks).toContain(n);
+        }
+        if (config.allowedServices !== "any") {
+          expect(limits.allowedServices).not.toBe("any");
+          for (const s of limits.allowedServices) expect(config.allowedServices).toContain(s);
+        }
+        if (request?.allowedServices) {
+          expect(limits.allowedServices).not.toBe("any");
+          for (const s of limits.allowedServices) expect(request.allowedServices).toContain(s);
+        }
+      }),
+    );
+  });
+
+  it("checks service origins", () => {
+    const limits = resolveLimits(server, { allowedServices: ["https://a.example"] });
+    expect(isServiceAllowed("https://a.example/weather?q=Paris", limits)).toBe(true);
+    expect(isServiceAllowed("https://a.example.evil.test/", limits)).toBe(false);
+    expect(isServiceAllowed("http://a.example/", limits)).toBe(false);
+    expect(isServiceAllowed("not a url", limits)).toBe(false);
+    expect(isServiceAllowed("https://anything.test/", resolveLimits(server))).toBe(true);
+  });
+});
+
+describe("checkSpend", () => {
+  const limits: AmountLimits = { perTransaction: 1n * USD, perRequest: 2n * USD, daily: 10n * USD };
+
+  it("names the first limit exceeded, in order perTransaction, perRequest, daily", () => {
+    expect(checkSpend(USD, limits, { today: 0n, thisRequest: 0n })).toEqual({ ok: true });
+    expect(checkSpend(USD + 1n, limits, { today: 0n, thisRequest: 0n })).toEqual({
+      ok: false,
+      limit: "perTransaction",
+      limitAtomic: USD,
+      remainingAtomic: USD,
+      amountAtomic: USD + 1n,
+    });
+    expect(checkSpend(USD, limits, { today: 9n * USD + 1n, thisRequest: USD + 1n })).toMatchObject({
+      ok: false,
+      limit: "perRequest",
+      remainingAtomic: USD - 1n,
+    });
+    expect(checkSpend(USD, limits, { today: 9n * USD + 1n, thisRequest: 0n })).toMatchObject({
+      ok: false,
+      limit: "daily",
+      limitAtomic: 10n * USD,
+      remainingAtomic: USD - 1n,
+    });
+    expect(checkSpend(0n, limits, { today: 20n * USD, thisRequest: 0n })).toEqual({ ok: true });
+  });
+
+  it("refuses a negative amount loudly", () => {
+    expect(() => checkSpend(-1n, limits, { today: 0n, thisRequest: 0n })).toThrow(RangeError);
+  });
+
+  it("never approves an amount that would exceed any limit (property)", () => {
+    fc.assert(
+      fc.property(amounts, amount, amount, amount, (lim, price, today, thisRequest) => {
+        const result = checkSpend(price, lim, { today, thisRequest });
+        const fits =
+          price <= lim.perTransaction && thisRequest + price <= lim.perRequest && today + price <= lim.daily;
+        expect(result.ok).toBe(fits);
+        if (!result.ok) {
+          expect(result.amountAtomic).toBe(price);
+          expect(result.remainingAtomic).toBe(limitRemaining(lim, { today, thisRequest })[result.limit]);
+          expect(price > result.remainingAtomic).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it("reports what remains, never negative", () => {
+    expect(limitRemaining(limits, { today: 11n * USD, thisRequest: USD / 2n })).toEqual({
+      perTransaction: USD,
+      perRequest: (3n * USD) / 2n,
+      daily: 0n,
+    });
+  });
+});
+
+const EVM_USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
+const SOL_USDC = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
+const ctx: OfferContext = {
+  walletChain: "evm",
+  allowedNetworks: ["eip155:31337", "eip155:84532", "solana:devnet"],
+  allowedAssets: { "eip155:31337": [EVM_USDC], "eip155:84532": [EVM_USDC], "solana:devnet": [SOL_USDC] },
+  preferredNetworks: ["eip155:84532"],
+  maxTimeoutSeconds: 600,
+};
+const offer = (over: Partial<Requirement> = {}): Requirement => ({
+  scheme: "exact",
+  network: "eip155:31337",
+  amount: "10000",
+  asset: EVM_USDC,
+  payTo: "0x000000000000000000000000000000000000dEaD",
+  maxTimeoutSeconds: 60,
+  ...over,
+});
+
+describe("chooseOffer", () => {
+  it("picks the preferred network, then the cheapest", () => {
+    const cheap = offer({ amount: "5000" });
+    const preferred = offer({ network: "eip155:84532", amount: "9000" });
+    expect(chooseOffer([offer(), cheap, preferred], ctx)).toMatchObject({
+      ok: true,
+      offer: preferred,
+      amount: 9000n,
+    });
+    expect(chooseOffer([offer(), cheap], ctx)).toMatchObject({ ok: true, offer: cheap });
+  });
+
+  it("compares EVM assets case-insensitively", () => {
+    expect(chooseOffer([offer({ asset: EVM_USDC.toLowerCase() })], ctx).ok).toBe(true);
+    const sol = { ...ctx, walletChain: "solana" as const };
+    expect(chooseOffer([offer({ network: "solana:devnet", asset: SOL_USDC.toLowerCase() })], sol).ok).toBe(
+      false,
+    );
+    expect(chooseOffer([offer({ network: "solana:devnet", asset: SOL_USDC })], sol).ok).toBe(true);
+  });
+
+  it("never falls back to the first offer, and says why each was rejected", () => {
+    const result = chooseOffer(
+      [
+        offer({ scheme: "upto" }),
+        offer({ network: "eip155:1" }),
+        offer({ network: "solana:devnet", asset: SOL_USDC }),
+        offer({ asset: "0x0000000000000000000000000000000000000001" }),
+        offer({ maxTimeoutSeconds: 86_400 }),
+        offer({ amount: "-1" }),
+        offer({ amount: "1.5" }),
+        { scheme: "exact" } as unknown as Requirement,
+      ],
+      ctx,
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.code).toBe("no_acceptable_offer");
+    expect(result.rejections.map((r) => r.code)).toEqual([
+      "unsupported_scheme",
+      "network_not_allowed",
+      "wrong_chain",
+      "asset_not_allowed",
+      "timeout_too_long",
+      "invalid_amount",
+      "invalid_amount",
+      "malformed_offer",
+    ]);
+    expect(result.reason).toMatch(/offer 1 .*"upto"/);
+  });
+
+  it("refuses an empty list", () => {
+    expect(chooseOffer([], ctx)).toMatchObject({ ok: false, code: "no_offers" });
+  });
+
+  it("only returns an offer that satisfies every rule (property)", () => {
+    const offerArb: fc.Arbitrary<Requirement> = fc.record({
+      scheme: fc.constantFrom("exact", "upto", "EXACT"),
+      network: fc.constantFrom(...NETWORKS, "eip155:1", "cosmos:hub"),
+      amount: fc.oneof(
+        fc.bigInt({ min: 0n, max: 10n ** 30n }).map(String),
+        fc.constantFrom("-1", "1.0", "", "01", "1e6", " 1"),
+      ),
+      asset: fc.constantFrom(EVM_USDC, EVM_USDC.toLowerCase(), SOL_USDC, "0xbad"),
+      payTo: fc.constantFrom("0x000000000000000000000000000000000000dEaD", ""),
+      maxTimeoutSeconds: fc.oneof(fc.integer({ min: -10, max: 5000 }), fc.constantFrom(Number.NaN, 1.5)),
+    });
+    const ctxArb: fc.Arbitrary<OfferContext> = fc.record({
+      walletChain: fc.constantFrom("evm" as const, "solana" as const),
+      allowedNetworks: fc.subarray(NETWORKS),
+      allowedAssets: fc.constant(ctx.allowedAssets),
+      preferredNetworks: fc.shuffledSubarray(NETWORKS),
+      maxTimeoutSeconds: fc.integer({ min: 1, max: 1000 }),
+    });
+    fc.assert(
+      fc.property(fc.array(offerArb, { maxLength: 8 }), ctxArb, (offers, c) => {
+        const result = chooseOffer(offers, c);
+        if (!result.ok) {
+          expect(result.rejections.length).toBe(offers.length);
+          return;
+        }
+        const o = result.offer;
+        expect(offers).toContain(o);
+        expect(o.scheme).toBe("exact");
+        expect(c.allowedNetworks).toContain(o.network);
+        expect(o.network.startsWith(c.walletChain === "evm" ? "eip155:" : "solana:")).toBe(true);
+        const assets = c.allowedAssets[o.network] ?? [];
+        const evm = o.network.startsWith("eip155:");
+        expect(assets.some((a) => (evm ? a.toLowerCase() === o.asset.toLowerCase() : a === o.asset))).toBe(
+          true,
+        );
+        expect(Number.isInteger(o.maxTimeoutSeconds) && o.maxTimeoutSeconds > 0).toBe(true);
+        expect(o.maxTimeoutSeconds <= c.maxTimeoutSeconds).toBe(true);
+        expect(o.amount).toMatch(/^(0|[1-9][0-9]*)$/);
+        expect(result.amount).toBe(BigInt(o.amount));
+      }),
+    );
+  });
+});

@@ -1,0 +1,295 @@
+import type { SpendingLimitsInput } from "../protocol/request.js";
+
+/**
+ * Spending policy as pure functions: which limits apply, whether an amount fits them, and which
+ * x402 offer (if any) may be paid. No I/O, so every rule is property-tested on its own; the ledger
+ * runs `checkSpend` inside its locking transaction so the same rule holds under concurrency.
+ */
+
+/** The three amount limits, in atomic USD units (6 decimals). */
+export interface AmountLimits {
+  /** The most one payment may cost. */
+  perTransaction: bigint;
+  /** The most one chat request (all its payments together) may cost. */
+  perRequest: bigint;
+  /** The most a wallet may spend in any rolling 24 hours. */
+  daily: bigint;
+}
+
+/** Server-side limits configuration: the defaults a request gets and the caps it can never exceed. */
+export interface LimitsConfig {
+  /** Used when a request has a wallet but leaves a limit out. Clamped to `caps`. */
+  defaults: AmountLimits;
+  /** Hard ceilings: a request's limits can only tighten them. */
+  caps: AmountLimits;
+  /** CAIP-2 network ids the server is willing to pay on at all. */
+  allowedNetworks: string[];
+  /** http(s) origins the server is willing to pay, or "any". */
+  allowedServices: string[] | "any";
+}
+
+/** The limits that apply to one request, after combining the server's config with the request's. */
+export interface EffectiveLimits extends AmountLimits {
+  allowedNetworks: string[];
+  allowedServices: string[] | "any";
+}
+
+const USD = 1_000_000n;
+
+/** Suggested server defaults and caps (docs/payments.md): $1 / $2 / $10 defaults, $100 / $100 / $1000 caps. */
+export const SUGGESTED_LIMITS = {
+  defaults: { perTransaction: 1n * USD, perRequest: 2n * USD, daily: 10n * USD },
+  caps: { perTransaction: 100n * USD, perRequest: 100n * USD, daily: 1000n * USD },
+} as const satisfies Pick<LimitsConfig, "defaults" | "caps">;
+
+const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+const nonNegative = (a: bigint): bigint => (a < 0n ? 0n : a);
+
+/** The origin of a URL or origin string; the input unchanged when it does not parse. */
+export function normalizeOrigin(value: string): string {
+  try {
+    return new URL(value).origin;
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Combine server config with a request's limits. A request can only tighten: each amount is
+ * min(request ?? default, cap); networks and services are intersections with the server's lists
+ * (a request list meets "any" as itself). Absent request lists mean "whatever the server allows".
+ */
+export function resolveLimits(server: LimitsConfig, request?: SpendingLimitsInput): EffectiveLimits {
+  const amount = (key: keyof AmountLimits): bigint =>
+    nonNegative(minBig(request?.[key] ?? server.defaults[key], server.caps[key]));
+
+  const serverNetworks = new Set(server.allowedNetworks);
+  const allowedNetworks = request?.allowedNetworks
+    ? unique(request.allowedNetworks.filter((n) => serverNetworks.has(n)))
+    : unique(server.allowedNetworks);
+
+  let allowedServices: string[] | "any";
+  const requested = request?.allowedServices
+    ? unique(request.allowedServices.map(normalizeOrigin))
+    : undefined;
+  if (server.allowedServices === "any") {
+    allowedServices = requested ?? "any";
+  } else {
+    const serverServices = new Set(server.allowedServices.map(normalizeOrigin));
+    allowedServices = requested ? requested.filter((s) => serverServices.has(s)) : [...serverServices];
+  }
+
+  return {
+    perTransaction: amount("perTransaction"),
+    perRequest: amount("perRequest"),
+    daily: amount("daily"),
+    allowedNetworks,
+    allowedServices,
+  };
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+/** Whether a service URL's origin is allowed by the effective limits. */
+export function isServiceAllowed(url: string, limits: Pick<EffectiveLimits, "allowedServices">): boolean {
+  if (limits.allowedServices === "any") return true;
+  let origin: string;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    return false;
+  }
+  return limits.allowedServices.includes(origin);
+}
+
+/** What has already been spent (settled + pending + unknown) that a new payment adds to. */
+export interface SpentSoFar {
+  /** The wallet's spend in the rolling 24 h window. */
+  today: bigint;
+  /** This chat request's spend. */
+  thisRequest: bigint;
+}
+
+export type LimitName = keyof AmountLimits;
+
+/** Why an amount was refused: which limit, its size, what remained of it, and the price. */
+export interface LimitRefusal {
+  ok: false;
+  limit: LimitName;
+  limitAtomic: bigint;
+  remainingAtomic: bigint;
+  amountAtomic: bigint;
+}
+
+export type SpendCheck = { ok: true } | LimitRefusal;
+
+/** What remains of each limit (never negative). `perTransaction` is the largest single payment allowed. */
+export function limitRemaining(limits: AmountLimits, spent: SpentSoFar): AmountLimits {
+  return {
+    perTransaction: nonNegative(limits.perTransaction),
+    perRequest: nonNegative(limits.perRequest - spent.thisRequest),
+    daily: nonNegative(limits.daily - spent.today),
+  };
+}
+
+/**
+ * Whether `amount` fits every limit given what is already spent. Checks perTransaction, then
+ * perRequest, then daily, and names the first one the amount would exceed. A negative amount is
+ * a caller bug and throws.
+ */
+export function checkSpend(amount: bigint, limits: AmountLimits, spent: SpentSoFar): SpendCheck {
+  if (amount < 0n) throw new RangeError("checkSpend: amount must not be negative");
+  const remaining = limitRemaining(limits, spent);
+  for (const limit of ["perTransaction", "perRequest", "daily"] as const) {
+    if (amount > remaining[limit]) {
+      return {
+        ok: false,
+        limit,
+        limitAtomic: limits[limit],
+        remainingAtomic: remaining[limit],
+        amountAtomic: amount,
+      };
+    }
+  }
+  return { ok: true };
+}
+
+/** An x402 v2 payment requirement (one entry of `accepts`), as a paid service offers it. Untrusted. */
+export interface Requirement {
+  scheme: string;
+  network: string;
+  /** Atomic units of `asset`, as a decimal string. */
+  amount: string;
+  /** Token contract address (EVM) or mint (Solana). */
+  asset: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  extra?: Record<string, unknown>;
+}
+
+/** What the chooser needs to know about the payer and the policy. */
+export interface OfferContext {
+  walletChain: "evm" | "solana";
+  allowedNetworks: string[];
+  /** network -> asset addresses (EVM, compared case-insensitively) or mints (Solana, exact). */
+  allowedAssets: Record<string, string[]>;
+  /** Networks in order of preference; others come after, in no preferred order. */
+  preferredNetworks: string[];
+  /** Longest authorization window we sign; longer ones keep a payment pending too long (e.g. 600). */
+  maxTimeoutSeconds: number;
+}
+
+/** Why one offer was not acceptable. Codes are stable snake_case. */
+export interface OfferRejection {
+  index: number;
+  network: string;
+  code:
+    | "malformed_offer"
+    | "unsupported_scheme"
+    | "network_not_allowed"
+    | "wrong_chain"
+    | "asset_not_allowed"
+    | "timeout_too_long"
+    | "invalid_amount";
+  reason: string;
+}
+
+export type OfferChoice =
+  | { ok: true; offer: Requirement; amount: bigint }
+  | { ok: false; code: "no_offers" | "no_acceptable_offer"; reason: string; rejections: OfferRejection[] };
+
+const ATOMIC = /^(0|[1-9][0-9]{0,77})$/;
+
+const FAMILY_PREFIX = { evm: "eip155:", solana: "solana:" } as const;
+
+function rejectOffer(
+  offer: Requirement,
+  ctx: OfferContext,
+): Omit<OfferRejection, "index" | "network"> | null {
+  const o = offer as Partial<Record<keyof Requirement, unknown>> | null;
+  if (
+    typeof o !== "object" ||
+    o === null ||
+    typeof o.scheme !== "string" ||
+    typeof o.network !== "string" ||
+    typeof o.asset !== "string" ||
+    typeof o.payTo !== "string" ||
+    o.payTo === "" ||
+    typeof o.amount !== "string" ||
+    typeof o.maxTimeoutSeconds !== "number"
+  ) {
+    return { code: "malformed_offer", reason: "is not a well-formed x402 v2 payment requirement" };
+  }
+  if (o.scheme !== "exact") {
+    return { code: "unsupported_scheme", reason: `scheme "${o.scheme}" is not supported (only "exact")` };
+  }
+  if (!o.network.startsWith(FAMILY_PREFIX[ctx.walletChain])) {
+    return {
+      code: "wrong_chain",
+      reason: `network ${o.network} is not on the wallet's chain (${ctx.walletChain})`,
+    };
+  }
+  if (!ctx.allowedNetworks.includes(o.network)) {
+    return { code: "network_not_allowed", reason: `network ${o.network} is not allowed by policy` };
+  }
+  const assets = Object.hasOwn(ctx.allowedAssets, o.network) ? ctx.allowedAssets[o.network] : undefined;
+  const evm = o.network.startsWith("eip155:");
+  const asset = evm ? o.asset.toLowerCase() : o.asset;
+  if (!assets?.some((a) => (evm ? a.toLowerCase() : a) === asset)) {
+    return { code: "asset_not_allowed", reason: `asset ${o.asset} is not allowed on ${o.network}` };
+  }
+  if (!Number.isSafeInteger(o.maxTimeoutSeconds) || o.maxTimeoutSeconds <= 0) {
+    return { code: "timeout_too_long", reason: "maxTimeoutSeconds is not a positive whole number" };
+  }
+  if (o.maxTimeoutSeconds > ctx.maxTimeoutSeconds) {
+    return {
+      code: "timeout_too_long",
+      reason: `maxTimeoutSeconds ${o.maxTimeoutSeconds} exceeds the ${ctx.maxTimeoutSeconds} s we accept`,
+    };
+  }
+  if (!ATOMIC.test(o.amount)) {
+    return { code: "invalid_amount", reason: "amount is not a non-negative whole number of atomic units" };
+  }
+  return null;
+}
+
+/**
+ * Choose the offer to pay among a 402's `accepts`, or refuse. Only offers passing every rule
+ * (exact scheme; network allowed and on the wallet's chain; asset allowed on that network; a
+ * bounded timeout; a valid atomic amount) are candidates; among them the first preferred network
+ * wins, then the cheapest, then the service's own order. Never falls back to an offer that failed
+ * a rule: a refusal lists why each offer was rejected.
+ */
+export function chooseOffer(offers: readonly Requirement[], ctx: OfferContext): OfferChoice {
+  if (!Array.isArray(offers) || offers.length === 0) {
+    return { ok: false, code: "no_offers", reason: "the service offered no way to pay", rejections: [] };
+  }
+  const rejections: OfferRejection[] = [];
+  const candidates: { offer: Requirement; amount: bigint; rank: number; index: number }[] = [];
+  offers.forEach((offer, index) => {
+    const rejection = rejectOffer(offer, ctx);
+    if (rejection) {
+      const network = typeof offer?.network === "string" ? offer.network.slice(0, 100) : "?";
+      rejections.push({ index, network, ...rejection });
+      return;
+    }
+    const preferred = ctx.preferredNetworks.indexOf(offer.network);
+    candidates.push({
+      offer,
+      amount: BigInt(offer.amount),
+      rank: preferred === -1 ? ctx.preferredNetworks.length : preferred,
+      index,
+    });
+  });
+  candidates.sort((a, b) => {
+    if (a.rank !== b.rank) return a.rank - b.rank;
+    if (a.amount !== b.amount) return a.amount < b.amount ? -1 : 1;
+    return a.index - b.index;
+  });
+  const best = candidates[0];
+  if (best) return { ok: true, offer: best.offer, amount: best.amount };
+  const reason = rejections.map((r) => `offer ${r.index + 1} (${r.network}) ${r.reason}`).join("; ");
+  return { ok: false, code: "no_acceptable_offer", reason: `No offer is acceptable: ${reason}`, rejections };
+}

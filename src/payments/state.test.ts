@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { PAYMENT_STATUSES } from "../protocol/stream.js";
+import {
+  assertTransition,
+  canTransition,
+  countsAsSpent,
+  IllegalTransitionError,
+  isTerminal,
+  LEDGER_STATUSES,
+  SPENT_STATUSES,
+} from "./state.js";
+
+describe("payment state machine", () => {
+  it("allows exactly the documented transitions", () => {
+    const allowed = PAYMENT_STATUSES.flatMap((from) =>
+      PAYMENT_STATUSES.filter((to) => canTransition(from, to)).map((to) => `${from}->${to}`),
+    );
+    expect(allowed.sort()).toEqual(
+      [
+        "reserved->signed",
+        "reserved->released",
+        "reserved->failed",
+        "signed->submitted",
+        "signed->unknown",
+        "signed->failed",
+        "submitted->settled",
+        "submitted->failed",
+        "submitted->unknown",
+        "unknown->settled",
+        "unknown->failed",
+      ].sort(),
+    );
+  });
+
+  it("never leads back to reserved, so nothing is signed twice", () => {
+    for (const from of PAYMENT_STATUSES) expect(canTransition(from, "reserved")).toBe(false);
+  });
+
+  it("does not release a signed payment: a signature may already be usable", () => {
+    for (const from of ["signed", "submitted", "unknown"] as const) {
+      expect(canTransition(from, "released")).toBe(false);
+    }
+  });
+
+  it("throws on an illegal step", () => {
+    expect(() => assertTransition("settled", "failed")).toThrow(IllegalTransitionError);
+    expect(() => assertTransition("unknown", "released")).toThrow(/unknown -> released/);
+    expect(() => assertTransition("reserved", "signed")).not.toThrow();
+  });
+
+  it("counts pending and unknown as spent, failed and released as free", () => {
+    expect(SPENT_STATUSES).toEqual(["reserved", "signed", "submitted", "settled", "unknown"]);
+    expect(countsAsSpent("failed")).toBe(false);
+    expect(countsAsSpent("released")).toBe(false);
+    expect(countsAsSpent("quoted")).toBe(false);
+    expect(countsAsSpent("refused")).toBe(false);
+  });
+
+  it("marks settled, failed and released terminal; terminal ledger statuses have no way out", () => {
+    expect(LEDGER_STATUSES.filter(isTerminal)).toEqual(["settled", "failed", "released"]);
+    for (const from of LEDGER_STATUSES.filter(isTerminal)) {
+      for (const to of PAYMENT_STATUSES) expect(canTransition(from, to)).toBe(false);
+    }
+  });
+});
