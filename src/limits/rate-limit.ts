@@ -32,7 +32,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const memory = new RateLimiterMemory(base);
   const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;
   // Connection errors are absorbed by the insurance limiter; ioredis reconnects by itself.
   redis?.on("error", () => {});
