@@ -1,0 +1,23 @@
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import type { DevnetManifest } from "./types.js";
+
+/** Default manifest location, relative to the working directory. */
+export const DEFAULT_MANIFEST_PATH = ".data/devnet/manifest.json";
+
+/**
+ * Resolves where the manifest goes: the option wins (`null` = nowhere), then `$DEVNET_MANIFEST`,
+ * then {@link DEFAULT_MANIFEST_PATH}.
+ */
+export function resolveManifestPath(option: string | null | undefined, env = process.env): string | null {
+  if (option === null) return null;
+  return resolve(option ?? env.DEVNET_MANIFEST ?? DEFAULT_MANIFEST_PATH);
+}
+
+/** Writes atomically (temp file + rename) so a reader never sees half a manifest. */
+export async function writeManifest(path: string, manifest: DevnetManifest): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+  await rename(temp, path);
+}
