@@ -1,0 +1,151 @@
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Content,
+  LanguageModelV3FinishReason,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
+  LanguageModelV3Usage,
+} from "@ai-sdk/provider";
+import { decideStep, type Step } from "./plan.js";
+import { countPromptWords, countWords, readTurn } from "./prompt.js";
+
+export interface OfflineModelOptions {
+  /** Words per text-delta (default 3). */
+  chunkSize?: number;
+  /** Pause between text-deltas in ms (default 0), to make the stream look like a remote model's. */
+  delayMs?: number;
+}
+
+/** One step, rendered: text split into chunks (truncated to maxOutputTokens), the tool call, usage. */
+interface Rendered {
+  chunks: string[];
+  text: string;
+  toolCall: Step["toolCall"];
+  finishReason: LanguageModelV3FinishReason;
+  usage: LanguageModelV3Usage;
+  textId: string;
+}
+
+function render(options: LanguageModelV3CallOptions, chunkSize: number): Rendered {
+  const view = readTurn(options);
+  const step = decideStep(view);
+  const words = step.text.match(/\s*\S+\s*/g) ?? [];
+  const limit = options.maxOutputTokens;
+  const truncated = limit !== undefined && words.length > limit;
+  const kept = truncated ? words.slice(0, Math.max(0, limit)) : words;
+  if (truncated && kept.length > 0) kept[kept.length - 1] = (kept.at(-1) ?? "").trimEnd();
+
+  const chunks: string[] = [];
+  for (let i = 0; i < kept.length; i += chunkSize) chunks.push(kept.slice(i, i + chunkSize).join(""));
+  const toolCall = truncated ? undefined : step.toolCall;
+  const outputTokens = kept.length + (toolCall ? countWords(JSON.stringify(toolCall.input)) : 0);
+  const inputTokens = countPromptWords(options.prompt);
+  const unified = truncated ? "length" : toolCall ? "tool-calls" : "stop";
+  return {
+    chunks,
+    text: chunks.join(""),
+    toolCall,
+    finishReason: { unified, raw: unified },
+    usage: {
+      inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+      outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
+    },
+    textId: `offline-text-${view.userTurn}-${view.calls.length}`,
+  };
+}
+
+function abortError(): DOMException {
+  return new DOMException("The offline model call was aborted", "AbortError");
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function toParts(rendered: Rendered): LanguageModelV3StreamPart[] {
+  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+  if (rendered.chunks.length > 0) {
+    const id = rendered.textId;
+    parts.push({ type: "text-start", id });
+    for (const delta of rendered.chunks) parts.push({ type: "text-delta", id, delta });
+    parts.push({ type: "text-end", id });
+  }
+  if (rendered.toolCall) {
+    const { toolCallId, toolName, input } = rendered.toolCall;
+    parts.push({ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) });
+  }
+  parts.push({ type: "finish", finishReason: rendered.finishReason, usage: rendered.usage });
+  return parts;
+}
+
+/**
+ * The built-in model: a deterministic `LanguageModelV3` that needs no network and no key, so the
+ * service runs and its tests pass out of the box. It reads the last user message (intent table in
+ * `intents.ts`), the tool results the AI SDK loop has appended since, and the tools offered; each call
+ * it either emits one real tool call (finish "tool-calls") or writes the final reply from the tool
+ * results (finish "stop"). It never invents data that is not in a tool result.
+ *
+ * Text streams a few words per text-delta; `maxOutputTokens` (1 token ~= 1 word) truncates it with
+ * finish "length"; an aborted `abortSignal` stops the stream with an AbortError.
+ *
+ * @example
+ * streamText({ model: createOfflineModel(), tools, stopWhen: stepCountIs(5), prompt: "what's the weather in Paris?" })
+ */
+export function createOfflineModel(options: OfflineModelOptions = {}): LanguageModelV3 {
+  const chunkSize = Math.max(1, Math.floor(options.chunkSize ?? 3));
+  const delayMs = Math.max(0, options.delayMs ?? 0);
+
+  return {
+    specificationVersion: "v3",
+    provider: "offline",
+    modelId: "offline-1",
+    supportedUrls: {},
+
+    async doGenerate(call: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
+      if (call.abortSignal?.aborted) throw abortError();
+      const rendered = render(call, chunkSize);
+      const content: LanguageModelV3Content[] = [];
+      if (rendered.text) content.push({ type: "text", text: rendered.text });
+      if (rendered.toolCall) {
+        const { toolCallId, toolName, input } = rendered.toolCall;
+        content.push({ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) });
+      }
+      return { content, finishReason: rendered.finishReason, usage: rendered.usage, warnings: [] };
+    },
+
+    async doStream(call: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
+      const signal = call.abortSignal;
+      if (signal?.aborted) throw abortError();
+      const parts = toParts(render(call, chunkSize));
+      let index = 0;
+      const stream = new ReadableStream<LanguageModelV3StreamPart>({
+        async pull(controller) {
+          const part = parts[index++];
+          if (part === undefined) return controller.close();
+          try {
+            if (delayMs > 0 && part.type === "text-delta") await sleep(delayMs, signal);
+            if (signal?.aborted) throw abortError();
+          } catch (error) {
+            return controller.error(error);
+          }
+          controller.enqueue(part);
+          if (index === parts.length) controller.close();
+        },
+      });
+      return { stream };
+    },
+  };
+}

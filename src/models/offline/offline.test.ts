@@ -1,0 +1,332 @@
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+import { type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai";
+import { describe, expect, it } from "vitest";
+import { TOOL_NAMES } from "../../tools/contract.js";
+import { CATALOGUE, fakeTools, NETWORK, TX_HASH } from "./fake-tools.js";
+import { classify, extractSubjects } from "./intents.js";
+import { createOfflineModel } from "./model.js";
+
+interface Run {
+  text: string;
+  toolCalls: Array<{ toolName: string; input: unknown; toolCallId: string }>;
+  finishReason: string | undefined;
+  stepFinishReasons: string[];
+  deltas: string[];
+  errors: unknown[];
+  outputTokens: number | undefined;
+}
+
+async function run(
+  prompt: string | ModelMessage[],
+  options: {
+    tools?: ToolSet;
+    model?: LanguageModelV3;
+    maxOutputTokens?: number;
+    abortSignal?: AbortSignal;
+  } = {},
+): Promise<Run> {
+  const result = streamText({
+    model: options.model ?? createOfflineModel(),
+    messages: typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt,
+    ...(options.tools ? { tools: options.tools } : {}),
+    stopWhen: stepCountIs(6),
+    maxRetries: 0,
+    ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
+    ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+    onError: () => {},
+  });
+  const out: Run = {
+    text: "",
+    toolCalls: [],
+    finishReason: undefined,
+    stepFinishReasons: [],
+    deltas: [],
+    errors: [],
+    outputTokens: undefined,
+  };
+  for await (const part of result.fullStream) {
+    if (part.type === "text-delta") {
+      out.text += part.text;
+      out.deltas.push(part.text);
+    } else if (part.type === "tool-call") {
+      out.toolCalls.push({ toolName: part.toolName, input: part.input, toolCallId: part.toolCallId });
+    } else if (part.type === "finish-step") {
+      out.stepFinishReasons.push(part.finishReason);
+    } else if (part.type === "finish") {
+      out.finishReason = part.finishReason;
+      out.outputTokens = part.totalUsage.outputTokens;
+    } else if (part.type === "error" || part.type === "abort") {
+      out.errors.push(part.type === "error" ? part.error : "abort");
+    }
+  }
+  return out;
+}
+
+const names = (r: Run) => r.toolCalls.map((c) => c.toolName);
+const weather = CATALOGUE[0]!;
+
+describe("offline model: intents through the streamText loop", () => {
+  it("finds services: discover_services, then lists name, price and networks", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("What services can I buy?", { tools });
+    expect(names(r)).toEqual([TOOL_NAMES.discover]);
+    expect(calls[0]?.input).toEqual({});
+    expect(r.text).toContain("I found 4 x402 services");
+    expect(r.text).toContain("- Weather: $0.01 on eip155:31337.");
+    expect(r.text).toContain("Crypto Price: $0.02 on eip155:31337, solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1");
+    expect(r.text).toContain("News: $0.005");
+    expect(r.stepFinishReasons).toEqual(["tool-calls", "stop"]);
+    expect(r.finishReason).toBe("stop");
+  });
+
+  it("quotes a cost: discover -> get_quote, then price, network and remaining limits; no payment", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("How much does the weather in Paris cost?", { tools });
+    expect(names(r)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote]);
+    expect(calls[0]?.input).toEqual({ query: "weather" });
+    expect(calls[1]?.input).toEqual({ url: weather.url, method: "GET", query: { city: "Paris" } });
+    expect(r.text).toContain("Weather costs $0.01 on eip155:31337");
+    expect(r.text).toContain("per transaction $0.10 (remaining $0.10)");
+    expect(r.text).toContain("daily $1.00 (remaining $0.95)");
+  });
+
+  it("explains a refused quote when asked for a cost", async () => {
+    const { tools } = fakeTools();
+    const r = await run("What would the premium report cost?", { tools });
+    expect(names(r)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote]);
+    expect(r.text).toContain(
+      "I can't pay for Premium Report: $0.50 exceeds the per-transaction limit of $0.10",
+    );
+  });
+
+  it("gets the weather in Paris: discover -> quote -> estimate -> pay with the quoted price -> answer", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("What's the weather in Paris?", { tools });
+    expect(names(r)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote, TOOL_NAMES.pay]);
+    expect(calls[2]?.input).toEqual({
+      url: weather.url,
+      method: "GET",
+      query: { city: "Paris" },
+      maxUsd: "0.01",
+    });
+    expect(r.text).toContain("Weather costs $0.01 on eip155:31337; within your limits, paying now.");
+    // The estimate is streamed before the payment runs.
+    expect(r.text.indexOf("paying now")).toBeLessThan(r.text.indexOf("Here is what Weather returned"));
+    expect(r.text).toContain("- city: Paris");
+    expect(r.text).toContain("- temperatureC: 18");
+    expect(r.text).toContain("- conditions: Partly cloudy");
+    expect(r.text).toContain("demo data");
+    expect(r.text).toContain(`Paid $0.01 on ${NETWORK}; transaction ${TX_HASH}.`);
+    expect(r.stepFinishReasons).toEqual(["tool-calls", "tool-calls", "tool-calls", "stop"]);
+  });
+
+  it("gets the BTC price with symbol=BTC", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("get me the BTC price", { tools });
+    expect(names(r)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote, TOOL_NAMES.pay]);
+    expect(calls[0]?.input).toEqual({ query: "crypto price" });
+    expect(calls[2]?.input).toMatchObject({ query: { symbol: "BTC" }, maxUsd: "0.02" });
+    expect(r.text).toContain("- priceUsd: 64123.45");
+    expect(r.text).toContain("demo data");
+  });
+
+  it("maps bitcoin/eth words to symbols", async () => {
+    const { tools, calls } = fakeTools();
+    await run("what is the current price of ethereum? get it", { tools });
+    expect(calls.map((c) => c.toolName)).toContain(TOOL_NAMES.quote);
+    expect(calls[1]?.input).toMatchObject({ query: { symbol: "ETH" } });
+  });
+
+  it("gets the latest news about AI with topic=AI", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("latest news about AI", { tools });
+    expect(calls[2]?.input).toMatchObject({
+      url: CATALOGUE[2]?.url,
+      query: { topic: "AI" },
+      maxUsd: "0.005",
+    });
+    expect(r.text).toContain("AI model tops benchmark (Demo Wire)");
+    expect(r.text).toContain(TX_HASH);
+  });
+
+  it("does not pay when the quote is refused (premium report over the limit)", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("buy the premium report", { tools });
+    expect(calls.map((c) => c.toolName)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote]);
+    expect(calls[1]?.input).toEqual({ url: CATALOGUE[3]?.url, method: "POST" });
+    expect(r.text).toContain("I can't pay for Premium Report");
+    expect(r.text).toContain("limit_exceeded");
+    expect(r.text).toContain("I didn't pay anything");
+    expect(r.text).not.toContain("Paid");
+  });
+
+  it("explains a payment refused by pay_and_fetch with its limit, remaining and price", async () => {
+    const { tools } = fakeTools({
+      pay: () => ({
+        status: "refused",
+        error: {
+          code: "limit_exceeded",
+          message: "The daily limit would be exceeded",
+          limitUsd: "1.00",
+          remainingUsd: "0.005",
+          priceUsd: "0.01",
+        },
+      }),
+    });
+    const r = await run("what's the weather in Paris", { tools });
+    expect(r.text).toContain(
+      "I didn't pay Weather: The daily limit would be exceeded (limit: $1.00, remaining: $0.005, price: $0.01). Nothing was charged.",
+    );
+  });
+
+  it("asks for a missing parameter instead of paying", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("get me the weather", { tools });
+    expect(calls.map((c) => c.toolName)).toEqual([TOOL_NAMES.discover]);
+    expect(r.text).toContain("Weather needs a city");
+  });
+
+  it("reports the budget from get_budget", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("How much have I spent today?", { tools });
+    expect(calls).toEqual([{ toolName: TOOL_NAMES.budget, input: {} }]);
+    expect(r.text).toContain("Limits: $0.10 per transaction, $0.25 per request, $1.00 per day.");
+    expect(r.text).toContain("Spent today: $0.05; remaining today: $0.95");
+    expect(r.text).toContain("Balances: $10.00 USDC on eip155:31337.");
+  });
+
+  it("says batching is not available yet, without tool calls", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("Can you batch the weather and news services in one transaction?", { tools });
+    expect(calls).toEqual([]);
+    expect(r.text).toContain("not available yet (it's coming soon)");
+    expect(r.text).toContain("one at a time");
+  });
+
+  it("answers a greeting with what it can do", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("Hello!", { tools });
+    expect(calls).toEqual([]);
+    expect(r.text).toContain("I'm an x402 payment agent");
+    expect(r.finishReason).toBe("stop");
+  });
+
+  it("explains a tool error instead of inventing results", async () => {
+    const { tools } = fakeTools({ discoverThrows: "bazaar unreachable" });
+    const r = await run("find services", { tools });
+    expect(r.text).toContain("The discover_services step failed: bazaar unreachable");
+    expect(r.text).not.toContain("$0.01");
+  });
+});
+
+describe("offline model: without tools", () => {
+  it.each([
+    ["What's the weather in Paris?", "find and pay for services"],
+    ["find services", "look up x402 services"],
+    ["what is my budget", "show your budget and spending"],
+  ])("%s -> says payments are not configured", async (prompt, action) => {
+    const r = await run(prompt);
+    expect(r.toolCalls).toEqual([]);
+    expect(r.text).toContain(
+      `I can't ${action} right now: payments and service discovery are not configured`,
+    );
+  });
+
+  it("greets with its capabilities and the not-configured note", async () => {
+    const r = await run("hi");
+    expect(r.text).toContain("payments and service discovery are not configured on this server");
+  });
+});
+
+describe("offline model: stream behaviour", () => {
+  it("is deterministic: same prompt, same text, same tool-call ids", async () => {
+    const a = await run("What's the weather in Paris?", { tools: fakeTools().tools });
+    const b = await run("What's the weather in Paris?", { tools: fakeTools().tools });
+    expect(a.text).toBe(b.text);
+    expect(a.deltas).toEqual(b.deltas);
+    expect(a.toolCalls).toEqual(b.toolCalls);
+    expect(new Set(a.toolCalls.map((c) => c.toolCallId)).size).toBe(a.toolCalls.length);
+  });
+
+  it("streams a few words per text-delta and reports integer usage", async () => {
+    const r = await run("hello", { model: createOfflineModel({ chunkSize: 2 }) });
+    expect(r.deltas.length).toBeGreaterThan(10);
+    for (const delta of r.deltas) expect(delta.trim().split(/\s+/).length).toBeLessThanOrEqual(2);
+    expect(Number.isInteger(r.outputTokens)).toBe(true);
+    expect(r.outputTokens).toBeGreaterThan(10);
+  });
+
+  it("truncates at maxOutputTokens and finishes with length", async () => {
+    const r = await run("hello", { maxOutputTokens: 5 });
+    expect(r.text.trim().split(/\s+/)).toHaveLength(5);
+    expect(r.finishReason).toBe("length");
+  });
+
+  it("stops emitting when aborted", async () => {
+    const controller = new AbortController();
+    const model = createOfflineModel({ chunkSize: 1, delayMs: 20 });
+    setTimeout(() => controller.abort(), 70);
+    const r = await run("hello", { model, abortSignal: controller.signal });
+    expect(r.errors.length).toBeGreaterThan(0);
+    expect(r.deltas.length).toBeGreaterThan(0);
+    expect(r.deltas.length).toBeLessThan(10);
+    expect(r.finishReason).toBeUndefined();
+  });
+
+  it("rejects a call whose signal is already aborted with an AbortError", async () => {
+    const model = createOfflineModel();
+    const controller = new AbortController();
+    controller.abort();
+    await expect(
+      model.doStream({
+        prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+        abortSignal: controller.signal,
+      }),
+    ).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("doGenerate returns the same decision as doStream", async () => {
+    const model = createOfflineModel();
+    const result = await model.doGenerate({
+      prompt: [{ role: "user", content: [{ type: "text", text: "what is my budget" }] }],
+      tools: [{ type: "function", name: TOOL_NAMES.budget, inputSchema: { type: "object" } }],
+    });
+    expect(result.finishReason.unified).toBe("tool-calls");
+    expect(result.content).toEqual([
+      { type: "tool-call", toolCallId: "offline-1-0-get_budget", toolName: TOOL_NAMES.budget, input: "{}" },
+    ]);
+  });
+});
+
+describe("intent rules", () => {
+  it.each([
+    ["what services are available?", "discover"],
+    ["Discover something", "discover"],
+    ["what can I buy", "discover"],
+    ["how much is the weather service", "cost"],
+    ["price of the weather service", "cost"],
+    ["What's the weather in Paris", "get"],
+    ["buy the premium report", "get"],
+    ["what is my budget", "budget"],
+    ["how much have I spent", "budget"],
+    ["show my limits", "budget"],
+    ["bundle these", "batch"],
+    ["several services in one transaction please", "batch"],
+    ["good morning", "help"],
+  ])("%s -> %s", (text, intent) => {
+    expect(classify(text)).toBe(intent);
+  });
+});
+
+describe("subject extraction", () => {
+  it.each([
+    ["How much does the weather in Paris cost?", { place: "Paris" }],
+    ["weather in new york today", { place: "new york" }],
+    ["weather for San Francisco please", { place: "San Francisco" }],
+    ["get me the bitcoin price", { symbol: "BTC" }],
+    ["latest news about AI", { topic: "AI" }],
+    ['news on "solar panels"', { quoted: "solar panels", topic: "solar panels" }],
+  ])("%s", (text, expected) => {
+    expect(extractSubjects(text)).toEqual(expected);
+  });
+});

@@ -1,0 +1,175 @@
+import {
+  type BudgetOutput,
+  type DiscoveredService,
+  type DiscoverOutput,
+  type PayOutput,
+  type QuoteOutput,
+  TOOL_NAMES,
+  type ToolName,
+} from "../../tools/contract.js";
+import { bestService, classify, discoveryQuery, fillParams } from "./intents.js";
+import type { ToolOutcome, TurnToolCall, TurnView } from "./prompt.js";
+import * as reply from "./replies.js";
+
+/** One model step: text to stream, then optionally one tool call (the loop runs it and calls again). */
+export interface Step {
+  text: string;
+  toolCall?: { toolCallId: string; toolName: ToolName; input: Record<string, unknown> };
+}
+
+/** A turn never makes more tool calls than this, whatever the results say. */
+const MAX_CALLS_PER_TURN = 6;
+
+/**
+ * Decide the next step of a turn from what the prompt holds: the intent of the last user message and
+ * the tool results that already exist after it. Pure and deterministic.
+ */
+export function decideStep(view: TurnView): Step {
+  const intent = classify(view.userText);
+
+  // A failed or denied tool ends the turn with an explanation, never with a retry.
+  const last = view.calls.at(-1);
+  if (last?.outcome && last.outcome.kind !== "ok")
+    return { text: explainFailure(last.toolName, last.outcome) };
+  if (view.calls.length >= MAX_CALLS_PER_TURN) {
+    return {
+      text: "I stopped here: this request needed more steps than I allow in one turn. Nothing more was paid.",
+    };
+  }
+
+  switch (intent) {
+    case "help":
+      return { text: reply.helpReply(view.offered.size > 0) };
+    case "batch":
+      return { text: reply.batchReply() };
+    case "budget":
+      return budgetStep(view);
+    case "discover":
+      return discoverStep(view);
+    case "cost":
+    case "get":
+      return serviceStep(view, intent);
+  }
+}
+
+function explainFailure(toolName: string, outcome: Exclude<ToolOutcome, { kind: "ok" }>): string {
+  return outcome.kind === "denied"
+    ? reply.toolDeniedReply(toolName, outcome.message)
+    : reply.toolErrorReply(toolName, outcome.message);
+}
+
+/** The latest result of a tool in this turn, if it ran. */
+function resultOf(view: TurnView, name: ToolName): unknown {
+  const call = [...view.calls].reverse().find((c) => c.toolName === name && c.outcome?.kind === "ok");
+  return call?.outcome?.kind === "ok" ? call.outcome.value : undefined;
+}
+
+function hasCalled(view: TurnView, name: ToolName): boolean {
+  return view.calls.some((c: TurnToolCall) => c.toolName === name);
+}
+
+/** Call `name` unless it was already called this turn (guards against loops) or is not offered. */
+function call(view: TurnView, name: ToolName, input: Record<string, unknown>, text = ""): Step | undefined {
+  if (!view.offered.has(name) || hasCalled(view, name)) return undefined;
+  return {
+    text,
+    toolCall: { toolCallId: `offline-${view.userTurn}-${view.calls.length}-${name}`, toolName: name, input },
+  };
+}
+
+function budgetStep(view: TurnView): Step {
+  const budget = resultOf(view, TOOL_NAMES.budget);
+  if (budget !== undefined) {
+    return { text: isBudget(budget) ? reply.budgetReply(budget) : reply.unreadableReply(TOOL_NAMES.budget) };
+  }
+  return (
+    call(view, TOOL_NAMES.budget, {}) ?? { text: reply.notConfiguredReply("show your budget and spending") }
+  );
+}
+
+function discoverStep(view: TurnView): Step {
+  const query = discoveryQuery(view.userText);
+  const found = resultOf(view, TOOL_NAMES.discover);
+  if (found !== undefined) {
+    return {
+      text: isDiscover(found)
+        ? reply.discoverReply(found, query)
+        : reply.unreadableReply(TOOL_NAMES.discover),
+    };
+  }
+  return (
+    call(view, TOOL_NAMES.discover, query ? { query } : {}) ?? {
+      text: reply.notConfiguredReply("look up x402 services"),
+    }
+  );
+}
+
+/** cost: discover -> quote -> price; get: discover -> quote -> estimate + pay -> answer. */
+function serviceStep(view: TurnView, intent: "cost" | "get"): Step {
+  const action = intent === "cost" ? "quote a service" : "find and pay for services";
+  const query = discoveryQuery(view.userText);
+
+  const found = resultOf(view, TOOL_NAMES.discover);
+  if (found === undefined) {
+    return (
+      call(view, TOOL_NAMES.discover, query ? { query } : {}) ?? { text: reply.notConfiguredReply(action) }
+    );
+  }
+  if (!isDiscover(found)) return { text: reply.unreadableReply(TOOL_NAMES.discover) };
+  const service = bestService(found.services, view.userText);
+  if (!service) return { text: reply.noMatchReply(found, query) };
+  const fill = fillParams(service, view.userText);
+  if (!fill.ok) return { text: reply.missingParamReply(service, fill.missing) };
+  const target = targetOf(service, fill.values);
+
+  const quoted = resultOf(view, TOOL_NAMES.quote);
+  if (quoted === undefined) {
+    return call(view, TOOL_NAMES.quote, target) ?? { text: reply.notConfiguredReply(action) };
+  }
+  if (!isQuote(quoted)) return { text: reply.unreadableReply(TOOL_NAMES.quote) };
+  const quote = quoted;
+  if (intent === "cost") return { text: reply.costReply(service, quote) };
+  if (!quote.ok) return { text: reply.costReply(service, quote) };
+  if (quote.paymentRequired && !quote.chosen) return { text: reply.refusedQuoteReply(service, quote) };
+
+  const paid = resultOf(view, TOOL_NAMES.pay);
+  if (paid === undefined) {
+    const maxUsd = quote.chosen ? quote.chosen.amountUsd : "0";
+    const estimate = quote.chosen
+      ? reply.estimateSentence(service, quote.chosen)
+      : `${service.name} did not ask for payment; fetching it now.`;
+    return (
+      call(view, TOOL_NAMES.pay, { ...target, maxUsd }, `${estimate}\n\n`) ?? {
+        text: `${reply.costReply(service, quote)} ${reply.notConfiguredReply("pay for it")}`,
+      }
+    );
+  }
+  return { text: isPay(paid) ? reply.payReply(service, paid) : reply.unreadableReply(TOOL_NAMES.pay) };
+}
+
+/** The HTTP target for quote and pay: parameters go in the query string (GET) or the JSON body (POST). */
+function targetOf(service: DiscoveredService, values: Record<string, string>): Record<string, unknown> {
+  const hasValues = Object.keys(values).length > 0;
+  if (service.method === "POST")
+    return { url: service.url, method: "POST", ...(hasValues ? { body: values } : {}) };
+  return { url: service.url, method: "GET", ...(hasValues ? { query: values } : {}) };
+}
+
+// Light shape checks: a result that does not look like the contract is reported, not guessed at.
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+function isDiscover(value: unknown): value is DiscoverOutput {
+  return isObject(value) && Array.isArray(value.services) && Array.isArray(value.errors);
+}
+function isQuote(value: unknown): value is QuoteOutput {
+  if (!isObject(value)) return false;
+  if (value.ok === false) return isObject(value.error);
+  return value.ok === true && Array.isArray(value.offers) && isObject(value.limits) && "chosen" in value;
+}
+function isPay(value: unknown): value is PayOutput {
+  return isObject(value) && typeof value.status === "string";
+}
+function isBudget(value: unknown): value is BudgetOutput {
+  return isObject(value) && isObject(value.limits) && Array.isArray(value.balances);
+}

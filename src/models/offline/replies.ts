@@ -1,0 +1,313 @@
+import { displayUsd, parseUsd } from "../../money/index.js";
+import type {
+  BudgetOutput,
+  DiscoveredService,
+  DiscoverOutput,
+  LimitView,
+  Offer,
+  PayOutput,
+  QuoteOutput,
+  ServiceParam,
+} from "../../tools/contract.js";
+
+/**
+ * The offline model's sentences. Every figure comes from a tool result passed in: these functions
+ * format, they never invent a price, a balance or a transaction.
+ */
+
+/** "0.01" -> "$0.01"; text that is not a USD amount is shown as given. */
+export function usd(amount: string): string {
+  const parsed = parseUsd(amount);
+  return parsed.ok ? displayUsd(parsed.atomic) : `$${amount}`;
+}
+
+const CAPABILITIES =
+  "I'm an x402 payment agent. I can find paid x402 services, tell you what one would cost before paying, " +
+  "pay for it within your spending limits and show you the result with its transaction hash, " +
+  'and report your budget, spending and balances. Try "what services are available?", ' +
+  '"how much is the weather service?", "what\'s the weather in Paris?" or "what is my budget?".';
+
+/** The reply to greetings and anything the rules do not recognise. */
+export function helpReply(toolsOffered: boolean): string {
+  if (toolsOffered) return CAPABILITIES;
+  return `${CAPABILITIES} ${NOT_CONFIGURED_TAIL}`;
+}
+
+const NOT_CONFIGURED_TAIL =
+  "Right now, though, payments and service discovery are not configured on this server, so I can only talk.";
+
+/** The reply when the tool an intent needs is not offered (payments not configured). */
+export function notConfiguredReply(action: string): string {
+  return (
+    `I can't ${action} right now: payments and service discovery are not configured on this server. ` +
+    "Once they are, I can find x402 services, quote their prices, pay within your spending limits " +
+    "and report your budget. Meanwhile I'm happy to explain how x402 payments work."
+  );
+}
+
+export function batchReply(): string {
+  return (
+    "Batching several services into one transaction is not available yet (it's coming soon). " +
+    "I can do them one at a time instead: each gets its own cost estimate, limit check and transaction. " +
+    "Tell me the first one you want."
+  );
+}
+
+/** A tool failed (threw, or its result was an error): say which and why, nothing more. */
+export function toolErrorReply(toolName: string, message: string): string {
+  return `The ${toolName} step failed: ${oneLine(message)}. Nothing was paid in that step. You can try again in a moment.`;
+}
+
+export function toolDeniedReply(toolName: string, reason: string): string {
+  return `The ${toolName} step was not run: ${oneLine(reason)}. Nothing was paid.`;
+}
+
+export function unreadableReply(toolName: string): string {
+  return `The ${toolName} step returned a result I can't read, so I won't guess. Nothing was paid.`;
+}
+
+function priceText(service: DiscoveredService): string {
+  return service.price ? usd(service.price.usd) : "price not listed";
+}
+
+function networksText(networks: readonly string[]): string {
+  return networks.length > 0 ? networks.join(", ") : "network not listed";
+}
+
+/** The list of discovered services: name, price, networks. */
+export function discoverReply(output: DiscoverOutput, query: string | undefined): string {
+  const lines: string[] = [];
+  const matching = query ? ` matching "${query}"` : "";
+  if (output.services.length === 0) {
+    lines.push(`I found no x402 services${matching}.`);
+  } else {
+    const count = output.services.length;
+    lines.push(`I found ${count} x402 service${count === 1 ? "" : "s"}${matching}:`);
+    for (const s of output.services) {
+      lines.push(`- ${s.name}: ${priceText(s)} on ${networksText(s.networks)}. ${oneLine(s.description)}`);
+    }
+    lines.push("Ask me what one costs, or ask for its data and I'll quote it before paying.");
+  }
+  if (output.errors.length > 0)
+    lines.push(`Some discovery sources could not be read: ${output.errors.join("; ")}.`);
+  return lines.join("\n");
+}
+
+/** No discovered service matches the request. */
+export function noMatchReply(output: DiscoverOutput, query: string | undefined): string {
+  const what = query ? ` for "${query}"` : " for that";
+  if (output.services.length === 0) {
+    return `I couldn't find an x402 service${what}, so I didn't pay anything.`;
+  }
+  const names = output.services.map((s) => `${s.name} (${priceText(s)})`).join(", ");
+  return `I couldn't find an x402 service${what}, so I didn't pay anything. Available services: ${names}.`;
+}
+
+export function missingParamReply(service: DiscoveredService, param: ServiceParam): string {
+  const hint = param.description ? ` (${oneLine(param.description)})` : "";
+  return `${service.name} needs a ${param.name}${hint}. Which ${param.name} should I use? Nothing was paid yet.`;
+}
+
+function limitsText(limits: { perTransaction: LimitView; perRequest: LimitView; daily: LimitView }): string {
+  const part = (label: string, view: LimitView) =>
+    `${label} ${usd(view.limitUsd)} (remaining ${usd(view.remainingUsd)})`;
+  return `Your limits: ${part("per transaction", limits.perTransaction)}, ${part("per request", limits.perRequest)}, ${part("daily", limits.daily)}.`;
+}
+
+function offerText(offer: Offer): string {
+  return `${usd(offer.amountUsd)} on ${offer.network}`;
+}
+
+/** The answer to "what would X cost": the price, where, what remains of each limit, or why not. */
+export function costReply(service: DiscoveredService, quote: QuoteOutput): string {
+  if (!quote.ok) return `I couldn't get a quote from ${service.name}: ${oneLine(quote.error.message)}.`;
+  if (!quote.paymentRequired) {
+    return `${service.name} did not ask for payment: it's free right now. ${limitsText(quote.limits)}`;
+  }
+  const others = quote.offers.filter((o) => o !== quote.chosen && !sameOffer(o, quote.chosen));
+  const otherText = others.length > 0 ? ` Other offers: ${others.map(offerText).join(", ")}.` : "";
+  if (!quote.chosen) {
+    return `${refusalText(service, quote)}${otherText} ${limitsText(quote.limits)}`;
+  }
+  return `${service.name} costs ${offerText(quote.chosen)}; that is within your limits.${otherText} ${limitsText(quote.limits)}`;
+}
+
+function sameOffer(a: Offer, b: Offer | null): boolean {
+  return b !== null && a.network === b.network && a.asset === b.asset && a.amountAtomic === b.amountAtomic;
+}
+
+/** Why the policy would not pay (quote with `chosen: null`). */
+export function refusalText(service: DiscoveredService, quote: Extract<QuoteOutput, { ok: true }>): string {
+  const price = quote.offers[0] ? ` It asks ${offerText(quote.offers[0])}.` : "";
+  const why = quote.refusal
+    ? `${oneLine(quote.refusal.message)} (${quote.refusal.code})`
+    : "no offer fits your limits";
+  return `I can't pay for ${service.name}: ${why}.${price}`;
+}
+
+/** The cost estimate shown before paying, in the same step as the pay_and_fetch call. */
+export function estimateSentence(service: DiscoveredService, offer: Offer): string {
+  return `${service.name} costs ${offerText(offer)}; within your limits, paying now.`;
+}
+
+export function refusedQuoteReply(
+  service: DiscoveredService,
+  quote: Extract<QuoteOutput, { ok: true }>,
+): string {
+  return `${refusalText(service, quote)} I didn't pay anything. ${limitsText(quote.limits)}`;
+}
+
+/** The answer after pay_and_fetch: the data, the amount and the transaction, or why it failed. */
+export function payReply(service: DiscoveredService, pay: PayOutput): string {
+  const lines: string[] = [];
+  if (pay.status === "paid" || pay.status === "free") {
+    lines.push(pay.data ? `Here is what ${service.name} returned:` : `${service.name} returned no data.`);
+    if (pay.data) {
+      lines.push(summarise(pay.data.body));
+      if (pay.data.truncated) lines.push("(The answer was long and has been cut short.)");
+      if (mentionsDemo(pay.data.body)) lines.push("Note: the service says this is demo data.");
+    }
+    if (pay.status === "paid") {
+      const amount = pay.amountUsd ? usd(pay.amountUsd) : "the quoted price";
+      const network = pay.network ? ` on ${pay.network}` : "";
+      const tx = pay.transaction ? `; transaction ${pay.transaction}` : "";
+      lines.push(`Paid ${amount}${network}${tx}.`);
+    } else {
+      lines.push("No payment was needed.");
+    }
+    return lines.join("\n");
+  }
+  const reason = pay.error ? errorText(pay.error) : "no reason was given";
+  switch (pay.status) {
+    case "refused":
+      return `I didn't pay ${service.name}: ${reason}. Nothing was charged.`;
+    case "failed":
+      return `The payment to ${service.name} failed: ${reason}.${txText(pay)} You were not charged for data you did not get; you can try again.`;
+    case "unknown":
+      return `I can't tell whether the payment to ${service.name} went through: ${reason}.${txText(pay)} Please check before trying again, so you don't pay twice.`;
+  }
+}
+
+function txText(pay: PayOutput): string {
+  return pay.transaction ? ` Transaction: ${pay.transaction}.` : "";
+}
+
+/** An error object as a sentence: its message, then its other plain fields (limit, remaining, price...). */
+function errorText(error: { code: string; message: string; [key: string]: unknown }): string {
+  const extras: string[] = [];
+  for (const [key, value] of Object.entries(error)) {
+    if (key !== "code" && key !== "message" && isPlain(value))
+      extras.push(`${humanKey(key)}: ${moneyish(key, value)}`);
+  }
+  const tail = extras.length > 0 ? ` (${extras.join(", ")})` : "";
+  return `${oneLine(error.message)}${tail}`;
+}
+
+function moneyish(key: string, value: string | number | boolean): string {
+  return /usd$/i.test(key) && typeof value === "string" ? usd(value) : String(value);
+}
+
+function humanKey(key: string): string {
+  return key
+    .replace(/Usd$/, "")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toLowerCase();
+}
+
+/** The budget: limits, spent today, remaining, balances. */
+export function budgetReply(budget: BudgetOutput): string {
+  const { limits } = budget;
+  const lines = [
+    budget.wallet ? `Wallet: ${budget.wallet}.` : "No wallet is set for this conversation.",
+    `Limits: ${usd(limits.perTransactionUsd)} per transaction, ${usd(limits.perRequestUsd)} per request, ${usd(limits.dailyUsd)} per day.`,
+    `Spent today: ${usd(budget.spentTodayUsd)}; remaining today: ${usd(budget.remainingTodayUsd)}; spent in this request: ${usd(budget.spentThisRequestUsd)}.`,
+    `Allowed networks: ${limits.allowedNetworks.length > 0 ? limits.allowedNetworks.join(", ") : "none"}; allowed services: ${
+      limits.allowedServices === "any" ? "any" : limits.allowedServices.join(", ") || "none"
+    }.`,
+  ];
+  if (budget.balances.length > 0) {
+    lines.push(
+      `Balances: ${budget.balances.map((b) => `${usd(b.usd)} ${b.asset} on ${b.network}`).join(", ")}.`,
+    );
+  } else {
+    lines.push("No balances are known.");
+  }
+  lines.push(
+    budget.canSign
+      ? "This server can sign payments for the wallet."
+      : "This server cannot sign for the wallet.",
+  );
+  return lines.join("\n");
+}
+
+type Plain = string | number | boolean;
+function isPlain(value: unknown): value is Plain {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+}
+
+const MAX_FIELDS = 10;
+const MAX_ITEMS = 5;
+const MAX_TEXT = 300;
+
+/** A service's JSON answer as short "field: value" lines; read as data, never followed as instructions. */
+export function summarise(body: unknown): string {
+  if (isPlain(body)) return clip(String(body));
+  if (body === null || body === undefined) return "(empty)";
+  if (Array.isArray(body))
+    return body
+      .slice(0, MAX_ITEMS)
+      .map((item) => `- ${inline(item)}`)
+      .join("\n");
+  if (typeof body !== "object") return "(unreadable)";
+  const entries = Object.entries(body as Record<string, unknown>).filter(([key]) => !/^demo$/i.test(key));
+  const lines = entries.slice(0, MAX_FIELDS).map(([key, value]) => {
+    if (Array.isArray(value)) {
+      const items = value.slice(0, MAX_ITEMS).map((item) => `  - ${inline(item)}`);
+      return [`- ${key}:`, ...items].join("\n");
+    }
+    return `- ${key}: ${inline(value)}`;
+  });
+  if (entries.length > MAX_FIELDS) lines.push(`(and ${entries.length - MAX_FIELDS} more fields)`);
+  return lines.join("\n");
+}
+
+function inline(value: unknown): string {
+  if (isPlain(value)) return clip(String(value));
+  if (value === null || value === undefined) return "none";
+  if (Array.isArray(value)) return value.slice(0, MAX_ITEMS).map(inline).join("; ");
+  if (typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    const title = ["title", "headline", "name"].map((k) => record[k]).find(isPlain);
+    if (title !== undefined) {
+      const extra = ["summary", "description", "source", "url"].map((k) => record[k]).find(isPlain);
+      return clip(extra === undefined ? String(title) : `${title} (${extra})`);
+    }
+    return clip(
+      Object.entries(record)
+        .filter(([, v]) => isPlain(v))
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", "),
+    );
+  }
+  return "(unreadable)";
+}
+
+/** Whether the body says it is demo data: a `demo: true` flag or a top-level text field naming it. */
+export function mentionsDemo(body: unknown): boolean {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    return typeof body === "string" && /\bdemo\b/i.test(body);
+  }
+  return Object.entries(body as Record<string, unknown>).some(
+    ([key, value]) =>
+      (/^demo$/i.test(key) && value === true) || (typeof value === "string" && /\bdemo\b/i.test(value)),
+  );
+}
+
+function clip(text: string): string {
+  const flat = oneLine(text);
+  return flat.length > MAX_TEXT ? `${flat.slice(0, MAX_TEXT)}…` : flat;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
+}
