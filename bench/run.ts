@@ -1,0 +1,62 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { CHAT_BODY } from "./fixtures.js";
+import { type LoadResult, runLoad } from "./load.js";
+
+/**
+ * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
+ * report (paste it into docs/benchmarks.md). Options: --duration=ms per measurement (default 5000).
+ */
+const duration = Number(process.argv.find((a) => a.startsWith("--duration="))?.split("=")[1] ?? 5000);
+
+async function startServers(script: string): Promise<{ urls: Record<string, string>; stop: () => void }> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const first = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  return { urls: JSON.parse(first), stop: () => child.kill("SIGTERM") };
+}
+
+const fmt = (n: number) => (Number.isNaN(n) ? "-" : n < 10 ? n.toFixed(2) : n.toFixed(1));
+
+function row(name: string, r: LoadResult): string {
+  return `| ${name} | ${r.rps.toFixed(0)} | ${fmt(r.ttfb.p50)} | ${fmt(r.ttfb.p99)} | ${fmt(r.total.p50)} | ${fmt(r.total.p99)} | ${r.errors} |`;
+}
+
+async function chatScenario(): Promise<string[]> {
+  const servers = await startServers(new URL("./chat-servers.ts", import.meta.url).pathname);
+  const out: string[] = [
+    "### Chat endpoint (offline model, no payment) vs a bare Hono route streaming the same bytes",
+    "",
+    `Response: ${servers.urls.bytes} bytes in ${servers.urls.lines} lines. ${duration / 1000} s per measurement after a 0.5 s warm-up.`,
+    "",
+    "| target | concurrency | req/s | TTFB p50 ms | TTFB p99 ms | to d: p50 ms | to d: p99 ms | errors |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  const ratios: string[] = [];
+  try {
+    for (const concurrency of [1, 50]) {
+      const common = { body: CHAT_BODY, concurrency, durationMs: duration };
+      const bare = await runLoad({ ...common, url: `${servers.urls.bare}/api/chat` });
+      const chat = await runLoad({ ...common, url: `${servers.urls.chat}/api/chat` });
+      out.push(row(`bare route | ${concurrency}`, bare), row(`/api/chat | ${concurrency}`, chat));
+      ratios.push(
+        `- concurrency ${concurrency}: throughput ratio ${(chat.rps / bare.rps).toFixed(2)} (target >= 0.70); TTFB p50 ${fmt(chat.ttfb.p50)} ms`,
+      );
+    }
+  } finally {
+    servers.stop();
+  }
+  return [...out, "", ...ratios];
+}
+
+const report = [
+  `## Run of ${new Date().toISOString()} (node ${process.version})`,
+  "",
+  ...(await chatScenario()),
+];
+process.stdout.write(`${report.join("\n")}\n`);
