@@ -1,0 +1,68 @@
+import { mkdir } from "node:fs/promises";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import type { Ledger } from "../payments/ledger.js";
+import { PgLedger } from "./ledger.js";
+import { type Db, migrate, quoteIdent } from "./migrations.js";
+
+/**
+ * The store: the ledger on PostgreSQL. Embedded PGlite by default, so a fresh machine needs no
+ * database server; a real PostgreSQL server when `databaseUrl` is set. Migrations run on open.
+ */
+
+export interface StoreOptions {
+  /** postgres://... : use this server. Absent: embedded PGlite. */
+  databaseUrl?: string;
+  /** PGlite data directory (persisted); "memory://" keeps it in memory. Default ".data/pglite". */
+  dataDir?: string;
+  /** Postgres schema holding the tables, e.g. one per test file. Default "public". */
+  schema?: string;
+}
+
+export interface Store {
+  kind: "pglite" | "postgres";
+  ledger: Ledger;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DATA_DIR = ".data/pglite";
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Open the store, creating or upgrading its schema. Close it when done (PGlite holds its directory). */
+export async function openStore(options: StoreOptions = {}): Promise<Store> {
+  const schema = options.schema ?? "public";
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+
+  if (options.databaseUrl) {
+    const client = postgres(options.databaseUrl, {
+      max: 10,
+      onnotice: () => {},
+      // Unqualified table names resolve in the store's schema on every pooled connection.
+      connection: { search_path: quoteIdent(schema), application_name: "x402-chat-agent" },
+    });
+    const db: Db = drizzlePostgres(client);
+    try {
+      await migrate(db, schema);
+    } catch (error) {
+      await client.end({ timeout: 5 });
+      throw error;
+    }
+    return { kind: "postgres", ledger: new PgLedger(db), close: () => client.end({ timeout: 5 }) };
+  }
+
+  const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
+  if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });
+  const client = new PGlite(dataDir);
+  try {
+    await client.exec(`SET search_path TO ${quoteIdent(schema)}`);
+    const db: Db = drizzlePglite(client);
+    await migrate(db, schema);
+    return { kind: "pglite", ledger: new PgLedger(db), close: () => client.close() };
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+}

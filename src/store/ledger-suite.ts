@@ -1,0 +1,374 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Ledger, PaymentNotFoundError, type ReserveInput } from "../payments/ledger.js";
+import type { AmountLimits } from "../payments/policy.js";
+import { IllegalTransitionError } from "../payments/state.js";
+import type { Store } from "./index.js";
+
+/**
+ * The ledger's behaviour, written once and run against every backend (PGlite, PostgreSQL server).
+ * Each test works on its own wallet and request ids, so one store serves the whole suite.
+ */
+
+const USD = 1_000_000n;
+const HOUR = 60 * 60 * 1000;
+const T0 = new Date("2026-03-01T12:00:00.000Z");
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const roomy: AmountLimits = { perTransaction: 100n * USD, perRequest: 100n * USD, daily: 1000n * USD };
+
+function payment(over: Partial<ReserveInput> & { wallet: string }): ReserveInput {
+  return {
+    paymentId: `pay_${randomUUID()}`,
+    requestId: `req_${randomUUID()}`,
+    service: "https://weather.example/paris",
+    network: "eip155:31337",
+    asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+    payTo: "0x000000000000000000000000000000000000dEaD",
+    amount: USD,
+    requirement: { scheme: "exact", network: "eip155:31337", amount: "1000000", maxTimeoutSeconds: 60 },
+    limits: roomy,
+    now: T0,
+    ...over,
+  };
+}
+
+const newWallet = () => `0xwallet_${randomUUID()}`;
+
+/** Register the suite for one backend. `open` is called once; the store is closed after. */
+export function describeLedger(
+  name: string,
+  open: () => Promise<Store>,
+  cleanup?: () => Promise<void>,
+): void {
+  describe(`ledger on ${name}`, () => {
+    let store: Store;
+    let ledger: Ledger;
+
+    beforeAll(async () => {
+      store = await open();
+      ledger = store.ledger;
+    });
+    afterAll(async () => {
+      await store?.close();
+      await cleanup?.();
+    });
+
+    it("reserves a payment and keeps every field", async () => {
+      const wallet = newWallet();
+      const input = payment({ wallet, amount: 12_345n });
+      const result = await ledger.reserve(input);
+      expect(result.ok).toBe(true);
+      const record = await ledger.get(input.paymentId);
+      expect(record).toMatchObject({
+        paymentId: input.paymentId,
+        status: "reserved",
+        history: [{ status: "reserved", at: T0.toISOString() }],
+        wallet,
+        requestId: input.requestId,
+        service: input.service,
+        network: input.network,
+        asset: input.asset,
+        payTo: input.payTo,
+        amount: 12_345n,
+        requirement: input.requirement,
+        txHash: null,
+        payer: null,
+        error: null,
+        authorization: null,
+        settledAt: null,
+      });
+      expect(record?.createdAt.getTime()).toBe(T0.getTime());
+      expect(await ledger.get("pay_missing")).toBeUndefined();
+    });
+
+    it("keeps amounts beyond 64 bits exact", async () => {
+      const wallet = newWallet();
+      const huge = 10n ** 30n + 7n;
+      const limits = { perTransaction: huge, perRequest: huge, daily: 2n * huge };
+      const input = payment({ wallet, amount: huge, limits });
+      expect((await ledger.reserve(input)).ok).toBe(true);
+      expect((await ledger.get(input.paymentId))?.amount).toBe(huge);
+      expect((await ledger.spending(wallet, T0)).today).toBe(huge);
+    });
+
+    it("grants exactly N of many concurrent reservations against a daily limit", async () => {
+      const wallet = newWallet();
+      const limits = { ...roomy, daily: 7n * USD };
+      const results = await Promise.all(
+        Array.from({ length: 30 }, () => ledger.reserve(payment({ wallet, limits, amount: USD }))),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(7);
+      for (const r of results.filter((r) => !r.ok)) {
+        expect(r).toMatchObject({
+          limit: "daily",
+          limitAtomic: 7n * USD,
+          remainingAtomic: 0n,
+          amountAtomic: USD,
+        });
+      }
+      const spent = await ledger.spending(wallet, T0);
+      expect(spent).toEqual({ settled: 0n, pending: 7n * USD, unknown: 0n, today: 7n * USD });
+    });
+
+    it("grants exactly N of concurrent reservations of one request against its per-request limit", async () => {
+      const wallet = newWallet();
+      const requestId = `req_${randomUUID()}`;
+      const limits = { ...roomy, perRequest: 3n * USD };
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => ledger.reserve(payment({ wallet, requestId, limits }))),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(3);
+      const rows = await ledger.listByRequest(requestId);
+      expect(rows).toHaveLength(3);
+      expect(rows.reduce((sum, p) => sum + p.amount, 0n)).toBeLessThanOrEqual(3n * USD);
+    });
+
+    it("refuses a payment above the per-transaction limit and records nothing", async () => {
+      const wallet = newWallet();
+      const input = payment({ wallet, amount: 2n * USD, limits: { ...roomy, perTransaction: USD } });
+      expect(await ledger.reserve(input)).toEqual({
+        ok: false,
+        limit: "perTransaction",
+        limitAtomic: USD,
+        remainingAtomic: USD,
+        amountAtomic: 2n * USD,
+      });
+      expect(await ledger.get(input.paymentId)).toBeUndefined();
+    });
+
+    it("refuses what would pass the per-request limit, naming what remains", async () => {
+      const wallet = newWallet();
+      const requestId = `req_${randomUUID()}`;
+      const limits = { ...roomy, perRequest: 2n * USD };
+      expect((await ledger.reserve(payment({ wallet, requestId, limits, amount: (3n * USD) / 2n }))).ok).toBe(
+        true,
+      );
+      expect(await ledger.reserve(payment({ wallet, requestId, limits, amount: USD }))).toMatchObject({
+        ok: false,
+        limit: "perRequest",
+        remainingAtomic: USD / 2n,
+      });
+      // Another request of the same wallet has its own per-request budget.
+      expect((await ledger.reserve(payment({ wallet, limits, amount: USD }))).ok).toBe(true);
+    });
+
+    it("frees the budget for released and failed payments, but not for unknown ones", async () => {
+      const wallet = newWallet();
+      const limits = { ...roomy, daily: 2n * USD };
+      const a = payment({ wallet, limits });
+      const b = payment({ wallet, limits });
+      expect((await ledger.reserve(a)).ok).toBe(true);
+      expect((await ledger.reserve(b)).ok).toBe(true);
+      expect((await ledger.reserve(payment({ wallet, limits }))).ok).toBe(false);
+
+      await ledger.transition(a.paymentId, "released", {}, at(1000));
+      const c = payment({ wallet, limits });
+      expect((await ledger.reserve(c)).ok).toBe(true);
+
+      await ledger.transition(c.paymentId, "signed", {}, at(2000));
+      await ledger.transition(c.paymentId, "failed", { error: "facilitator refused" }, at(3000));
+      const d = payment({ wallet, limits });
+      expect((await ledger.reserve(d)).ok).toBe(true);
+
+      await ledger.transition(d.paymentId, "signed", {}, at(4000));
+      await ledger.transition(d.paymentId, "unknown", { error: "timeout after send" }, at(5000));
+      expect((await ledger.reserve(payment({ wallet, limits }))).ok).toBe(false);
+      expect(await ledger.spending(wallet, at(6000))).toEqual({
+        settled: 0n,
+        pending: USD,
+        unknown: USD,
+        today: 2n * USD,
+      });
+    });
+
+    it("counts spend in a rolling 24 h window", async () => {
+      const wallet = newWallet();
+      const limits = { ...roomy, daily: 5n * USD };
+      const first = payment({ wallet, limits, amount: 5n * USD, now: T0 });
+      expect((await ledger.reserve(first)).ok).toBe(true);
+      await ledger.transition(first.paymentId, "signed", {}, T0);
+      await ledger.transition(first.paymentId, "submitted", {}, T0);
+      await ledger.transition(first.paymentId, "settled", { txHash: "0xabc" }, T0);
+
+      const almost = at(24 * HOUR - 1);
+      expect(await ledger.reserve(payment({ wallet, limits, amount: 1n, now: almost }))).toMatchObject({
+        ok: false,
+        limit: "daily",
+        remainingAtomic: 0n,
+      });
+      expect((await ledger.spending(wallet, almost)).settled).toBe(5n * USD);
+
+      const dayLater = at(24 * HOUR);
+      expect(await ledger.spending(wallet, dayLater)).toEqual({
+        settled: 0n,
+        pending: 0n,
+        unknown: 0n,
+        today: 0n,
+      });
+      expect((await ledger.reserve(payment({ wallet, limits, amount: 5n * USD, now: dayLater }))).ok).toBe(
+        true,
+      );
+    });
+
+    it("records the status history and settlement facts", async () => {
+      const wallet = newWallet();
+      const input = payment({ wallet });
+      await ledger.reserve(input);
+      const authorization = { nonce: "0x01", validBefore: "1772366460" };
+      await ledger.transition(input.paymentId, "signed", { authorization }, at(10));
+      await ledger.transition(input.paymentId, "submitted", {}, at(20));
+      const settled = await ledger.transition(
+        input.paymentId,
+        "settled",
+        { txHash: "0xfeed", payer: wallet },
+        at(30),
+      );
+      expect(settled).toMatchObject({
+        status: "settled",
+        txHash: "0xfeed",
+        payer: wallet,
+        authorization,
+        history: [
+          { status: "reserved", at: T0.toISOString() },
+          { status: "signed", at: at(10).toISOString() },
+          { status: "submitted", at: at(20).toISOString() },
+          { status: "settled", at: at(30).toISOString(), txHash: "0xfeed", payer: wallet },
+        ],
+      });
+      expect(settled.settledAt?.getTime()).toBe(at(30).getTime());
+      expect(settled.updatedAt.getTime()).toBe(at(30).getTime());
+      expect(await ledger.spending(wallet, at(40))).toMatchObject({ settled: USD, today: USD });
+    });
+
+    it("throws on illegal transitions and unknown ids, leaving the row untouched", async () => {
+      const input = payment({ wallet: newWallet() });
+      await ledger.reserve(input);
+      await expect(ledger.transition(input.paymentId, "settled", {}, at(1))).rejects.toThrow(
+        IllegalTransitionError,
+      );
+      await ledger.transition(input.paymentId, "released", {}, at(2));
+      await expect(ledger.transition(input.paymentId, "signed", {}, at(3))).rejects.toThrow(
+        IllegalTransitionError,
+      );
+      await expect(ledger.transition(input.paymentId, "reserved", {}, at(3))).rejects.toThrow(
+        /released -> reserved/,
+      );
+      expect((await ledger.get(input.paymentId))?.history.map((h) => h.status)).toEqual([
+        "reserved",
+        "released",
+      ]);
+      await expect(ledger.transition("pay_missing", "signed", {}, at(4))).rejects.toThrow(
+        PaymentNotFoundError,
+      );
+    });
+
+    it("lets exactly one of concurrent transitions of one payment win", async () => {
+      const input = payment({ wallet: newWallet() });
+      await ledger.reserve(input);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) =>
+          ledger.transition(input.paymentId, i % 2 ? "signed" : "released", {}, at(i)),
+        ),
+      );
+      expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+      expect((await ledger.get(input.paymentId))?.history).toHaveLength(2);
+    });
+
+    it("refuses a duplicate payment id", async () => {
+      const wallet = newWallet();
+      const input = payment({ wallet });
+      await ledger.reserve(input);
+      await expect(ledger.reserve({ ...input })).rejects.toThrow(/already exists/);
+      expect((await ledger.spending(wallet, T0)).today).toBe(USD);
+    });
+
+    it("lists payments by status and by request, oldest first", async () => {
+      const wallet = newWallet();
+      const requestId = `req_${randomUUID()}`;
+      const a = payment({ wallet, requestId, now: at(1) });
+      const b = payment({ wallet, requestId, now: at(2) });
+      await ledger.reserve(b);
+      await ledger.reserve(a);
+      await ledger.transition(b.paymentId, "signed", {}, at(3));
+      await ledger.transition(b.paymentId, "unknown", {}, at(4));
+      expect((await ledger.listByRequest(requestId)).map((p) => p.paymentId)).toEqual([
+        a.paymentId,
+        b.paymentId,
+      ]);
+      const unknown = await ledger.listByStatus(["unknown"]);
+      expect(unknown.map((p) => p.paymentId)).toContain(b.paymentId);
+      expect(unknown.every((p) => p.status === "unknown")).toBe(true);
+      expect(await ledger.listByStatus([])).toEqual([]);
+    });
+
+    describe("idempotency keys", () => {
+      const claim = (key: string, over: { fingerprint?: string; wallet?: string | null; now?: Date } = {}) =>
+        ledger.claimIdempotencyKey({
+          key,
+          wallet: over.wallet === undefined ? "0xabc" : over.wallet,
+          fingerprint: over.fingerprint ?? "sha256:body",
+          now: over.now ?? T0,
+        });
+
+      it("claims, reports in-progress, replays, and refuses another body or wallet", async () => {
+        const key = `idem_${randomUUID()}`;
+        expect(await claim(key)).toEqual({ state: "new" });
+        expect(await claim(key)).toEqual({ state: "in-progress" });
+        expect(await claim(key, { fingerprint: "sha256:other" })).toEqual({ state: "conflict" });
+        await ledger.completeIdempotencyKey(key, { finishReason: "payment-complete", transactions: ["0x1"] });
+        expect(await claim(key, { now: at(HOUR) })).toEqual({
+          state: "replay",
+          response: { finishReason: "payment-complete", transactions: ["0x1"] },
+        });
+        expect(await claim(key, { wallet: "0xdef" })).toEqual({ state: "conflict" });
+        expect(await claim(key, { wallet: null })).toEqual({ state: "conflict" });
+        // A completed key is not released.
+        await ledger.releaseIdempotencyKey(key);
+        expect((await claim(key)).state).toBe("replay");
+      });
+
+      it("frees a released key and forgets keys after 24 h", async () => {
+        const key = `idem_${randomUUID()}`;
+        expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
+        await ledger.releaseIdempotencyKey(key);
+        expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
+        await ledger.completeIdempotencyKey(key, { ok: true });
+        expect((await claim(key, { wallet: null, now: at(24 * HOUR - 1) })).state).toBe("replay");
+        expect(await claim(key, { wallet: null, fingerprint: "sha256:new", now: at(24 * HOUR) })).toEqual({
+          state: "new",
+        });
+        expect(await claim(key, { wallet: null, fingerprint: "sha256:new", now: at(24 * HOUR) })).toEqual({
+          state: "in-progress",
+        });
+      });
+
+      it("gives 'new' to exactly one of many concurrent claims", async () => {
+        const key = `idem_${randomUUID()}`;
+        const results = await Promise.all(Array.from({ length: 25 }, () => claim(key)));
+        expect(results.filter((r) => r.state === "new")).toHaveLength(1);
+        expect(results.filter((r) => r.state === "in-progress")).toHaveLength(24);
+      });
+    });
+
+    it("measures one reserve + transitions cycle", async () => {
+      const wallet = newWallet();
+      const cycles = 50;
+      const started = performance.now();
+      for (let i = 0; i < cycles; i++) {
+        const input = payment({ wallet, amount: 1n });
+        await ledger.reserve(input);
+        await ledger.transition(input.paymentId, "signed", {}, T0);
+        await ledger.transition(input.paymentId, "submitted", {}, T0);
+        await ledger.transition(input.paymentId, "settled", { txHash: `0x${i}` }, T0);
+      }
+      const perCycle = (performance.now() - started) / cycles;
+      const reserveStart = performance.now();
+      for (let i = 0; i < cycles; i++) await ledger.reserve(payment({ wallet, amount: 1n }));
+      const perReserve = (performance.now() - reserveStart) / cycles;
+      console.log(
+        `[ledger timing] ${name}: reserve ${perReserve.toFixed(2)} ms; reserve + signed + submitted + settled ${perCycle.toFixed(2)} ms per payment`,
+      );
+      expect((await ledger.spending(wallet, T0)).today).toBe(BigInt(2 * cycles));
+    });
+  });
+}

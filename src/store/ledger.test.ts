@@ -1,0 +1,26 @@
+import { randomUUID } from "node:crypto";
+import postgres from "postgres";
+import { describe, it } from "vitest";
+import { openStore } from "./index.js";
+import { describeLedger } from "./ledger-suite.js";
+
+const databaseUrl = process.env.DATABASE_URL;
+
+describeLedger("PGlite (in memory)", () => openStore({ dataDir: "memory://" }));
+
+if (databaseUrl) {
+  const schema = `ledger_test_${randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  describeLedger(
+    "PostgreSQL server",
+    () => openStore({ databaseUrl, schema }),
+    async () => {
+      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await sql.end();
+    },
+  );
+} else {
+  describe("ledger on PostgreSQL server", () => {
+    it.skip("needs DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)", () => {});
+  });
+}

@@ -1,0 +1,64 @@
+import { customType, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import type { StatusEntry } from "../payments/ledger.js";
+import type { LedgerStatus } from "../payments/state.js";
+
+/**
+ * Drizzle table definitions of the ledger. The tables are unqualified: the store sets the
+ * connection's `search_path` to its schema, so one definition serves every schema (tests isolate
+ * themselves in a schema of their own). The DDL lives in migrations.ts and must match.
+ */
+
+/**
+ * NUMERIC(78,0) mapped to bigint. Money never passes through a JS number: both drivers hand NUMERIC
+ * over as text (a BIGINT column would come back from PGlite as a lossy number).
+ */
+export const atomicAmount = customType<{ data: bigint; driverData: string }>({
+  dataType: () => "numeric(78,0)",
+  toDriver: (value) => value.toString(),
+  fromDriver: (value) => BigInt(value),
+});
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+/** One row per wallet that ever reserved: the row `reserve` locks to serialize a wallet's spending. */
+export const walletBudgets = pgTable("wallet_budgets", {
+  wallet: text("wallet").primaryKey(),
+  createdAt: ts("created_at").notNull(),
+});
+
+export const payments = pgTable("payments", {
+  paymentId: text("payment_id").primaryKey(),
+  status: text("status").$type<LedgerStatus>().notNull(),
+  history: jsonb("history").$type<StatusEntry[]>().notNull(),
+  wallet: text("wallet").notNull(),
+  requestId: text("request_id").notNull(),
+  service: text("service").notNull(),
+  network: text("network").notNull(),
+  asset: text("asset").notNull(),
+  payTo: text("pay_to").notNull(),
+  amount: atomicAmount("amount").notNull(),
+  requirement: jsonb("requirement").$type<unknown>().notNull(),
+  txHash: text("tx_hash"),
+  payer: text("payer"),
+  error: text("error"),
+  authorization: jsonb("authorization_data").$type<unknown>(),
+  createdAt: ts("created_at").notNull(),
+  updatedAt: ts("updated_at").notNull(),
+  settledAt: ts("settled_at"),
+});
+
+export const idempotencyKeys = pgTable("idempotency_keys", {
+  key: text("key").primaryKey(),
+  wallet: text("wallet"),
+  fingerprint: text("fingerprint").notNull(),
+  state: text("state").$type<"in-progress" | "complete">().notNull(),
+  response: jsonb("response").$type<unknown>(),
+  createdAt: ts("created_at").notNull(),
+  expiresAt: ts("expires_at").notNull(),
+});
+
+export const schemaMigrations = pgTable("schema_migrations", {
+  id: integer("id").primaryKey(),
+  name: text("name").notNull(),
+  appliedAt: ts("applied_at").notNull(),
+});
