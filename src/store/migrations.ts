@@ -77,6 +77,8 @@ export async function migrate(db: Db, schema: string): Promise<number[]> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`x402-ledger-migrations:${schema}`}))`);
     await tx.execute(sql.raw(`CREATE SCHEMA IF NOT EXISTS ${s}`));
+    // The tables are unqualified in schema.ts: within this transaction they must mean `schema`.
+    await tx.execute(sql.raw(`SET LOCAL search_path TO ${s}`));
     await tx.execute(
       sql.raw(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
         id integer PRIMARY KEY,
