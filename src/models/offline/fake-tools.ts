@@ -79,7 +79,7 @@ function offerFor(service: DiscoveredService) {
   };
 }
 
-const LIMITS = {
+export const LIMITS = {
   perTransaction: { limitUsd: "0.10", remainingUsd: "0.10" },
   perRequest: { limitUsd: "0.25", remainingUsd: "0.25" },
   daily: { limitUsd: "1.00", remainingUsd: "0.95" },
@@ -105,6 +105,8 @@ function bodyFor(service: DiscoveredService, input: PayInput): unknown {
 export interface FakeToolOptions {
   /** Replace pay_and_fetch's answer (e.g. a refusal). */
   pay?: (input: PayInput) => PayOutput;
+  /** Replace get_quote's answer (e.g. a free service). */
+  quote?: (input: QuoteInput) => QuoteOutput;
   /** Make discover_services throw this message. */
   discoverThrows?: string;
 }
@@ -134,6 +136,7 @@ export function fakeTools(options: FakeToolOptions = {}) {
       inputSchema: quoteInputSchema,
       execute: async (input: QuoteInput): Promise<QuoteOutput> => {
         calls.push({ toolName: TOOL_NAMES.quote, input });
+        if (options.quote) return options.quote(input);
         const service = find(input.url);
         if (!service) return { ok: false, error: { code: "not_found", message: "no such service" } };
         const offer = offerFor(service);

@@ -6,11 +6,12 @@ import type { DiscoveredService, ServiceParam } from "../../tools/contract.js";
  * | Intent     | Examples                                                                     |
  * |------------|------------------------------------------------------------------------------|
  * | `batch`    | "batch these", "several services in one transaction", "bundle"               |
+ * | `help`     | "what can you do", "what is x402", "who are you", "help"                     |
  * | `budget`   | "what is my budget", "how much have I spent", "my limits", "balance"         |
  * | `discover` | "what services", "find services", "discover", "what can I buy"               |
  * | `cost`     | "how much is the weather", "what would X cost", "price of the weather service" |
  * | `get`      | "what's the weather in Paris", "get me the BTC price", "latest news about AI", "buy the premium report" |
- * | `help`     | anything else: greetings, thanks, questions about the agent                   |
+ * | `help`     | anything else: greetings, thanks                                             |
  */
 export type Intent = "batch" | "budget" | "discover" | "cost" | "get" | "help";
 
@@ -18,6 +19,10 @@ const RULES: ReadonlyArray<readonly [Intent, RegExp]> = [
   [
     "batch",
     /\b(batch(es|ing)?|bundle[sd]?|(several|multiple|many) services (in|with) (one|a single)|in (one|a single) (transaction|payment))\b/,
+  ],
+  [
+    "help",
+    /(\bwho are you|\bwhat are you\b|\bwhat can you do|\bhow (do|does) (you|it|this|x402) work|\bwhat is x402|^\s*help\b)/,
   ],
   [
     "budget",

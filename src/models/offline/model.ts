@@ -93,10 +93,25 @@ function toParts(rendered: Rendered): LanguageModelV3StreamPart[] {
 
 /**
  * The built-in model: a deterministic `LanguageModelV3` that needs no network and no key, so the
- * service runs and its tests pass out of the box. It reads the last user message (intent table in
- * `intents.ts`), the tool results the AI SDK loop has appended since, and the tools offered; each call
- * it either emits one real tool call (finish "tool-calls") or writes the final reply from the tool
- * results (finish "stop"). It never invents data that is not in a tool result.
+ * service runs and its tests pass out of the box. It reads the last user message, the tool results the
+ * AI SDK loop has appended since, and the tools offered; each call it either emits one real tool call
+ * (finish "tool-calls") or writes the final reply from the tool results (finish "stop"). It never
+ * invents data that is not in a tool result, and calls each tool at most once per user turn.
+ *
+ * Intents (case-insensitive keyword rules on the last user message, first match wins; `intents.ts`):
+ *
+ * | Intent   | Example                              | Steps                                                         |
+ * |----------|--------------------------------------|---------------------------------------------------------------|
+ * | batch    | "several services in one transaction"| text: not available yet (coming soon), offer one at a time    |
+ * | help     | "what can you do", "what is x402"    | text: what it can do                                          |
+ * | budget   | "what is my budget", "how much have I spent", "limits", "balance" | get_budget -> limits, spent, remaining, balances |
+ * | discover | "what services", "find services", "what can I buy" | discover_services -> name, price, networks      |
+ * | cost     | "how much is the weather in Paris", "price of X" | discover -> get_quote -> price, network, remaining limits or refusal |
+ * | get      | "what's the weather in Paris", "get me the BTC price", "latest news about AI", "buy the premium report" | discover -> best match by shared words -> fill the first required string param (city=Paris, symbol=BTC, topic=AI) -> get_quote -> cost estimate text + pay_and_fetch({maxUsd: quoted}) -> data, amount, tx hash; refused quote: explain, no payment |
+ * | help     | anything else (greetings)            | text: what it can do                                          |
+ *
+ * Without the needed tool (payments not configured, or toolChoice "none") it says so in text. A tool
+ * error or a refused/failed/unknown payment is explained from the result's own fields.
  *
  * Text streams a few words per text-delta; `maxOutputTokens` (1 token ~= 1 word) truncates it with
  * finish "length"; an aborted `abortSignal` stops the stream with an AbortError.

@@ -2,7 +2,7 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai";
 import { describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../../tools/contract.js";
-import { CATALOGUE, fakeTools, NETWORK, TX_HASH } from "./fake-tools.js";
+import { CATALOGUE, fakeTools, LIMITS, NETWORK, TX_HASH } from "./fake-tools.js";
 import { classify, extractSubjects } from "./intents.js";
 import { createOfflineModel } from "./model.js";
 
@@ -179,6 +179,55 @@ describe("offline model: intents through the streamText loop", () => {
     );
   });
 
+  it("fetches a free service with maxUsd 0 and says no payment was needed", async () => {
+    const { tools, calls } = fakeTools({
+      quote: (input) => ({
+        ok: true,
+        url: input.url,
+        paymentRequired: false,
+        offers: [],
+        chosen: null,
+        limits: LIMITS,
+      }),
+      pay: () => ({
+        status: "free",
+        data: {
+          untrusted: true,
+          contentType: "application/json",
+          body: { city: "Oslo", temperatureC: 3 },
+          truncated: false,
+        },
+      }),
+    });
+    const r = await run("weather in Oslo please, get it", { tools });
+    expect(calls[2]?.input).toMatchObject({ query: { city: "Oslo" }, maxUsd: "0" });
+    expect(r.text).toContain("Weather did not ask for payment; fetching it now.");
+    expect(r.text).toContain("- temperatureC: 3");
+    expect(r.text).toContain("No payment was needed.");
+  });
+
+  it("warns against paying twice when the payment outcome is unknown", async () => {
+    const { tools } = fakeTools({
+      pay: () => ({
+        status: "unknown",
+        transaction: TX_HASH,
+        error: { code: "confirmation_timeout", message: "The transaction was not confirmed in time" },
+      }),
+    });
+    const r = await run("what's the weather in Paris", { tools });
+    expect(r.text).toContain("I can't tell whether the payment to Weather went through");
+    expect(r.text).toContain(`Transaction: ${TX_HASH}.`);
+    expect(r.text).toContain("so you don't pay twice");
+  });
+
+  it("answers a cost question without a city from the listed price, and asks for the city", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("how much is the weather service?", { tools });
+    expect(calls.map((c) => c.toolName)).toEqual([TOOL_NAMES.discover]);
+    expect(r.text).toContain("Weather lists $0.01 on eip155:31337.");
+    expect(r.text).toContain("tell me which city");
+  });
+
   it("asks for a missing parameter instead of paying", async () => {
     const { tools, calls } = fakeTools();
     const r = await run("get me the weather", { tools });
@@ -313,6 +362,9 @@ describe("intent rules", () => {
     ["bundle these", "batch"],
     ["several services in one transaction please", "batch"],
     ["good morning", "help"],
+    ["what can you do?", "help"],
+    ["What is x402?", "help"],
+    ["tell me the latest news", "get"],
   ])("%s -> %s", (text, intent) => {
     expect(classify(text)).toBe(intent);
   });

@@ -119,7 +119,13 @@ function serviceStep(view: TurnView, intent: "cost" | "get"): Step {
   const service = bestService(found.services, view.userText);
   if (!service) return { text: reply.noMatchReply(found, query) };
   const fill = fillParams(service, view.userText);
-  if (!fill.ok) return { text: reply.missingParamReply(service, fill.missing) };
+  if (!fill.ok) {
+    const text =
+      intent === "cost"
+        ? reply.listedPriceReply(service, fill.missing)
+        : reply.missingParamReply(service, fill.missing);
+    return { text };
+  }
   const target = targetOf(service, fill.values);
 
   const quoted = resultOf(view, TOOL_NAMES.quote);

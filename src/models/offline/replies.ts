@@ -108,6 +108,14 @@ export function missingParamReply(service: DiscoveredService, param: ServicePara
   return `${service.name} needs a ${param.name}${hint}. Which ${param.name} should I use? Nothing was paid yet.`;
 }
 
+/** A cost question without the parameter a quote needs: the price discovery listed, and the question. */
+export function listedPriceReply(service: DiscoveredService, param: ServiceParam): string {
+  const listed = service.price
+    ? `${service.name} lists ${priceText(service)} on ${networksText(service.networks)}.`
+    : `${service.name} does not list a price.`;
+  return `${listed} For an exact quote checked against your limits, tell me which ${param.name} you want.`;
+}
+
 function limitsText(limits: { perTransaction: LimitView; perRequest: LimitView; daily: LimitView }): string {
   const part = (label: string, view: LimitView) =>
     `${label} ${usd(view.limitUsd)} (remaining ${usd(view.remainingUsd)})`;
