@@ -24,7 +24,9 @@ export function usd(amount: string): string {
 const CAPABILITIES =
   "I'm an x402 payment agent. I can find paid x402 services, tell you what one would cost before paying, " +
   "pay for it within your spending limits and show you the result with its transaction hash, " +
-  'and report your budget, spending and balances. Try "what services are available?", ' +
+  "and report your budget, spending and balances. (An x402 service answers HTTP 402 Payment Required " +
+  "with its price; I pay it in USDC on chain, within your limits, and fetch the answer.) " +
+  'Try "what services are available?", ' +
   '"how much is the weather service?", "what\'s the weather in Paris?" or "what is my budget?".';
 
 /** The reply to greetings and anything the rules do not recognise. */
@@ -41,7 +43,7 @@ export function notConfiguredReply(action: string): string {
   return (
     `I can't ${action} right now: payments and service discovery are not configured on this server. ` +
     "Once they are, I can find x402 services, quote their prices, pay within your spending limits " +
-    "and report your budget. Meanwhile I'm happy to explain how x402 payments work."
+    "and report your budget. Meanwhile, ask me what x402 is or what I can do."
   );
 }
 
