@@ -97,6 +97,7 @@ describe("start and stop", () => {
     await devnet.stop(); // idempotent
     for (const url of urls) expect(await refuses(url), url).toBe(true);
     expect(childPids()).toEqual(childrenBefore);
+    expect(existsSync(join(dir, "manifest.json"))).toBe(false);
   });
 });
 

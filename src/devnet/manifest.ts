@@ -1,4 +1,4 @@
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { DevnetManifest } from "./types.js";
 
@@ -20,4 +20,18 @@ export async function writeManifest(path: string, manifest: DevnetManifest): Pro
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   await rename(temp, path);
+}
+
+/**
+ * Deletes the manifest on stop so a stale file never points at dead ports, but only if it is
+ * still ours: another devnet may have written the same path since.
+ */
+export async function removeManifest(path: string, manifest: DevnetManifest): Promise<void> {
+  try {
+    const onDisk = JSON.parse(await readFile(path, "utf8")) as Partial<DevnetManifest>;
+    if (onDisk.devToken === manifest.devToken && onDisk.startedAt === manifest.startedAt)
+      await rm(path, { force: true });
+  } catch {
+    // Already gone or unreadable: nothing of ours to remove.
+  }
 }

@@ -14,7 +14,7 @@ import { DiscoveryCatalog } from "./facilitator/catalog.js";
 import { createFacilitator } from "./facilitator/schemes.js";
 import { FaultSwitch } from "./faults.js";
 import { DevnetHttpServer } from "./http-server.js";
-import { resolveManifestPath, writeManifest } from "./manifest.js";
+import { removeManifest, resolveManifestPath, writeManifest } from "./manifest.js";
 import { createServiceApp, type PaymentRail } from "./services/app.js";
 import { SERVICE_DEFINITIONS, type ServiceDefinition, usdToAtomic } from "./services/definitions.js";
 import {
@@ -203,6 +203,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       ...("reason" in solanaResult.value ? { solanaUnavailableReason: solanaResult.value.reason } : {}),
     };
     if (manifestPath) {
+      const written = manifest;
+      teardown.push(() => removeManifest(manifestPath, written));
       await writeManifest(manifestPath, manifest);
       log(`devnet: manifest written to ${manifestPath}`);
     }
