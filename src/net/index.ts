@@ -1,0 +1,15 @@
+/**
+ * Outbound HTTP for the service: the only way server-side code should reach a URL it did not
+ * choose itself (discovery endpoints, paid services). See safe-fetch.ts for the rules.
+ */
+export { type AddressClass, classifyAddress } from "./address.js";
+export {
+  type BlockedReason,
+  createSafeFetch,
+  isSafeFetchBlockedError,
+  type SafeFetch,
+  SafeFetchBlockedError,
+  type SafeFetchInit,
+  type SafeFetchPolicy,
+  type SafeResponse,
+} from "./safe-fetch.js";
