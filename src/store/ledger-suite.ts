@@ -352,7 +352,7 @@ export function describeLedger(
 
     it("measures one reserve + transitions cycle", async () => {
       const wallet = newWallet();
-      const cycles = 50;
+      const cycles = 30;
       const started = performance.now();
       for (let i = 0; i < cycles; i++) {
         const input = payment({ wallet, amount: 1n });

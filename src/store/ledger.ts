@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, or, sql } from "drizzle-orm";
 import {
   DAILY_WINDOW_MS,
   IDEMPOTENCY_TTL_MS,
@@ -14,7 +14,13 @@ import {
   type TransitionFields,
 } from "../payments/ledger.js";
 import { checkSpend } from "../payments/policy.js";
-import { assertTransition, type LedgerStatus, SPENT_STATUSES } from "../payments/state.js";
+import {
+  assertTransition,
+  canTransition,
+  LEDGER_STATUSES,
+  type LedgerStatus,
+  SPENT_STATUSES,
+} from "../payments/state.js";
 import type { Db } from "./migrations.js";
 import { idempotencyKeys, payments, walletBudgets } from "./schema.js";
 
@@ -41,30 +47,27 @@ export class PgLedger implements Ledger {
     if (input.amount < 0n) throw new RangeError("reserve: amount must not be negative");
     const since = new Date(input.now.getTime() - DAILY_WINDOW_MS);
     return this.db.transaction(async (tx) => {
-      // The wallet's budget row is the lock every reservation for this wallet queues on.
+      // The wallet's budget row is the lock every reservation for this wallet queues on. An
+      // upsert that always updates takes the row lock in the same statement that creates the row.
       await tx
         .insert(walletBudgets)
         .values({ wallet: input.wallet, createdAt: input.now })
-        .onConflictDoNothing({ target: walletBudgets.wallet });
-      await tx
-        .select({ wallet: walletBudgets.wallet })
-        .from(walletBudgets)
-        .where(eq(walletBudgets.wallet, input.wallet))
-        .for("update");
+        .onConflictDoUpdate({ target: walletBudgets.wallet, set: { wallet: sql`excluded.wallet` } });
 
-      const counts = inArray(payments.status, [...SPENT_STATUSES]);
-      const [today] = await tx
-        .select({ total: sumAmount })
+      // Both sums in one read, taken after the lock, so they see every earlier reservation.
+      const mine = and(eq(payments.wallet, input.wallet), gt(payments.createdAt, since));
+      const ofRequest = eq(payments.requestId, input.requestId);
+      const [sums] = await tx
+        .select({
+          today: sql<string>`coalesce(sum(${payments.amount}) filter (where ${mine}), 0)::text`,
+          thisRequest: sql<string>`coalesce(sum(${payments.amount}) filter (where ${ofRequest}), 0)::text`,
+        })
         .from(payments)
-        .where(and(eq(payments.wallet, input.wallet), gt(payments.createdAt, since), counts));
-      const [thisRequest] = await tx
-        .select({ total: sumAmount })
-        .from(payments)
-        .where(and(eq(payments.requestId, input.requestId), counts));
+        .where(and(or(mine, ofRequest), inArray(payments.status, [...SPENT_STATUSES])));
 
       const check = checkSpend(input.amount, input.limits, {
-        today: BigInt(today?.total ?? "0"),
-        thisRequest: BigInt(thisRequest?.total ?? "0"),
+        today: BigInt(sums?.today ?? "0"),
+        thisRequest: BigInt(sums?.thisRequest ?? "0"),
       });
       if (!check.ok) return check;
 
@@ -99,37 +102,42 @@ export class PgLedger implements Ledger {
     fields: TransitionFields,
     now: Date,
   ): Promise<PaymentRecord> {
-    return this.db.transaction(async (tx) => {
-      const [current] = await tx
-        .select()
+    const entry: StatusEntry = { status: to, at: now.toISOString() };
+    if (fields.txHash !== undefined) entry.txHash = fields.txHash;
+    if (fields.payer !== undefined) entry.payer = fields.payer;
+    if (fields.error !== undefined) entry.error = fields.error;
+    const from = LEDGER_STATUSES.filter((status) => canTransition(status, to));
+
+    // One statement: the row lock, the state check (status IN allowed sources) and the history
+    // append happen atomically, in one round trip. A concurrent step re-evaluates the WHERE after
+    // waiting for the lock, so exactly one of two racing steps wins.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (from.length > 0) {
+        const [row] = await this.db
+          .update(payments)
+          .set({
+            status: to,
+            history: sql`${payments.history} || ${JSON.stringify([entry])}::jsonb`,
+            ...(fields.txHash !== undefined && { txHash: fields.txHash }),
+            ...(fields.payer !== undefined && { payer: fields.payer }),
+            ...(fields.error !== undefined && { error: fields.error }),
+            ...(fields.authorization !== undefined && { authorization: fields.authorization }),
+            updatedAt: now,
+            ...(to === "settled" && { settledAt: now }),
+          })
+          .where(and(eq(payments.paymentId, paymentId), inArray(payments.status, from)))
+          .returning();
+        if (row) return toRecord(row);
+      }
+      // Not updated: say why. If the payment moved meanwhile into a state that allows the step, retry.
+      const [current] = await this.db
+        .select({ status: payments.status })
         .from(payments)
-        .where(eq(payments.paymentId, paymentId))
-        .for("update");
+        .where(eq(payments.paymentId, paymentId));
       if (!current) throw new PaymentNotFoundError(paymentId);
       assertTransition(current.status, to);
-
-      const entry: StatusEntry = { status: to, at: now.toISOString() };
-      if (fields.txHash !== undefined) entry.txHash = fields.txHash;
-      if (fields.payer !== undefined) entry.payer = fields.payer;
-      if (fields.error !== undefined) entry.error = fields.error;
-
-      const [row] = await tx
-        .update(payments)
-        .set({
-          status: to,
-          history: [...current.history, entry],
-          txHash: fields.txHash ?? current.txHash,
-          payer: fields.payer ?? current.payer,
-          error: fields.error ?? current.error,
-          authorization: fields.authorization !== undefined ? fields.authorization : current.authorization,
-          updatedAt: now,
-          settledAt: to === "settled" ? now : current.settledAt,
-        })
-        .where(eq(payments.paymentId, paymentId))
-        .returning();
-      if (!row) throw new PaymentNotFoundError(paymentId);
-      return toRecord(row);
-    });
+    }
+    throw new Error(`payment ${paymentId} kept changing while moving it to ${to}`);
   }
 
   async get(paymentId: string): Promise<PaymentRecord | undefined> {
