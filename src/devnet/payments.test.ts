@@ -70,6 +70,13 @@ describe("paying every demo service on the EVM chain", () => {
     expect(second).toEqual(first);
   });
 
+  it("answers a request without its input with 400 before asking for payment", async () => {
+    const weather = devnet.manifest.services.find((s) => s.id === "weather")!;
+    const response = await fetch(weather.url);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("payment-required")).toBeNull();
+  });
+
   it("refuses a payer without enough USDC and moves nothing", async () => {
     const pay = evmPayingFetch(devnet, "payer-low");
     const low = walletAddress(devnet, "evm", "payer-low");
