@@ -208,6 +208,8 @@ async function readSource(
       pageUrl.searchParams.set("offset", String(offset));
       const { items, pagination } = await readPage(pageUrl.href, fetchPage);
       for (const raw of items) {
+        const type = record(raw)?.type;
+        if (typeof type === "string" && type !== "http") continue; // MCP tools and the like: not callable here
         const parsed = itemSchema.safeParse(raw);
         if (!parsed.success) {
           skipped++;
