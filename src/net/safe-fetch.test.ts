@@ -12,18 +12,18 @@ interface Loopback {
   close(): Promise<void>;
 }
 
-/** A real Hono app on 127.0.0.1, port 0. */
-async function serve(app: Hono): Promise<Loopback> {
+/** A real Hono app on a loopback address (127.0.0.1 unless told), port 0. */
+async function serve(app: Hono, host = "127.0.0.1"): Promise<Loopback> {
   const hits: string[] = [];
   const listener = getRequestListener((request) => {
     hits.push(`${request.method} ${new URL(request.url).pathname}`);
     return app.fetch(request);
   });
   const server: Server = createServer(listener);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     hits,
     close: () =>
       new Promise<void>((resolve) => {
@@ -329,6 +329,35 @@ describe("loopback services on the allow-list (real server)", () => {
       `${main.origin}/big`,
     );
     expect(exact.truncated).toBe(false);
+  });
+});
+
+describe("DNS pinning (real server on 127.0.0.2)", () => {
+  it("connects to the address it resolved and checked, never to a second answer", async () => {
+    // Only 127.0.0.2 serves this port: reaching it proves the socket used the pinned address,
+    // since the system resolver would send "localhost" to 127.0.0.1 or ::1.
+    const pinned = await serve(
+      new Hono().get("/who", (c) => c.text("pinned")),
+      "127.0.0.2",
+    );
+    try {
+      const port = new URL(pinned.origin).port;
+      const answers = [["127.0.0.2"], ["127.0.0.1"]];
+      const lookups: string[] = [];
+      const safeFetch = createSafeFetch({
+        ...base,
+        allowOrigins: [`http://localhost:${port}`],
+        lookup: async (host) => {
+          lookups.push(host);
+          return answers[lookups.length - 1] ?? ["127.0.0.1"];
+        },
+      });
+      const response = await safeFetch(`http://localhost:${port}/who`);
+      expect(new TextDecoder().decode(response.body)).toBe("pinned");
+      expect(lookups).toEqual(["localhost"]);
+    } finally {
+      await pinned.close();
+    }
   });
 });
 

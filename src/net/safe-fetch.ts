@@ -111,7 +111,7 @@ interface RawResponse {
 type Transport = (
   url: URL,
   request: PreparedRequest,
-  pinned: string[] | null,
+  pinned: string[],
   signal: AbortSignal,
 ) => Promise<RawResponse>;
 
@@ -129,8 +129,11 @@ export function createSafeFetch(policy: SafeFetchPolicy): SafeFetch {
   const resolve = policy.lookup ?? defaultLookup;
   const transport: Transport = policy.fetch ? fetchTransport(policy.fetch) : nodeTransport();
 
-  /** Returns the checked addresses to pin to, or null when the target is exempt from the check. */
-  async function check(url: URL): Promise<string[] | null> {
+  /**
+   * Resolves the host once and returns the addresses to pin the connection to. Exempt targets
+   * (allowOrigins, allowPrivate "all") skip the classification but are pinned all the same.
+   */
+  async function check(url: URL): Promise<string[]> {
     if (url.protocol !== "http:" && url.protocol !== "https:") {
       throw new SafeFetchBlockedError(
         "unsupported_scheme",
@@ -140,10 +143,10 @@ export function createSafeFetch(policy: SafeFetchPolicy): SafeFetch {
     if (url.username || url.password) {
       throw new SafeFetchBlockedError("credentials_in_url", "URLs with credentials are not allowed");
     }
-    if (policy.allowPrivate === "all" || allowOrigins.has(url.origin)) return null;
+    const exempt = policy.allowPrivate === "all" || allowOrigins.has(url.origin);
     const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
     const name = host.toLowerCase().replace(/\.$/, "");
-    if (name === "localhost" || name.endsWith(".localhost")) {
+    if (!exempt && (name === "localhost" || name.endsWith(".localhost"))) {
       throw blocked(url, "loopback");
     }
     let addresses: string[];
@@ -159,7 +162,7 @@ export function createSafeFetch(policy: SafeFetchPolicy): SafeFetch {
         throw new AppError("service_unavailable", `DNS lookup found no address for ${url.host}`);
     }
     for (const address of addresses) {
-      const kind = classifyAddress(address);
+      const kind = exempt ? null : classifyAddress(address);
       if (kind) throw blocked(url, kind);
     }
     return addresses;
@@ -357,7 +360,7 @@ function nodeTransport(): Transport {
         signal,
         agent: isHttps ? agents["https:"] : agents["http:"],
       };
-      if (pinned) options.lookup = pinnedLookup(pinned);
+      options.lookup = pinnedLookup(pinned);
       const req = (isHttps ? https : http).request(url, options, (res) => {
         const responseHeaders = new Headers();
         for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
