@@ -1,18 +1,20 @@
+import { bootstrap } from "./bootstrap.js";
 import { ConfigError, loadConfig, loadDotEnv } from "./config/index.js";
 import { createLogger } from "./log/index.js";
-import { closeServer, createService, listen } from "./service.js";
+import { closeServer, listen } from "./service.js";
 
 /** The process entry point: `npm start`. */
 async function main(): Promise<void> {
   const logger = createLogger();
   loadDotEnv();
   const config = loadConfig();
-  const service = createService(config, logger);
+  const running = await bootstrap(config, logger);
+  const service = running.service;
   const { server, url } = await listen(service.app, config);
   const models = service.models.describe();
   logger.info("listening", { url, provider: service.models.provider });
   process.stdout.write(
-    `x402 chat agent listening on ${url}\n  POST ${url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n`,
+    `x402 chat agent listening on ${url}\n  POST ${url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
   );
 
   let stopping = false;

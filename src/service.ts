@@ -3,6 +3,7 @@ import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
 import { createApp } from "./http/app.js";
+import type { IdempotencyStore } from "./http/chat.js";
 import { Lifecycle } from "./http/lifecycle.js";
 import { createRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 import type { Logger } from "./log/index.js";
@@ -25,6 +26,7 @@ export interface ServiceOverrides {
   tools?: ToolProvider;
   rateLimiter?: RateLimiter;
   health?: () => Record<string, unknown>;
+  idempotency?: IdempotencyStore;
   onShutdown?: () => Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     logger,
     config,
     health: () => ({ models: models.describe(), ...overrides.health?.() }),
+    ...(overrides.idempotency ? { idempotency: overrides.idempotency } : {}),
   });
   return {
     app,

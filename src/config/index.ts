@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { z } from "zod/v4";
+import { parseUsd } from "../money/index.js";
 import { MODEL_ALIASES, type ModelAlias } from "../protocol/index.js";
 
 /**
@@ -27,6 +28,34 @@ export interface Config {
     openaiCompatible: { baseURL?: string; apiKey?: string; name?: string };
     map: Partial<Record<ModelAlias, string>>;
   };
+  payments: PaymentsEnv;
+}
+
+/** Payment settings as configured (docs/configuration in README). Amounts are atomic USD units. */
+export interface PaymentsEnv {
+  /** devnet: start the embedded local x402 network and pay there; external: use the settings below; off: no tools. */
+  mode: "devnet" | "external" | "off";
+  databaseUrl?: string;
+  dataDir: string;
+  discoveryUrls: string[];
+  catalogFile?: string;
+  /** CAIP-2 network -> RPC URL. */
+  rpcUrls: Record<string, string>;
+  /** CAIP-2 network -> allowed USDC asset addresses / mints (defaults: Circle's USDC on known networks). */
+  assets: Record<string, string[]>;
+  preferredNetworks: string[];
+  signersFile?: string;
+  limits: {
+    defaults: { perTransaction: bigint; perRequest: bigint; daily: bigint };
+    caps: { perTransaction: bigint; perRequest: bigint; daily: bigint };
+    allowedNetworks?: string[];
+    allowedServices: string[] | "any";
+  };
+  allowPrivateOrigins: string[];
+  maxTimeoutSeconds: number;
+  minTimeLeftMs: number;
+  serviceTimeoutMs: number;
+  reconcileIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -42,6 +71,42 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
 const url = z.url({ protocol: /^https?$/ }).optional();
+const usd = z.string().transform((value, ctx) => {
+  const parsed = parseUsd(value);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: "custom", message: `a USD amount such as 1.50 (${parsed.reason})` });
+    return z.NEVER;
+  }
+  return parsed.atomic;
+});
+
+/** Circle's USDC on networks people use; ASSETS adds or replaces entries. */
+export const KNOWN_USDC: Record<string, string[]> = {
+  "eip155:8453": ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
+  "eip155:84532": ["0x036CbD53842c5426634e7929541eC2318f3dCF7e"],
+  "eip155:1": ["0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"],
+  "eip155:137": ["0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"],
+  "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": ["EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"],
+  "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": ["4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"],
+};
+
+/** `a,b,c` -> [a, b, c] (empty entries dropped). */
+function list(raw: string | undefined): string[] {
+  return (raw ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** `key=value,key2=value2` -> pairs; the key may itself contain ':' (CAIP-2 ids). */
+function pairs(raw: string | undefined, name: string): [string, string][] {
+  return list(raw).map((entry) => {
+    const at = entry.indexOf("=");
+    if (at <= 0 || at === entry.length - 1)
+      throw new ConfigError(`${name}: expected key=value pairs separated by commas`);
+    return [entry.slice(0, at).trim(), entry.slice(at + 1).trim()];
+  });
+}
 
 const envSchema = z.object({
   PORT: int(0, 65535).default(3000),
@@ -64,6 +129,28 @@ const envSchema = z.object({
   OPENAI_COMPATIBLE_API_KEY: optionalString,
   OPENAI_COMPATIBLE_NAME: optionalString,
   MODEL_MAP: optionalString,
+  PAYMENTS: z.enum(["devnet", "external", "off"]).default("devnet"),
+  DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  DATA_DIR: z.string().min(1).default(".data"),
+  DISCOVERY_URLS: optionalString,
+  CATALOG_FILE: optionalString,
+  RPC_URLS: optionalString,
+  ASSETS: optionalString,
+  PREFERRED_NETWORKS: optionalString,
+  SIGNERS_FILE: optionalString,
+  LIMIT_PER_TRANSACTION: usd.prefault("1"),
+  LIMIT_PER_REQUEST: usd.prefault("2"),
+  LIMIT_DAILY: usd.prefault("10"),
+  CAP_PER_TRANSACTION: usd.prefault("100"),
+  CAP_PER_REQUEST: usd.prefault("100"),
+  CAP_DAILY: usd.prefault("1000"),
+  ALLOWED_NETWORKS: optionalString,
+  ALLOWED_SERVICES: optionalString,
+  ALLOW_PRIVATE_ORIGINS: optionalString,
+  MAX_TIMEOUT_SECONDS: int(6, 3600).default(600),
+  MIN_TIME_LEFT_MS: int(0, 600_000).default(10_000),
+  SERVICE_TIMEOUT_MS: int(100, 600_000).default(15_000),
+  RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
 });
 
 /** Parse `name=token,name2=token2` into token -> identity. */
@@ -131,6 +218,40 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       map: parseModelMap(e.MODEL_MAP),
     },
+    payments: paymentsEnv(e),
+  };
+}
+
+function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
+  const assets: Record<string, string[]> = { ...KNOWN_USDC };
+  for (const [network, asset] of pairs(e.ASSETS, "ASSETS")) assets[network] = [asset];
+  const allowedNetworks = list(e.ALLOWED_NETWORKS);
+  const allowedServices = list(e.ALLOWED_SERVICES);
+  return {
+    mode: e.PAYMENTS,
+    ...(e.DATABASE_URL ? { databaseUrl: e.DATABASE_URL } : {}),
+    dataDir: e.DATA_DIR,
+    discoveryUrls: list(e.DISCOVERY_URLS),
+    ...(e.CATALOG_FILE ? { catalogFile: e.CATALOG_FILE } : {}),
+    rpcUrls: Object.fromEntries(pairs(e.RPC_URLS, "RPC_URLS")),
+    assets,
+    preferredNetworks: list(e.PREFERRED_NETWORKS),
+    ...(e.SIGNERS_FILE ? { signersFile: e.SIGNERS_FILE } : {}),
+    limits: {
+      defaults: {
+        perTransaction: e.LIMIT_PER_TRANSACTION,
+        perRequest: e.LIMIT_PER_REQUEST,
+        daily: e.LIMIT_DAILY,
+      },
+      caps: { perTransaction: e.CAP_PER_TRANSACTION, perRequest: e.CAP_PER_REQUEST, daily: e.CAP_DAILY },
+      ...(allowedNetworks.length > 0 ? { allowedNetworks } : {}),
+      allowedServices: allowedServices.length > 0 && allowedServices[0] !== "any" ? allowedServices : "any",
+    },
+    allowPrivateOrigins: list(e.ALLOW_PRIVATE_ORIGINS),
+    maxTimeoutSeconds: e.MAX_TIMEOUT_SECONDS,
+    minTimeLeftMs: e.MIN_TIME_LEFT_MS,
+    serviceTimeoutMs: e.SERVICE_TIMEOUT_MS,
+    reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
   };
 }
 

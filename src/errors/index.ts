@@ -42,7 +42,13 @@ export const ERROR_CODES = {
   insufficient_balance: { status: 402, finishReason: "insufficient-balance", title: "Insufficient balance" },
   payment_failed: { status: 500, finishReason: "payment-failed", title: "Payment failed" },
   payment_unavailable: { status: 403, finishReason: "payment-failed", title: "Payment not possible" },
-  service_unavailable: { status: 503, finishReason: "service-unavailable", title: "x402 service unavailable" },
+  price_changed: { status: 409, finishReason: "payment-failed", title: "Price changed since the quote" },
+  idempotency_conflict: { status: 409, finishReason: "error", title: "Idempotency key conflict" },
+  service_unavailable: {
+    status: 503,
+    finishReason: "service-unavailable",
+    title: "x402 service unavailable",
+  },
   internal: { status: 500, finishReason: "error", title: "Internal error" },
 } as const satisfies Record<string, CodeInfo>;
 

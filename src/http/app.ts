@@ -4,7 +4,7 @@ import type { AgentDeps } from "../agent/index.js";
 import { AppError } from "../errors/index.js";
 import type { RateLimiter } from "../limits/rate-limit.js";
 import type { Logger } from "../log/index.js";
-import { handleChat } from "./chat.js";
+import { handleChat, type IdempotencyStore } from "./chat.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { problemResponse } from "./problem.js";
 
@@ -19,6 +19,7 @@ export interface AppDeps {
     trustProxy: boolean;
     auth: { tokens: Map<string, string>; required: boolean };
   };
+  idempotency?: IdempotencyStore;
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
 }
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps): Hono {
     authTokens: deps.config.auth.tokens,
     requireAuth: deps.config.auth.required,
     clientIp: clientIp(deps.config.trustProxy),
+    ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
   };
 
   app.get("/healthz", (c) =>

@@ -1,13 +1,16 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { type AgentDeps, runTurn } from "../agent/index.js";
 import { AppError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { RateLimiter } from "../limits/rate-limit.js";
 import type { Logger } from "../log/index.js";
+import type { Ledger } from "../payments/ledger.js";
 import {
   type ChatRequest,
+  encodeLine,
   type FinishPayload,
   type Framing,
+  frame,
   PROTOCOL_HEADER,
   PROTOCOL_VERSION,
   parseChatRequest,
@@ -31,7 +34,14 @@ export interface ChatRouteDeps {
   requireAuth: boolean;
   /** Returns the caller's IP (the app decides whether proxies are trusted). */
   clientIp: (c: Context) => string;
+  /** Where Idempotency-Key outcomes are kept; without it the header is accepted but not enforced. */
+  idempotency?: IdempotencyStore;
 }
+
+export type IdempotencyStore = Pick<
+  Ledger,
+  "claimIdempotencyKey" | "completeIdempotencyKey" | "releaseIdempotencyKey"
+>;
 
 type Mode = Framing | "json";
 
@@ -79,7 +89,8 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
       throw new AppError("invalid_request", "Idempotency-Key must be 1-255 visible ASCII characters.");
     }
 
-    const limited = await deps.rateLimiter.consume(rateLimitKey(identity, request, deps.clientIp(c)));
+    const callerKey = rateLimitKey(identity, request, deps.clientIp(c));
+    const limited = await deps.rateLimiter.consume(callerKey);
     if (!limited.ok) {
       return problemResponse(
         new AppError(
@@ -94,7 +105,31 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
     }
 
     const mode = chooseMode(c.req.header("accept"));
+    let record: ((events: StreamEvent[]) => Promise<void>) | undefined;
+    if (idempotencyKey && deps.idempotency) {
+      const store = deps.idempotency;
+      // Keys are scoped to the caller, so two callers cannot collide or read each other's outcome.
+      const key = createHash("sha256").update(`${callerKey}\n${idempotencyKey}`).digest("hex");
+      const claim = await store.claimIdempotencyKey({
+        key,
+        wallet: request.wallet?.address ?? null,
+        fingerprint: createHash("sha256").update(JSON.stringify(body)).digest("hex"),
+        now: new Date(),
+      });
+      if (claim.state === "replay") return replay(claim.response, mode);
+      if (claim.state === "in-progress") {
+        throw new AppError("idempotency_conflict", "A request with this Idempotency-Key is still running.");
+      }
+      if (claim.state === "conflict") {
+        throw new AppError(
+          "idempotency_conflict",
+          "This Idempotency-Key was used with a different request body.",
+        );
+      }
+      record = (events) => store.completeIdempotencyKey(key, { events });
+    }
     return startTurn(deps, request, mode, {
+      ...(record ? { record } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(token ? { bearerToken: token } : {}),
       clientSignal: c.req.raw.signal,
@@ -110,7 +145,12 @@ async function startTurn(
   deps: ChatRouteDeps,
   request: ChatRequest,
   mode: Mode,
-  extra: { idempotencyKey?: string; bearerToken?: string; clientSignal: AbortSignal },
+  extra: {
+    idempotencyKey?: string;
+    bearerToken?: string;
+    clientSignal: AbortSignal;
+    record?: (events: StreamEvent[]) => Promise<void>;
+  },
 ): Promise<Response> {
   const requestId = randomUUID();
   const controller = new AbortController();
@@ -135,6 +175,7 @@ async function startTurn(
   const onClientGone = () => abort("client disconnected");
   extra.clientSignal.addEventListener("abort", onClientGone, { once: true });
 
+  const seen: StreamEvent[] = [];
   const run = (emit: (event: StreamEvent) => void): Promise<FinishPayload> =>
     runTurn(
       deps.agent,
@@ -146,8 +187,18 @@ async function startTurn(
         ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
         ...(extra.bearerToken ? { bearerToken: extra.bearerToken } : {}),
       },
-      emit,
-    ).finally(() => {
+      extra.record
+        ? (event) => {
+            seen.push(event);
+            emit(event);
+          }
+        : emit,
+    ).finally(async () => {
+      await extra
+        .record?.(seen)
+        .catch((error: unknown) =>
+          deps.logger.error("could not store the idempotent outcome", { requestId, error: String(error) }),
+        );
       clearTimeout(timer);
       extra.clientSignal.removeEventListener("abort", onClientGone);
       untrack();
@@ -172,6 +223,31 @@ async function startTurn(
       ...headers,
       "Content-Type": mode === "sse" ? "text/event-stream; charset=utf-8" : "text/plain; charset=utf-8",
       ...(mode === "sse" ? { Connection: "keep-alive" } : {}),
+    },
+  });
+}
+
+/** Send a stored outcome again, in the framing this request asked for; nothing runs twice. */
+async function replay(stored: unknown, mode: Mode): Promise<Response> {
+  const events = ((stored as { events?: StreamEvent[] } | null)?.events ?? []) as StreamEvent[];
+  const headers = {
+    "Cache-Control": "no-cache",
+    [PROTOCOL_HEADER]: PROTOCOL_VERSION,
+    "Idempotent-Replayed": "true",
+  };
+  if (mode === "json") {
+    return jsonResponse(async (emit) => {
+      for (const e of events) emit(e);
+      const finish = events.find((e) => e.type === "finish");
+      if (finish?.type !== "finish") throw new Error("stored outcome has no finish");
+      return finish.finish;
+    }, headers);
+  }
+  const body = events.map((e) => frame(encodeLine(e), mode)).join("");
+  return new Response(body, {
+    headers: {
+      ...headers,
+      "Content-Type": mode === "sse" ? "text/event-stream; charset=utf-8" : "text/plain; charset=utf-8",
     },
   });
 }

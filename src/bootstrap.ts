@@ -1,0 +1,150 @@
+import type { Config } from "./config/index.js";
+import { type Devnet, startDevnet } from "./devnet/index.js";
+import type { Logger } from "./log/index.js";
+import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
+import { createService, type Service } from "./service.js";
+
+/**
+ * The composition root for a running process: config -> (embedded devnet) -> store and payments ->
+ * agent -> HTTP app. `main.ts` calls it; integration tests and benchmarks call it too.
+ */
+export interface Running {
+  service: Service;
+  payments?: Payments;
+  devnet?: Devnet;
+  /** Lines for people: URLs, wallets, the dev token. Never private keys. */
+  banner: string[];
+}
+
+interface PaymentSources {
+  discoveryUrls: string[];
+  rpcUrls: Record<string, string>;
+  assets: Record<string, string[]>;
+  allowedNetworks: string[];
+  allowPrivateOrigins: string[];
+  signerKeys: SignerKey[];
+  banner: string[];
+}
+
+function fromDevnet(devnet: Devnet): PaymentSources {
+  const m = devnet.manifest;
+  const rpcUrls: Record<string, string> = { [m.evm.network]: m.evm.rpcUrl };
+  const assets: Record<string, string[]> = { [m.evm.network]: [m.evm.usdc] };
+  const signerKeys: SignerKey[] = [];
+  const banner = [
+    "Embedded devnet (local chains and demo services; their data is simulated):",
+    `  discovery   ${m.discoveryUrl}`,
+    `  EVM         ${m.evm.network} at ${m.evm.rpcUrl}, USDC ${m.evm.usdc}`,
+  ];
+  for (const w of m.evm.wallets.filter((w) => w.role === "payer" || w.role === "payer-low")) {
+    const key = devnet.secrets.evm[w.name];
+    if (key) signerKeys.push({ chain: "evm", privateKey: key, tokens: [m.devToken] });
+    banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
+  }
+  if (m.solana) {
+    rpcUrls[m.solana.network] = m.solana.rpcUrl;
+    assets[m.solana.network] = [m.solana.usdcMint];
+    banner.push(`  Solana      ${m.solana.network} at ${m.solana.rpcUrl}, USDC ${m.solana.usdcMint}`);
+    for (const w of m.solana.wallets.filter((w) => w.role === "payer" || w.role === "payer-low")) {
+      const key = devnet.secrets.solana[w.name];
+      if (key) signerKeys.push({ chain: "solana", secretKey: key, tokens: [m.devToken] });
+      banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
+    }
+  } else {
+    banner.push(`  Solana      unavailable: ${m.solanaUnavailableReason ?? "not started"}`);
+  }
+  banner.push(
+    `  dev token   ${m.devToken}   (send as Authorization: Bearer <token> to pay from these wallets)`,
+  );
+  const origins = [
+    ...new Set([m.facilitatorUrl, ...m.services.map((s) => s.url)].map((u) => new URL(u).origin)),
+  ];
+  return {
+    discoveryUrls: [m.discoveryUrl],
+    rpcUrls,
+    assets,
+    allowedNetworks: Object.keys(rpcUrls),
+    allowPrivateOrigins: origins,
+    signerKeys,
+    banner,
+  };
+}
+
+async function fromEnv(config: Config): Promise<PaymentSources> {
+  const p = config.payments;
+  return {
+    discoveryUrls: p.discoveryUrls,
+    rpcUrls: p.rpcUrls,
+    assets: p.assets,
+    allowedNetworks: p.limits.allowedNetworks ?? Object.keys(p.rpcUrls),
+    allowPrivateOrigins: p.allowPrivateOrigins,
+    signerKeys: p.signersFile ? await readSignersFile(p.signersFile) : [],
+    banner: [`Payments on ${Object.keys(p.rpcUrls).join(", ") || "no network (set RPC_URLS)"}`],
+  };
+}
+
+export async function bootstrap(
+  config: Config,
+  logger: Logger,
+  options: { devnetManifest?: string | null } = {},
+): Promise<Running> {
+  const p = config.payments;
+  if (p.mode === "off") {
+    return {
+      service: createService(config, logger),
+      banner: ["Payments are off (PAYMENTS=off): the agent only talks."],
+    };
+  }
+  const devnet =
+    p.mode === "devnet"
+      ? await startDevnet({
+          ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
+          log: (line) => logger.info("devnet", { line }),
+        })
+      : undefined;
+  try {
+    const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
+    const payments = await createPayments({
+      store: { ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}), dataDir: `${p.dataDir}/pglite` },
+      discoveryUrls: sources.discoveryUrls,
+      ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
+      rpcUrls: sources.rpcUrls,
+      assets: sources.assets,
+      allowPrivateOrigins: sources.allowPrivateOrigins,
+      signerKeys: sources.signerKeys,
+      preferredNetworks: p.preferredNetworks,
+      limits: {
+        defaults: p.limits.defaults,
+        caps: p.limits.caps,
+        allowedNetworks: sources.allowedNetworks,
+        allowedServices: p.limits.allowedServices,
+      },
+      maxTimeoutSeconds: p.maxTimeoutSeconds,
+      minTimeLeftMs: p.minTimeLeftMs,
+      serviceTimeoutMs: p.serviceTimeoutMs,
+      reconcileIntervalMs: p.reconcileIntervalMs,
+      onError: (error) => logger.warn("payments background error", { error: String(error) }),
+    });
+    // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
+    const tokens = new Map(config.auth.tokens);
+    sources.signerKeys.forEach((key, i) => {
+      for (const token of key.tokens)
+        if (!tokens.has(token)) tokens.set(token, devnet ? "devnet" : `signer-${i + 1}`);
+    });
+    const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
+      tools: payments.tools,
+      idempotency: payments.ledger,
+      health: () => ({
+        payments: { mode: p.mode, store: payments.storeKind, networks: sources.allowedNetworks },
+      }),
+      onShutdown: async () => {
+        await payments.close();
+        await devnet?.stop();
+      },
+    });
+    return { service, payments, ...(devnet ? { devnet } : {}), banner: sources.banner };
+  } catch (error) {
+    await devnet?.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,135 @@
+import { readFile } from "node:fs/promises";
+import { z } from "zod/v4";
+import type { ToolProvider } from "../agent/index.js";
+import { createSafeFetch } from "../net/index.js";
+import { openStore } from "../store/index.js";
+import { createChainReader } from "./chain.js";
+import { createDiscovery } from "./discovery.js";
+import type { Ledger } from "./ledger.js";
+import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
+import { createReconciler, type Reconciler } from "./reconciler.js";
+import { createSignerRegistry, type SignerKey, type SignerRegistry } from "./signers.js";
+import { createPaymentTools } from "./tools.js";
+
+/**
+ * The payments capability's public face: detect x402, quote, enforce limits, pay, record, and the
+ * agent tools on top. `createPayments` wires its parts; the composition root passes configuration.
+ */
+export interface PaymentsOptions extends PipelineConfig {
+  store: { databaseUrl?: string; dataDir: string; schema?: string };
+  discoveryUrls: string[];
+  catalogFile?: string;
+  rpcUrls: Record<string, string>;
+  /** Origins reachable even though they are private or loopback (the devnet's services). */
+  allowPrivateOrigins: string[];
+  signerKeys: SignerKey[];
+  reconcileIntervalMs: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface Payments {
+  tools: ToolProvider;
+  ledger: Ledger;
+  reconciler: Reconciler;
+  signers: SignerRegistry;
+  storeKind: "pglite" | "postgres";
+  close(): Promise<void>;
+}
+
+export async function createPayments(options: PaymentsOptions): Promise<Payments> {
+  const store = await openStore(options.store);
+  const chain = createChainReader(options.rpcUrls);
+  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
+  const safeFetch = createSafeFetch({
+    allowPrivate: "none",
+    allowOrigins: options.allowPrivateOrigins,
+    timeoutMs: options.serviceTimeoutMs,
+    maxBytes: 1024 * 1024,
+  });
+  const discovery = createDiscovery({
+    urls: options.discoveryUrls,
+    ...(options.catalogFile ? { catalogFile: options.catalogFile } : {}),
+    fetch: safeFetch,
+    usdAssets: Object.values(options.assets).flat(),
+  });
+  const reconciler = createReconciler({
+    ledger: store.ledger,
+    chain,
+    rpcUrls: options.rpcUrls,
+    staleMs: options.serviceTimeoutMs * 2,
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+  const pipeline = new PaymentPipeline({
+    config: options,
+    ledger: store.ledger,
+    signers,
+    chain,
+    fetch: safeFetch,
+    reconciler,
+  });
+  const tools = createPaymentTools({
+    pipeline,
+    discovery,
+    ledger: store.ledger,
+    chain,
+    signers,
+    assets: options.assets,
+    preferredNetworks: options.preferredNetworks,
+    maxTimeoutSeconds: options.maxTimeoutSeconds,
+  });
+  // Payments a previous process left unclear are resolved first, then periodically.
+  await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
+  reconciler.start(options.reconcileIntervalMs);
+  return {
+    tools,
+    ledger: store.ledger,
+    reconciler,
+    signers,
+    storeKind: store.kind,
+    async close() {
+      reconciler.stop();
+      await store.close();
+    },
+  };
+}
+
+const signersFileSchema = z.array(
+  z.union([
+    z.strictObject({
+      chain: z.literal("evm"),
+      privateKey: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key"),
+      tokens: z.array(z.string().min(16)).min(1),
+    }),
+    z.strictObject({
+      chain: z.literal("solana"),
+      secretKey: z.array(z.number().int().min(0).max(255)).length(64, "64 bytes (solana-keygen JSON)"),
+      tokens: z.array(z.string().min(16)).min(1),
+    }),
+  ]),
+);
+
+/**
+ * Read server-held keys from a JSON file: `[{"chain":"evm","privateKey":"0x...","tokens":["..."]},
+ * {"chain":"solana","secretKey":[64 numbers],"tokens":["..."]}]`. Errors never echo key material.
+ */
+export async function readSignersFile(path: string): Promise<SignerKey[]> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(path, "utf8"));
+  } catch {
+    throw new Error(`SIGNERS_FILE: ${path} is not readable JSON`);
+  }
+  const parsed = signersFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.code}`).join("; ");
+    throw new Error(`SIGNERS_FILE: ${path} is invalid (${where})`);
+  }
+  return parsed.data.map(
+    (entry): SignerKey =>
+      entry.chain === "evm"
+        ? { chain: "evm", privateKey: entry.privateKey as `0x${string}`, tokens: entry.tokens }
+        : { chain: "solana", secretKey: Uint8Array.from(entry.secretKey), tokens: entry.tokens },
+  );
+}
+
+export type { SignerKey } from "./signers.js";

@@ -1,0 +1,472 @@
+import { randomUUID } from "node:crypto";
+import type { TurnContext } from "../agent/index.js";
+import { AppError, type ErrorCode } from "../errors/index.js";
+import { formatUsd, parseUsd } from "../money/index.js";
+import { type SafeFetch, SafeFetchBlockedError, type SafeResponse } from "../net/index.js";
+import type { PaymentUpdate } from "../protocol/index.js";
+import type { PayInput, PayOutput } from "../tools/contract.js";
+import type { ChainReader } from "./chain.js";
+import type { Ledger, PaymentRecord } from "./ledger.js";
+import {
+  chooseOffer,
+  type EffectiveLimits,
+  isServiceAllowed,
+  type LimitsConfig,
+  resolveLimits,
+} from "./policy.js";
+import type { Reconciler } from "./reconciler.js";
+import type { SignerRegistry } from "./signers.js";
+import type { LedgerStatus } from "./state.js";
+import { type PaymentDemand, readPaymentDemand, readSettlement, signOffer } from "./x402.js";
+
+/** Settings of the payment pipeline (server configuration, see docs/payments.md). */
+export interface PipelineConfig {
+  limits: LimitsConfig;
+  /** network -> allowed asset addresses / mints (USDC-like, 6 decimals). */
+  assets: Record<string, string[]>;
+  preferredNetworks: string[];
+  /** Longest authorization window we sign. */
+  maxTimeoutSeconds: number;
+  /** No payment starts when less than this is left before the request's deadline. */
+  minTimeLeftMs: number;
+  /** Time bound of one call to a paid service (probe, or paid retry). */
+  serviceTimeoutMs: number;
+}
+
+export interface PipelineDeps {
+  config: PipelineConfig;
+  ledger: Ledger;
+  signers: SignerRegistry;
+  chain: ChainReader;
+  fetch: SafeFetch;
+  reconciler: Reconciler;
+  now?: () => Date;
+}
+
+/** An HTTP call to a service, as the tools describe it. */
+export interface Target {
+  url: string;
+  method: "GET" | "POST";
+  body?: string;
+}
+
+export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "body">): Target {
+  const url = new URL(input.url);
+  for (const [k, v] of Object.entries(input.query ?? {})) url.searchParams.set(k, v);
+  const method = input.method ?? (input.body ? "POST" : "GET");
+  return { url: url.toString(), method, ...(input.body ? { body: JSON.stringify(input.body) } : {}) };
+}
+
+export type ProbeResult =
+  | { kind: "free"; response: SafeResponse }
+  | { kind: "demand"; demand: PaymentDemand }
+  | { kind: "error"; error: AppError };
+
+const MAX_DATA_CHARS = 8000;
+
+/** Turn a service's body into data for the model: parsed JSON when it is JSON, bounded, marked untrusted. */
+export function untrustedData(response: SafeResponse): NonNullable<PayOutput["data"]> {
+  const contentType = response.headers.get("content-type") ?? "application/octet-stream";
+  const text = new TextDecoder().decode(response.body);
+  let body: unknown = text.slice(0, MAX_DATA_CHARS);
+  if (/json/i.test(contentType) && !response.truncated) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // keep the bounded text
+    }
+  }
+  return {
+    untrusted: true,
+    contentType,
+    body,
+    truncated: response.truncated || text.length > MAX_DATA_CHARS,
+  };
+}
+
+function parseBody(response: SafeResponse): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(response.body));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The payment pipeline, in code, for every payment (docs/payments.md):
+ * probe -> choose an offer -> stream the estimate -> policy -> balance -> atomic reserve -> sign ->
+ * record intent -> submit -> settle -> record, each step streamed as a `p:` update. The model can
+ * ask for a payment; only this code decides whether one happens.
+ */
+export class PaymentPipeline {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  limitsFor(ctx: TurnContext): EffectiveLimits {
+    return resolveLimits(this.deps.config.limits, ctx.spendingLimits);
+  }
+
+  /** Ask the service what it costs (an unpaid request). Never pays. */
+  async probe(target: Target, signal: AbortSignal): Promise<ProbeResult> {
+    let response: SafeResponse;
+    try {
+      response = await this.deps.fetch(target.url, {
+        method: target.method,
+        headers: target.body ? { "content-type": "application/json" } : {},
+        ...(target.body ? { body: target.body } : {}),
+        signal: AbortSignal.any([signal, AbortSignal.timeout(this.deps.config.serviceTimeoutMs)]),
+      });
+    } catch (error) {
+      return { kind: "error", error: fetchError(error, target.url) };
+    }
+    if (response.status === 402) {
+      const demand = readPaymentDemand((n) => response.headers.get(n), parseBody(response));
+      if (!demand) {
+        return {
+          kind: "error",
+          error: new AppError(
+            "payment_failed",
+            "The service asked for payment in a form this agent cannot read.",
+          ),
+        };
+      }
+      return { kind: "demand", demand };
+    }
+    if (response.status >= 200 && response.status < 300) return { kind: "free", response };
+    return {
+      kind: "error",
+      error: new AppError("service_unavailable", `The service answered HTTP ${response.status}.`, {
+        details: { service: target.url, httpStatus: response.status },
+      }),
+    };
+  }
+
+  /** Run the whole pipeline for one paid call. Refusals and failures are reported on the turn and returned. */
+  async payAndFetch(ctx: TurnContext, input: PayInput): Promise<PayOutput> {
+    const target = buildTarget(input);
+    const service = { url: target.url };
+    const limits = this.limitsFor(ctx);
+    const fail = (code: ErrorCode, message: string, details: Record<string, unknown> = {}): PayOutput => {
+      const error = new AppError(code, message, { details });
+      ctx.reportError(error);
+      return { status: "refused", error: { code, message, ...details } };
+    };
+
+    if (!ctx.wallet) {
+      return fail("payment_unavailable", "No wallet was given with this request, so nothing can be paid.");
+    }
+    if (!isServiceAllowed(target.url, limits)) {
+      return fail(
+        "limit_exceeded",
+        `Paying ${new URL(target.url).origin} is not allowed by the spending limits.`,
+        {
+          limit: "allowedServices",
+        },
+      );
+    }
+    if (ctx.signal.aborted)
+      return { status: "refused", error: { code: "aborted", message: "The request ended." } };
+
+    const probe = await this.probe(target, ctx.signal);
+    if (probe.kind === "error") {
+      ctx.reportError(probe.error);
+      return { status: "failed", error: { code: probe.error.code, message: probe.error.message } };
+    }
+    if (probe.kind === "free") return { status: "free", data: untrustedData(probe.response) };
+
+    const demand = probe.demand;
+    const choice = chooseOffer(demand.offers, {
+      walletChain: ctx.wallet.chain,
+      allowedNetworks: limits.allowedNetworks,
+      allowedAssets: this.deps.config.assets,
+      preferredNetworks: this.deps.config.preferredNetworks,
+      maxTimeoutSeconds: this.deps.config.maxTimeoutSeconds,
+    });
+    if (!choice.ok) {
+      const networkRule = choice.rejections.some((r) => r.code === "network_not_allowed");
+      return fail(networkRule ? "limit_exceeded" : "payment_unavailable", choice.reason, {
+        ...(networkRule ? { limit: "allowedNetworks" } : {}),
+        offers: choice.rejections.map((r) => ({ network: r.network, reason: r.code })),
+      });
+    }
+    const offer = choice.offer;
+    const index = demand.offers.indexOf(offer);
+    const amount = choice.amount;
+    const paymentId = `pay_${randomUUID()}`;
+    const base = {
+      paymentId,
+      service,
+      amount: { atomic: amount.toString(), usd: formatUsd(amount), asset: offer.asset },
+      network: offer.network,
+      payTo: offer.payTo,
+    };
+    const update = (status: PaymentUpdate["status"], extra: Partial<PaymentUpdate> = {}) =>
+      ctx.emitPayment({ ...base, status, ...extra });
+    const refuse = (code: ErrorCode, message: string, details: Record<string, unknown> = {}): PayOutput => {
+      update("refused", { reason: code, message });
+      ctx.recordPayment({
+        paymentId,
+        status: "refused",
+        service: target.url,
+        amountUsd: base.amount.usd,
+        network: offer.network,
+      });
+      return fail(code, message, { paymentId, priceUsd: base.amount.usd, ...details });
+    };
+
+    // The cost estimate goes out before anything is signed.
+    update("quoted", { message: `${service.url} costs $${base.amount.usd} on ${offer.network}` });
+
+    if (input.maxUsd !== undefined) {
+      const shown = parseUsd(input.maxUsd);
+      if (shown.ok && amount > shown.atomic) {
+        return refuse(
+          "price_changed",
+          `The service now asks $${base.amount.usd}, more than the $${formatUsd(shown.atomic)} quoted; not paid.`,
+          {
+            quotedUsd: formatUsd(shown.atomic),
+          },
+        );
+      }
+    }
+    if (ctx.signal.aborted) return refuse("payment_unavailable", "The request ended before paying.");
+    if (ctx.deadline - ctx.now() < this.deps.config.minTimeLeftMs) {
+      return refuse(
+        "deadline_exceeded",
+        "Too little time is left in this request to complete a payment safely.",
+      );
+    }
+    const signer = await this.deps.signers.find(ctx.wallet, ctx.bearerToken);
+    if (!signer.ok) return refuse("payment_unavailable", `Cannot sign: ${signer.reason}.`);
+
+    let balance: bigint;
+    try {
+      balance = await this.deps.chain.balance(offer.network, offer.asset, ctx.wallet.address);
+    } catch {
+      return refuse("payment_failed", `Could not read the wallet's balance on ${offer.network}.`);
+    }
+    if (balance < amount) {
+      return refuse(
+        "insufficient_balance",
+        `The wallet holds $${formatUsd(balance)}, less than the $${base.amount.usd} price.`,
+        {
+          balanceUsd: formatUsd(balance),
+        },
+      );
+    }
+
+    const reserved = await this.deps.ledger.reserve({
+      paymentId,
+      wallet: ctx.wallet.address,
+      requestId: ctx.requestId,
+      service: target.url,
+      network: offer.network,
+      asset: offer.asset,
+      payTo: offer.payTo,
+      amount,
+      requirement: offer,
+      limits: { perTransaction: limits.perTransaction, perRequest: limits.perRequest, daily: limits.daily },
+      now: this.now(),
+    });
+    if (!reserved.ok) {
+      return refuse(
+        "limit_exceeded",
+        `Paying $${base.amount.usd} would exceed the ${reserved.limit} limit of $${formatUsd(reserved.limitAtomic)} ($${formatUsd(reserved.remainingAtomic)} left).`,
+        {
+          limit: reserved.limit,
+          limitUsd: formatUsd(reserved.limitAtomic),
+          remainingUsd: formatUsd(reserved.remainingAtomic),
+        },
+      );
+    }
+    update("reserved");
+
+    return this.signAndSubmit(ctx, { target, demand, index, amount, paymentId, base, update });
+  }
+
+  private async signAndSubmit(
+    ctx: TurnContext,
+    p: {
+      target: Target;
+      demand: PaymentDemand;
+      index: number;
+      amount: bigint;
+      paymentId: string;
+      base: { amount: { usd: string }; network: string; payTo: string };
+      update: (status: PaymentUpdate["status"], extra?: Partial<PaymentUpdate>) => void;
+    },
+  ): Promise<PayOutput> {
+    const { ledger } = this.deps;
+    const summary = (status: LedgerStatus, transaction?: string) =>
+      ctx.recordPayment({
+        paymentId: p.paymentId,
+        status,
+        service: p.target.url,
+        amountUsd: p.base.amount.usd,
+        network: p.base.network,
+        ...(transaction ? { transaction } : {}),
+      });
+    const move = (to: LedgerStatus, fields: Parameters<Ledger["transition"]>[2] = {}) =>
+      ledger.transition(p.paymentId, to, fields, this.now());
+    const out = (status: PayOutput["status"], extra: Partial<PayOutput> = {}): PayOutput => ({
+      status,
+      paymentId: p.paymentId,
+      amountUsd: p.base.amount.usd,
+      network: p.base.network,
+      ...extra,
+    });
+
+    const signer = ctx.wallet ? await this.deps.signers.find(ctx.wallet, ctx.bearerToken) : undefined;
+    let headers: Record<string, string>;
+    try {
+      if (!signer?.ok) throw new Error("signer unavailable");
+      const signed = await signOffer(p.demand, p.index, signer.signer.schemeFor(p.base.network), {
+        amount: p.amount,
+        payTo: p.base.payTo,
+      });
+      headers = signed.headers;
+      await move("signed", { authorization: signed.authorization });
+    } catch {
+      await move("failed", { error: "signing failed" });
+      p.update("failed", { reason: "signing_failed", message: "The payment could not be signed." });
+      summary("failed");
+      ctx.reportError(
+        new AppError("payment_failed", "The payment could not be signed.", {
+          details: { paymentId: p.paymentId },
+        }),
+      );
+      return out("failed", {
+        error: { code: "payment_failed", message: "The payment could not be signed." },
+      });
+    }
+    p.update("signed");
+
+    // The intent is on record before anything leaves the process.
+    await move("submitted");
+    p.update("submitted");
+
+    let response: SafeResponse | undefined;
+    try {
+      response = await this.deps.fetch(p.target.url, {
+        method: p.target.method,
+        headers: { ...headers, ...(p.target.body ? { "content-type": "application/json" } : {}) },
+        ...(p.target.body ? { body: p.target.body } : {}),
+        // Deliberately not the client's signal: a payment in flight finishes and is recorded.
+        signal: AbortSignal.timeout(this.deps.config.serviceTimeoutMs),
+      });
+    } catch {
+      response = undefined;
+    }
+
+    const settlement = response ? readSettlement((n) => response.headers.get(n)) : undefined;
+    if (response && response.status >= 200 && response.status < 300 && settlement?.success) {
+      await move("settled", {
+        txHash: settlement.transaction,
+        ...(settlement.payer ? { payer: settlement.payer } : {}),
+      });
+      p.update("settled", {
+        transaction: settlement.transaction,
+        ...(settlement.payer ? { payer: settlement.payer } : {}),
+      });
+      summary("settled", settlement.transaction);
+      return out("paid", {
+        transaction: settlement.transaction,
+        ...(settlement.payer ? { payer: settlement.payer } : {}),
+        data: untrustedData(response),
+      });
+    }
+
+    // Anything else after sending is unclear: it counts as spent, is never signed again, and the
+    // reconciler resolves it from the chain.
+    const reason = unclearReason(response);
+    await move("unknown", { error: reason.detail });
+    const resolved = await this.deps.reconciler.resolve(p.paymentId).catch(() => undefined);
+    const finalStatus = resolved?.status ?? "unknown";
+    if (resolved && finalStatus === "settled" && resolved.txHash) {
+      p.update("settled", {
+        transaction: resolved.txHash,
+        ...(resolved.payer ? { payer: resolved.payer } : {}),
+      });
+      summary("settled", resolved.txHash);
+    } else {
+      p.update(finalStatus === "failed" ? "failed" : "unknown", {
+        reason: reason.code,
+        message: reason.message,
+      });
+      summary(finalStatus === "failed" ? "failed" : "unknown");
+    }
+    ctx.reportError(new AppError(reason.errorCode, reason.message, { details: { paymentId: p.paymentId } }));
+    return out(finalStatus === "settled" ? "paid" : finalStatus === "failed" ? "failed" : "unknown", {
+      ...(resolved?.txHash ? { transaction: resolved.txHash } : {}),
+      ...(response && response.status < 300 ? { data: untrustedData(response) } : {}),
+      error: { code: reason.errorCode, message: reason.message },
+    });
+  }
+}
+
+function unclearReason(response: SafeResponse | undefined): {
+  code: string;
+  errorCode: ErrorCode;
+  message: string;
+  detail: string;
+} {
+  if (!response) {
+    return {
+      code: "no_response",
+      errorCode: "payment_failed",
+      message:
+        "The service did not answer after the payment was sent; the outcome is being checked on chain.",
+      detail: "no response after sending",
+    };
+  }
+  if (response.status === 402) {
+    const demand = readPaymentDemand((n) => response.headers.get(n), parseBody(response));
+    const why = demand?.error ?? "payment rejected";
+    if (/insufficient/i.test(why)) {
+      return {
+        code: why,
+        errorCode: "insufficient_balance",
+        message: "The payment was rejected: insufficient funds.",
+        detail: why,
+      };
+    }
+    return {
+      code: why,
+      errorCode: "payment_failed",
+      message: `The service did not accept the payment (${why.slice(0, 80)}); it will not be paid again automatically.`,
+      detail: `402 after paying: ${why.slice(0, 200)}`,
+    };
+  }
+  if (response.status >= 200 && response.status < 300) {
+    return {
+      code: "no_settlement_proof",
+      errorCode: "payment_failed",
+      message: "The service answered without confirming settlement; the outcome is being checked on chain.",
+      detail: `HTTP ${response.status} without a settlement response`,
+    };
+  }
+  return {
+    code: `http_${response.status}`,
+    errorCode: "payment_failed",
+    message: `The service failed (HTTP ${response.status}) after the payment was sent; the outcome is being checked on chain.`,
+    detail: `HTTP ${response.status} after sending`,
+  };
+}
+
+function fetchError(error: unknown, url: string): AppError {
+  if (error instanceof SafeFetchBlockedError) {
+    return new AppError(
+      "payment_unavailable",
+      `Requests to ${url} are not allowed by this server (${error.reason}).`,
+    );
+  }
+  if (error instanceof AppError) return error;
+  return new AppError("service_unavailable", "The service could not be reached.", {
+    details: { service: url },
+  });
+}
+
+export type { PaymentRecord };

@@ -1,0 +1,105 @@
+import { createKeyPairSignerFromBytes } from "@solana/kit";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { privateKeyToAccount } from "viem/accounts";
+import type { Wallet } from "../protocol/index.js";
+import type { SchemeClient } from "./x402.js";
+
+/**
+ * Server-held keys, and who may use them. A key pays only for its own wallet, and only for requests
+ * that present a bearer token bound to that wallet in configuration. Keys stay inside this module:
+ * nothing here returns or logs them.
+ */
+export type SignerKey =
+  | { chain: "evm"; privateKey: `0x${string}`; tokens: string[] }
+  | { chain: "solana"; secretKey: Uint8Array; tokens: string[] };
+
+export interface SignerAccess {
+  /** The scheme client that signs for this wallet on a network. */
+  schemeFor(network: string): SchemeClient;
+}
+
+export type SignerLookup = { ok: true; signer: SignerAccess } | { ok: false; reason: string };
+
+export interface SignerRegistry {
+  /** Find the server-held key for a wallet, if the caller's bearer token is bound to it. */
+  find(wallet: Wallet, bearerToken: string | undefined): Promise<SignerLookup>;
+  /** Whether a key for this wallet exists and the token may use it (for get_budget). */
+  canSign(wallet: Wallet, bearerToken: string | undefined): Promise<boolean>;
+  /** Public addresses of the held keys (for start-up messages). */
+  addresses(): Promise<string[]>;
+}
+
+interface Entry {
+  chain: "evm" | "solana";
+  address: string;
+  tokens: Set<string>;
+  schemeFor(network: string): SchemeClient;
+}
+
+export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, string>): SignerRegistry {
+  const entries: Promise<Entry[]> = Promise.all(
+    keys.map(async (key): Promise<Entry> => {
+      if (key.chain === "evm") {
+        const account = privateKeyToAccount(key.privateKey);
+        const cache = new Map<string, SchemeClient>();
+        return {
+          chain: "evm",
+          address: account.address.toLowerCase(),
+          tokens: new Set(key.tokens),
+          schemeFor(network) {
+            let scheme = cache.get(network);
+            if (!scheme) {
+              const rpcUrl = rpcUrls[network];
+              scheme = new ExactEvmScheme(account, rpcUrl ? { rpcUrl } : undefined);
+              cache.set(network, scheme);
+            }
+            return scheme;
+          },
+        };
+      }
+      const signer = await createKeyPairSignerFromBytes(key.secretKey);
+      const cache = new Map<string, SchemeClient>();
+      return {
+        chain: "solana",
+        address: signer.address,
+        tokens: new Set(key.tokens),
+        schemeFor(network) {
+          let scheme = cache.get(network);
+          if (!scheme) {
+            const rpcUrl = rpcUrls[network];
+            scheme = new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined);
+            cache.set(network, scheme);
+          }
+          return scheme;
+        },
+      };
+    }),
+  );
+
+  const lookup = async (wallet: Wallet, token: string | undefined): Promise<SignerLookup> => {
+    const address = wallet.chain === "evm" ? wallet.address.toLowerCase() : wallet.address;
+    const entry = (await entries).find((e) => e.chain === wallet.chain && e.address === address);
+    if (!entry) {
+      return {
+        ok: false,
+        reason:
+          "this server holds no key for that wallet, so it cannot sign; approving payments in your own wallet is not available yet",
+      };
+    }
+    if (!token || !entry.tokens.has(token)) {
+      return {
+        ok: false,
+        reason:
+          "the server holds a key for this wallet, but this request's bearer token is not allowed to use it",
+      };
+    }
+    return { ok: true, signer: entry };
+  };
+
+  return {
+    find: lookup,
+    canSign: async (wallet, token) => (await lookup(wallet, token)).ok,
+    addresses: async () => (await entries).map((e) => e.address),
+  };
+}
