@@ -1,5 +1,8 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
+import { EVM_CHAIN_ID, EVM_NETWORK, type EvmChain, MULTICALL3_ADDRESS } from "./evm/chain.js";
+import { type ServiceDefinition, usdToAtomic } from "./services/definitions.js";
+import { SOLANA_NETWORK, SOLANA_USDC_MINT, type SolanaNode } from "./solana/node.js";
 import type { DevnetManifest } from "./types.js";
 
 /** Default manifest location, relative to the working directory. */
@@ -34,4 +37,70 @@ export async function removeManifest(path: string, manifest: DevnetManifest): Pr
   } catch {
     // Already gone or unreadable: nothing of ours to remove.
   }
+}
+
+/** The running parts the manifest describes. */
+export interface ManifestInput {
+  startedAt: Date;
+  devToken: string;
+  facilitatorUrl: string;
+  controlUrl: string;
+  services: Array<{ definition: ServiceDefinition; url: string }>;
+  /** Networks every service accepts. */
+  networks: string[];
+  evm: EvmChain;
+  solana: SolanaNode | null;
+  solanaUnavailableReason?: string;
+}
+
+/** Describes the running devnet with public data only: addresses, never keys. */
+export function buildManifest(input: ManifestInput): DevnetManifest {
+  const publicWallet = <A extends string>(w: {
+    name: string;
+    address: A;
+    usdcAtomic: bigint;
+    role: DevnetManifest["evm"]["wallets"][number]["role"];
+  }) => ({
+    name: w.name,
+    address: w.address,
+    usdcAtomic: w.usdcAtomic.toString(),
+    role: w.role,
+  });
+  const { evm, solana } = input;
+  return {
+    version: 1,
+    startedAt: input.startedAt.toISOString(),
+    devToken: input.devToken,
+    facilitatorUrl: input.facilitatorUrl,
+    discoveryUrl: `${input.facilitatorUrl}/discovery/resources`,
+    controlUrl: input.controlUrl,
+    services: input.services.map(({ definition: d, url }) => ({
+      id: d.id,
+      name: d.name,
+      description: d.description,
+      url,
+      method: d.method,
+      priceUsd: d.priceUsd,
+      priceAtomic: usdToAtomic(d.priceUsd).toString(),
+      networks: [...input.networks],
+    })),
+    evm: {
+      network: EVM_NETWORK,
+      chainId: EVM_CHAIN_ID,
+      rpcUrl: evm.rpcUrl,
+      usdc: evm.usdc,
+      multicall3: MULTICALL3_ADDRESS,
+      wallets: evm.wallets.map(publicWallet),
+    },
+    solana: solana
+      ? {
+          network: SOLANA_NETWORK,
+          rpcUrl: solana.rpcUrl,
+          wsUrl: solana.wsUrl,
+          usdcMint: SOLANA_USDC_MINT,
+          wallets: solana.wallets.map(publicWallet),
+        }
+      : null,
+    ...(input.solanaUnavailableReason ? { solanaUnavailableReason: input.solanaUnavailableReason } : {}),
+  };
 }

@@ -1,22 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { createControlApp, FAULTS_PATH } from "./control.js";
-import {
-  EVM_CHAIN_ID,
-  EVM_NETWORK,
-  type EvmChain,
-  MULTICALL3_ADDRESS,
-  startEvmChain,
-  USDC_DOMAIN,
-} from "./evm/chain.js";
-import { createFacilitatorApp, errorMessage } from "./facilitator/app.js";
+import { EVM_CHAIN_ID, EVM_NETWORK, type EvmChain, startEvmChain, USDC_DOMAIN } from "./evm/chain.js";
+import { createFacilitatorApp, errorMessage, HangGate } from "./facilitator/app.js";
 import { DiscoveryCatalog } from "./facilitator/catalog.js";
 import { createFacilitator } from "./facilitator/schemes.js";
 import { FaultSwitch } from "./faults.js";
 import { DevnetHttpServer } from "./http-server.js";
-import { removeManifest, resolveManifestPath, writeManifest } from "./manifest.js";
+import { buildManifest, removeManifest, resolveManifestPath, writeManifest } from "./manifest.js";
 import { createServiceApp, type PaymentRail } from "./services/app.js";
-import { SERVICE_DEFINITIONS, type ServiceDefinition, usdToAtomic } from "./services/definitions.js";
+import { SERVICE_DEFINITIONS, type ServiceDefinition } from "./services/definitions.js";
 import {
   loadSurfpool,
   SOLANA_NETWORK,
@@ -156,52 +149,17 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     await control.start();
     teardown.push(() => control.stop());
 
-    manifest = {
-      version: 1,
-      startedAt: startedAt.toISOString(),
+    manifest = buildManifest({
+      startedAt,
       devToken,
       facilitatorUrl: facilitatorServer.url,
-      discoveryUrl: `${facilitatorServer.url}/discovery/resources`,
       controlUrl: `${control.url}${FAULTS_PATH}`,
-      services: services.map(({ definition: d, url }) => ({
-        id: d.id,
-        name: d.name,
-        description: d.description,
-        url,
-        method: d.method,
-        priceUsd: d.priceUsd,
-        priceAtomic: usdToAtomic(d.priceUsd).toString(),
-        networks: rails.map((r) => r.network),
-      })),
-      evm: {
-        network: EVM_NETWORK,
-        chainId: EVM_CHAIN_ID,
-        rpcUrl: evm.rpcUrl,
-        usdc: evm.usdc,
-        multicall3: MULTICALL3_ADDRESS,
-        wallets: evm.wallets.map((w) => ({
-          name: w.name,
-          address: w.address,
-          usdcAtomic: w.usdcAtomic.toString(),
-          role: w.role,
-        })),
-      },
-      solana: solana
-        ? {
-            network: SOLANA_NETWORK,
-            rpcUrl: solana.rpcUrl,
-            wsUrl: solana.wsUrl,
-            usdcMint: SOLANA_USDC_MINT,
-            wallets: solana.wallets.map((w) => ({
-              name: w.name,
-              address: w.address,
-              usdcAtomic: w.usdcAtomic.toString(),
-              role: w.role,
-            })),
-          }
-        : null,
+      services: services.map(({ definition, url }) => ({ definition, url })),
+      networks: rails.map((r) => r.network),
+      evm,
+      solana,
       ...("reason" in solanaResult.value ? { solanaUnavailableReason: solanaResult.value.reason } : {}),
-    };
+    });
     if (manifestPath) {
       const written = manifest;
       teardown.push(() => removeManifest(manifestPath, written));
@@ -275,17 +233,4 @@ function solanaWalletOf(node: SolanaNode, name: string) {
   const wallet = node.wallets.find((w) => w.name === name);
   if (!wallet) throw new Error(`no Solana wallet ${name}`);
   return wallet;
-}
-
-/** Holds `/settle` replies for the `settleHangAfterChain` fault until released. */
-class HangGate {
-  private waiters: Array<() => void> = [];
-
-  wait(): Promise<void> {
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  releaseAll(): void {
-    for (const resolve of this.waiters.splice(0)) resolve();
-  }
 }

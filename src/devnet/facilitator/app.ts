@@ -124,3 +124,16 @@ function sleep(ms: number): Promise<void> {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Holds `/settle` replies for the `settleHangAfterChain` fault until released. */
+export class HangGate {
+  private waiters: Array<() => void> = [];
+
+  wait(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  releaseAll(): void {
+    for (const resolve of this.waiters.splice(0)) resolve();
+  }
+}

@@ -38,16 +38,15 @@ export interface SolanaNode {
  * Loads Surfpool's embedded node. It ships only as an optional linux-x64-gnu package, so on other
  * platforms this returns the reason instead of throwing and the devnet runs EVM only.
  */
-export function loadSurfpool(): { Surfnet: SurfnetClass } | { reason: string } {
+export function loadSurfpool(packageName = SURFPOOL_PACKAGE): { Surfnet: SurfnetClass } | { reason: string } {
   try {
     const require = createRequire(import.meta.url);
-    const native = require(SURFPOOL_PACKAGE) as { Surfnet?: SurfnetClass };
-    if (typeof native.Surfnet?.start !== "function")
-      return { reason: `${SURFPOOL_PACKAGE} has no Surfnet.start` };
+    const native = require(packageName) as { Surfnet?: SurfnetClass };
+    if (typeof native.Surfnet?.start !== "function") return { reason: `${packageName} has no Surfnet.start` };
     return { Surfnet: native.Surfnet };
   } catch (error) {
     const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    return { reason: `cannot load ${SURFPOOL_PACKAGE} (${process.platform}-${process.arch}): ${message}` };
+    return { reason: `cannot load ${packageName} (${process.platform}-${process.arch}): ${message}` };
   }
 }
 

@@ -1,0 +1,24 @@
+import { createKeyPairSignerFromBytes } from "@solana/kit";
+import { describe, expect, it } from "vitest";
+import { solanaKeypair } from "./keys.js";
+import { loadSurfpool } from "./node.js";
+
+describe("Surfpool loading", () => {
+  it("reports why Solana is unavailable instead of throwing", () => {
+    const result = loadSurfpool("@solana/surfpool-not-a-platform");
+    expect(result).toEqual({
+      reason: expect.stringMatching(/^cannot load @solana\/surfpool-not-a-platform/),
+    });
+  });
+});
+
+describe("Solana devnet keys", () => {
+  it("are deterministic 64-byte secret keys whose public half is the address", async () => {
+    const a = await solanaKeypair("payer");
+    const b = await solanaKeypair("payer");
+    expect(a).toEqual(b);
+    expect(a.secretKey).toHaveLength(64);
+    expect((await createKeyPairSignerFromBytes(a.secretKey)).address).toBe(a.address);
+    expect((await solanaKeypair("merchant")).address).not.toBe(a.address);
+  });
+});
