@@ -1,6 +1,7 @@
 import type { Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
 import type { Logger } from "./log/index.js";
+import type { ModelRegistry } from "./models/index.js";
 import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
 import { createService, type Service } from "./service.js";
 
@@ -95,17 +96,23 @@ export async function bootstrap(
       banner: ["Payments are off (PAYMENTS=off): the agent only talks."],
     };
   }
+  const ownDevnet = p.mode === "devnet" && !options.devnet;
   const devnet =
-    p.mode === "devnet"
-      ? await startDevnet({
+    p.mode !== "devnet"
+      ? undefined
+      : (options.devnet ??
+        (await startDevnet({
           ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
           log: (line) => logger.info("devnet", { line }),
-        })
-      : undefined;
+        })));
   try {
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
     const payments = await createPayments({
-      store: { ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}), dataDir: `${p.dataDir}/pglite` },
+      store: {
+        ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
+        ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
+        dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
+      },
       discoveryUrls: sources.discoveryUrls,
       ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
       rpcUrls: sources.rpcUrls,
@@ -132,6 +139,7 @@ export async function bootstrap(
         if (!tokens.has(token)) tokens.set(token, devnet ? "devnet" : `signer-${i + 1}`);
     });
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
+      ...(options.models ? { models: options.models } : {}),
       tools: payments.tools,
       idempotency: payments.ledger,
       health: () => ({
@@ -139,12 +147,12 @@ export async function bootstrap(
       }),
       onShutdown: async () => {
         await payments.close();
-        await devnet?.stop();
+        if (ownDevnet) await devnet?.stop();
       },
     });
     return { service, payments, ...(devnet ? { devnet } : {}), banner: sources.banner };
   } catch (error) {
-    await devnet?.stop();
+    if (ownDevnet) await devnet?.stop();
     throw error;
   }
 }

@@ -36,6 +36,9 @@ export interface PaymentsEnv {
   /** devnet: start the embedded local x402 network and pay there; external: use the settings below; off: no tools. */
   mode: "devnet" | "external" | "off";
   databaseUrl?: string;
+  /** PostgreSQL schema for the tables (default public); tests use one each. */
+  databaseSchema?: string;
+  /** Where embedded data lives (PGlite under `<dataDir>/pglite`); "memory://" keeps it in memory. */
   dataDir: string;
   discoveryUrls: string[];
   catalogFile?: string;
@@ -131,6 +134,12 @@ const envSchema = z.object({
   MODEL_MAP: optionalString,
   PAYMENTS: z.enum(["devnet", "external", "off"]).default("devnet"),
   DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  DATABASE_SCHEMA: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+      .optional(),
+  ),
   DATA_DIR: z.string().min(1).default(".data"),
   DISCOVERY_URLS: optionalString,
   CATALOG_FILE: optionalString,
@@ -230,6 +239,7 @@ function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
   return {
     mode: e.PAYMENTS,
     ...(e.DATABASE_URL ? { databaseUrl: e.DATABASE_URL } : {}),
+    ...(e.DATABASE_SCHEMA ? { databaseSchema: e.DATABASE_SCHEMA } : {}),
     dataDir: e.DATA_DIR,
     discoveryUrls: list(e.DISCOVERY_URLS),
     ...(e.CATALOG_FILE ? { catalogFile: e.CATALOG_FILE } : {}),
