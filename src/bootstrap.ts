@@ -84,10 +84,19 @@ async function fromEnv(config: Config): Promise<PaymentSources> {
   };
 }
 
+export interface BootstrapOptions {
+  /** Where the embedded devnet writes its manifest (null: nowhere). */
+  devnetManifest?: string | null;
+  /** Reuse a devnet that is already running (tests share one); it is not stopped on shutdown. */
+  devnet?: Devnet;
+  /** Replace the model registry (tests script the model). */
+  models?: ModelRegistry;
+}
+
 export async function bootstrap(
   config: Config,
   logger: Logger,
-  options: { devnetManifest?: string | null } = {},
+  options: BootstrapOptions = {},
 ): Promise<Running> {
   const p = config.payments;
   if (p.mode === "off") {
