@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { CHAT_BODY } from "./fixtures.js";
 import { type LoadResult, runLoad } from "./load.js";
+import { paidScenario } from "./paid.js";
 
 /**
  * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
@@ -30,7 +31,7 @@ function row(name: string, r: LoadResult): string {
 async function chatScenario(): Promise<string[]> {
   const servers = await startServers(new URL("./chat-servers.ts", import.meta.url).pathname);
   const out: string[] = [
-    "### Chat endpoint (offline model, no payment) vs a bare Hono route streaming the same bytes",
+    "### Chat endpoint (offline model, no payment) vs a bare Hono route streaming the same bytes, and vs a plain AI SDK route",
     "",
     `Response: ${servers.urls.bytes} bytes in ${servers.urls.lines} lines. ${duration / 1000} s per measurement after a 0.5 s warm-up.`,
     "",
@@ -42,10 +43,15 @@ async function chatScenario(): Promise<string[]> {
     for (const concurrency of [1, 50]) {
       const common = { body: CHAT_BODY, concurrency, durationMs: duration };
       const bare = await runLoad({ ...common, url: `${servers.urls.bare}/api/chat` });
+      const plain = await runLoad({ ...common, url: `${servers.urls.plain}` });
       const chat = await runLoad({ ...common, url: `${servers.urls.chat}/api/chat` });
-      out.push(row(`bare route | ${concurrency}`, bare), row(`/api/chat | ${concurrency}`, chat));
+      out.push(
+        row(`bare route (same bytes) | ${concurrency}`, bare),
+        row(`plain AI SDK streamText route | ${concurrency}`, plain),
+        row(`/api/chat | ${concurrency}`, chat),
+      );
       ratios.push(
-        `- concurrency ${concurrency}: throughput ratio ${(chat.rps / bare.rps).toFixed(2)} (target >= 0.70); TTFB p50 ${fmt(chat.ttfb.p50)} ms`,
+        `- concurrency ${concurrency}: /api/chat throughput is ${(chat.rps / bare.rps).toFixed(2)} of the bare route (target >= 0.70) and ${(chat.rps / plain.rps).toFixed(2)} of the plain AI SDK route; TTFB p50 ${fmt(chat.ttfb.p50)} ms`,
       );
     }
   } finally {

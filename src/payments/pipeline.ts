@@ -242,35 +242,24 @@ export class PaymentPipeline {
     const signer = await this.deps.signers.find(ctx.wallet, ctx.bearerToken);
     if (!signer.ok) return refuse("payment_unavailable", `Cannot sign: ${signer.reason}.`);
 
-    let balance: bigint;
-    try {
-      balance = await this.deps.chain.balance(offer.network, offer.asset, ctx.wallet.address);
-    } catch {
-      return refuse("payment_failed", `Could not read the wallet's balance on ${offer.network}.`);
-    }
-    if (balance < amount) {
-      return refuse(
-        "insufficient_balance",
-        `The wallet holds $${formatUsd(balance)}, less than the $${base.amount.usd} price.`,
-        {
-          balanceUsd: formatUsd(balance),
-        },
-      );
-    }
-
-    const reserved = await this.deps.ledger.reserve({
-      paymentId,
-      wallet: ctx.wallet.address,
-      requestId: ctx.requestId,
-      service: target.url,
-      network: offer.network,
-      asset: offer.asset,
-      payTo: offer.payTo,
-      amount,
-      requirement: offer,
-      limits: { perTransaction: limits.perTransaction, perRequest: limits.perRequest, daily: limits.daily },
-      now: this.now(),
-    });
+    // The balance read and the atomic reservation run together; a reservation for a wallet that
+    // turns out too poor is released before anything is signed.
+    const [balance, reserved] = await Promise.all([
+      this.deps.chain.balance(offer.network, offer.asset, ctx.wallet.address).catch(() => undefined),
+      this.deps.ledger.reserve({
+        paymentId,
+        wallet: ctx.wallet.address,
+        requestId: ctx.requestId,
+        service: target.url,
+        network: offer.network,
+        asset: offer.asset,
+        payTo: offer.payTo,
+        amount,
+        requirement: offer,
+        limits: { perTransaction: limits.perTransaction, perRequest: limits.perRequest, daily: limits.daily },
+        now: this.now(),
+      }),
+    ]);
     if (!reserved.ok) {
       return refuse(
         "limit_exceeded",
@@ -280,6 +269,16 @@ export class PaymentPipeline {
           limitUsd: formatUsd(reserved.limitAtomic),
           remainingUsd: formatUsd(reserved.remainingAtomic),
         },
+      );
+    }
+    if (balance === undefined || balance < amount) {
+      await this.deps.ledger.transition(paymentId, "released", { error: "balance check failed" }, this.now());
+      if (balance === undefined)
+        return refuse("payment_failed", `Could not read the wallet's balance on ${offer.network}.`);
+      return refuse(
+        "insufficient_balance",
+        `The wallet holds $${formatUsd(balance)}, less than the $${base.amount.usd} price.`,
+        { balanceUsd: formatUsd(balance) },
       );
     }
     update("reserved");
@@ -344,8 +343,9 @@ export class PaymentPipeline {
     }
     p.update("signed");
 
-    // The intent is on record before anything leaves the process.
-    await move("submitted");
+    // The signed row (with its authorization) is the intent on record before anything leaves the
+    // process; `submitted` is written while the request is in flight and awaited before the outcome.
+    const submitted = move("submitted");
     p.update("submitted");
 
     let response: SafeResponse | undefined;
@@ -361,6 +361,7 @@ export class PaymentPipeline {
       response = undefined;
     }
 
+    await submitted;
     const settlement = response ? readSettlement((n) => response.headers.get(n)) : undefined;
     if (response && response.status >= 200 && response.status < 300 && settlement?.success) {
       await move("settled", {
