@@ -1,5 +1,6 @@
 import { tool } from "ai";
 import type { ToolProvider, TurnContext } from "../agent/index.js";
+import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import {
   type BudgetOutput,
@@ -72,8 +73,11 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
         execute: async (input): Promise<QuoteOutput> => {
           const target = buildTarget(input);
           const probe = await deps.pipeline.probe(target, ctx.signal);
-          if (probe.kind === "error")
+          if (probe.kind === "error") {
+            // An unreachable or failing service ends the turn as `service-unavailable`, quoted or not.
+            ctx.reportError(probe.error);
             return { ok: false, error: { code: probe.error.code, message: probe.error.message } };
+          }
           const limits = deps.pipeline.limitsFor(ctx);
           const remaining = limitRemaining(limits, await spent(deps, ctx));
           const view = (k: "perTransaction" | "perRequest" | "daily") => ({
@@ -119,6 +123,22 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
           const chosen = toOffer(choice.offer);
           for (const k of ["perTransaction", "perRequest", "daily"] as const) {
             if (choice.amount > remaining[k]) {
+              // The limit refuses this purchase before any payment starts: say so on the stream
+              // (limit, what remains, price) so the turn ends `limit-exceeded`, not `stop`.
+              ctx.reportError(
+                new AppError(
+                  "limit_exceeded",
+                  `Paying $${chosen.amountUsd} would exceed the ${k} limit of $${formatUsd(limits[k])} ($${formatUsd(remaining[k])} left).`,
+                  {
+                    details: {
+                      limit: k,
+                      limitUsd: formatUsd(limits[k]),
+                      remainingUsd: formatUsd(remaining[k]),
+                      priceUsd: chosen.amountUsd,
+                    },
+                  },
+                ),
+              );
               return {
                 ...base,
                 paymentRequired: true,
