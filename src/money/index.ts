@@ -25,13 +25,13 @@ export function parseUsd(value: unknown): ParseUsdResult {
   } else if (typeof value === "string") {
     text = value.trim();
   } else {
-    return { ok: false, reason: "must be a decimal USD amount, e.g. \"0.50\"" };
+    return { ok: false, reason: 'must be a decimal USD amount, e.g. "0.50"' };
   }
   if (text.startsWith("-")) return { ok: false, reason: "must not be negative" };
   const match = USD_PATTERN.exec(text);
   if (!match) {
     if (/^[0-9]*\.[0-9]{7,}$/.test(text)) return { ok: false, reason: "has more than 6 decimals" };
-    return { ok: false, reason: "must be a decimal USD amount with at most 6 decimals, e.g. \"0.50\"" };
+    return { ok: false, reason: 'must be a decimal USD amount with at most 6 decimals, e.g. "0.50"' };
   }
   const whole = BigInt(match[1] ?? "0");
   const fraction = (match[2] ?? ".").slice(1).padEnd(USD_DECIMALS, "0");

@@ -15,16 +15,19 @@ export type ToolName = (typeof TOOL_NAMES)[keyof typeof TOOL_NAMES];
 
 const httpTarget = {
   url: z.string().max(2048).describe("The service URL, exactly as discover_services listed it"),
-  method: z.enum(["GET", "POST"]).optional().describe("HTTP method; defaults to the one discovery listed, else GET"),
+  method: z
+    .enum(["GET", "POST"])
+    .optional()
+    .describe("HTTP method; defaults to the one discovery listed, else GET"),
   query: z
     .record(z.string(), z.string().max(500))
     .optional()
-    .describe("Query parameters for the service, e.g. {\"city\": \"Paris\"}"),
+    .describe('Query parameters for the service, e.g. {"city": "Paris"}'),
   body: z.record(z.string(), z.unknown()).optional().describe("JSON body for POST services"),
 };
 
 export const discoverInputSchema = z.object({
-  query: z.string().max(200).optional().describe("What the user needs, in a few words, e.g. \"weather\""),
+  query: z.string().max(200).optional().describe('What the user needs, in a few words, e.g. "weather"'),
 });
 export type DiscoverInput = z.infer<typeof discoverInputSchema>;
 
@@ -37,7 +40,9 @@ export const payInputSchema = z.object({
     .string()
     .max(20)
     .optional()
-    .describe("The price shown to the user (from get_quote); the payment is refused if the service asks more"),
+    .describe(
+      "The price shown to the user (from get_quote); the payment is refused if the service asks more",
+    ),
 });
 export type PayInput = z.infer<typeof payInputSchema>;
 
