@@ -60,9 +60,14 @@ async function chatScenario(): Promise<string[]> {
   return [...out, "", ...ratios];
 }
 
+const rounds = Number(process.argv.find((a) => a.startsWith("--rounds="))?.split("=")[1] ?? 40);
 const report = [
   `## Run of ${new Date().toISOString()} (node ${process.version})`,
   "",
   ...(await chatScenario()),
+  "",
+  ...(await paidScenario(rounds)),
 ];
 process.stdout.write(`${report.join("\n")}\n`);
+// The devnet's chains keep handles open; the report is complete.
+process.exit(0);

@@ -146,7 +146,9 @@ describe("checkSpend", () => {
         // A zero price fits even when a limit is already used up (nothing more is spent).
         const fits =
           price === 0n ||
-          (price <= lim.perTransaction && thisRequest + price <= lim.perRequest && today + price <= lim.daily);
+          (price <= lim.perTransaction &&
+            thisRequest + price <= lim.perRequest &&
+            today + price <= lim.daily);
         expect(result.ok).toBe(fits);
         if (!result.ok) {
           expect(result.amountAtomic).toBe(price);
