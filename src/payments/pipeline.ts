@@ -399,11 +399,19 @@ export class PaymentPipeline {
       });
       summary(finalStatus === "failed" ? "failed" : "unknown");
     }
-    ctx.reportError(new AppError(reason.errorCode, reason.message, { details: { paymentId: p.paymentId } }));
+    // Settled per the chain: the payment did not fail, the service failed to deliver its answer.
+    const error =
+      finalStatus === "settled"
+        ? {
+            code: "service_unavailable" as const,
+            message: `The payment settled on chain${resolved?.txHash ? ` (${resolved.txHash})` : ""}, but the service did not return its answer.`,
+          }
+        : { code: reason.errorCode, message: reason.message };
+    ctx.reportError(new AppError(error.code, error.message, { details: { paymentId: p.paymentId } }));
     return out(finalStatus === "settled" ? "paid" : finalStatus === "failed" ? "failed" : "unknown", {
       ...(resolved?.txHash ? { transaction: resolved.txHash } : {}),
       ...(response && response.status < 300 ? { data: untrustedData(response) } : {}),
-      error: { code: reason.errorCode, message: reason.message },
+      error,
     });
   }
 }

@@ -256,6 +256,8 @@ function lastUserText(prompt: LanguageModelV3Prompt): string {
  */
 export class ScriptedModels {
   private readonly scripts = new Map<string, ScriptedCall[][]>();
+  /** How many steps of each script the model was asked for (the furthest any request got). */
+  readonly steps = new Map<string, number>();
   private readonly offline = createOfflineModel();
   readonly model = new MockLanguageModelV3({
     modelId: "scripted",
@@ -266,6 +268,7 @@ export class ScriptedModels {
       const steps = this.scripts.get(name);
       if (!steps) throw new Error(`no script ${name}`);
       const step = options.prompt.filter((m) => m.role === "tool").length;
+      this.steps.set(name, Math.max(this.steps.get(name) ?? 0, step + 1));
       return { stream: scriptStream(steps[step] ?? [], step) };
     },
   });
