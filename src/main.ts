@@ -32,6 +32,8 @@ async function main(): Promise<void> {
     logger.info("stopped");
     process.exit(0);
   };
+  // A stray rejection is a bug to log, not a reason to drop every open stream and payment.
+  process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { error: String(error) }));
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
 }

@@ -157,8 +157,8 @@ const envSchema = z.object({
   ALLOWED_SERVICES: optionalString,
   ALLOW_PRIVATE_ORIGINS: optionalString,
   MAX_TIMEOUT_SECONDS: int(6, 3600).default(600),
-  MIN_TIME_LEFT_MS: int(0, 600_000).default(10_000),
-  SERVICE_TIMEOUT_MS: int(100, 600_000).default(15_000),
+  MIN_TIME_LEFT_MS: int(0, 600_000).default(12_000),
+  SERVICE_TIMEOUT_MS: int(100, 600_000).default(10_000),
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
 });
 

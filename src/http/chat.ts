@@ -116,7 +116,7 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
         fingerprint: createHash("sha256").update(JSON.stringify(body)).digest("hex"),
         now: new Date(),
       });
-      if (claim.state === "replay") return replay(claim.response, mode);
+      if (claim.state === "replay") return await replay(claim.response, mode);
       if (claim.state === "in-progress") {
         throw new AppError("idempotency_conflict", "A request with this Idempotency-Key is still running.");
       }
@@ -128,7 +128,7 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
       }
       record = (events) => store.completeIdempotencyKey(key, { events });
     }
-    return startTurn(deps, request, mode, {
+    return await startTurn(deps, request, mode, {
       ...(record ? { record } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(token ? { bearerToken: token } : {}),

@@ -81,12 +81,15 @@ export function createChainReader(rpcUrls: Record<string, string>): ChainReader 
         args: [authorizer as `0x${string}`, nonce as `0x${string}`],
       });
       if (!used) return { used: false };
-      const logs = await client.getLogs({
-        address: asset as `0x${string}`,
-        event: eip3009[1],
-        args: { authorizer: authorizer as `0x${string}`, nonce: nonce as `0x${string}` },
-        fromBlock: "earliest",
-      });
+      // Used is what matters; the transaction is a courtesy, and many RPCs refuse wide log ranges.
+      const logs = await client
+        .getLogs({
+          address: asset as `0x${string}`,
+          event: eip3009[1],
+          args: { authorizer: authorizer as `0x${string}`, nonce: nonce as `0x${string}` },
+          fromBlock: "earliest",
+        })
+        .catch(() => []);
       return { used: true, txHash: logs[0]?.transactionHash ?? null };
     },
 

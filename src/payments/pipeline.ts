@@ -53,8 +53,13 @@ export interface Target {
 export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "body">): Target {
   const url = new URL(input.url);
   for (const [k, v] of Object.entries(input.query ?? {})) url.searchParams.set(k, v);
+  // A canonical form, so the same call written differently is recognised as the same call.
+  url.searchParams.sort();
   const method = input.method ?? (input.body ? "POST" : "GET");
-  return { url: url.toString(), method, ...(input.body ? { body: JSON.stringify(input.body) } : {}) };
+  const body = input.body
+    ? JSON.stringify(Object.fromEntries(Object.entries(input.body).sort(([a], [b]) => (a < b ? -1 : 1))))
+    : undefined;
+  return { url: url.toString(), method, ...(body ? { body } : {}) };
 }
 
 export type ProbeResult =
@@ -222,7 +227,9 @@ export class PaymentPipeline {
 
     if (input.maxUsd !== undefined) {
       const shown = parseUsd(input.maxUsd);
-      if (shown.ok && amount > shown.atomic) {
+      if (!shown.ok)
+        return refuse("payment_unavailable", `maxUsd "${input.maxUsd.slice(0, 20)}" is not a USD amount.`);
+      if (amount > shown.atomic) {
         return refuse(
           "price_changed",
           `The service now asks $${base.amount.usd}, more than the $${formatUsd(shown.atomic)} quoted; not paid.`,
@@ -232,7 +239,8 @@ export class PaymentPipeline {
         );
       }
     }
-    if (ctx.signal.aborted) return refuse("payment_unavailable", "The request ended before paying.");
+    // From the streamed quote on, this payment runs to its outcome even if the client leaves (its
+    // record must not be lost); a client that left earlier started nothing (checked before the probe).
     if (ctx.deadline - ctx.now() < this.deps.config.minTimeLeftMs) {
       return refuse(
         "deadline_exceeded",
@@ -279,6 +287,14 @@ export class PaymentPipeline {
         "insufficient_balance",
         `The wallet holds $${formatUsd(balance)}, less than the $${base.amount.usd} price.`,
         { balanceUsd: formatUsd(balance) },
+      );
+    }
+    // The deadline again, now that the reservation exists: the reads above took time.
+    if (ctx.deadline - ctx.now() < this.deps.config.minTimeLeftMs) {
+      await this.deps.ledger.transition(paymentId, "released", { error: "too little time left" }, this.now());
+      return refuse(
+        "deadline_exceeded",
+        "Too little time is left in this request to complete a payment safely.",
       );
     }
     update("reserved");
@@ -343,9 +359,23 @@ export class PaymentPipeline {
     }
     p.update("signed");
 
-    // The signed row (with its authorization) is the intent on record before anything leaves the
-    // process; `submitted` is written while the request is in flight and awaited before the outcome.
-    const submitted = move("submitted");
+    // The intent is on record (signed, with its authorization, then submitted) before anything
+    // leaves the process. If the ledger cannot record it, nothing is sent.
+    try {
+      await move("submitted");
+    } catch {
+      p.update("unknown", {
+        reason: "ledger_unavailable",
+        message: "The payment could not be recorded; not sent.",
+      });
+      summary("unknown");
+      ctx.reportError(
+        new AppError("payment_failed", "The payment could not be recorded, so it was not sent."),
+      );
+      return out("unknown", {
+        error: { code: "payment_failed", message: "The payment could not be recorded; not sent." },
+      });
+    }
     p.update("submitted");
 
     let response: SafeResponse | undefined;
@@ -361,7 +391,42 @@ export class PaymentPipeline {
       response = undefined;
     }
 
-    await submitted;
+    try {
+      return await this.recordOutcome(ctx, p, response, { move, summary, out });
+    } catch {
+      // The ledger failed after the payment left: the row stays pending and the reconciler
+      // resolves it from the chain; the client hears that the outcome is unclear.
+      p.update("unknown", {
+        reason: "ledger_unavailable",
+        message: "The outcome could not be recorded yet.",
+      });
+      summary("unknown");
+      ctx.reportError(
+        new AppError(
+          "payment_failed",
+          "The payment was sent but its outcome could not be recorded yet; it will be reconciled.",
+          {
+            details: { paymentId: p.paymentId },
+          },
+        ),
+      );
+      return out("unknown", {
+        error: { code: "payment_failed", message: "The outcome could not be recorded yet." },
+      });
+    }
+  }
+
+  private async recordOutcome(
+    ctx: TurnContext,
+    p: Parameters<PaymentPipeline["signAndSubmit"]>[1],
+    response: SafeResponse | undefined,
+    h: {
+      move: (to: LedgerStatus, fields?: Parameters<Ledger["transition"]>[2]) => Promise<PaymentRecord>;
+      summary: (status: LedgerStatus, transaction?: string) => void;
+      out: (status: PayOutput["status"], extra?: Partial<PayOutput>) => PayOutput;
+    },
+  ): Promise<PayOutput> {
+    const { move, summary, out } = h;
     const settlement = response ? readSettlement((n) => response.headers.get(n)) : undefined;
     if (response && response.status >= 200 && response.status < 300 && settlement?.success) {
       await move("settled", {

@@ -129,11 +129,19 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     },
     async sweep() {
       const cutoff = now().getTime() - options.staleMs;
-      const rows = await ledger.listByStatus(["unknown", "signed", "submitted"]);
+      const rows = await ledger.listByStatus(["reserved", "unknown", "signed", "submitted"]);
       let resolved = 0;
       let unresolved = 0;
       for (const row of rows) {
         if (row.status !== "unknown" && row.updatedAt.getTime() > cutoff) continue;
+        if (row.status === "reserved") {
+          // Reserved by an attempt that died before signing: nothing can be paid with it.
+          await move(row.paymentId, "released", { error: "attempt ended before signing" }).catch(
+            (e: unknown) => options.onError?.(e),
+          );
+          resolved++;
+          continue;
+        }
         try {
           const after = await resolveRecord(row);
           if (after.status === "settled" || after.status === "failed") resolved++;

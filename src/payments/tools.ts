@@ -59,6 +59,9 @@ async function spent(deps: ToolDeps, ctx: TurnContext) {
 export function createPaymentTools(deps: ToolDeps): ToolProvider {
   return (ctx) => {
     const paid = new Map<string, Promise<PayOutput>>();
+    // Prices quoted in this turn, by call: a payment is never above the quote, even when the model
+    // forgets to pass maxUsd.
+    const quoted = new Map<string, string>();
     return {
       [TOOL_NAMES.discover]: tool({
         description:
@@ -151,6 +154,7 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
               };
             }
           }
+          quoted.set(JSON.stringify(target), chosen.amountUsd);
           return { ...base, paymentRequired: true, offers, chosen };
         },
       }),
@@ -162,7 +166,11 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
           const key = JSON.stringify(buildTarget(input));
           let result = paid.get(key);
           if (!result) {
-            result = deps.pipeline.payAndFetch(ctx, input);
+            const shown = quoted.get(key) ?? input.maxUsd;
+            result = deps.pipeline.payAndFetch(
+              ctx,
+              shown === undefined ? input : { ...input, maxUsd: shown },
+            );
             paid.set(key, result);
           }
           return result;

@@ -100,8 +100,16 @@ export async function signOffer(
   if (demand.version === 1) client.registerV1(String(chosen.network), scheme);
   else client.register(chosen.network as Network, scheme);
   client.setSpendControls(false);
-  const payload: PaymentPayload = await client.createPaymentPayload({ ...demand.raw, accepts: [chosen] });
-  const authorization = checkSigned(payload, demand.offers[index]?.network ?? "", expected);
+  // Only the plain exact transfer is signed: no Permit2 or approval flows, and no extensions a
+  // service could use to make us sign anything else.
+  const method = (chosen.extra as { assetTransferMethod?: unknown } | undefined)?.assetTransferMethod;
+  if (method !== undefined && method !== "eip3009") throw new Error("unsupported asset transfer method");
+  const { extensions: _ignored, ...bare } = demand.raw;
+  const payload: PaymentPayload = await client.createPaymentPayload({ ...bare, accepts: [chosen] });
+  const authorization = checkSigned(payload, demand.offers[index]?.network ?? "", {
+    ...expected,
+    maxTimeoutSeconds: Number(chosen.maxTimeoutSeconds) || 0,
+  });
   const headers = new x402HTTPClient(client).encodePaymentSignatureHeader(payload);
   return { headers, authorization };
 }
@@ -114,10 +122,11 @@ export async function signOffer(
 function checkSigned(
   payload: PaymentPayload,
   network: string,
-  expected: { amount: bigint; payTo: string },
+  expected: { amount: bigint; payTo: string; maxTimeoutSeconds: number },
 ): Record<string, string> {
   const auth = (payload.payload as { authorization?: Record<string, unknown> }).authorization;
-  if (network.startsWith("eip155:") && auth) {
+  if (network.startsWith("eip155:")) {
+    if (!auth) throw new Error("the signed EVM payload is not an EIP-3009 authorization");
     if (BigInt(String(auth.value)) !== expected.amount)
       throw new Error("signed amount differs from the quote");
     if (String(auth.to).toLowerCase() !== expected.payTo.toLowerCase()) {
@@ -130,7 +139,11 @@ function checkSigned(
       validBefore: String(auth.validBefore),
     };
   }
-  const expiresAt = String(Math.floor(Date.now() / 1000) + Number(payload.accepted?.maxTimeoutSeconds ?? 0));
+  // A Solana transaction can land until its blockhash expires (about 150 blocks, 60-90 s), even when
+  // the offer's timeout is shorter: wait for the longer of the two, with a margin.
+  const expiresAt = String(
+    Math.floor(Date.now() / 1000) + Math.max(expected.maxTimeoutSeconds, SOLANA_BLOCKHASH_SECONDS),
+  );
   const wire = (payload.payload as { transaction?: unknown }).transaction;
   return {
     kind: "svm-exact",
@@ -138,6 +151,9 @@ function checkSigned(
     ...(typeof wire === "string" ? { messageHash: solanaMessageHash(Buffer.from(wire, "base64")) } : {}),
   };
 }
+
+/** Upper bound of a Solana blockhash's lifetime, with margin. */
+const SOLANA_BLOCKHASH_SECONDS = 180;
 
 /** Decode `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE`; undefined when absent or unreadable. */
 export function readSettlement(getHeader: (name: string) => string | null): SettleResponse | undefined {
