@@ -2,6 +2,7 @@ import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
+import { buildTarget } from "./pipeline.js";
 import { readPaymentDemand, signOffer } from "./x402.js";
 
 // Hardhat's first published test account: a devnet key, never a real one.
@@ -95,5 +96,31 @@ describe("signing the chosen offer", () => {
     await expect(signOffer(demand, 0, scheme, { amount: 9999n, payTo: PAY_TO })).rejects.toThrow(
       /amount differs/,
     );
+  });
+
+  it("refuses offers that would sign a Permit2 or approval flow instead of a plain transfer", async () => {
+    const permit2 = {
+      ...v2,
+      accepts: [
+        { ...v2.accepts[0], extra: { name: "USD Coin", version: "2", assetTransferMethod: "permit2" } },
+      ],
+    };
+    const demand = readPaymentDemand(
+      headers({ "PAYMENT-REQUIRED": encodePaymentRequiredHeader(permit2 as never) }),
+      undefined,
+    );
+    if (!demand) throw new Error("no demand");
+    const scheme = new ExactEvmScheme(privateKeyToAccount(KEY));
+    await expect(signOffer(demand, 0, scheme, { amount: 10000n, payTo: PAY_TO })).rejects.toThrow(
+      /transfer method/,
+    );
+  });
+});
+
+describe("the same call, written differently", () => {
+  it("has one canonical target, so a repeated pay_and_fetch is recognised", () => {
+    const a = buildTarget({ url: "http://svc/x?b=2", query: { a: "1" }, body: { y: 1, x: 2 } });
+    const b = buildTarget({ url: "http://svc/x", query: { a: "1", b: "2" }, body: { x: 2, y: 1 } });
+    expect(a).toEqual(b);
   });
 });
