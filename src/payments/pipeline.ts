@@ -68,6 +68,8 @@ export type ProbeResult =
   | { kind: "error"; error: AppError };
 
 const MAX_DATA_CHARS = 8000;
+/** How long an unclear payment's immediate check on chain may hold the stream. */
+const RESOLVE_NOW_MS = 5000;
 
 /** Turn a service's body into data for the model: parsed JSON when it is JSON, bounded, marked untrusted. */
 export function untrustedData(response: SafeResponse): NonNullable<PayOutput["data"]> {
@@ -416,6 +418,27 @@ export class PaymentPipeline {
     }
   }
 
+  /**
+   * Ask the reconciler once, bounded in time (the stream has a deadline). If the background sweep
+   * resolved the row first, the transition race is lost harmlessly: read what it recorded.
+   */
+  private async resolveSoon(paymentId: string): Promise<PaymentRecord | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), RESOLVE_NOW_MS);
+    });
+    try {
+      return await Promise.race([
+        this.deps.reconciler.resolve(paymentId).catch(() => this.deps.ledger.get(paymentId)),
+        timeout,
+      ]);
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async recordOutcome(
     ctx: TurnContext,
     p: Parameters<PaymentPipeline["signAndSubmit"]>[1],
@@ -449,7 +472,7 @@ export class PaymentPipeline {
     // reconciler resolves it from the chain.
     const reason = unclearReason(response);
     await move("unknown", { error: reason.detail });
-    const resolved = await this.deps.reconciler.resolve(p.paymentId).catch(() => undefined);
+    const resolved = await this.resolveSoon(p.paymentId);
     const finalStatus = resolved?.status ?? "unknown";
     if (resolved && finalStatus === "settled" && resolved.txHash) {
       p.update("settled", {
