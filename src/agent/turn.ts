@@ -104,6 +104,9 @@ export async function runTurn(
       model: resolved.model,
       system: SYSTEM_PROMPT,
       messages: toModelMessages(request),
+      // Client system messages are deliberate: kept, framed below the built-in prompt, and unable
+      // to change any payment rule (those are code).
+      allowSystemInMessages: true,
       ...(tools && Object.keys(tools).length > 0 ? { tools } : {}),
       stopWhen: stepCountIs(deps.maxSteps),
       maxOutputTokens: request.maxTokens,
