@@ -1,6 +1,7 @@
 import { APICallError } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
+import type { IdempotencyStore } from "../src/http/chat.js";
 import { PROTOCOL_HEADER, type StreamEvent } from "../src/protocol/index.js";
 import { closeServer, listen } from "../src/service.js";
 import {
@@ -250,5 +251,57 @@ describe("authentication", () => {
     const res = await app.request("/healthz");
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ status: "ok", openTurns: 0 });
+  });
+});
+
+describe("Idempotency-Key bookkeeping", () => {
+  /** A fake store implementing the real interface, recording what the route did with each key. */
+  function fakeStore() {
+    const calls: string[] = [];
+    const store: IdempotencyStore = {
+      claimIdempotencyKey: async () => {
+        calls.push("claim");
+        return { state: "new" };
+      },
+      completeIdempotencyKey: async () => {
+        calls.push("complete");
+      },
+      releaseIdempotencyKey: async () => {
+        calls.push("release");
+      },
+    };
+    return { store, calls };
+  }
+
+  it("keeps a finished outcome for replay", async () => {
+    const { store, calls } = fakeStore();
+    const { app } = buildService({}, { idempotency: store });
+    const res = await app.request("/api/chat", chatRequest(USER_HI, { "Idempotency-Key": "k-1" }));
+    await res.text();
+    for (let i = 0; i < 20 && calls.length < 2; i++) await sleep(10);
+    expect(calls).toEqual(["claim", "complete"]);
+  });
+
+  it("forgets an attempt the client abandoned before any payment, so a retry runs", async () => {
+    const { store, calls } = fakeStore();
+    const model = textModel(
+      Array.from({ length: 50 }, (_, i) => `w${i} `),
+      { delayMs: 40 },
+    );
+    const service = buildService({}, { idempotency: store, models: singleModelRegistry(model) });
+    const { server, url } = await listen(service.app, { host: "127.0.0.1", port: 0 });
+    try {
+      const client = new AbortController();
+      const res = await fetch(`${url}/api/chat`, {
+        ...chatRequest(USER_HI, { "Idempotency-Key": "k-2" }),
+        signal: client.signal,
+      });
+      await res.body?.getReader().read();
+      client.abort();
+      for (let i = 0; i < 100 && calls.length < 2; i++) await sleep(20);
+      expect(calls).toEqual(["claim", "release"]);
+    } finally {
+      await closeServer(server);
+    }
   });
 });

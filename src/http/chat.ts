@@ -53,6 +53,9 @@ export function chooseMode(accept: string | undefined): Mode {
   return "lines";
 }
 
+/** The abort reason when the client goes away (not an AppError: nobody is left to tell). */
+const CLIENT_LEFT = "client disconnected";
+
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 function authenticate(c: Context, deps: ChatRouteDeps): { identity?: string; token?: string } {
@@ -105,7 +108,7 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
     }
 
     const mode = chooseMode(c.req.header("accept"));
-    let record: ((events: StreamEvent[]) => Promise<void>) | undefined;
+    let record: ((events: StreamEvent[], clientLeft: boolean) => Promise<void>) | undefined;
     if (idempotencyKey && deps.idempotency) {
       const store = deps.idempotency;
       // Keys are scoped to the caller, so two callers cannot collide or read each other's outcome.
@@ -126,7 +129,12 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
           "This Idempotency-Key was used with a different request body.",
         );
       }
-      record = (events) => store.completeIdempotencyKey(key, { events });
+      // An attempt the client abandoned before any payment began is forgotten, so a retry runs;
+      // any other outcome is kept and replayed.
+      record = (events, clientLeft) =>
+        clientLeft && !events.some((e) => e.type === "payment")
+          ? store.releaseIdempotencyKey(key)
+          : store.completeIdempotencyKey(key, { events });
     }
     return await startTurn(deps, request, mode, {
       ...(record ? { record } : {}),
@@ -149,7 +157,7 @@ async function startTurn(
     idempotencyKey?: string;
     bearerToken?: string;
     clientSignal: AbortSignal;
-    record?: (events: StreamEvent[]) => Promise<void>;
+    record?: (events: StreamEvent[], clientLeft: boolean) => Promise<void>;
   },
 ): Promise<Response> {
   const requestId = randomUUID();
@@ -172,7 +180,7 @@ async function startTurn(
     deps.requestTimeoutMs,
   );
   const untrack = deps.lifecycle.track(abort);
-  const onClientGone = () => abort("client disconnected");
+  const onClientGone = () => abort(CLIENT_LEFT);
   extra.clientSignal.addEventListener("abort", onClientGone, { once: true });
 
   const seen: StreamEvent[] = [];
@@ -195,7 +203,7 @@ async function startTurn(
         : emit,
     ).finally(async () => {
       await extra
-        .record?.(seen)
+        .record?.(seen, controller.signal.reason === CLIENT_LEFT)
         .catch((error: unknown) =>
           deps.logger.error("could not store the idempotent outcome", { requestId, error: String(error) }),
         );
