@@ -15,7 +15,7 @@ import {
   resolveLimits,
 } from "./policy.js";
 import type { Reconciler } from "./reconciler.js";
-import type { SignerRegistry } from "./signers.js";
+import type { SignerAccess, SignerRegistry } from "./signers.js";
 import type { LedgerStatus } from "./state.js";
 import { type PaymentDemand, readPaymentDemand, readSettlement, signOffer } from "./x402.js";
 
@@ -301,7 +301,16 @@ export class PaymentPipeline {
     }
     update("reserved");
 
-    return this.signAndSubmit(ctx, { target, demand, index, amount, paymentId, base, update });
+    return this.signAndSubmit(ctx, {
+      target,
+      demand,
+      index,
+      amount,
+      paymentId,
+      base,
+      update,
+      signer: signer.signer,
+    });
   }
 
   private async signAndSubmit(
@@ -314,6 +323,7 @@ export class PaymentPipeline {
       paymentId: string;
       base: { amount: { usd: string }; network: string; payTo: string };
       update: (status: PaymentUpdate["status"], extra?: Partial<PaymentUpdate>) => void;
+      signer: SignerAccess;
     },
   ): Promise<PayOutput> {
     const { ledger } = this.deps;
@@ -336,11 +346,9 @@ export class PaymentPipeline {
       ...extra,
     });
 
-    const signer = ctx.wallet ? await this.deps.signers.find(ctx.wallet, ctx.bearerToken) : undefined;
     let headers: Record<string, string>;
     try {
-      if (!signer?.ok) throw new Error("signer unavailable");
-      const signed = await signOffer(p.demand, p.index, signer.signer.schemeFor(p.base.network), {
+      const signed = await signOffer(p.demand, p.index, p.signer.schemeFor(p.base.network), {
         amount: p.amount,
         payTo: p.base.payTo,
       });
@@ -565,5 +573,3 @@ function fetchError(error: unknown, url: string): AppError {
     details: { service: url },
   });
 }
-
-export type { PaymentRecord };

@@ -33,6 +33,9 @@ const V1_NETWORKS: Record<string, string> = {
   "solana-devnet": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
 };
 
+/** Decoding headers needs no scheme or key: one stateless client serves every read. */
+const reader = new x402HTTPClient(new x402Client());
+
 /** A 402 as the service sent it, plus its offers normalized to v2 requirements with CAIP-2 networks. */
 export interface PaymentDemand {
   version: 1 | 2;
@@ -50,7 +53,7 @@ export function readPaymentDemand(
 ): PaymentDemand | undefined {
   let raw: PaymentRequired;
   try {
-    raw = new x402HTTPClient(new x402Client()).getPaymentRequiredResponse(getHeader, body);
+    raw = reader.getPaymentRequiredResponse(getHeader, body);
   } catch {
     return undefined;
   }
@@ -158,7 +161,7 @@ const SOLANA_BLOCKHASH_SECONDS = 180;
 /** Decode `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE`; undefined when absent or unreadable. */
 export function readSettlement(getHeader: (name: string) => string | null): SettleResponse | undefined {
   try {
-    return new x402HTTPClient(new x402Client()).getPaymentSettleResponse(getHeader);
+    return reader.getPaymentSettleResponse(getHeader);
   } catch {
     return undefined;
   }
