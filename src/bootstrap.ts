@@ -116,6 +116,8 @@ export async function bootstrap(
         })));
   try {
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
+    // ALLOW_PRIVATE_ORIGINS holds in every mode; the devnet only adds its own origins to it.
+    const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
     const payments = await createPayments({
       store: {
         ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
@@ -126,7 +128,7 @@ export async function bootstrap(
       ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
       rpcUrls: sources.rpcUrls,
       assets: sources.assets,
-      allowPrivateOrigins: sources.allowPrivateOrigins,
+      allowPrivateOrigins,
       signerKeys: sources.signerKeys,
       preferredNetworks: p.preferredNetworks,
       limits: {
@@ -139,7 +141,12 @@ export async function bootstrap(
       minTimeLeftMs: p.minTimeLeftMs,
       serviceTimeoutMs: p.serviceTimeoutMs,
       reconcileIntervalMs: p.reconcileIntervalMs,
-      onError: (error) => logger.warn("payments background error", { error: String(error) }),
+      onError: (error, context = "background") =>
+        logger.warn("payments error", {
+          context,
+          error: String(error),
+          ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
+        }),
     });
     // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
     const tokens = new Map(config.auth.tokens);

@@ -296,6 +296,33 @@ describe("loopback services on the allow-list (real server)", () => {
     expect((await refusal(onlyMain(`${main.origin}/to-loopback-literal`))).addressClass).toBe("loopback");
   });
 
+  it("asks allowOrigin before every hop: a refused origin hears nothing", async () => {
+    const onlyMain = (origin: string) => origin === main.origin;
+    const otherHits = other.hits.length;
+    const error = await refusal(allowed()(`${main.origin}/to-other`, { allowOrigin: onlyMain }));
+    expect(error.reason).toBe("origin_not_allowed");
+    expect(error.message).toContain(other.origin);
+    expect(other.hits.length).toBe(otherHits);
+    const mainHits = main.hits.length;
+    const first = await refusal(allowed()(`${main.origin}/json`, { allowOrigin: () => false }));
+    expect(first.reason).toBe("origin_not_allowed");
+    expect(main.hits.length).toBe(mainHits);
+  });
+
+  it("returns a cross-origin redirect unfollowed with followCrossOrigin: false, follows one within the origin", async () => {
+    const otherHits = other.hits.length;
+    const response = await allowed()(`${main.origin}/to-other`, { followCrossOrigin: false });
+    expect(response.status).toBe(302);
+    expect(other.hits.length).toBe(otherHits);
+    const same = await allowed()(`${main.origin}/see-other`, {
+      method: "POST",
+      body: "x",
+      followCrossOrigin: false,
+    });
+    expect(same.status).toBe(200);
+    expect(same.method).toBe("GET");
+  });
+
   it("returns the redirect itself with redirect: manual", async () => {
     const response = await allowed()(`${main.origin}/to-other`, { redirect: "manual" });
     expect(response.status).toBe(302);

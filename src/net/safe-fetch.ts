@@ -48,10 +48,24 @@ export interface SafeResponse {
   body: Uint8Array;
   /** True when the body was longer than `maxBytes` and was cut there. */
   truncated: boolean;
+  /** The method of the final hop (a 301/302/303 redirect may have turned a POST into a GET). */
+  method: string;
 }
 
-/** Request options: those of `fetch`. `redirect: "manual"` returns a 3xx instead of following it. */
-export type SafeFetchInit = RequestInit & { signal?: AbortSignal };
+/**
+ * Request options: those of `fetch`, plus per-call admission. `redirect: "manual"` returns a 3xx
+ * instead of following it.
+ */
+export type SafeFetchInit = RequestInit & {
+  signal?: AbortSignal;
+  /**
+   * Admission of every origin the call goes to: the first URL and each redirect hop, asked before
+   * anything is sent there. A refused origin throws `SafeFetchBlockedError("origin_not_allowed")`.
+   */
+  allowOrigin?: (origin: string) => boolean;
+  /** `false`: a redirect to another origin is not followed; the 3xx comes back as the response. */
+  followCrossOrigin?: boolean;
+};
 
 export type SafeFetch = (url: string, init?: SafeFetchInit) => Promise<SafeResponse>;
 
@@ -61,6 +75,7 @@ export type BlockedReason =
   | "unsupported_scheme"
   | "credentials_in_url"
   | "blocked_address"
+  | "origin_not_allowed"
   | "too_many_redirects";
 
 /**
@@ -201,11 +216,14 @@ export function createSafeFetch(policy: SafeFetchPolicy): SafeFetch {
     });
     try {
       for (let hop = 0; ; hop++) {
+        if (init.allowOrigin && !init.allowOrigin(url.origin)) {
+          throw new SafeFetchBlockedError("origin_not_allowed", `${url.origin} is not an allowed service`);
+        }
         const pinned = await check(url);
         signal.throwIfAborted();
         const response = await transport(url, request, pinned, signal);
-        const location = response.headers.get("location");
-        if (init.redirect !== "manual" && REDIRECT_STATUSES.has(response.status) && location) {
+        const next = redirectTarget(response, url, init);
+        if (next) {
           response.discard();
           if (init.redirect === "error") {
             throw new AppError(
@@ -219,18 +237,19 @@ export function createSafeFetch(policy: SafeFetchPolicy): SafeFetch {
               `More than ${maxRedirects} redirects from ${url.origin}`,
             );
           }
-          let next: URL;
-          try {
-            next = new URL(location, url);
-          } catch {
-            throw new AppError("service_unavailable", `${url.origin} redirected to an invalid URL`);
-          }
           request = redirected(request, response.status, next.origin !== url.origin);
           url = next;
           continue;
         }
         const { body, truncated } = await response.read(policy.maxBytes);
-        return { status: response.status, headers: response.headers, url: url.href, body, truncated };
+        return {
+          status: response.status,
+          headers: response.headers,
+          url: url.href,
+          body,
+          truncated,
+          method: request.method,
+        };
       }
     } catch (cause) {
       throw failure(cause, url);
@@ -238,6 +257,21 @@ export function createSafeFetch(policy: SafeFetchPolicy): SafeFetch {
       clearTimeout(timer);
     }
   };
+}
+
+/** Where a response redirects to, when this call follows it; undefined when the response is the answer. */
+function redirectTarget(response: RawResponse, url: URL, init: SafeFetchInit): URL | undefined {
+  const location = response.headers.get("location");
+  if (init.redirect === "manual" || !REDIRECT_STATUSES.has(response.status) || !location) return undefined;
+  let next: URL;
+  try {
+    next = new URL(location, url);
+  } catch {
+    response.discard();
+    throw new AppError("service_unavailable", `${url.origin} redirected to an invalid URL`);
+  }
+  if (init.followCrossOrigin === false && next.origin !== url.origin) return undefined;
+  return next;
 }
 
 function blocked(url: URL, kind: AddressClass): SafeFetchBlockedError {

@@ -24,7 +24,8 @@ export interface PaymentsOptions extends PipelineConfig {
   allowPrivateOrigins: string[];
   signerKeys: SignerKey[];
   reconcileIntervalMs: number;
-  onError?: (error: unknown) => void;
+  /** Unexpected failures, with a few words on where (the client hears only a stable code). */
+  onError?: (error: unknown, context?: string) => void;
 }
 
 export interface Payments {
@@ -66,6 +67,7 @@ export async function createPayments(options: PaymentsOptions): Promise<Payments
     chain,
     fetch: safeFetch,
     reconciler,
+    ...(options.onError ? { onError: options.onError } : {}),
   });
   const tools = createPaymentTools({
     pipeline,

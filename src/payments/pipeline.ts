@@ -41,6 +41,8 @@ export interface PipelineDeps {
   fetch: SafeFetch;
   reconciler: Reconciler;
   now?: () => Date;
+  /** Told about unexpected failures (with their cause) that the client hears of only as a code. */
+  onError?: (error: unknown, context: string) => void;
 }
 
 /** An HTTP call to a service, as the tools describe it. */
@@ -64,8 +66,16 @@ export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "
 
 export type ProbeResult =
   | { kind: "free"; response: SafeResponse }
-  | { kind: "demand"; demand: PaymentDemand }
+  /** `payee`: the call as it reached the service that issued the demand (after any redirects). */
+  | { kind: "demand"; demand: PaymentDemand; payee: Target }
   | { kind: "error"; error: AppError };
+
+/** Which origins a tool's outbound calls may reach: the spending limits' `allowedServices`, at every hop. */
+export function serviceAdmission(
+  limits: Pick<EffectiveLimits, "allowedServices">,
+): (origin: string) => boolean {
+  return (origin) => isServiceAllowed(origin, limits);
+}
 
 const MAX_DATA_CHARS = 8000;
 /** How long an unclear payment's immediate check on chain may hold the stream. */
@@ -116,8 +126,16 @@ export class PaymentPipeline {
     return resolveLimits(this.deps.config.limits, ctx.spendingLimits);
   }
 
-  /** Ask the service what it costs (an unpaid request). Never pays. */
-  async probe(target: Target, signal: AbortSignal): Promise<ProbeResult> {
+  /**
+   * Ask the service what it costs (an unpaid request). Never pays. Every origin the call reaches,
+   * the first and each redirect hop, must pass `allowOrigin` before anything is sent there; the
+   * origin that answers 402 is the service that would be paid.
+   */
+  async probe(
+    target: Target,
+    signal: AbortSignal,
+    allowOrigin: (origin: string) => boolean,
+  ): Promise<ProbeResult> {
     let response: SafeResponse;
     try {
       response = await this.deps.fetch(target.url, {
@@ -125,6 +143,7 @@ export class PaymentPipeline {
         headers: target.body ? { "content-type": "application/json" } : {},
         ...(target.body ? { body: target.body } : {}),
         signal: AbortSignal.any([signal, AbortSignal.timeout(this.deps.config.serviceTimeoutMs)]),
+        allowOrigin,
       });
     } catch (error) {
       return { kind: "error", error: fetchError(error, target.url) };
@@ -140,7 +159,14 @@ export class PaymentPipeline {
           ),
         };
       }
-      return { kind: "demand", demand };
+      // A redirect that turned a POST into a GET dropped the body; the paid call repeats what arrived.
+      const sameMethod = response.method === target.method;
+      const payee: Target = {
+        url: response.url,
+        method: sameMethod ? target.method : "GET",
+        ...(sameMethod && target.body ? { body: target.body } : {}),
+      };
+      return { kind: "demand", demand, payee };
     }
     if (response.status >= 200 && response.status < 300) return { kind: "free", response };
     return {
@@ -153,9 +179,9 @@ export class PaymentPipeline {
 
   /** Run the whole pipeline for one paid call. Refusals and failures are reported on the turn and returned. */
   async payAndFetch(ctx: TurnContext, input: PayInput): Promise<PayOutput> {
-    const target = buildTarget(input);
-    const service = { url: target.url };
+    const requested = buildTarget(input);
     const limits = this.limitsFor(ctx);
+    const allowOrigin = serviceAdmission(limits);
     const fail = (code: ErrorCode, message: string, details: Record<string, unknown> = {}): PayOutput => {
       const error = new AppError(code, message, { details });
       ctx.reportError(error);
@@ -165,28 +191,25 @@ export class PaymentPipeline {
     if (!ctx.wallet) {
       return fail("payment_unavailable", "No wallet was given with this request, so nothing can be paid.");
     }
-    if (!isServiceAllowed(target.url, limits)) {
-      return fail(
-        "limit_exceeded",
-        `Paying ${new URL(target.url).origin} is not allowed by the spending limits.`,
-        {
-          limit: "allowedServices",
-        },
-      );
-    }
+    const wallet = ctx.wallet;
     if (ctx.signal.aborted)
       return { status: "refused", error: { code: "aborted", message: "The request ended." } };
 
-    const probe = await this.probe(target, ctx.signal);
+    const probe = await this.probe(requested, ctx.signal, allowOrigin);
     if (probe.kind === "error") {
       ctx.reportError(probe.error);
-      return { status: "failed", error: { code: probe.error.code, message: probe.error.message } };
+      return {
+        status: probe.error.code === "limit_exceeded" ? "refused" : "failed",
+        error: { code: probe.error.code, message: probe.error.message, ...probe.error.details },
+      };
     }
     if (probe.kind === "free") return { status: "free", data: untrustedData(probe.response) };
 
-    const demand = probe.demand;
+    // The service being paid is the one that issued the demand; the probe admitted its origin.
+    const { demand, payee: target } = probe;
+    const service = { url: target.url };
     const choice = chooseOffer(demand.offers, {
-      walletChain: ctx.wallet.chain,
+      walletChain: wallet.chain,
       allowedNetworks: limits.allowedNetworks,
       allowedAssets: this.deps.config.assets,
       preferredNetworks: this.deps.config.preferredNetworks,
@@ -227,90 +250,125 @@ export class PaymentPipeline {
     // The cost estimate goes out before anything is signed.
     update("quoted", { message: `${service.url} costs $${base.amount.usd} on ${offer.network}` });
 
-    if (input.maxUsd !== undefined) {
-      const shown = parseUsd(input.maxUsd);
-      if (!shown.ok)
-        return refuse("payment_unavailable", `maxUsd "${input.maxUsd.slice(0, 20)}" is not a USD amount.`);
-      if (amount > shown.atomic) {
+    // From the quote on, every way out of this payment ends with a final `p:` update. A step that
+    // throws (the store went away, say) before anything was signed ends it as failed, with a stable
+    // code; the exception's own text (SQL, parameters, stack) goes to the log only.
+    const run = async (): Promise<PayOutput> => {
+      if (input.maxUsd !== undefined) {
+        const shown = parseUsd(input.maxUsd);
+        if (!shown.ok)
+          return refuse("payment_unavailable", `maxUsd "${input.maxUsd.slice(0, 20)}" is not a USD amount.`);
+        if (amount > shown.atomic) {
+          return refuse(
+            "price_changed",
+            `The service now asks $${base.amount.usd}, more than the $${formatUsd(shown.atomic)} quoted; not paid.`,
+            {
+              quotedUsd: formatUsd(shown.atomic),
+            },
+          );
+        }
+      }
+      // From the streamed quote on, this payment runs to its outcome even if the client leaves (its
+      // record must not be lost); a client that left earlier started nothing (checked before the probe).
+      if (ctx.deadline - ctx.now() < this.deps.config.minTimeLeftMs) {
         return refuse(
-          "price_changed",
-          `The service now asks $${base.amount.usd}, more than the $${formatUsd(shown.atomic)} quoted; not paid.`,
+          "deadline_exceeded",
+          "Too little time is left in this request to complete a payment safely.",
+        );
+      }
+      const signer = await this.deps.signers.find(wallet, ctx.bearerToken);
+      if (!signer.ok) return refuse("payment_unavailable", `Cannot sign: ${signer.reason}.`);
+
+      // The balance read and the atomic reservation run together; a reservation for a wallet that
+      // turns out too poor is released before anything is signed.
+      const [balance, reserved] = await Promise.all([
+        this.deps.chain.balance(offer.network, offer.asset, wallet.address).catch(() => undefined),
+        this.deps.ledger.reserve({
+          paymentId,
+          wallet: wallet.address,
+          requestId: ctx.requestId,
+          service: target.url,
+          network: offer.network,
+          asset: offer.asset,
+          payTo: offer.payTo,
+          amount,
+          requirement: offer,
+          limits: {
+            perTransaction: limits.perTransaction,
+            perRequest: limits.perRequest,
+            daily: limits.daily,
+          },
+          now: this.now(),
+        }),
+      ]);
+      if (!reserved.ok) {
+        return refuse(
+          "limit_exceeded",
+          `Paying $${base.amount.usd} would exceed the ${reserved.limit} limit of $${formatUsd(reserved.limitAtomic)} ($${formatUsd(reserved.remainingAtomic)} left).`,
           {
-            quotedUsd: formatUsd(shown.atomic),
+            limit: reserved.limit,
+            limitUsd: formatUsd(reserved.limitAtomic),
+            remainingUsd: formatUsd(reserved.remainingAtomic),
           },
         );
       }
-    }
-    // From the streamed quote on, this payment runs to its outcome even if the client leaves (its
-    // record must not be lost); a client that left earlier started nothing (checked before the probe).
-    if (ctx.deadline - ctx.now() < this.deps.config.minTimeLeftMs) {
-      return refuse(
-        "deadline_exceeded",
-        "Too little time is left in this request to complete a payment safely.",
-      );
-    }
-    const signer = await this.deps.signers.find(ctx.wallet, ctx.bearerToken);
-    if (!signer.ok) return refuse("payment_unavailable", `Cannot sign: ${signer.reason}.`);
+      if (balance === undefined || balance < amount) {
+        await this.deps.ledger.transition(
+          paymentId,
+          "released",
+          { error: "balance check failed" },
+          this.now(),
+        );
+        if (balance === undefined)
+          return refuse("payment_failed", `Could not read the wallet's balance on ${offer.network}.`);
+        return refuse(
+          "insufficient_balance",
+          `The wallet holds $${formatUsd(balance)}, less than the $${base.amount.usd} price.`,
+          { balanceUsd: formatUsd(balance) },
+        );
+      }
+      // The deadline again, now that the reservation exists: the reads above took time.
+      if (ctx.deadline - ctx.now() < this.deps.config.minTimeLeftMs) {
+        await this.deps.ledger.transition(
+          paymentId,
+          "released",
+          { error: "too little time left" },
+          this.now(),
+        );
+        return refuse(
+          "deadline_exceeded",
+          "Too little time is left in this request to complete a payment safely.",
+        );
+      }
+      update("reserved");
 
-    // The balance read and the atomic reservation run together; a reservation for a wallet that
-    // turns out too poor is released before anything is signed.
-    const [balance, reserved] = await Promise.all([
-      this.deps.chain.balance(offer.network, offer.asset, ctx.wallet.address).catch(() => undefined),
-      this.deps.ledger.reserve({
-        paymentId,
-        wallet: ctx.wallet.address,
-        requestId: ctx.requestId,
-        service: target.url,
-        network: offer.network,
-        asset: offer.asset,
-        payTo: offer.payTo,
+      return this.signAndSubmit(ctx, {
+        target,
+        demand,
+        index,
         amount,
-        requirement: offer,
-        limits: { perTransaction: limits.perTransaction, perRequest: limits.perRequest, daily: limits.daily },
-        now: this.now(),
-      }),
-    ]);
-    if (!reserved.ok) {
-      return refuse(
-        "limit_exceeded",
-        `Paying $${base.amount.usd} would exceed the ${reserved.limit} limit of $${formatUsd(reserved.limitAtomic)} ($${formatUsd(reserved.remainingAtomic)} left).`,
-        {
-          limit: reserved.limit,
-          limitUsd: formatUsd(reserved.limitAtomic),
-          remainingUsd: formatUsd(reserved.remainingAtomic),
-        },
-      );
+        paymentId,
+        base,
+        update,
+        signer: signer.signer,
+      });
+    };
+    try {
+      return await run();
+    } catch (error) {
+      this.deps.onError?.(error, "payment step before sending");
+      const failure = internalFailure(error);
+      update("failed", { reason: failure.code, message: failure.message });
+      ctx.recordPayment({
+        paymentId,
+        status: "failed",
+        service: target.url,
+        amountUsd: base.amount.usd,
+        network: offer.network,
+      });
+      ctx.reportError(failure);
+      return { status: "failed", paymentId, error: { code: failure.code, message: failure.message } };
     }
-    if (balance === undefined || balance < amount) {
-      await this.deps.ledger.transition(paymentId, "released", { error: "balance check failed" }, this.now());
-      if (balance === undefined)
-        return refuse("payment_failed", `Could not read the wallet's balance on ${offer.network}.`);
-      return refuse(
-        "insufficient_balance",
-        `The wallet holds $${formatUsd(balance)}, less than the $${base.amount.usd} price.`,
-        { balanceUsd: formatUsd(balance) },
-      );
-    }
-    // The deadline again, now that the reservation exists: the reads above took time.
-    if (ctx.deadline - ctx.now() < this.deps.config.minTimeLeftMs) {
-      await this.deps.ledger.transition(paymentId, "released", { error: "too little time left" }, this.now());
-      return refuse(
-        "deadline_exceeded",
-        "Too little time is left in this request to complete a payment safely.",
-      );
-    }
-    update("reserved");
-
-    return this.signAndSubmit(ctx, {
-      target,
-      demand,
-      index,
-      amount,
-      paymentId,
-      base,
-      update,
-      signer: signer.signer,
-    });
   }
 
   private async signAndSubmit(
@@ -354,7 +412,8 @@ export class PaymentPipeline {
       });
       headers = signed.headers;
       await move("signed", { authorization: signed.authorization });
-    } catch {
+    } catch (error) {
+      this.deps.onError?.(error, "signing");
       await move("failed", { error: "signing failed" });
       p.update("failed", { reason: "signing_failed", message: "The payment could not be signed." });
       summary("failed");
@@ -396,6 +455,10 @@ export class PaymentPipeline {
         ...(p.target.body ? { body: p.target.body } : {}),
         // Deliberately not the client's signal: a payment in flight finishes and is recorded.
         signal: AbortSignal.timeout(this.deps.config.serviceTimeoutMs),
+        // The payment goes to the origin that issued the demand and nowhere else: a redirect to
+        // another origin comes back as the (unclear) answer instead of being followed.
+        allowOrigin: (origin) => origin === new URL(p.target.url).origin,
+        followCrossOrigin: false,
       });
     } catch {
       response = undefined;
@@ -561,7 +624,20 @@ function unclearReason(response: SafeResponse | undefined): {
   };
 }
 
+/** An unexpected failure as the client and the model may see it: a stable code and a short sentence. */
+function internalFailure(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  return new AppError("internal", "An internal step of the payment failed; nothing was paid.");
+}
+
 function fetchError(error: unknown, url: string): AppError {
+  if (error instanceof SafeFetchBlockedError && error.reason === "origin_not_allowed") {
+    return new AppError(
+      "limit_exceeded",
+      `${error.message} by the spending limits (allowedServices); nothing was sent there.`,
+      { details: { limit: "allowedServices" } },
+    );
+  }
   if (error instanceof SafeFetchBlockedError) {
     return new AppError(
       "payment_unavailable",

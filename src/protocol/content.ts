@@ -15,3 +15,47 @@ export function unsafeContentReason(text: string): string | undefined {
   const cp = match[0].codePointAt(0) ?? 0;
   return `contains a disallowed invisible or control character (U+${cp.toString(16).toUpperCase().padStart(4, "0")})`;
 }
+
+const UNSAFE_ALL = new RegExp(UNSAFE.source, "gu");
+
+/** Text from outside with the unsafe characters taken out, and how many were. */
+export function cleanText(text: string): { text: string; removed: number } {
+  let removed = 0;
+  let clean = text;
+  if (!clean.isWellFormed()) {
+    // Lone surrogates become U+FFFD; count each one replaced.
+    const wellFormed = clean.toWellFormed();
+    for (let i = 0; i < clean.length; i++) if (clean[i] !== wellFormed[i]) removed++;
+    clean = wellFormed;
+  }
+  clean = clean.replace(UNSAFE_ALL, () => {
+    removed++;
+    return "";
+  });
+  return { text: clean, removed };
+}
+
+/**
+ * The one content rule for everything the model reads from outside (paid services' answers,
+ * discovery listings, a 402's fields, a service's error text): the characters client messages may
+ * not carry are removed from every string and every object key, at any depth, and counted so the
+ * caller can say what was removed. Other values pass unchanged.
+ */
+export function cleanUntrusted<T>(value: T): { value: T; removed: number } {
+  let removed = 0;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      const c = cleanText(v);
+      removed += c.removed;
+      return c.text;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === "object") {
+      // fromEntries defines own properties, so a "__proto__" key stays a plain key.
+      return Object.fromEntries(Object.entries(v).map(([k, inner]) => [walk(k), walk(inner)]));
+    }
+    return v;
+  };
+  const cleaned = walk(value) as T;
+  return { value: cleaned, removed };
+}

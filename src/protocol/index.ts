@@ -1,3 +1,4 @@
+export { cleanText, cleanUntrusted } from "./content.js";
 export * from "./request.js";
 export * from "./stream.js";
 export { parseWallet, type Wallet } from "./wallet.js";

@@ -49,6 +49,14 @@ export type PayInput = z.infer<typeof payInputSchema>;
 export const budgetInputSchema = z.object({});
 export type BudgetInput = z.infer<typeof budgetInputSchema>;
 
+/**
+ * Every tool output passes the content rule for text from outside (docs/payments.md): hidden and
+ * control characters are removed from every string, and `removedCharacters` says how many were.
+ */
+export interface CleanedOutput {
+  removedCharacters?: number;
+}
+
 /** One input parameter of a service, from its bazaar metadata. */
 export interface ServiceParam {
   name: string;
@@ -70,7 +78,7 @@ export interface DiscoveredService {
   example?: unknown;
 }
 
-export interface DiscoverOutput {
+export interface DiscoverOutput extends CleanedOutput {
   services: DiscoveredService[];
   /** Discovery sources that could not be read (URL and reason); the list may be partial. */
   errors: string[];
@@ -90,21 +98,23 @@ export interface LimitView {
   remainingUsd: string;
 }
 
-export type QuoteOutput =
-  | {
-      ok: true;
-      url: string;
-      /** false when the service answered without asking for payment. */
-      paymentRequired: boolean;
-      offers: Offer[];
-      /** The offer policy would pay, or null with `refusal` saying why none. */
-      chosen: Offer | null;
-      refusal?: { code: string; message: string };
-      limits: { perTransaction: LimitView; perRequest: LimitView; daily: LimitView };
-    }
-  | { ok: false; error: { code: string; message: string } };
+export type QuoteOutput = CleanedOutput &
+  (
+    | {
+        ok: true;
+        url: string;
+        /** false when the service answered without asking for payment. */
+        paymentRequired: boolean;
+        offers: Offer[];
+        /** The offer policy would pay, or null with `refusal` saying why none. */
+        chosen: Offer | null;
+        refusal?: { code: string; message: string };
+        limits: { perTransaction: LimitView; perRequest: LimitView; daily: LimitView };
+      }
+    | { ok: false; error: { code: string; message: string } }
+  );
 
-export interface PayOutput {
+export interface PayOutput extends CleanedOutput {
   status: "paid" | "free" | "refused" | "failed" | "unknown";
   paymentId?: string;
   amountUsd?: string;
@@ -116,7 +126,7 @@ export interface PayOutput {
   error?: { code: string; message: string; [key: string]: unknown };
 }
 
-export interface BudgetOutput {
+export interface BudgetOutput extends CleanedOutput {
   wallet: string | null;
   limits: {
     perTransactionUsd: string;

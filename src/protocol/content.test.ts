@@ -1,0 +1,49 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { cleanText, cleanUntrusted, unsafeContentReason } from "./content.js";
+
+const unsafeChar = fc.constantFrom(
+  "\u0000",
+  "\u001B",
+  "\u007F",
+  "\u200F",
+  "\u202E",
+  "\u2067",
+  "\u{E0041}",
+  "\u{E007F}",
+);
+const mixed = fc.array(fc.oneof(fc.string(), unsafeChar)).map((parts) => parts.join(""));
+
+describe("the content rule for text from outside", () => {
+  it("leaves nothing a client message would be refused for, and counts what it removed", () => {
+    fc.assert(
+      fc.property(mixed, (text) => {
+        const { text: clean, removed } = cleanText(text);
+        expect(unsafeContentReason(clean)).toBeUndefined();
+        if (removed === 0) expect(clean).toBe(text);
+        else expect(clean).not.toBe(text);
+      }),
+    );
+  });
+
+  it("leaves safe text unchanged", () => {
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        fc.pre(unsafeContentReason(text) === undefined);
+        expect(cleanText(text)).toEqual({ text, removed: 0 });
+      }),
+    );
+  });
+
+  it("cleans keys and values at any depth and keeps a __proto__ key a plain key", () => {
+    const input = JSON.parse('{"a\\u202e":["x\\udb40\\udc41y",{"__proto__":"p\\u2066"}],"n":1,"b":null}');
+    const { value, removed } = cleanUntrusted(input);
+    expect(value).toEqual({ a: ["xy", Object.fromEntries([["__proto__", "p"]])], n: 1, b: null });
+    expect(Object.getPrototypeOf((value as { a: unknown[] }).a[1])).toBe(Object.prototype);
+    expect(removed).toBe(3);
+  });
+
+  it("replaces lone surrogates and counts them", () => {
+    expect(cleanText("a\uD800b")).toEqual({ text: "a\uFFFDb", removed: 1 });
+  });
+});
