@@ -20,6 +20,16 @@ export const EVM_NETWORK = `eip155:${EVM_CHAIN_ID}` as const;
 /** EIP-712 domain of the token, equal to Circle's USDC so the "exact" scheme's defaults apply. */
 export const USDC_DOMAIN = { name: "USD Coin", version: "2" } as const;
 const GAS_ETH_WEI = 10_000n * 10n ** 18n;
+/**
+ * An empty block every second besides automine, so chain time follows the wall clock while no
+ * transaction comes (the reconciler judges EIP-3009 `validBefore` by chain time).
+ */
+export const DEFAULT_BLOCK_INTERVAL_MS = 1_000;
+
+export interface EvmChainOptions {
+  /** Interval mining period in ms besides automine; 0 turns it off. Default {@link DEFAULT_BLOCK_INTERVAL_MS}. */
+  blockIntervalMs?: number;
+}
 
 /** A running local EVM chain with the token deployed and the wallets funded. */
 export interface EvmChain {
@@ -41,8 +51,10 @@ interface HardhatJsonRpcServer {
  * Starts Hardhat 2's EDR node inside this process (no child process to orphan) and serves it
  * over JSON-RPC on `host`, port 0. `allowBlocksWithSameTimestamp` keeps bursts of payments
  * from pushing block time ahead of the wall clock (authorizations would read as expired).
+ * Blocks come on every transaction (automine) and also every `blockIntervalMs` (EDR mines them
+ * on its own thread, which holds no Node handle; `stop()` turns it off all the same).
  */
-export async function startEvmChain(host: string): Promise<EvmChain> {
+export async function startEvmChain(host: string, options: EvmChainOptions = {}): Promise<EvmChain> {
   const require = createRequire(import.meta.url);
   const { createHardhatNetworkProvider } = require("hardhat/internal/hardhat-network/provider/provider") as {
     createHardhatNetworkProvider(config: unknown, logger: { enabled: boolean }): Promise<EIP1193Provider>;
@@ -63,7 +75,7 @@ export async function startEvmChain(host: string): Promise<EvmChain> {
       blockGasLimit: 30_000_000,
       minGasPrice: 0n,
       automine: true,
-      intervalMining: 0,
+      intervalMining: options.blockIntervalMs ?? DEFAULT_BLOCK_INTERVAL_MS,
       mempoolOrder: "priority",
       chains: new Map(),
       genesisAccounts: [DEPLOYER_KEY, ...wallets.map((w) => w.privateKey)].map((privateKey) => ({
@@ -90,6 +102,7 @@ export async function startEvmChain(host: string): Promise<EvmChain> {
     wallets,
     stop() {
       stopped ??= (async () => {
+        await rawRequest(provider, "evm_setIntervalMining", [0]).catch(() => {});
         const closing = server.close();
         server._httpServer.closeAllConnections();
         await closing;
