@@ -1,7 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { createControlApp, FAULTS_PATH } from "./control.js";
-import { EVM_CHAIN_ID, EVM_NETWORK, type EvmChain, startEvmChain, USDC_DOMAIN } from "./evm/chain.js";
+import {
+  EVM_CHAIN_ID,
+  EVM_NETWORK,
+  type EvmChain,
+  type EvmChainOptions,
+  startEvmChain,
+  USDC_DOMAIN,
+} from "./evm/chain.js";
 import { createFacilitatorApp, errorMessage, HangGate } from "./facilitator/app.js";
 import { DiscoveryCatalog } from "./facilitator/catalog.js";
 import { createFacilitator } from "./facilitator/schemes.js";
@@ -15,9 +22,16 @@ import {
   SOLANA_NETWORK,
   SOLANA_USDC_MINT,
   type SolanaNode,
+  type SolanaNodeOptions,
   startSolanaNode,
 } from "./solana/node.js";
 import type { Devnet, DevnetManifest, DevnetOptions } from "./types.js";
+
+/** Node timings for tests, besides the public {@link DevnetOptions}; the defaults suit `npm start`. */
+export interface DevnetTuning {
+  evmChain?: EvmChainOptions;
+  solanaNode?: SolanaNodeOptions;
+}
 
 /**
  * Starts the whole local x402 network in this process: an EVM chain (Hardhat EDR) with a
@@ -29,7 +43,7 @@ import type { Devnet, DevnetManifest, DevnetOptions } from "./types.js";
  * const devnet = await startDevnet({ manifestPath: null });
  * try { await fetch(devnet.manifest.services[0].url) } finally { await devnet.stop() }
  */
-export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
+export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): Promise<Devnet> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? (() => {});
   const devToken = options.devToken ?? randomBytes(32).toString("hex");
@@ -47,8 +61,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   try {
     const startedAt = new Date();
     const [evmResult, solanaResult] = await Promise.allSettled([
-      startEvmChain(host),
-      startSolana(options.solana),
+      startEvmChain(host, options.evmChain),
+      startSolana(options.solana, options.solanaNode),
     ]);
     if (evmResult.status === "fulfilled") teardown.push(() => evmResult.value.stop());
     if (solanaResult.status === "fulfilled" && "node" in solanaResult.value) {
@@ -189,7 +203,10 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   }
 }
 
-async function startSolana(wanted: boolean | undefined): Promise<{ node: SolanaNode } | { reason: string }> {
+async function startSolana(
+  wanted: boolean | undefined,
+  nodeOptions?: SolanaNodeOptions,
+): Promise<{ node: SolanaNode } | { reason: string }> {
   if (wanted === false) return { reason: "disabled by option (solana: false)" };
   const loaded = loadSurfpool();
   if ("reason" in loaded) {
@@ -197,7 +214,7 @@ async function startSolana(wanted: boolean | undefined): Promise<{ node: SolanaN
     return loaded;
   }
   try {
-    return { node: await startSolanaNode(loaded.Surfnet) };
+    return { node: await startSolanaNode(loaded.Surfnet, nodeOptions) };
   } catch (error) {
     if (wanted === true) throw error;
     return { reason: `Surfpool failed to start: ${errorMessage(error)}` };

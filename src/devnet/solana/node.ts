@@ -19,12 +19,44 @@ interface NativeSurfnet {
   fundSolMany(accounts: Array<{ address: string; lamports: number }>): void;
   setTokenBalance(owner: string, mint: string, amount: number, tokenProgram?: string): void;
   setAccount(address: string, lamports: number, data: number[], owner: string): void;
+  /** Returns and forgets the events queued so far (one per slot at least). */
+  drainEvents(): unknown[];
   stop(): void;
+}
+
+/** `Surfnet.startWithConfig`'s options that the devnet sets (the native class has more). */
+interface SurfnetConfig {
+  offline?: boolean;
+  /** `clock` produces a block every `slotTimeMs`; `transaction` only when one comes. */
+  blockProductionMode?: "clock" | "transaction";
+  slotTimeMs?: number;
 }
 
 interface SurfnetClass {
   start(): NativeSurfnet;
+  startWithConfig?(config: SurfnetConfig): NativeSurfnet;
 }
+
+/** Options of {@link startSolanaNode}; the defaults are what `npm start` runs. */
+export interface SolanaNodeOptions {
+  /**
+   * Slot time in ms (clock block production). Default: Surfpool's own (about 75 ms a slot
+   * measured here). Tests use a short one to reach many slots quickly.
+   */
+  slotTimeMs?: number;
+  /**
+   * How often the node's event queue is drained. Default {@link DEFAULT_DRAIN_INTERVAL_MS}, or
+   * every 200 slots if that is sooner.
+   */
+  drainIntervalMs?: number;
+}
+
+/**
+ * Surfpool queues an event per slot and, once about 1,000 wait undrained, stops producing blocks
+ * and answering RPC (all but `getHealth`): about 80 s at its default pace. Draining this often
+ * keeps the queue far below that.
+ */
+export const DEFAULT_DRAIN_INTERVAL_MS = 2_000;
 
 /** A running Surfpool node with the USDC mint planted and the wallets funded. */
 export interface SolanaNode {
@@ -55,10 +87,16 @@ export function loadSurfpool(packageName = SURFPOOL_PACKAGE): { Surfnet: Surfnet
  * 6-decimal USDC mint at the devnet address, gives every wallet SOL for fees and creates every
  * wallet's USDC token account (the merchant's must exist before anyone pays it).
  */
-export async function startSolanaNode(Surfnet: SurfnetClass): Promise<SolanaNode> {
+export async function startSolanaNode(
+  Surfnet: SurfnetClass,
+  options: SolanaNodeOptions = {},
+): Promise<SolanaNode> {
   const wallets = await solanaWallets();
   const mintAuthority = await solanaKeypair("mint-authority");
-  const surfnet = Surfnet.start();
+  const surfnet = launch(Surfnet, options.slotTimeMs);
+  const drainEvery =
+    options.drainIntervalMs ?? Math.min(DEFAULT_DRAIN_INTERVAL_MS, 200 * (options.slotTimeMs ?? Infinity));
+  const drainer = startDrainer(surfnet, drainEvery);
   try {
     surfnet.setAccount(
       SOLANA_USDC_MINT,
@@ -71,6 +109,7 @@ export async function startSolanaNode(Surfnet: SurfnetClass): Promise<SolanaNode
       surfnet.setTokenBalance(wallet.address, SOLANA_USDC_MINT, Number(wallet.usdcAtomic), TOKEN_PROGRAM);
     }
   } catch (error) {
+    clearInterval(drainer);
     surfnet.stop();
     throw error;
   }
@@ -82,9 +121,34 @@ export async function startSolanaNode(Surfnet: SurfnetClass): Promise<SolanaNode
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(drainer);
       surfnet.stop();
     },
   };
+}
+
+function launch(Surfnet: SurfnetClass, slotTimeMs: number | undefined): NativeSurfnet {
+  if (slotTimeMs === undefined) return Surfnet.start();
+  if (!Number.isInteger(slotTimeMs) || slotTimeMs < 1) throw new Error(`bad Solana slot time ${slotTimeMs}`);
+  if (!Surfnet.startWithConfig) throw new Error("this Surfpool has no startWithConfig (slot time)");
+  // Without "clock", Surfpool 1.5 does not honour slotTimeMs.
+  return Surfnet.startWithConfig({ offline: true, blockProductionMode: "clock", slotTimeMs });
+}
+
+/**
+ * Drains the node's event queue every `intervalMs` for as long as it runs. The timer is unref'd
+ * (it never keeps the process alive) and a failing drain is ignored: the next tick tries again.
+ */
+function startDrainer(surfnet: NativeSurfnet, intervalMs: number): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    try {
+      surfnet.drainEvents();
+    } catch {
+      // Nothing to do: the queue is drained again on the next tick.
+    }
+  }, intervalMs);
+  timer.unref();
+  return timer;
 }
 
 /** SPL Token mint layout (82 bytes): authority option, supply, decimals, initialized, freeze option. */

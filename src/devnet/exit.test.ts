@@ -1,0 +1,50 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { describe, expect, it } from "vitest";
+import { loadSurfpool } from "./solana/node.js";
+
+/**
+ * A process that starts the devnet (both chains), lets the block interval and the Solana drain
+ * run, then stops it and does nothing else: it must end by itself, with nothing left running.
+ */
+const SCRIPT = `
+import { startDevnet } from "./src/devnet/index.ts";
+const devnet = await startDevnet({ manifestPath: null });
+console.log("solana " + (devnet.manifest.solana ? "on" : "off"));
+await new Promise((resolve) => setTimeout(resolve, 2500));
+const started = Date.now();
+await devnet.stop();
+console.log("stopped in " + (Date.now() - started) + " ms");
+`;
+
+describe("a process that stopped its devnet", () => {
+  it("stops quickly and exits by itself (no timer or node keeps it alive)", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", SCRIPT], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const lines: string[] = [];
+      let stoppedAt = 0;
+      if (!child.stdout) throw new Error("no stdout");
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        lines.push(line);
+        if (line.startsWith("stopped in")) stoppedAt = Date.now();
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const [code] = await Promise.race([
+        once(child, "exit"),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`still running; output: ${lines.join(" | ")}`)), 45_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      expect(code).toBe(0);
+      expect(lines[0]).toBe(`solana ${"reason" in loadSurfpool() ? "off" : "on"}`);
+      const stopMs = Number(/stopped in (\d+) ms/.exec(lines[1] ?? "")?.[1]);
+      expect(stopMs).toBeLessThan(2_000);
+      expect(Date.now() - stoppedAt).toBeLessThan(3_000);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+  }, 60_000);
+});
