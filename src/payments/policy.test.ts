@@ -12,6 +12,7 @@ import {
   type Requirement,
   resolveLimits,
   SUGGESTED_LIMITS,
+  signingWindowSeconds,
 } from "./policy.js";
 
 const USD = 1_000_000n;
@@ -216,6 +217,8 @@ describe("chooseOffer", () => {
         offer({ network: "solana:devnet", asset: SOL_USDC }),
         offer({ asset: "0x0000000000000000000000000000000000000001" }),
         offer({ maxTimeoutSeconds: 86_400 }),
+        offer({ maxTimeoutSeconds: -1 }),
+        offer({ extra: { assetTransferMethod: "permit2" } }),
         offer({ amount: "-1" }),
         offer({ amount: "1.5" }),
         { scheme: "exact" } as unknown as Requirement,
@@ -231,6 +234,8 @@ describe("chooseOffer", () => {
       "wrong_chain",
       "asset_not_allowed",
       "timeout_too_long",
+      "invalid_timeout",
+      "unsupported_transfer_method",
       "invalid_amount",
       "invalid_amount",
       "malformed_offer",
@@ -238,21 +243,79 @@ describe("chooseOffer", () => {
     expect(result.reason).toMatch(/offer 1 .*"upto"/);
   });
 
+  it("refuses offers it cannot sign (Permit2, approvals, other schemes) before any reservation", () => {
+    for (const method of ["permit2", "approve", "EIP3009", 3009, null]) {
+      const result = chooseOffer([offer({ extra: { name: "USD Coin", assetTransferMethod: method } })], ctx);
+      expect(result).toMatchObject({
+        ok: false,
+        rejections: [{ code: "unsupported_transfer_method" }],
+      });
+      if (!result.ok) expect(result.reason).toContain(JSON.stringify(String(method)));
+    }
+    const permit2 = chooseOffer([offer({ extra: { assetTransferMethod: "permit2" } })], ctx);
+    expect(permit2.ok ? "" : permit2.reason).toMatch(/"permit2" is not supported/);
+    const upto = chooseOffer([offer({ scheme: "upto" })], ctx);
+    expect(upto).toMatchObject({ ok: false, rejections: [{ code: "unsupported_scheme" }] });
+    expect(upto.ok ? "" : upto.reason).toMatch(/scheme "upto"/);
+    // The plain transfer, stated or implied, is fine; a Permit2 twin next to it does not win.
+    const plain = offer({ extra: { assetTransferMethod: "eip3009" } });
+    const cheaperPermit2 = offer({ amount: "1", extra: { assetTransferMethod: "permit2" } });
+    expect(chooseOffer([cheaperPermit2, plain], ctx)).toMatchObject({ ok: true, offer: plain });
+    // An untrusted value in a reason is bounded and quoted.
+    const long = chooseOffer([offer({ scheme: `x${"y".repeat(500)}"` })], ctx);
+    expect(long.ok ? "" : long.reason.length).toBeLessThan(200);
+  });
+
+  it("reads maxTimeoutSeconds 0 (or absent) as the payer's default window, within the server's bound", () => {
+    expect(chooseOffer([offer({ maxTimeoutSeconds: 0 })], ctx)).toMatchObject({
+      ok: true,
+      timeoutSeconds: 60,
+    });
+    const absent = offer();
+    delete (absent as Partial<Requirement>).maxTimeoutSeconds;
+    expect(chooseOffer([absent], ctx)).toMatchObject({ ok: true, offer: absent, timeoutSeconds: 60 });
+    expect(chooseOffer([offer({ maxTimeoutSeconds: 0 })], { ...ctx, maxTimeoutSeconds: 20 })).toMatchObject({
+      ok: true,
+      timeoutSeconds: 20,
+    });
+    expect(chooseOffer([offer({ maxTimeoutSeconds: 300 })], ctx)).toMatchObject({ timeoutSeconds: 300 });
+    for (const bad of [-1, Number.NaN, 1.5, Number.POSITIVE_INFINITY, "60" as unknown as number]) {
+      const result = chooseOffer([offer({ maxTimeoutSeconds: bad })], ctx);
+      expect(result).toMatchObject({ ok: false, rejections: [{ code: "invalid_timeout" }] });
+    }
+    expect(chooseOffer([offer({ maxTimeoutSeconds: 601 })], ctx)).toMatchObject({
+      ok: false,
+      rejections: [{ code: "timeout_too_long" }],
+    });
+    expect(signingWindowSeconds(0, 600)).toBe(60);
+    expect(signingWindowSeconds(45, 600)).toBe(45);
+  });
+
   it("refuses an empty list", () => {
     expect(chooseOffer([], ctx)).toMatchObject({ ok: false, code: "no_offers" });
   });
 
   it("only returns an offer that satisfies every rule (property)", () => {
+    // Mostly valid fields, each sometimes wrong, so that both refusals and choices are exercised.
+    const often = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<T>) =>
+      fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: invalid, weight: 1 });
     const offerArb: fc.Arbitrary<Requirement> = fc.record({
-      scheme: fc.constantFrom("exact", "upto", "EXACT"),
-      network: fc.constantFrom(...NETWORKS, "eip155:1", "cosmos:hub"),
-      amount: fc.oneof(
+      scheme: often(fc.constant("exact"), fc.constantFrom("upto", "EXACT")),
+      network: often(fc.constantFrom(...NETWORKS), fc.constantFrom("eip155:1", "cosmos:hub")),
+      amount: often(
         fc.bigInt({ min: 0n, max: 10n ** 30n }).map(String),
         fc.constantFrom("-1", "1.0", "", "01", "1e6", " 1"),
       ),
-      asset: fc.constantFrom(EVM_USDC, EVM_USDC.toLowerCase(), SOL_USDC, "0xbad"),
-      payTo: fc.constantFrom("0x000000000000000000000000000000000000dEaD", ""),
-      maxTimeoutSeconds: fc.oneof(fc.integer({ min: -10, max: 5000 }), fc.constantFrom(Number.NaN, 1.5)),
+      asset: often(fc.constantFrom(EVM_USDC, EVM_USDC.toLowerCase(), SOL_USDC), fc.constant("0xbad")),
+      payTo: often(fc.constant("0x000000000000000000000000000000000000dEaD"), fc.constant("")),
+      maxTimeoutSeconds: often(
+        fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1200 })),
+        fc.constantFrom(-1, -10, Number.NaN, 1.5, Number.POSITIVE_INFINITY),
+      ),
+      extra: often<Record<string, unknown> | undefined>(
+        fc.constantFrom(undefined, { name: "USD Coin", version: "2" }, { assetTransferMethod: "eip3009" }),
+        fc.constantFrom({ assetTransferMethod: "permit2" }, { assetTransferMethod: "approve" }),
+      ),
     });
     const ctxArb: fc.Arbitrary<OfferContext> = fc.record({
       walletChain: fc.constantFrom("evm" as const, "solana" as const),
@@ -261,6 +324,7 @@ describe("chooseOffer", () => {
       preferredNetworks: fc.shuffledSubarray(NETWORKS),
       maxTimeoutSeconds: fc.integer({ min: 1, max: 1000 }),
     });
+    let accepted = 0;
     fc.assert(
       fc.property(fc.array(offerArb, { maxLength: 8 }), ctxArb, (offers, c) => {
         const result = chooseOffer(offers, c);
@@ -268,6 +332,7 @@ describe("chooseOffer", () => {
           expect(result.rejections.length).toBe(offers.length);
           return;
         }
+        accepted++;
         const o = result.offer;
         expect(offers).toContain(o);
         expect(o.scheme).toBe("exact");
@@ -278,11 +343,20 @@ describe("chooseOffer", () => {
         expect(assets.some((a) => (evm ? a.toLowerCase() === o.asset.toLowerCase() : a === o.asset))).toBe(
           true,
         );
-        expect(Number.isInteger(o.maxTimeoutSeconds) && o.maxTimeoutSeconds > 0).toBe(true);
+        expect(Number.isInteger(o.maxTimeoutSeconds) && o.maxTimeoutSeconds >= 0).toBe(true);
         expect(o.maxTimeoutSeconds <= c.maxTimeoutSeconds).toBe(true);
+        // What gets signed is a positive window within the server's bound.
+        expect(result.timeoutSeconds).toBeGreaterThan(0);
+        expect(result.timeoutSeconds).toBeLessThanOrEqual(c.maxTimeoutSeconds);
+        expect(result.timeoutSeconds).toBe(o.maxTimeoutSeconds || Math.min(60, c.maxTimeoutSeconds));
+        const method = o.extra?.assetTransferMethod;
+        expect(method === undefined || method === "eip3009").toBe(true);
         expect(o.amount).toMatch(/^(0|[1-9][0-9]*)$/);
         expect(result.amount).toBe(BigInt(o.amount));
       }),
+      { numRuns: 1000 },
     );
+    // The property must have seen accepted offers, not only refusals.
+    expect(accepted).toBeGreaterThan(20);
   });
 });

@@ -191,16 +191,43 @@ export interface OfferRejection {
     | "network_not_allowed"
     | "wrong_chain"
     | "asset_not_allowed"
+    | "unsupported_transfer_method"
+    | "invalid_timeout"
     | "timeout_too_long"
     | "invalid_amount";
   reason: string;
 }
 
 export type OfferChoice =
-  | { ok: true; offer: Requirement; amount: bigint }
+  | {
+      ok: true;
+      offer: Requirement;
+      amount: bigint;
+      /** The authorization window to sign, in seconds (see {@link signingWindowSeconds}). */
+      timeoutSeconds: number;
+    }
   | { ok: false; code: "no_offers" | "no_acceptable_offer"; reason: string; rejections: OfferRejection[] };
 
 const ATOMIC = /^(0|[1-9][0-9]{0,77})$/;
+
+/**
+ * The authorization window signed when an offer states none (`maxTimeoutSeconds` 0, or absent in
+ * the 402): long enough for a service to verify and settle, short enough that an unclear payment
+ * is resolved soon. A Solana transaction is bounded by its blockhash's lifetime anyway.
+ */
+export const DEFAULT_TIMEOUT_SECONDS = 60;
+
+/**
+ * The window to sign for an offer's `maxTimeoutSeconds`: the stated value, or for 0 ("the payer's
+ * choice") {@link DEFAULT_TIMEOUT_SECONDS} within the server's bound `max`. Only meaningful for an
+ * offer `chooseOffer` accepted.
+ */
+export function signingWindowSeconds(stated: number, max: number): number {
+  return stated === 0 ? Math.max(1, Math.min(DEFAULT_TIMEOUT_SECONDS, max)) : stated;
+}
+
+/** An untrusted value quoted in a reason: bounded and JSON-escaped. */
+const quoteValue = (value: unknown): string => JSON.stringify(String(value).slice(0, 40));
 
 const FAMILY_PREFIX = { evm: "eip155:", solana: "solana:" } as const;
 
@@ -217,13 +244,24 @@ function rejectOffer(
     typeof o.asset !== "string" ||
     typeof o.payTo !== "string" ||
     o.payTo === "" ||
-    typeof o.amount !== "string" ||
-    typeof o.maxTimeoutSeconds !== "number"
+    typeof o.amount !== "string"
   ) {
     return { code: "malformed_offer", reason: "is not a well-formed x402 v2 payment requirement" };
   }
   if (o.scheme !== "exact") {
-    return { code: "unsupported_scheme", reason: `scheme "${o.scheme}" is not supported (only "exact")` };
+    return {
+      code: "unsupported_scheme",
+      reason: `scheme ${quoteValue(o.scheme)} is not supported (only "exact")`,
+    };
+  }
+  // Only a plain transfer is signed (EIP-3009 on EVM, the exact SVM transaction): never a Permit2
+  // or approval flow, which could grant more than this one payment.
+  const method = (o.extra as { assetTransferMethod?: unknown } | undefined)?.assetTransferMethod;
+  if (method !== undefined && method !== "eip3009") {
+    return {
+      code: "unsupported_transfer_method",
+      reason: `asset transfer method ${quoteValue(method)} is not supported (only "eip3009")`,
+    };
   }
   if (!o.network.startsWith(FAMILY_PREFIX[ctx.walletChain])) {
     return {
@@ -240,13 +278,19 @@ function rejectOffer(
   if (!assets?.some((a) => (evm ? a.toLowerCase() : a) === asset)) {
     return { code: "asset_not_allowed", reason: `asset ${o.asset} is not allowed on ${o.network}` };
   }
-  if (!Number.isSafeInteger(o.maxTimeoutSeconds) || o.maxTimeoutSeconds <= 0) {
-    return { code: "timeout_too_long", reason: "maxTimeoutSeconds is not a positive whole number" };
+  // Absent or 0: the payer chooses the window (signingWindowSeconds). Anything else must be a
+  // whole number of seconds within the server's bound.
+  const timeout = o.maxTimeoutSeconds ?? 0;
+  if (typeof timeout !== "number" || !Number.isSafeInteger(timeout) || timeout < 0) {
+    return {
+      code: "invalid_timeout",
+      reason: `maxTimeoutSeconds ${quoteValue(timeout)} is not a whole number of seconds >= 0`,
+    };
   }
-  if (o.maxTimeoutSeconds > ctx.maxTimeoutSeconds) {
+  if (timeout > ctx.maxTimeoutSeconds) {
     return {
       code: "timeout_too_long",
-      reason: `maxTimeoutSeconds ${o.maxTimeoutSeconds} exceeds the ${ctx.maxTimeoutSeconds} s we accept`,
+      reason: `maxTimeoutSeconds ${timeout} exceeds the ${ctx.maxTimeoutSeconds} s we accept`,
     };
   }
   if (!ATOMIC.test(o.amount)) {
@@ -257,10 +301,11 @@ function rejectOffer(
 
 /**
  * Choose the offer to pay among a 402's `accepts`, or refuse. Only offers passing every rule
- * (exact scheme; network allowed and on the wallet's chain; asset allowed on that network; a
- * bounded timeout; a valid atomic amount) are candidates; among them the first preferred network
- * wins, then the cheapest, then the service's own order. Never falls back to an offer that failed
- * a rule: a refusal lists why each offer was rejected.
+ * (exact scheme with a plain transfer; network allowed and on the wallet's chain; asset allowed on
+ * that network; a bounded timeout, 0 meaning ours; a valid atomic amount) are candidates; among
+ * them the first preferred network wins, then the cheapest, then the service's own order. Never
+ * falls back to an offer that failed a rule: a refusal lists why each offer was rejected. The
+ * window to sign comes with the choice (`timeoutSeconds`).
  */
 export function chooseOffer(offers: readonly Requirement[], ctx: OfferContext): OfferChoice {
   if (!Array.isArray(offers) || offers.length === 0) {
@@ -289,7 +334,10 @@ export function chooseOffer(offers: readonly Requirement[], ctx: OfferContext): 
     return a.index - b.index;
   });
   const best = candidates[0];
-  if (best) return { ok: true, offer: best.offer, amount: best.amount };
+  if (best) {
+    const timeoutSeconds = signingWindowSeconds(best.offer.maxTimeoutSeconds ?? 0, ctx.maxTimeoutSeconds);
+    return { ok: true, offer: best.offer, amount: best.amount, timeoutSeconds };
+  }
   const reason = rejections.map((r) => `offer ${r.index + 1} (${r.network}) ${r.reason}`).join("; ");
   return { ok: false, code: "no_acceptable_offer", reason: `No offer is acceptable: ${reason}`, rejections };
 }
