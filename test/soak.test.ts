@@ -1,0 +1,129 @@
+/**
+ * Soak check (issue 7): the service started as `npm start` does, used again after two minutes, on
+ * both chains. Two minutes is past the point where an undrained Surfpool node stalls (about
+ * 80 s). Runs always; `SKIP_SOAK=1` skips it locally when asked.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DevnetManifest } from "../src/devnet/index.js";
+
+const PAUSE_MS = 125_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Finish {
+  finishReason: string;
+  transactionHash?: string;
+  payments?: Array<{ network?: string }>;
+}
+
+describe.skipIf(process.env.SKIP_SOAK === "1")("the service after two minutes", () => {
+  let dir: string;
+  let child: ChildProcess;
+  let url: string;
+  let manifest: DevnetManifest;
+  let stderr = "";
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "soak-"));
+    // The real entry point, as `npm start` runs it (tsx src/main.ts), on a free port.
+    child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: {
+        ...process.env,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        PAYMENTS: "devnet",
+        MODEL_PROVIDER: "offline",
+        DATA_DIR: join(dir, "data"),
+        DEVNET_MANIFEST: join(dir, "manifest.json"),
+        SHUTDOWN_GRACE_MS: "2000",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-20_000);
+    });
+    url = await listeningUrl(child).catch((error: Error) => {
+      throw new Error(`${error.message}\n${stderr}`);
+    });
+    manifest = JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as DevnetManifest;
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+  }, 90_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  function payer(chain: "evm" | "solana"): string {
+    const wallets = chain === "evm" ? manifest.evm.wallets : (manifest.solana?.wallets ?? []);
+    const wallet = wallets.find((w) => w.role === "payer");
+    if (!wallet) throw new Error(`no ${chain} payer in the manifest`);
+    return wallet.address;
+  }
+
+  /** One paid chat turn, as the README's curl sends it; returns its `d:` line. */
+  async function paidChat(chain: "evm" | "solana", city: string): Promise<Finish> {
+    const response = await fetch(`${url}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${manifest.devToken}` },
+      body: JSON.stringify({
+        messages: [{ role: "user", content: `What's the weather in ${city}?` }],
+        walletAddress: payer(chain),
+      }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(response.status).toBe(200);
+    const lines = (await response.text()).trimEnd().split("\n");
+    const last = lines.at(-1) ?? "";
+    expect(last.startsWith("d:"), lines.join("\n")).toBe(true);
+    return JSON.parse(last.slice(2)) as Finish;
+  }
+
+  async function expectBothChainsPay(round: number): Promise<void> {
+    const evm = await paidChat("evm", ["Paris", "Berlin"][round] ?? "Paris");
+    expect(evm, JSON.stringify(evm)).toMatchObject({ finishReason: "payment-complete" });
+    expect(evm.transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(evm.payments?.[0]?.network).toBe(manifest.evm.network);
+    if (!manifest.solana) return; // Surfpool is published for linux-x64 glibc only.
+    const solana = await paidChat("solana", ["Oslo", "Tokyo"][round] ?? "Oslo");
+    expect(solana, JSON.stringify(solana)).toMatchObject({ finishReason: "payment-complete" });
+    expect(solana.transactionHash).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    expect(solana.payments?.[0]?.network).toBe(manifest.solana.network);
+  }
+
+  it(
+    "pays on both chains, again after two minutes, then stops cleanly on SIGTERM",
+    async () => {
+      if (process.platform === "linux" && process.arch === "x64")
+        expect(manifest.solana, manifest.solanaUnavailableReason).not.toBeNull();
+      await expectBothChainsPay(0);
+      await sleep(PAUSE_MS);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      await expectBothChainsPay(1);
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      const [code] = await exited;
+      expect(code, stderr).toBe(0);
+    },
+    PAUSE_MS + 90_000,
+  );
+});
+
+/** Resolves with the URL the service prints; keeps reading stdout so the pipe never fills. */
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (!child.stdout) return reject(new Error("no stdout"));
+    const lines = createInterface({ input: child.stdout });
+    lines.on("line", (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match?.[1]) resolve(match[1]);
+    });
+    lines.on("close", () => reject(new Error("the process ended before listening")));
+  });
+}
