@@ -1,9 +1,11 @@
 import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { ExactEvmSchemeV1 } from "@x402/evm/v1";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { ExactSvmSchemeV1 } from "@x402/svm/v1";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Wallet } from "../protocol/index.js";
-import type { SchemeClient } from "./x402.js";
+import type { NetworkSchemes } from "./x402.js";
 
 /**
  * Server-held keys, and who may use them. A key pays only for its own wallet, and only for requests
@@ -15,8 +17,8 @@ export type SignerKey =
   | { chain: "solana"; secretKey: Uint8Array; tokens: string[] };
 
 export interface SignerAccess {
-  /** The scheme client that signs for this wallet on a network. */
-  schemeFor(network: string): SchemeClient;
+  /** The scheme clients (x402 v2 and v1) that sign for this wallet on a network (CAIP-2 id). */
+  schemeFor(network: string): NetworkSchemes;
 }
 
 export type SignerLookup = { ok: true; signer: SignerAccess } | { ok: false; reason: string };
@@ -34,45 +36,47 @@ interface Entry {
   chain: "evm" | "solana";
   address: string;
   tokens: Set<string>;
-  schemeFor(network: string): SchemeClient;
+  schemeFor(network: string): NetworkSchemes;
 }
 
 export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, string>): SignerRegistry {
+  /** One pair of scheme clients per network, built on first use with that network's RPC URL. */
+  const perNetwork = (build: (rpc: { rpcUrl: string } | undefined) => NetworkSchemes) => {
+    const cache = new Map<string, NetworkSchemes>();
+    return (network: string): NetworkSchemes => {
+      let schemes = cache.get(network);
+      if (!schemes) {
+        const rpcUrl = Object.hasOwn(rpcUrls, network) ? rpcUrls[network] : undefined;
+        schemes = build(rpcUrl ? { rpcUrl } : undefined);
+        cache.set(network, schemes);
+      }
+      return schemes;
+    };
+  };
   const entries: Promise<Entry[]> = Promise.all(
     keys.map(async (key): Promise<Entry> => {
       if (key.chain === "evm") {
         const account = privateKeyToAccount(key.privateKey);
-        const cache = new Map<string, SchemeClient>();
         return {
           chain: "evm",
           address: account.address.toLowerCase(),
           tokens: new Set(key.tokens),
-          schemeFor(network) {
-            let scheme = cache.get(network);
-            if (!scheme) {
-              const rpcUrl = rpcUrls[network];
-              scheme = new ExactEvmScheme(account, rpcUrl ? { rpcUrl } : undefined);
-              cache.set(network, scheme);
-            }
-            return scheme;
-          },
+          // The v1 EVM scheme signs for the chain its v1 network name stands for; it reads nothing.
+          schemeFor: perNetwork((rpc) => ({
+            v2: new ExactEvmScheme(account, rpc),
+            v1: new ExactEvmSchemeV1(account),
+          })),
         };
       }
       const signer = await createKeyPairSignerFromBytes(key.secretKey);
-      const cache = new Map<string, SchemeClient>();
       return {
         chain: "solana",
         address: signer.address,
         tokens: new Set(key.tokens),
-        schemeFor(network) {
-          let scheme = cache.get(network);
-          if (!scheme) {
-            const rpcUrl = rpcUrls[network];
-            scheme = new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined);
-            cache.set(network, scheme);
-          }
-          return scheme;
-        },
+        schemeFor: perNetwork((rpc) => ({
+          v2: new ExactSvmScheme(signer, rpc),
+          v1: new ExactSvmSchemeV1(signer, rpc),
+        })),
       };
     }),
   );

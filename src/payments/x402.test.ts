@@ -1,9 +1,10 @@
-import { encodePaymentRequiredHeader } from "@x402/core/http";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from "@x402/core/http";
+import { verifyTypedData } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { buildTarget } from "./pipeline.js";
-import { readPaymentDemand, signOffer } from "./x402.js";
+import { createSignerRegistry } from "./signers.js";
+import { type NetworkSchemes, readPaymentDemand, SigningError, safeDetail, signOffer } from "./x402.js";
 
 // Hardhat's first published test account: a devnet key, never a real one.
 const KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
@@ -28,6 +29,47 @@ const v2 = {
 
 const headers = (h: Record<string, string>) => (name: string) => h[name.toUpperCase()] ?? h[name] ?? null;
 
+const TOKEN = "x402-test-token-0123456789";
+const PAYER = privateKeyToAccount(KEY).address;
+
+/** The scheme clients the service's own signer registry hands out for the test key. */
+async function schemesFor(network: string): Promise<NetworkSchemes> {
+  const registry = createSignerRegistry([{ chain: "evm", privateKey: KEY, tokens: [TOKEN] }], {});
+  const found = await registry.find({ chain: "evm", address: PAYER }, TOKEN);
+  if (!found.ok) throw new Error(found.reason);
+  return found.signer.schemeFor(network);
+}
+
+const demandOf = (required: unknown) => {
+  const demand = readPaymentDemand(
+    headers({ "PAYMENT-REQUIRED": encodePaymentRequiredHeader(required as never) }),
+    undefined,
+  );
+  if (!demand) throw new Error("no demand");
+  return demand;
+};
+
+/** A v1 402 body as the `x402` 1.x middleware sends it (`maxAmountRequired`, a v1 network name). */
+const v1Body = (over: Record<string, unknown> = {}) => ({
+  x402Version: 1,
+  error: "X-PAYMENT header is required",
+  accepts: [
+    {
+      scheme: "exact",
+      network: "base-sepolia",
+      maxAmountRequired: "25000",
+      resource: "http://svc/x",
+      description: "",
+      mimeType: "application/json",
+      asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+      payTo: PAY_TO,
+      maxTimeoutSeconds: 60,
+      extra: { name: "USDC", version: "2" },
+      ...over,
+    },
+  ],
+});
+
 describe("reading a 402", () => {
   it("reads v2 from the PAYMENT-REQUIRED header", () => {
     const demand = readPaymentDemand(
@@ -48,28 +90,38 @@ describe("reading a 402", () => {
     ]);
   });
 
-  it("reads v1 from the JSON body and maps its network names to CAIP-2", () => {
-    const body = {
-      x402Version: 1,
-      error: "X-PAYMENT header is required",
-      accepts: [
-        {
-          scheme: "exact",
-          network: "base-sepolia",
-          maxAmountRequired: "25000",
-          resource: "http://svc/x",
-          description: "",
-          mimeType: "application/json",
-          asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-          payTo: PAY_TO,
-          maxTimeoutSeconds: 60,
-          extra: { name: "USDC", version: "2" },
-        },
-      ],
-    };
-    const demand = readPaymentDemand(headers({}), body);
+  it("reads v1 from the JSON body, maps its network names to CAIP-2, and prices it by maxAmountRequired", () => {
+    const demand = readPaymentDemand(headers({}), v1Body());
     expect(demand?.version).toBe(1);
     expect(demand?.offers[0]).toMatchObject({ network: "eip155:84532", amount: "25000" });
+    // Every v1 name the SDK's v1 schemes sign for maps, Solana's clusters included.
+    for (const [name, caip2] of [
+      ["base", "eip155:8453"],
+      ["polygon-amoy", "eip155:80002"],
+      ["solana-devnet", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"],
+      ["solana", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"],
+    ]) {
+      expect(readPaymentDemand(headers({}), v1Body({ network: name }))?.offers[0]?.network).toBe(caip2);
+    }
+    // An `amount` next to maxAmountRequired is not what a v1 scheme signs, so it is never the price;
+    // without maxAmountRequired the offer has no valid amount.
+    const both = readPaymentDemand(headers({}), v1Body({ amount: "1" }));
+    expect(both?.offers[0]?.amount).toBe("25000");
+    const onlyAmount = readPaymentDemand(headers({}), v1Body({ maxAmountRequired: undefined, amount: "1" }));
+    expect(onlyAmount?.offers[0]?.amount).toBe("");
+    // Unknown names (and object-prototype names) stay unmappable.
+    for (const name of ["hardhat", "constructor", "__proto__"]) {
+      expect(readPaymentDemand(headers({}), v1Body({ network: name }))?.offers[0]?.network).toBe(
+        `v1:${name}`,
+      );
+    }
+  });
+
+  it("reads an absent maxTimeoutSeconds as 0 (the payer's default) and a non-number as invalid", () => {
+    const absent = readPaymentDemand(headers({}), v1Body({ maxTimeoutSeconds: undefined }));
+    expect(absent?.offers[0]?.maxTimeoutSeconds).toBe(0);
+    const text = readPaymentDemand(headers({}), v1Body({ maxTimeoutSeconds: "60" }));
+    expect(text?.offers[0]?.maxTimeoutSeconds).toBeNaN();
   });
 
   it("returns undefined for a 402 that is not x402", () => {
@@ -80,20 +132,13 @@ describe("reading a 402", () => {
 
 describe("signing the chosen offer", () => {
   it("signs exactly the quoted amount and recipient, and keeps only what reconciliation needs", async () => {
-    const demand = readPaymentDemand(
-      headers({ "PAYMENT-REQUIRED": encodePaymentRequiredHeader(v2 as never) }),
-      undefined,
-    );
-    if (!demand) throw new Error("no demand");
-    const scheme = new ExactEvmScheme(privateKeyToAccount(KEY));
-    const signed = await signOffer(demand, 0, scheme, { amount: 10000n, payTo: PAY_TO });
+    const demand = demandOf(v2);
+    const schemes = await schemesFor("eip155:31337");
+    const signed = await signOffer(demand, 0, schemes, { amount: 10000n, payTo: PAY_TO });
     expect(Object.keys(signed.headers)).toEqual(["PAYMENT-SIGNATURE"]);
-    expect(signed.authorization).toMatchObject({
-      kind: "evm-eip3009",
-      from: privateKeyToAccount(KEY).address,
-    });
+    expect(signed.authorization).toMatchObject({ kind: "evm-eip3009", from: PAYER });
     expect(JSON.stringify(signed.authorization)).not.toMatch(/signature/i);
-    await expect(signOffer(demand, 0, scheme, { amount: 9999n, payTo: PAY_TO })).rejects.toThrow(
+    await expect(signOffer(demand, 0, schemes, { amount: 9999n, payTo: PAY_TO })).rejects.toThrow(
       /amount differs/,
     );
   });
@@ -105,15 +150,104 @@ describe("signing the chosen offer", () => {
         { ...v2.accepts[0], extra: { name: "USD Coin", version: "2", assetTransferMethod: "permit2" } },
       ],
     };
-    const demand = readPaymentDemand(
-      headers({ "PAYMENT-REQUIRED": encodePaymentRequiredHeader(permit2 as never) }),
-      undefined,
-    );
+    const schemes = await schemesFor("eip155:31337");
+    const signing = signOffer(demandOf(permit2), 0, schemes, { amount: 10000n, payTo: PAY_TO });
+    await expect(signing).rejects.toThrow(SigningError);
+    await expect(signing).rejects.toThrow(/transfer method "permit2"/);
+  });
+
+  it("signs a v1 offer with the v1 scheme: maxAmountRequired, the v1 network's chain id, X-PAYMENT", async () => {
+    const demand = readPaymentDemand(headers({}), v1Body());
     if (!demand) throw new Error("no demand");
-    const scheme = new ExactEvmScheme(privateKeyToAccount(KEY));
-    await expect(signOffer(demand, 0, scheme, { amount: 10000n, payTo: PAY_TO })).rejects.toThrow(
-      /transfer method/,
+    const signed = await signOffer(demand, 0, await schemesFor("eip155:84532"), {
+      amount: 25000n,
+      payTo: PAY_TO,
+    });
+    expect(Object.keys(signed.headers)).toEqual(["X-PAYMENT"]);
+    const payload = JSON.parse(Buffer.from(signed.headers["X-PAYMENT"] ?? "", "base64").toString()) as {
+      x402Version: number;
+      scheme: string;
+      network: string;
+      payload: { signature: `0x${string}`; authorization: Record<string, string> };
+    };
+    expect(payload).toMatchObject({ x402Version: 1, scheme: "exact", network: "base-sepolia" });
+    const auth = payload.payload.authorization;
+    expect(auth).toMatchObject({ from: PAYER, value: "25000" });
+    // The signature is valid for Base Sepolia's chain id, as a v1 facilitator checks it.
+    const valid = await verifyTypedData({
+      address: PAYER,
+      domain: {
+        name: "USDC",
+        version: "2",
+        chainId: 84532,
+        verifyingContract: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+      },
+      types: {
+        TransferWithAuthorization: [
+          { name: "from", type: "address" },
+          { name: "to", type: "address" },
+          { name: "value", type: "uint256" },
+          { name: "validAfter", type: "uint256" },
+          { name: "validBefore", type: "uint256" },
+          { name: "nonce", type: "bytes32" },
+        ],
+      },
+      primaryType: "TransferWithAuthorization",
+      message: {
+        from: PAYER,
+        to: PAY_TO,
+        value: 25000n,
+        validAfter: BigInt(auth.validAfter ?? 0),
+        validBefore: BigInt(auth.validBefore ?? 0),
+        nonce: auth.nonce as `0x${string}`,
+      },
+      signature: payload.payload.signature,
+    });
+    expect(valid).toBe(true);
+    expect(signed.authorization).toMatchObject({ kind: "evm-eip3009", validBefore: auth.validBefore });
+  });
+
+  it("signs maxTimeoutSeconds 0 with the default window, and echoes the offer unchanged", async () => {
+    const zero = { ...v2, accepts: [{ ...v2.accepts[0], maxTimeoutSeconds: 0 }] };
+    const schemes = await schemesFor("eip155:31337");
+    const now = Math.floor(Date.now() / 1000);
+    const signed = await signOffer(demandOf(zero), 0, schemes, { amount: 10000n, payTo: PAY_TO });
+    const validBefore = Number(signed.authorization.validBefore);
+    expect(validBefore).toBeGreaterThanOrEqual(now + 59);
+    expect(validBefore).toBeLessThanOrEqual(now + 62);
+    const sent = decodePaymentSignatureHeader(signed.headers["PAYMENT-SIGNATURE"] ?? "");
+    expect(sent.accepted).toEqual(zero.accepts[0]);
+    expect(
+      Number((sent.payload as { authorization: { validBefore: string } }).authorization.validBefore),
+    ).toBe(validBefore);
+    // The window the policy chose (bounded by the server) is the one signed.
+    const bounded = await signOffer(demandOf(zero), 0, schemes, {
+      amount: 10000n,
+      payTo: PAY_TO,
+      maxTimeoutSeconds: 20,
+    });
+    expect(Number(bounded.authorization.validBefore)).toBeLessThanOrEqual(now + 22);
+  });
+
+  it("throws a SigningError that names the step and carries no key, RPC path or query", async () => {
+    const leaky: NetworkSchemes["v2"] = {
+      scheme: "exact",
+      createPaymentPayload: async () => {
+        throw new Error(
+          `RPC https://user:pw@rpc.example/v2/SECRETPATH?api-key=SECRETQUERY failed for ${KEY}\nsecond line ${KEY}`,
+        );
+      },
+    };
+    const signing = signOffer(demandOf(v2), 0, { v2: leaky, v1: leaky }, { amount: 10000n, payTo: PAY_TO });
+    await expect(signing).rejects.toThrow(SigningError);
+    const message = await signing.catch((e: Error) => e.message);
+    expect(message).toMatch(
+      /x402 v2 "eip155:31337" scheme could not sign: RPC https:\/\/rpc\.example failed/,
     );
+    for (const secret of [KEY, KEY.slice(2), "SECRETPATH", "SECRETQUERY", "pw@", "second line"]) {
+      expect(message).not.toContain(secret);
+    }
+    expect(safeDetail("5".repeat(88))).toBe("[redacted]");
   });
 });
 

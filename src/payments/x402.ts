@@ -8,7 +8,9 @@ import type {
   PaymentRequirements,
   SettleResponse,
 } from "@x402/core/types";
-import type { Requirement } from "./policy.js";
+import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
+import { V1_TO_V2_NETWORK_MAP } from "@x402/svm";
+import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "./policy.js";
 
 /**
  * The x402 protocol, through the official SDK: read a 402 (v2 `PAYMENT-REQUIRED` header or v1 JSON
@@ -19,19 +21,29 @@ import type { Requirement } from "./policy.js";
 /** Any scheme client the SDK accepts for `register` (EVM or SVM exact). */
 export type SchemeClient = Parameters<x402Client["register"]>[1];
 
-/** v1 network names -> CAIP-2, so one policy covers both protocol versions. */
-const V1_NETWORKS: Record<string, string> = {
-  base: "eip155:8453",
-  "base-sepolia": "eip155:84532",
-  ethereum: "eip155:1",
-  sepolia: "eip155:11155111",
-  polygon: "eip155:137",
-  "polygon-amoy": "eip155:80002",
-  avalanche: "eip155:43114",
-  "avalanche-fuji": "eip155:43113",
-  solana: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
-  "solana-devnet": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
-};
+/**
+ * The scheme clients that sign for one wallet on one network: the x402 v2 one, and the v1 one for
+ * sellers still on v1 (the SDK's v1 classes read `maxAmountRequired` and v1 network names).
+ */
+export interface NetworkSchemes {
+  v2: SchemeClient;
+  v1: SchemeClient;
+}
+
+/**
+ * v1 network names -> CAIP-2, so one policy covers both protocol versions. Taken from the SDK's own
+ * v1 tables (the chain ids its v1 EVM scheme signs for, the Solana clusters its v1 SVM scheme
+ * knows), so a name maps here exactly when the SDK can sign for it.
+ */
+const V1_NETWORKS: Readonly<Record<string, string>> = Object.freeze({
+  ...Object.fromEntries(Object.entries(EVM_NETWORK_CHAIN_ID_MAP).map(([name, id]) => [name, `eip155:${id}`])),
+  ...V1_TO_V2_NETWORK_MAP,
+});
+
+/** The CAIP-2 id of a v1 network name, or undefined for a name the SDK cannot sign for. */
+export function v1NetworkToCaip2(name: string): string | undefined {
+  return Object.hasOwn(V1_NETWORKS, name) ? V1_NETWORKS[name] : undefined;
+}
 
 /** Decoding headers needs no scheme or key: one stateless client serves every read. */
 const reader = new x402HTTPClient(new x402Client());
@@ -60,15 +72,24 @@ export function readPaymentDemand(
   if (!raw || !Array.isArray(raw.accepts)) return undefined;
   const version = raw.x402Version === 1 ? 1 : 2;
   const offers = raw.accepts.map((a): Requirement => {
-    const legacy = a as PaymentRequirements & { maxAmountRequired?: string };
+    const legacy = a as PaymentRequirements & { maxAmountRequired?: unknown };
+    // v1 states its price only as `maxAmountRequired`, and that is what its scheme signs: an
+    // `amount` next to it is never read, so what is quoted is what is signed.
+    const amount = version === 1 ? legacy.maxAmountRequired : a.amount;
+    const timeout: unknown = a.maxTimeoutSeconds;
     return {
       scheme: String(a.scheme),
       network:
-        version === 1 ? (V1_NETWORKS[String(a.network)] ?? `v1:${String(a.network)}`) : String(a.network),
-      amount: String(version === 1 ? (legacy.maxAmountRequired ?? a.amount) : a.amount),
+        version === 1
+          ? (v1NetworkToCaip2(String(a.network)) ?? `v1:${String(a.network).slice(0, 60)}`)
+          : String(a.network),
+      amount: typeof amount === "string" ? amount : "",
       asset: String(a.asset),
       payTo: String(a.payTo),
-      maxTimeoutSeconds: Number(a.maxTimeoutSeconds),
+      // Absent means "the payer's default window" (0, see chooseOffer); anything not a number is
+      // kept invalid rather than coerced.
+      maxTimeoutSeconds:
+        timeout === undefined || timeout === null ? 0 : typeof timeout === "number" ? timeout : Number.NaN,
       ...(a.extra && typeof a.extra === "object" ? { extra: a.extra } : {}),
     };
   });
@@ -83,57 +104,123 @@ export interface SignedPayment {
 }
 
 /**
+ * Why a payment could not be signed. The message says which step failed and why, with URLs cut to
+ * their origin and anything key-like removed, so it can be logged; it never carries key material.
+ */
+export class SigningError extends Error {
+  override readonly name = "SigningError";
+}
+
+/** What the policy checked, which the signed payment must match. */
+export interface SigningExpectation {
+  amount: bigint;
+  payTo: string;
+  /**
+   * The authorization window to sign, in seconds (`chooseOffer`'s `timeoutSeconds`). Absent: the
+   * offer's own, or {@link DEFAULT_TIMEOUT_SECONDS} when it states 0.
+   */
+  maxTimeoutSeconds?: number;
+}
+
+/**
  * Sign the offer at `index` of a demand, and nothing else: the SDK's selector is pinned to that one
  * requirement, and the SDK's own spend controls are turned off because this service's policy and
- * ledger are the single authority (they ran before this call).
+ * ledger are the single authority (they ran before this call). A v1 demand is signed with the v1
+ * scheme. The requirement handed to the scheme carries our window as `maxTimeoutSeconds` (an
+ * offer's 0 would otherwise sign an authorization that is already expired); the v2 payload still
+ * echoes the offer exactly as the service made it, so the service recognises it.
  */
 export async function signOffer(
   demand: PaymentDemand,
   index: number,
-  scheme: SchemeClient,
-  expected: { amount: bigint; payTo: string },
+  schemes: NetworkSchemes,
+  expected: SigningExpectation,
 ): Promise<SignedPayment> {
   const chosen = demand.raw.accepts[index];
-  if (!chosen) throw new Error("signOffer: no offer at that index");
+  const offer = demand.offers[index];
+  if (!chosen || !offer) throw new SigningError("signOffer: no offer at that index");
+  const label = `x402 v${demand.version} ${JSON.stringify(String(chosen.network).slice(0, 60))}`;
+  // Only the plain exact transfer is signed: no Permit2 or approval flows (chooseOffer refuses them
+  // first; this is defence in depth), and no extensions a service could use to make us sign more.
+  const method = (chosen.extra as { assetTransferMethod?: unknown } | undefined)?.assetTransferMethod;
+  if (method !== undefined && method !== "eip3009") {
+    throw new SigningError(
+      `unsupported asset transfer method ${JSON.stringify(String(method).slice(0, 40))} (${label}); only plain transfers are signed`,
+    );
+  }
+  const window =
+    expected.maxTimeoutSeconds ?? signingWindowSeconds(offer.maxTimeoutSeconds, DEFAULT_TIMEOUT_SECONDS);
+  if (!Number.isSafeInteger(window) || window <= 0) {
+    throw new SigningError(`no valid authorization window to sign (${label})`);
+  }
+  const toSign = { ...chosen, maxTimeoutSeconds: window } as PaymentRequirements;
   const client = new x402Client((_version, options) => {
-    const match = options.find((o) => o === chosen);
+    const match = options.find((o) => o === toSign);
     if (!match) throw new Error("the chosen offer is no longer available");
     return match;
   });
-  if (demand.version === 1) client.registerV1(String(chosen.network), scheme);
-  else client.register(chosen.network as Network, scheme);
+  if (demand.version === 1) client.registerV1(String(chosen.network), schemes.v1);
+  else client.register(chosen.network as Network, schemes.v2);
   client.setSpendControls(false);
-  // Only the plain exact transfer is signed: no Permit2 or approval flows, and no extensions a
-  // service could use to make us sign anything else.
-  const method = (chosen.extra as { assetTransferMethod?: unknown } | undefined)?.assetTransferMethod;
-  if (method !== undefined && method !== "eip3009") throw new Error("unsupported asset transfer method");
   const { extensions: _ignored, ...bare } = demand.raw;
-  const payload: PaymentPayload = await client.createPaymentPayload({ ...bare, accepts: [chosen] });
-  const authorization = checkSigned(payload, demand.offers[index]?.network ?? "", {
-    ...expected,
-    maxTimeoutSeconds: Number(chosen.maxTimeoutSeconds) || 0,
-  });
+  let payload: PaymentPayload;
+  try {
+    payload = await client.createPaymentPayload({ ...bare, accepts: [toSign] });
+  } catch (error) {
+    throw new SigningError(`the ${label} scheme could not sign: ${safeDetail(error)}`);
+  }
+  if (payload.x402Version !== 1 && payload.accepted) payload = { ...payload, accepted: chosen };
+  const authorization = checkSigned(
+    payload,
+    offer.network,
+    { ...expected, maxTimeoutSeconds: window },
+    label,
+  );
   const headers = new x402HTTPClient(client).encodePaymentSignatureHeader(payload);
   return { headers, authorization };
 }
 
+/** An error's first line, bounded, with URLs cut to their origin and long key-like strings removed. */
+export function safeDetail(error: unknown): string {
+  const text = (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
+  return text
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (url) => {
+      try {
+        return new URL(url).origin;
+      } catch {
+        return "[url]";
+      }
+    })
+    .replace(/(0x)?[0-9a-fA-F]{40,}/g, "[redacted]")
+    .replace(/[1-9A-HJ-NP-Za-km-z]{40,}/g, "[redacted]")
+    .slice(0, 300);
+}
+
 /**
  * Defence in depth: what was signed must equal what was quoted and checked. For EVM the signed
- * authorization's value and recipient are compared; Solana transactions are built by the SDK from
- * the same requirement.
+ * authorization's value, recipient and window are compared; Solana transactions are built by the
+ * SDK from the same requirement.
  */
 function checkSigned(
   payload: PaymentPayload,
   network: string,
   expected: { amount: bigint; payTo: string; maxTimeoutSeconds: number },
+  label: string,
 ): Record<string, string> {
+  const now = Math.floor(Date.now() / 1000);
   const auth = (payload.payload as { authorization?: Record<string, unknown> }).authorization;
   if (network.startsWith("eip155:")) {
-    if (!auth) throw new Error("the signed EVM payload is not an EIP-3009 authorization");
+    if (!auth) throw new SigningError(`the signed EVM payload is not an EIP-3009 authorization (${label})`);
     if (BigInt(String(auth.value)) !== expected.amount)
-      throw new Error("signed amount differs from the quote");
+      throw new SigningError(`signed amount differs from the quote (${label})`);
     if (String(auth.to).toLowerCase() !== expected.payTo.toLowerCase()) {
-      throw new Error("signed recipient differs from the quote");
+      throw new SigningError(`signed recipient differs from the quote (${label})`);
+    }
+    const validBefore = Number(auth.validBefore);
+    if (!(validBefore > now && validBefore <= now + expected.maxTimeoutSeconds + 5)) {
+      throw new SigningError(
+        `signed validBefore is outside the ${expected.maxTimeoutSeconds} s window (${label})`,
+      );
     }
     return {
       kind: "evm-eip3009",
@@ -142,11 +229,10 @@ function checkSigned(
       validBefore: String(auth.validBefore),
     };
   }
+  if (!network.startsWith("solana:")) throw new SigningError(`unknown network family (${label})`);
   // A Solana transaction can land until its blockhash expires (about 150 blocks, 60-90 s), even when
   // the offer's timeout is shorter: wait for the longer of the two, with a margin.
-  const expiresAt = String(
-    Math.floor(Date.now() / 1000) + Math.max(expected.maxTimeoutSeconds, SOLANA_BLOCKHASH_SECONDS),
-  );
+  const expiresAt = String(now + Math.max(expected.maxTimeoutSeconds, SOLANA_BLOCKHASH_SECONDS));
   const wire = (payload.payload as { transaction?: unknown }).transaction;
   return {
     kind: "svm-exact",
