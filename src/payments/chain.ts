@@ -1,4 +1,5 @@
 import { createPublicClient, erc20Abi, http, type PublicClient, parseAbi } from "viem";
+import type { Wallet } from "../protocol/index.js";
 
 /**
  * Read-only chain access for the payment pipeline: balances before signing, and what the
@@ -6,6 +7,8 @@ import { createPublicClient, erc20Abi, http, type PublicClient, parseAbi } from 
  * which transaction). No keys here.
  */
 export interface ChainReader {
+  /** Whether a wallet of this kind can pay on `network` (a CAIP-2 id of its chain family). */
+  walletCanUse(wallet: Wallet, network: string): boolean;
   /** Token balance of `owner` in atomic units. */
   balance(network: string, asset: string, owner: string): Promise<bigint>;
   /** EVM only: the transaction that used an EIP-3009 authorization, or null when it is still unused. */
@@ -38,6 +41,10 @@ export function createChainReader(rpcUrls: Record<string, string>): ChainReader 
   };
 
   return {
+    walletCanUse(wallet, network) {
+      return network.startsWith(wallet.chain === "evm" ? "eip155:" : "solana:");
+    },
+
     async balance(network, asset, owner) {
       if (network.startsWith("eip155:")) {
         return evm(network).readContract({

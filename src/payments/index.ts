@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod/v4";
 import type { ToolProvider } from "../agent/index.js";
+import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../net/index.js";
 import { openStore } from "../store/index.js";
 import { createChainReader } from "./chain.js";
-import { createDiscovery } from "./discovery.js";
 import type { Ledger } from "./ledger.js";
 import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
@@ -69,16 +69,7 @@ export async function createPayments(options: PaymentsOptions): Promise<Payments
     reconciler,
     ...(options.onError ? { onError: options.onError } : {}),
   });
-  const tools = createPaymentTools({
-    pipeline,
-    discovery,
-    ledger: store.ledger,
-    chain,
-    signers,
-    assets: options.assets,
-    preferredNetworks: options.preferredNetworks,
-    maxTimeoutSeconds: options.maxTimeoutSeconds,
-  });
+  const tools = createPaymentTools({ pipeline, discovery, chain, signers, assets: options.assets });
   // Payments a previous process left unclear are resolved first, then periodically.
   await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
   reconciler.start(options.reconcileIntervalMs);

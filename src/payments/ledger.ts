@@ -56,6 +56,12 @@ export interface ReserveInput {
   amount: bigint;
   requirement: unknown;
   limits: AmountLimits;
+  /**
+   * The signed authorization, when the payment is to be sent right away: the row is then born
+   * `submitted` (history reserved -> signed -> submitted) in the same transaction, so the
+   * reservation and the intent to send are one durable write. Without it the row is `reserved`.
+   */
+  intent?: { authorization: unknown };
   now: Date;
 }
 

@@ -19,7 +19,9 @@ export const LEDGER_STATUSES = [
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
 
 const TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  quoted: [],
+  // A quote is streamed before any row exists: it is refused, failed before anything was signed
+  // or sent, or reserved (the row is born in the reservation, see `Ledger.reserve`).
+  quoted: ["refused", "reserved", "failed"],
   refused: [],
   // Nothing signed yet: the reservation either proceeds, is given back, or fails locally.
   reserved: ["signed", "released", "failed"],

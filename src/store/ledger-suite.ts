@@ -81,6 +81,26 @@ export function describeLedger(
       expect(await ledger.get("pay_missing")).toBeUndefined();
     });
 
+    it("reserves with the intent to send in one write: born submitted, with its authorization and history", async () => {
+      const wallet = newWallet();
+      const authorization = { kind: "evm-eip3009", from: wallet, nonce: "0x01", validBefore: "9" };
+      const result = await ledger.reserve(payment({ wallet, intent: { authorization } }));
+      if (!result.ok) throw new Error("refused");
+      expect(result.payment.status).toBe("submitted");
+      expect(result.payment.authorization).toEqual(authorization);
+      expect(result.payment.history.map((h) => h.status)).toEqual(["reserved", "signed", "submitted"]);
+      expect((await ledger.spending(wallet, T0)).pending).toBe(USD);
+      // The limits hold for it exactly as for a plain reservation: nothing is written when refused.
+      const over = await ledger.reserve(
+        payment({ wallet, intent: { authorization }, limits: { ...roomy, daily: USD + 1n } }),
+      );
+      expect(over.ok).toBe(false);
+      expect((await ledger.spending(wallet, T0)).today).toBe(USD);
+      expect(
+        (await ledger.transition(result.payment.paymentId, "settled", { txHash: "0xabc" }, T0)).status,
+      ).toBe("settled");
+    });
+
     it("keeps amounts beyond 64 bits exact", async () => {
       const wallet = newWallet();
       const huge = 10n ** 30n + 7n;

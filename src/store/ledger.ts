@@ -71,13 +71,15 @@ export class PgLedger implements Ledger {
       });
       if (!check.ok) return check;
 
-      const entry: StatusEntry = { status: "reserved", at: input.now.toISOString() };
+      const at = input.now.toISOString();
+      const steps: LedgerStatus[] = input.intent ? ["reserved", "signed", "submitted"] : ["reserved"];
       const [row] = await tx
         .insert(payments)
         .values({
           paymentId: input.paymentId,
-          status: "reserved",
-          history: [entry],
+          status: steps.at(-1) ?? "reserved",
+          history: steps.map((status): StatusEntry => ({ status, at })),
+          ...(input.intent ? { authorization: input.intent.authorization ?? null } : {}),
           wallet: input.wallet,
           requestId: input.requestId,
           service: input.service,

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing.js";
-import type { Ledger } from "../../src/payments/ledger.js";
 import {
   type Booted,
   boot,
@@ -14,6 +13,7 @@ import {
   evmBalances,
   ledgerOf,
   payCall,
+  rowsOf,
   ScriptedModels,
   startTestDevnet,
 } from "./harness.js";
@@ -33,36 +33,72 @@ afterAll(async () => {
 });
 
 describe("a step that throws after the quote", () => {
-  it.each([
-    ["reserve", "reserve"],
-    ["recording the signature (nothing sent yet)", "transition"],
-  ] as const)("ends the payment with a final p: update when %s throws", async (_what, method) => {
-    const ledger = ledgerOf(booted.running) as Ledger & Record<string, unknown>;
-    const original = ledger[method];
+  it("ends the payment as failed, nothing sent, when the reservation throws", async () => {
     const before = await evmBalances(devnet);
-    ledger[method] = async () => {
-      throw new Error(LEAK);
-    };
-    try {
-      const calls = models.model.doStreamCalls.length;
-      const result = await chat(booted.running, {
-        wallet: walletAddress(devnet, "evm", "payer"),
-        token: devnet.manifest.devToken,
-        message: models.script(`throws-${method}`, [[payCall(devnet)]]),
-      });
-      const statuses = result.payments.map((p) => p.status);
-      expect(statuses[0]).toBe("quoted");
-      expect(statuses.at(-1)).toBe("failed");
-      expect(result.payments.at(-1)?.reason).toMatch(/^[a-z_]+$/);
-      expect(result.errors.at(-1)?.code).toMatch(/^(internal|store_unavailable)$/);
-      expect(result.finish.finishReason).toBe("error");
-      expect(result.raw).not.toContain("Failed query");
-      expect(result.raw).not.toContain("params:");
-      const prompts = JSON.stringify(models.model.doStreamCalls.slice(calls).map((c) => c.prompt));
-      expect(prompts).not.toContain("Failed query");
-      expect(await evmBalances(devnet)).toEqual(before);
-    } finally {
-      ledger[method] = original;
-    }
+    const calls = models.model.doStreamCalls.length;
+    const result = await withLedgerFault("reserve", () => run("throws-reserve"));
+    expect(result.payments.map((p) => p.status)).toEqual(["quoted", "failed"]);
+    expect(result.payments.at(-1)?.reason).toMatch(/^(internal|store_unavailable)$/);
+    expect(result.errors.at(-1)?.code).toMatch(/^(internal|store_unavailable)$/);
+    expect(result.finish.finishReason).toBe("error");
+    expectNoLeak(result.raw, calls);
+    expect(await evmBalances(devnet)).toEqual(before);
+  });
+
+  it("delivers the answer and says unknown when the settlement cannot be recorded; the reconciler records it later", async () => {
+    const calls = models.model.doStreamCalls.length;
+    const result = await withLedgerFault("transition", () => run("throws-transition"));
+    const last = result.payments.at(-1);
+    expect(result.payments.map((p) => p.status)).toEqual([
+      "quoted",
+      "reserved",
+      "signed",
+      "submitted",
+      "unknown",
+    ]);
+    expect(last?.reason).toBe("outcome_unrecorded");
+    expect(last?.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(result.errors.at(-1)?.code).toBe("payment_failed");
+    expectNoLeak(result.raw, calls);
+    // The row was born `submitted` with its authorization, so the chain resolves it.
+    const payments = booted.running.payments;
+    if (!payments) throw new Error("payments are off");
+    const [row] = await rowsOf(booted.running, result);
+    expect(row?.status).toBe("submitted");
+    const resolved = await payments.reconciler.resolve(row?.paymentId ?? "");
+    expect(resolved?.status).toBe("settled");
+    expect(resolved?.txHash).toBe(last?.transaction);
   });
 });
+
+function run(name: string) {
+  return chat(booted.running, {
+    wallet: walletAddress(devnet, "evm", "payer"),
+    token: devnet.manifest.devToken,
+    message: models.script(name, [[payCall(devnet)]]),
+  });
+}
+
+/** Make one ledger method throw a driver-like error (SQL and parameters in its text) while `body` runs. */
+async function withLedgerFault<T>(method: "reserve" | "transition", body: () => Promise<T>): Promise<T> {
+  const ledger = ledgerOf(booted.running) as unknown as Record<
+    string,
+    (...args: unknown[]) => Promise<unknown>
+  >;
+  const original = ledger[method];
+  ledger[method] = async () => {
+    throw new Error(LEAK);
+  };
+  try {
+    return await body();
+  } finally {
+    if (original) ledger[method] = original;
+  }
+}
+
+function expectNoLeak(raw: string, fromCall: number) {
+  expect(raw).not.toContain("Failed query");
+  expect(raw).not.toContain("params:");
+  const prompts = JSON.stringify(models.model.doStreamCalls.slice(fromCall).map((c) => c.prompt));
+  expect(prompts).not.toContain("Failed query");
+}

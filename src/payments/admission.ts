@@ -1,0 +1,126 @@
+import { formatUsd, parseUsd } from "../money/index.js";
+import type { Wallet } from "../protocol/index.js";
+import type { Reason } from "./outcome.js";
+import {
+  checkSpend,
+  chooseOffer,
+  type EffectiveLimits,
+  type Requirement,
+  type SpentSoFar,
+} from "./policy.js";
+
+/**
+ * The one admission check, shared by `get_quote` and `pay_and_fetch`, so a quote and a payment can
+ * never disagree about what policy allows: offer choice (scheme, transfer method, network, asset,
+ * timeout), the allow-lists, the price the user was shown, the time left, and the amount limits.
+ * Pure: the caller reads what was spent (a quote) or lets the ledger's atomic reservation run the
+ * same `checkSpend` under its lock (a payment).
+ */
+
+/** Server settings admission reads. */
+export interface AdmissionPolicy {
+  /** network -> allowed asset addresses / mints (USDC-like, 6 decimals). */
+  assets: Record<string, string[]>;
+  preferredNetworks: string[];
+  /** Longest authorization window signed. */
+  maxTimeoutSeconds: number;
+  /** No payment starts when less than this is left before the request's deadline. */
+  minTimeLeftMs: number;
+}
+
+export interface AdmissionRequest {
+  wallet: Wallet;
+  limits: EffectiveLimits;
+  timeLeftMs: number;
+  /** What the wallet and this request already spent; absent: amounts are left to the reservation. */
+  spent?: SpentSoFar;
+  /** The price the user was shown (`maxUsd`), as the model passed it. */
+  shownUsd?: string;
+}
+
+/** The offer policy chose: what would be signed, and the window to sign it for. */
+export interface ChosenOffer {
+  offer: Requirement;
+  index: number;
+  amount: bigint;
+  timeoutSeconds: number;
+}
+
+export type Admission =
+  | ({ ok: true } & ChosenOffer)
+  | {
+      ok: false;
+      reason: Reason;
+      message: string;
+      details: Record<string, unknown>;
+      /** Present when an offer was chosen before a later rule refused it (the quote is streamed). */
+      chosen?: ChosenOffer;
+    };
+
+export function admit(offers: Requirement[], request: AdmissionRequest, policy: AdmissionPolicy): Admission {
+  const { limits } = request;
+  const choice = chooseOffer(offers, {
+    walletChain: request.wallet.chain,
+    allowedNetworks: limits.allowedNetworks,
+    allowedAssets: policy.assets,
+    preferredNetworks: policy.preferredNetworks,
+    maxTimeoutSeconds: policy.maxTimeoutSeconds,
+  });
+  if (!choice.ok) {
+    const networkRule = choice.rejections.some((r) => r.code === "network_not_allowed");
+    return {
+      ok: false,
+      reason: networkRule ? "network_not_allowed" : "no_acceptable_offer",
+      message: choice.reason,
+      details: {
+        ...(networkRule ? { limit: "allowedNetworks" } : {}),
+        offers: choice.rejections.map((r) => ({ network: r.network, reason: r.code })),
+      },
+    };
+  }
+  const chosen: ChosenOffer = {
+    offer: choice.offer,
+    index: offers.indexOf(choice.offer),
+    amount: choice.amount,
+    timeoutSeconds: choice.timeoutSeconds,
+  };
+  const refuse = (reason: Reason, message: string, details: Record<string, unknown> = {}): Admission => ({
+    ok: false,
+    reason,
+    message,
+    details,
+    chosen,
+  });
+  const price = formatUsd(chosen.amount);
+
+  if (request.shownUsd !== undefined) {
+    const shown = parseUsd(request.shownUsd);
+    if (!shown.ok)
+      return refuse("invalid_max_usd", `maxUsd "${request.shownUsd.slice(0, 20)}" is not a USD amount.`);
+    if (chosen.amount > shown.atomic) {
+      return refuse(
+        "price_changed",
+        `The service now asks $${price}, more than the $${formatUsd(shown.atomic)} quoted; not paid.`,
+        { quotedUsd: formatUsd(shown.atomic) },
+      );
+    }
+  }
+  if (request.timeLeftMs < policy.minTimeLeftMs) {
+    return refuse("too_little_time", "Too little time is left in this request to complete a payment safely.");
+  }
+  if (request.spent) {
+    const check = checkSpend(chosen.amount, limits, request.spent);
+    if (!check.ok) {
+      return refuse(
+        "limit_exceeded",
+        `Paying $${price} would exceed the ${check.limit} limit of $${formatUsd(check.limitAtomic)} ($${formatUsd(check.remainingAtomic)} left).`,
+        {
+          limit: check.limit,
+          limitUsd: formatUsd(check.limitAtomic),
+          remainingUsd: formatUsd(check.remainingAtomic),
+        },
+      );
+    }
+  }
+  return { ok: true, ...chosen };
+}

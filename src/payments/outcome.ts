@@ -1,0 +1,75 @@
+import type { AppError, ErrorCode } from "../errors/index.js";
+import type { SafeResponse } from "../net/index.js";
+import type { PaymentSummary, PaymentUpdate } from "../protocol/index.js";
+
+/**
+ * Why a payment ended the way it did: a closed set of reasons, each mapped to one error code in
+ * this one table (docs/payments.md, "Outcomes"). The `p:` update carries the reason, the `e:` line
+ * its code. A paid service's own words (a 402's error, an HTTP status) go in `detail`, never here.
+ */
+export const REASONS = {
+  // Before any quote: nothing to stream but the error.
+  no_wallet: "payment_unavailable",
+  origin_not_allowed: "limit_exceeded",
+  target_blocked: "payment_unavailable",
+  service_unavailable: "service_unavailable",
+  unreadable_demand: "payment_failed",
+  network_not_allowed: "limit_exceeded",
+  no_acceptable_offer: "payment_unavailable",
+  // After the quote, before anything is signed or sent.
+  invalid_max_usd: "payment_unavailable",
+  price_changed: "price_changed",
+  too_little_time: "deadline_exceeded",
+  no_signer: "payment_unavailable",
+  limit_exceeded: "limit_exceeded",
+  insufficient_balance: "insufficient_balance",
+  balance_unreadable: "payment_failed",
+  signing_failed: "payment_failed",
+  store_unavailable: "store_unavailable",
+  internal: "internal",
+  // After sending: unclear until the chain says (unknown), or known.
+  no_response: "payment_failed",
+  payment_rejected: "payment_failed",
+  rejected_insufficient_funds: "insufficient_balance",
+  no_settlement_proof: "payment_failed",
+  service_error_after_payment: "payment_failed",
+  redirected_after_payment: "payment_failed",
+  settled_undelivered: "service_unavailable",
+  outcome_unrecorded: "payment_failed",
+} as const satisfies Record<string, ErrorCode>;
+
+export type Reason = keyof typeof REASONS;
+
+/** The error code a reason maps to. */
+export function codeOf(reason: Reason): ErrorCode {
+  return REASONS[reason];
+}
+
+/** A payment's end, as the domain sees it. The tool layer turns it into what the model reads. */
+export interface PaymentOutcome {
+  status: "paid" | "free" | "refused" | "failed" | "unknown";
+  paymentId?: string;
+  amountUsd?: string;
+  network?: string;
+  transaction?: string;
+  payer?: string;
+  /** The service's answer (free, or delivered after paying). Untrusted bytes. */
+  response?: SafeResponse;
+  error?: {
+    code: ErrorCode;
+    reason: Reason;
+    message: string;
+    /** Facts a client can act on (limit, remaining, price...); never a service's raw text as a code. */
+    details?: Record<string, unknown>;
+  };
+}
+
+/**
+ * The narrow port a payment reports through: the `p:` updates, the turn's summary (`d:`), and the
+ * failure that ends the turn with its finish reason (`e:`). The agent implements it per turn.
+ */
+export interface PaymentObserver {
+  update(update: PaymentUpdate): void;
+  summary(summary: PaymentSummary): void;
+  error(error: AppError): void;
+}

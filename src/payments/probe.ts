@@ -1,0 +1,120 @@
+import { AppError } from "../errors/index.js";
+import type { SafeFetch, SafeResponse } from "../net/index.js";
+import { SafeFetchBlockedError } from "../net/index.js";
+import type { PayInput } from "../tools/contract.js";
+import type { Reason } from "./outcome.js";
+import { type PaymentDemand, readPaymentDemand } from "./x402.js";
+
+/** An HTTP call to a service, as the tools describe it. */
+export interface Target {
+  url: string;
+  method: "GET" | "POST";
+  body?: string;
+}
+
+/** The call in canonical form, so the same call written differently is recognised as the same call. */
+export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "body">): Target {
+  const url = new URL(input.url);
+  for (const [k, v] of Object.entries(input.query ?? {})) url.searchParams.set(k, v);
+  url.searchParams.sort();
+  const method = input.method ?? (input.body ? "POST" : "GET");
+  const body = input.body
+    ? JSON.stringify(Object.fromEntries(Object.entries(input.body).sort(([a], [b]) => (a < b ? -1 : 1))))
+    : undefined;
+  return { url: url.toString(), method, ...(body ? { body } : {}) };
+}
+
+export type ProbeResult =
+  | { kind: "free"; response: SafeResponse }
+  /** `payee`: the call as it reached the service that issued the demand (after any redirects). */
+  | { kind: "demand"; demand: PaymentDemand; payee: Target }
+  | { kind: "refused"; reason: Reason; message: string; details?: Record<string, unknown> };
+
+export type PaymentDemandProbe = Extract<ProbeResult, { kind: "demand" }>;
+
+/** Send `target`, on the given admission, without any payment header. */
+export function sendUnpaid(
+  fetch: SafeFetch,
+  target: Target,
+  options: { signal: AbortSignal; timeoutMs: number; allowOrigin: (origin: string) => boolean },
+): Promise<SafeResponse> {
+  return fetch(target.url, {
+    method: target.method,
+    headers: target.body ? { "content-type": "application/json" } : {},
+    ...(target.body ? { body: target.body } : {}),
+    signal: AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]),
+    allowOrigin: options.allowOrigin,
+  });
+}
+
+/**
+ * Ask a service what it costs (an unpaid request); never pays. Every origin the call reaches, the
+ * first and each redirect hop, must pass `allowOrigin` before anything is sent there, and the
+ * origin that answers 402 is the service that would be paid.
+ */
+export async function probe(
+  fetch: SafeFetch,
+  target: Target,
+  options: { signal: AbortSignal; timeoutMs: number; allowOrigin: (origin: string) => boolean },
+): Promise<ProbeResult> {
+  let response: SafeResponse;
+  try {
+    response = await sendUnpaid(fetch, target, options);
+  } catch (error) {
+    return refusedCall(error, target.url);
+  }
+  if (response.status === 402) {
+    const demand = readPaymentDemand((n) => response.headers.get(n), parseJson(response));
+    if (!demand) {
+      return {
+        kind: "refused",
+        reason: "unreadable_demand",
+        message: "The service asked for payment in a form this agent cannot read.",
+      };
+    }
+    // A redirect that turned a POST into a GET dropped the body; the paid call repeats what arrived.
+    const sameMethod = response.method === target.method;
+    const payee: Target = {
+      url: response.url,
+      method: sameMethod ? target.method : "GET",
+      ...(sameMethod && target.body ? { body: target.body } : {}),
+    };
+    return { kind: "demand", demand, payee };
+  }
+  if (response.status >= 200 && response.status < 300) return { kind: "free", response };
+  return {
+    kind: "refused",
+    reason: "service_unavailable",
+    message: `The service answered HTTP ${response.status}.`,
+    details: { service: target.url, httpStatus: response.status },
+  };
+}
+
+export function parseJson(response: SafeResponse): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(response.body));
+  } catch {
+    return undefined;
+  }
+}
+
+function refusedCall(error: unknown, url: string): Extract<ProbeResult, { kind: "refused" }> {
+  if (error instanceof SafeFetchBlockedError && error.reason === "origin_not_allowed") {
+    return {
+      kind: "refused",
+      reason: "origin_not_allowed",
+      message: `${error.message} by the spending limits (allowedServices); nothing was sent there.`,
+      details: { limit: "allowedServices" },
+    };
+  }
+  if (error instanceof SafeFetchBlockedError) {
+    return {
+      kind: "refused",
+      reason: "target_blocked",
+      message: `Requests to ${url} are not allowed by this server (${error.reason}).`,
+    };
+  }
+  // Our own words (a timeout, a refused connection), never a service's.
+  const message = error instanceof AppError ? error.message : "The service could not be reached.";
+  return { kind: "refused", reason: "service_unavailable", message, details: { service: url } };
+}

@@ -1,0 +1,240 @@
+import { AppError } from "../errors/index.js";
+import { formatUsd } from "../money/index.js";
+import type { SafeResponse } from "../net/index.js";
+import type { PaymentStatus, PaymentUpdate } from "../protocol/index.js";
+import type { Ledger, PaymentRecord, TransitionFields } from "./ledger.js";
+import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
+import type { AmountLimits, LimitRefusal, Requirement } from "./policy.js";
+import { assertTransition, isTerminal, type LedgerStatus } from "./state.js";
+
+/** What one payment is about, fixed from the quote on. */
+export interface RunFacts {
+  paymentId: string;
+  requestId: string;
+  wallet: string;
+  /** The URL of the service that issued the demand (the one paid). */
+  service: string;
+  network: string;
+  asset: string;
+  payTo: string;
+  amount: bigint;
+}
+
+/** How a payment whose outcome was unclear right after sending stands now. */
+export interface Unclear {
+  reason: Reason;
+  message: string;
+  /** The service's own words or status, for the ledger and the log. */
+  detail: string;
+}
+
+/**
+ * One payment, from its quote to its outcome. Every step moves the ledger row, streams the `p:`
+ * update and records the turn's summary together, through the state machine (`state.ts`), so the
+ * three can never disagree: a step whose ledger write fails is reported as what the ledger holds.
+ * docs/payments.md shows the steps and states.
+ */
+export class PaymentRun {
+  private status: PaymentStatus = "quoted";
+  /** Whether the ledger holds a row for this payment (from the reservation on). */
+  private recorded = false;
+  private readonly usd: string;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly observer: PaymentObserver,
+    readonly facts: RunFacts,
+    private readonly now: () => Date,
+    private readonly onError?: (error: unknown, context: string) => void,
+  ) {
+    this.usd = formatUsd(facts.amount);
+  }
+
+  get paymentId(): string {
+    return this.facts.paymentId;
+  }
+
+  /** The cost estimate, streamed before anything is signed. */
+  quoted(): void {
+    this.emit("quoted", { message: `${this.facts.service} costs $${this.usd} on ${this.facts.network}` });
+  }
+
+  /** Refused before anything was signed or recorded: nothing happened, and the client hears why. */
+  refuse(reason: Reason, message: string, details: Record<string, unknown> = {}): PaymentOutcome {
+    this.step("refused", { reason, message });
+    return this.failure("refused", reason, message, { priceUsd: this.usd, ...details });
+  }
+
+  /**
+   * Check-and-reserve and the intent to send, in one durable write: the row is born `submitted`
+   * with the authorization the reconciler needs, before the payment leaves the process. A limit
+   * that refuses it returns the refusal, and the in-memory signature is dropped unseen.
+   */
+  async reserveAndRecordIntent(input: {
+    requirement: Requirement;
+    limits: AmountLimits;
+    authorization: Record<string, string>;
+  }): Promise<LimitRefusal | undefined> {
+    const { facts } = this;
+    const reserved = await this.ledger.reserve({
+      paymentId: facts.paymentId,
+      wallet: facts.wallet,
+      requestId: facts.requestId,
+      service: facts.service,
+      network: facts.network,
+      asset: facts.asset,
+      payTo: facts.payTo,
+      amount: facts.amount,
+      requirement: input.requirement,
+      limits: input.limits,
+      intent: { authorization: input.authorization },
+      now: this.now(),
+    });
+    if (!reserved.ok) return reserved;
+    this.recorded = true;
+    for (const status of ["reserved", "signed", "submitted"] as const) this.step(status);
+    return undefined;
+  }
+
+  /** Settled, with the service's answer: the one happy ending. */
+  async settled(
+    settlement: { transaction: string; payer?: string },
+    response: SafeResponse,
+  ): Promise<PaymentOutcome> {
+    const proof = {
+      transaction: settlement.transaction,
+      ...(settlement.payer ? { payer: settlement.payer } : {}),
+    };
+    try {
+      await this.move("settled", {
+        txHash: settlement.transaction,
+        ...(settlement.payer ? { payer: settlement.payer } : {}),
+      });
+    } catch (error) {
+      // Paid and delivered, but not on record yet: the row stays pending and the reconciler finds
+      // the settlement on chain; the answer is not withheld.
+      this.onError?.(error, "recording a settlement");
+      const message = "The payment settled but could not be recorded yet; it will be reconciled.";
+      this.step("unknown", { reason: "outcome_unrecorded", message, ...proof });
+      return this.failure("unknown", "outcome_unrecorded", message, {}, { ...proof, response });
+    }
+    this.step("settled", proof);
+    return this.outcome("paid", { ...proof, response });
+  }
+
+  /** After sending, the outcome is unclear: recorded `unknown`, still counted as spent, never re-signed. */
+  async unclear(unclear: Unclear): Promise<void> {
+    await this.move("unknown", { error: unclear.detail });
+  }
+
+  /**
+   * The end of an unclear payment, once the chain was asked: settled (the service failed to deliver
+   * its answer), failed (the chain says no money moved), or still unknown (the reconciler goes on).
+   */
+  finishUnclear(
+    unclear: Unclear,
+    resolved: PaymentRecord | undefined,
+    response?: SafeResponse,
+  ): PaymentOutcome {
+    const delivered = response && response.status >= 200 && response.status < 300 ? { response } : {};
+    if (resolved?.status === "settled" && resolved.txHash) {
+      const proof = { transaction: resolved.txHash, ...(resolved.payer ? { payer: resolved.payer } : {}) };
+      this.step("settled", proof);
+      const message = `The payment settled on chain (${resolved.txHash}), but the service did not return its answer.`;
+      return this.failure("paid", "settled_undelivered", message, {}, { ...proof, ...delivered });
+    }
+    const status = resolved?.status === "failed" ? "failed" : "unknown";
+    this.step(status, { reason: unclear.reason, message: unclear.message, detail: unclear.detail });
+    return this.failure(status, unclear.reason, unclear.message, { detail: unclear.detail }, delivered);
+  }
+
+  /** Failed with nothing sent (signing failed, say): the row, if any, records it. */
+  async fail(reason: Reason, message: string): Promise<PaymentOutcome> {
+    if (this.recorded) await this.move("failed", { error: reason });
+    this.step("failed", { reason, message });
+    return this.failure("failed", reason, message);
+  }
+
+  /**
+   * A step threw (the ledger went away, say). Before the intent was recorded nothing was sent: the
+   * payment failed. After, the money may be gone: its outcome is unknown until the reconciler reads
+   * the chain, and the row (still pending) counts as spent. Either way the client hears a stable
+   * code, never the exception's text.
+   */
+  crashed(error: unknown): PaymentOutcome {
+    if (isTerminal(this.status)) {
+      return this.outcome(
+        this.status === "settled" ? "paid" : this.status === "refused" ? "refused" : "failed",
+      );
+    }
+    const known =
+      error instanceof AppError && (error.code === "store_unavailable" || error.code === "internal");
+    const reason: Reason = known ? (error.code as Reason) : "internal";
+    if (!this.recorded) {
+      const message = "An internal step of the payment failed; nothing was paid.";
+      this.step("failed", { reason, message });
+      return this.failure("failed", reason, message);
+    }
+    const message = "The payment was sent but its outcome could not be recorded yet; it will be reconciled.";
+    this.step("unknown", { reason: "outcome_unrecorded", message });
+    return this.failure("unknown", "outcome_unrecorded", message);
+  }
+
+  private async move(to: LedgerStatus, fields: TransitionFields): Promise<void> {
+    assertTransition(this.status, to);
+    await this.ledger.transition(this.facts.paymentId, to, fields, this.now());
+  }
+
+  /** The stream and the turn's summary follow the state machine together. */
+  private step(status: PaymentStatus, extra: Partial<PaymentUpdate> = {}): void {
+    if (status !== this.status) assertTransition(this.status, status);
+    this.status = status;
+    this.emit(status, extra);
+    const { facts } = this;
+    this.observer.summary({
+      paymentId: facts.paymentId,
+      status,
+      service: facts.service,
+      amountUsd: this.usd,
+      network: facts.network,
+      ...(extra.transaction ? { transaction: extra.transaction } : {}),
+    });
+  }
+
+  private emit(status: PaymentStatus, extra: Partial<PaymentUpdate>): void {
+    const { facts } = this;
+    this.observer.update({
+      paymentId: facts.paymentId,
+      service: { url: facts.service },
+      amount: { atomic: facts.amount.toString(), usd: this.usd, asset: facts.asset },
+      network: facts.network,
+      payTo: facts.payTo,
+      status,
+      ...extra,
+    });
+  }
+
+  private outcome(status: PaymentOutcome["status"], extra: Partial<PaymentOutcome> = {}): PaymentOutcome {
+    return {
+      status,
+      paymentId: this.facts.paymentId,
+      amountUsd: this.usd,
+      network: this.facts.network,
+      ...extra,
+    };
+  }
+
+  /** An outcome that ends the turn with its reason's finish reason: reported once, returned. */
+  private failure(
+    status: PaymentOutcome["status"],
+    reason: Reason,
+    message: string,
+    details: Record<string, unknown> = {},
+    extra: Partial<PaymentOutcome> = {},
+  ): PaymentOutcome {
+    const code = codeOf(reason);
+    const all = { paymentId: this.facts.paymentId, ...details };
+    this.observer.error(new AppError(code, message, { details: all }));
+    return this.outcome(status, { ...extra, error: { code, reason, message, details: all } });
+  }
+}
