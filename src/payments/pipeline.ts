@@ -251,16 +251,27 @@ export class PaymentPipeline {
     });
   }
 
+  /**
+   * Sign in memory, bounded in time (a Solana signature needs a recent blockhash from the node,
+   * which may hang); undefined when it fails, with the cause in the log.
+   */
   private async sign(probed: PaymentDemandProbe, chosen: ChosenOffer, signer: SignerAccess) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("signing timed out")), this.deps.config.serviceTimeoutMs);
+    });
     try {
-      return await signOffer(probed.demand, chosen.index, signer.schemeFor(chosen.offer.network), {
+      const signing = signOffer(probed.demand, chosen.index, signer.schemeFor(chosen.offer.network), {
         amount: chosen.amount,
         payTo: chosen.offer.payTo,
         maxTimeoutSeconds: chosen.timeoutSeconds,
       });
+      return await Promise.race([signing, timeout]);
     } catch (error) {
       this.deps.onError?.(error, "signing");
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
