@@ -48,6 +48,9 @@ export interface ManifestInput {
   services: Array<{ definition: ServiceDefinition; url: string }>;
   /** Networks every service accepts. */
   networks: string[];
+  /** The x402 v1 sellers, each on its one network; or why there are none. */
+  v1Services?: Array<{ id: string; definition: ServiceDefinition; url: string; networks: string[] }>;
+  v1ServicesUnavailableReason?: string;
   evm: EvmChain;
   solana: SolanaNode | null;
   solanaUnavailableReason?: string;
@@ -84,6 +87,19 @@ export function buildManifest(input: ManifestInput): DevnetManifest {
       priceAtomic: usdToAtomic(d.priceUsd).toString(),
       networks: [...input.networks],
     })),
+    v1Services: (input.v1Services ?? []).map(({ id, definition: d, url, networks }) => ({
+      id,
+      name: `${d.name} (x402 v1 seller)`,
+      description: d.description,
+      url,
+      method: d.method,
+      priceUsd: d.priceUsd,
+      priceAtomic: usdToAtomic(d.priceUsd).toString(),
+      networks: [...networks],
+    })),
+    ...(input.v1ServicesUnavailableReason
+      ? { v1ServicesUnavailableReason: input.v1ServicesUnavailableReason }
+      : {}),
     evm: {
       network: EVM_NETWORK,
       chainId: EVM_CHAIN_ID,

@@ -17,6 +17,7 @@ import { DevnetHttpServer } from "./http-server.js";
 import { buildManifest, removeManifest, resolveManifestPath, writeManifest } from "./manifest.js";
 import { createServiceApp, type PaymentRail } from "./services/app.js";
 import { SERVICE_DEFINITIONS, type ServiceDefinition } from "./services/definitions.js";
+import { startV1Sellers, v1RailsFor } from "./services/v1.js";
 import {
   loadSurfpool,
   SOLANA_NETWORK,
@@ -136,6 +137,15 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
       services.map(async (s) => catalog.upsertFromPaymentRequired(await probeQuote(s.definition, s.url))),
     );
     log(`devnet: ${services.length} paid services listed in discovery`);
+    const v1 = await startV1Sellers({
+      host,
+      facilitatorUrl: facilitatorServer.url,
+      rails: v1RailsFor(rails),
+      faults,
+      onStop: (stop) => teardown.push(stop),
+      log,
+    });
+    if (v1.reason) log(`devnet: no x402 v1 sellers: ${v1.reason}`);
 
     faults.onChange((next, prev) => {
       if (next.settleHangAfterChain !== prev.settleHangAfterChain && !next.settleHangAfterChain)
@@ -170,6 +180,8 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
       controlUrl: `${control.url}${FAULTS_PATH}`,
       services: services.map(({ definition, url }) => ({ definition, url })),
       networks: rails.map((r) => r.network),
+      v1Services: v1.sellers,
+      ...(v1.reason ? { v1ServicesUnavailableReason: v1.reason } : {}),
       evm,
       solana,
       ...("reason" in solanaResult.value ? { solanaUnavailableReason: solanaResult.value.reason } : {}),

@@ -51,6 +51,13 @@ export interface DevnetManifest {
   /** Fault switch endpoint: `GET` reads, `POST` merges, `DELETE` resets (bearer `devToken`). */
   controlUrl: string;
   services: DevnetServiceInfo[];
+  /**
+   * Sellers built with the x402 v1 package (`x402-hono` 1.x: JSON 402 with `maxAmountRequired` and
+   * a v1 network name, `X-PAYMENT`), one per network that has a v1 name. Not in bazaar discovery
+   * (v2 shape). Empty when the v1 package is not installed (a devDependency): see the reason.
+   */
+  v1Services: DevnetServiceInfo[];
+  v1ServicesUnavailableReason?: string;
   evm: {
     network: `eip155:${number}`;
     chainId: number;

@@ -84,8 +84,11 @@ export function createFacilitatorApp(deps: FacilitatorAppDeps): Hono {
       };
     }
     if (result.success) {
-      catalog.touch(paymentPayload.resource?.url ?? "");
-      log(`facilitator: settled ${paymentRequirements.amount} on ${result.network} tx ${result.transaction}`);
+      // v1 requirements carry the resource URL and the price (`maxAmountRequired`) themselves.
+      const v1 = paymentRequirements as { resource?: unknown; maxAmountRequired?: unknown };
+      catalog.touch(paymentPayload.resource?.url ?? (typeof v1.resource === "string" ? v1.resource : ""));
+      const amount = paymentRequirements.amount ?? v1.maxAmountRequired;
+      log(`facilitator: settled ${String(amount)} on ${result.network} tx ${result.transaction}`);
     }
     if (faults.get().settleHangAfterChain) {
       log("facilitator: settled on chain; holding the reply (fault settleHangAfterChain)");

@@ -116,7 +116,7 @@ function scaled(atomic: bigint, multiplier: number): bigint {
   return multiplier === 1 ? atomic : BigInt(Math.round(Number(atomic) * multiplier));
 }
 
-async function readInput(
+export async function readInput(
   request: Request,
   method: "GET" | "POST",
   url: URL,
@@ -133,7 +133,7 @@ async function readInput(
   }
 }
 
-function validateInput(def: ServiceDefinition, input: Record<string, string>): string | null {
+export function validateInput(def: ServiceDefinition, input: Record<string, string>): string | null {
   for (const name of def.input.schema.required) {
     const value = input[name];
     if (value === undefined || value.trim() === "")
