@@ -2,7 +2,7 @@ import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from "@x402
 import { verifyTypedData } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { buildTarget } from "./pipeline.js";
+import { buildTarget } from "./probe.js";
 import { createSignerRegistry } from "./signers.js";
 import { type NetworkSchemes, readPaymentDemand, SigningError, safeDetail, signOffer } from "./x402.js";
 
