@@ -191,7 +191,7 @@ export function safeDetail(error: unknown): string {
         return "[url]";
       }
     })
-    .replace(/(0x)?[0-9a-fA-F]{40,}/g, "[redacted]")
+    .replace(/(0x)?[0-9a-fA-F]{64,}/g, "[redacted]")
     .replace(/[1-9A-HJ-NP-Za-km-z]{40,}/g, "[redacted]")
     .slice(0, 300);
 }
