@@ -17,6 +17,9 @@ describe("payment state machine", () => {
     );
     expect(allowed.sort()).toEqual(
       [
+        "quoted->refused",
+        "quoted->reserved",
+        "quoted->failed",
         "reserved->signed",
         "reserved->released",
         "reserved->failed",
@@ -32,8 +35,9 @@ describe("payment state machine", () => {
     );
   });
 
-  it("never leads back to reserved, so nothing is signed twice", () => {
-    for (const from of PAYMENT_STATUSES) expect(canTransition(from, "reserved")).toBe(false);
+  it("never leads back to reserved, so nothing is signed twice: only a quote is reserved", () => {
+    for (const from of PAYMENT_STATUSES) expect(canTransition(from, "reserved")).toBe(from === "quoted");
+    for (const from of LEDGER_STATUSES) expect(canTransition(from, "reserved")).toBe(false);
   });
 
   it("does not release a signed payment: a signature may already be usable", () => {
