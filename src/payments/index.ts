@@ -1,14 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod/v4";
 import type { ToolProvider } from "../agent/index.js";
+import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../net/index.js";
 import { openStore } from "../store/index.js";
-import { createChainReader } from "./chain.js";
 import type { Ledger } from "./ledger.js";
 import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
-import { createSignerRegistry, type SignerKey, type SignerRegistry } from "./signers.js";
+import { createSignerRegistry, type SignerRegistry } from "./signers.js";
 import { createPaymentTools } from "./tools.js";
 
 /**
@@ -39,7 +39,7 @@ export interface Payments {
 
 export async function createPayments(options: PaymentsOptions): Promise<Payments> {
   const store = await openStore(options.store);
-  const chain = createChainReader(options.rpcUrls);
+  const chains = createChains(options.rpcUrls);
   const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
   const safeFetch = createSafeFetch({
     allowPrivate: "none",
@@ -55,8 +55,7 @@ export async function createPayments(options: PaymentsOptions): Promise<Payments
   });
   const reconciler = createReconciler({
     ledger: store.ledger,
-    chain,
-    rpcUrls: options.rpcUrls,
+    chains,
     staleMs: options.serviceTimeoutMs * 2,
     ...(options.onError ? { onError: options.onError } : {}),
   });
@@ -64,12 +63,12 @@ export async function createPayments(options: PaymentsOptions): Promise<Payments
     config: options,
     ledger: store.ledger,
     signers,
-    chain,
+    chains,
     fetch: safeFetch,
     reconciler,
     ...(options.onError ? { onError: options.onError } : {}),
   });
-  const tools = createPaymentTools({ pipeline, discovery, chain, signers, assets: options.assets });
+  const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
   // Payments a previous process left unclear are resolved first, then periodically.
   await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
   reconciler.start(options.reconcileIntervalMs);
@@ -86,20 +85,7 @@ export async function createPayments(options: PaymentsOptions): Promise<Payments
   };
 }
 
-const signersFileSchema = z.array(
-  z.union([
-    z.strictObject({
-      chain: z.literal("evm"),
-      privateKey: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key"),
-      tokens: z.array(z.string().min(16)).min(1),
-    }),
-    z.strictObject({
-      chain: z.literal("solana"),
-      secretKey: z.array(z.number().int().min(0).max(255)).length(64, "64 bytes (solana-keygen JSON)"),
-      tokens: z.array(z.string().min(16)).min(1),
-    }),
-  ]),
-);
+const signersFileSchema = z.array(signerKeySchema);
 
 /**
  * Read server-held keys from a JSON file: `[{"chain":"evm","privateKey":"0x...","tokens":["..."]},
@@ -117,12 +103,7 @@ export async function readSignersFile(path: string): Promise<SignerKey[]> {
     const where = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.code}`).join("; ");
     throw new Error(`SIGNERS_FILE: ${path} is invalid (${where})`);
   }
-  return parsed.data.map(
-    (entry): SignerKey =>
-      entry.chain === "evm"
-        ? { chain: "evm", privateKey: entry.privateKey as `0x${string}`, tokens: entry.tokens }
-        : { chain: "solana", secretKey: Uint8Array.from(entry.secretKey), tokens: entry.tokens },
-  );
+  return parsed.data;
 }
 
-export type { SignerKey } from "./signers.js";
+export type { SignerKey } from "../chains/index.js";

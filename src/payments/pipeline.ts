@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
+import type { Chains } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { SafeFetch, SafeResponse } from "../net/index.js";
 import type { SpendingLimitsInput, Wallet } from "../protocol/index.js";
 import type { PayInput, QuoteInput } from "../tools/contract.js";
 import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "./admission.js";
-import type { ChainReader } from "./chain.js";
 import type { Ledger, PaymentRecord } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import {
@@ -34,7 +34,7 @@ export interface PipelineDeps {
   config: PipelineConfig;
   ledger: Ledger;
   signers: SignerRegistry;
-  chain: ChainReader;
+  chains: Pick<Chains, "balance">;
   fetch: SafeFetch;
   reconciler: Reconciler;
   now?: () => Date;
@@ -191,7 +191,7 @@ export class PaymentPipeline {
     // reservation and the intent are one durable write; a refused one is dropped unseen.
     const [signed, balance] = await Promise.all([
       this.sign(probed, chosen, signer.signer),
-      this.deps.chain.balance(offer.network, offer.asset, wallet.address).catch(() => undefined),
+      this.deps.chains.balance(offer.network, offer.asset, wallet.address).catch(() => undefined),
     ]);
     if (balance === undefined)
       return run.refuse("balance_unreadable", `Could not read the wallet's balance on ${offer.network}.`);

@@ -1,3 +1,4 @@
+import { type ChainName, sameAsset, walletCanUse } from "../chains/index.js";
 import type { SpendingLimitsInput } from "../protocol/request.js";
 
 /**
@@ -171,7 +172,7 @@ export interface Requirement {
 
 /** What the chooser needs to know about the payer and the policy. */
 export interface OfferContext {
-  walletChain: "evm" | "solana";
+  walletChain: ChainName;
   allowedNetworks: string[];
   /** network -> asset addresses (EVM, compared case-insensitively) or mints (Solana, exact). */
   allowedAssets: Record<string, string[]>;
@@ -229,8 +230,6 @@ export function signingWindowSeconds(stated: number, max: number): number {
 /** An untrusted value quoted in a reason: bounded and JSON-escaped. */
 const quoteValue = (value: unknown): string => JSON.stringify(String(value).slice(0, 40));
 
-const FAMILY_PREFIX = { evm: "eip155:", solana: "solana:" } as const;
-
 function rejectOffer(
   offer: Requirement,
   ctx: OfferContext,
@@ -263,7 +262,7 @@ function rejectOffer(
       reason: `asset transfer method ${quoteValue(method)} is not supported (only "eip3009")`,
     };
   }
-  if (!o.network.startsWith(FAMILY_PREFIX[ctx.walletChain])) {
+  if (!walletCanUse(ctx.walletChain, o.network)) {
     return {
       code: "wrong_chain",
       reason: `network ${o.network} is not on the wallet's chain (${ctx.walletChain})`,
@@ -273,9 +272,7 @@ function rejectOffer(
     return { code: "network_not_allowed", reason: `network ${o.network} is not allowed by policy` };
   }
   const assets = Object.hasOwn(ctx.allowedAssets, o.network) ? ctx.allowedAssets[o.network] : undefined;
-  const evm = o.network.startsWith("eip155:");
-  const asset = evm ? o.asset.toLowerCase() : o.asset;
-  if (!assets?.some((a) => (evm ? a.toLowerCase() : a) === asset)) {
+  if (!assets?.some((a) => sameAsset(o.network as string, a, o.asset as string))) {
     return { code: "asset_not_allowed", reason: `asset ${o.asset} is not allowed on ${o.network}` };
   }
   // Absent or 0: the payer chooses the window (signingWindowSeconds). Anything else must be a

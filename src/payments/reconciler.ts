@@ -1,7 +1,6 @@
-import type { ChainReader } from "./chain.js";
+import type { Chains } from "../chains/index.js";
 import type { Ledger, PaymentRecord } from "./ledger.js";
 import type { LedgerStatus } from "./state.js";
-import { solanaMessageHash } from "./x402.js";
 
 /**
  * Resolves payments whose outcome is unclear (money-safety promises 4-6). An `unknown` payment
@@ -24,41 +23,15 @@ export interface Reconciler {
 
 export interface ReconcilerOptions {
   ledger: Ledger;
-  chain: ChainReader;
-  rpcUrls: Record<string, string>;
+  chains: Pick<Chains, "resolve">;
   /** signed/submitted rows older than this belong to a dead attempt. */
   staleMs: number;
   now?: () => Date;
   onError?: (error: unknown) => void;
 }
 
-interface EvmAuthorization {
-  kind: "evm-eip3009";
-  from: string;
-  nonce: string;
-  validBefore: string;
-}
-interface SvmAuthorization {
-  kind: "svm-exact";
-  expiresAt: string;
-  messageHash?: string;
-}
-
-function authorizationOf(record: PaymentRecord): EvmAuthorization | SvmAuthorization | undefined {
-  const a = record.authorization as {
-    kind?: string;
-    from?: string;
-    nonce?: string;
-    validBefore?: string;
-    expiresAt?: string;
-  } | null;
-  if (a?.kind === "evm-eip3009" && a.from && a.nonce && a.validBefore) return a as EvmAuthorization;
-  if (a?.kind === "svm-exact" && a.expiresAt) return a as SvmAuthorization;
-  return undefined;
-}
-
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  const { ledger, chain } = options;
+  const { ledger, chains } = options;
   const now = options.now ?? (() => new Date());
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<unknown> = Promise.resolve();
@@ -66,59 +39,21 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const move = (id: string, to: LedgerStatus, fields: Parameters<Ledger["transition"]>[2]) =>
     ledger.transition(id, to, fields, now());
 
-  async function findSolanaTransaction(record: PaymentRecord, hash: string): Promise<string | null> {
-    const url = options.rpcUrls[record.network];
-    if (!url) return null;
-    const rpc = async <T>(method: string, params: unknown[]): Promise<T | undefined> => {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-        signal: AbortSignal.timeout(5000),
-      });
-      return ((await response.json()) as { result?: T }).result;
-    };
-    const signatures =
-      (await rpc<Array<{ signature: string }>>("getSignaturesForAddress", [record.wallet, { limit: 50 }])) ??
-      [];
-    for (const { signature } of signatures) {
-      const tx = await rpc<{ transaction: [string, string] }>("getTransaction", [
-        signature,
-        { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" },
-      ]);
-      const wire = tx?.transaction?.[0];
-      if (wire && solanaMessageHash(Buffer.from(wire, "base64")) === hash) return signature;
-    }
-    return null;
-  }
-
   async function resolveRecord(record: PaymentRecord): Promise<PaymentRecord> {
     let current = record;
     if (current.status === "signed" || current.status === "submitted") {
       current = await move(current.paymentId, "unknown", { error: "attempt ended without an outcome" });
     }
     if (current.status !== "unknown") return current;
-    const auth = authorizationOf(current);
-    if (!auth) return current;
-    if (auth.kind === "evm-eip3009") {
-      const use = await chain.evmAuthorizationUse(current.network, current.asset, auth.from, auth.nonce);
-      if (use.used) {
-        return move(current.paymentId, "settled", {
-          ...(use.txHash ? { txHash: use.txHash } : {}),
-          payer: auth.from,
-        });
-      }
-      const chainNow = await chain.evmNow(current.network);
-      if (chainNow > BigInt(auth.validBefore)) {
-        return move(current.paymentId, "failed", { error: "authorization expired unused" });
-      }
-      return current;
+    // The payment's chain family reads the chain (src/chains: evm.ts, svm.ts).
+    const verdict = await chains.resolve(current, now());
+    if (verdict.status === "settled") {
+      return move(current.paymentId, "settled", {
+        ...(verdict.txHash ? { txHash: verdict.txHash } : {}),
+        payer: verdict.payer,
+      });
     }
-    const found = auth.messageHash ? await findSolanaTransaction(current, auth.messageHash) : null;
-    if (found) return move(current.paymentId, "settled", { txHash: found, payer: current.wallet });
-    if (auth.messageHash && now().getTime() / 1000 > Number(auth.expiresAt)) {
-      return move(current.paymentId, "failed", { error: "transaction expired without landing" });
-    }
+    if (verdict.status === "failed") return move(current.paymentId, "failed", { error: verdict.error });
     return current;
   }
 

@@ -1,20 +1,12 @@
-import { createKeyPairSignerFromBytes } from "@solana/kit";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { ExactEvmSchemeV1 } from "@x402/evm/v1";
-import { ExactSvmScheme } from "@x402/svm/exact/client";
-import { ExactSvmSchemeV1 } from "@x402/svm/v1";
-import { privateKeyToAccount } from "viem/accounts";
+import { loadKey, type NetworkSchemes, type SignerKey } from "../chains/index.js";
 import type { Wallet } from "../protocol/index.js";
-import type { NetworkSchemes } from "./x402.js";
 
 /**
  * Server-held keys, and who may use them. A key pays only for its own wallet, and only for requests
- * that present a bearer token bound to that wallet in configuration. Keys stay inside this module:
- * nothing here returns or logs them.
+ * that present a bearer token bound to that wallet in configuration. Keys stay inside this module
+ * and their chain family's scheme clients: nothing here returns or logs them.
  */
-export type SignerKey =
-  | { chain: "evm"; privateKey: `0x${string}`; tokens: string[] }
-  | { chain: "solana"; secretKey: Uint8Array; tokens: string[] };
+export type { SignerKey } from "../chains/index.js";
 
 export interface SignerAccess {
   /** The scheme clients (x402 v2 and v1) that sign for this wallet on a network (CAIP-2 id). */
@@ -32,58 +24,40 @@ export interface SignerRegistry {
   addresses(): Promise<string[]>;
 }
 
-interface Entry {
-  chain: "evm" | "solana";
+interface Entry extends SignerAccess {
+  chain: string;
   address: string;
   tokens: Set<string>;
-  schemeFor(network: string): NetworkSchemes;
 }
 
 export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, string>): SignerRegistry {
-  /** One pair of scheme clients per network, built on first use with that network's RPC URL. */
-  const perNetwork = (build: (rpc: { rpcUrl: string } | undefined) => NetworkSchemes) => {
-    const cache = new Map<string, NetworkSchemes>();
-    return (network: string): NetworkSchemes => {
-      let schemes = cache.get(network);
-      if (!schemes) {
-        const rpcUrl = Object.hasOwn(rpcUrls, network) ? rpcUrls[network] : undefined;
-        schemes = build(rpcUrl ? { rpcUrl } : undefined);
-        cache.set(network, schemes);
-      }
-      return schemes;
-    };
-  };
   const entries: Promise<Entry[]> = Promise.all(
     keys.map(async (key): Promise<Entry> => {
-      if (key.chain === "evm") {
-        const account = privateKeyToAccount(key.privateKey);
-        return {
-          chain: "evm",
-          address: account.address.toLowerCase(),
-          tokens: new Set(key.tokens),
-          // The v1 EVM scheme signs for the chain its v1 network name stands for; it reads nothing.
-          schemeFor: perNetwork((rpc) => ({
-            v2: new ExactEvmScheme(account, rpc),
-            v1: new ExactEvmSchemeV1(account),
-          })),
-        };
-      }
-      const signer = await createKeyPairSignerFromBytes(key.secretKey);
+      const loaded = await loadKey(key);
+      // One pair of scheme clients per network, built on first use with that network's RPC URL.
+      const cache = new Map<string, NetworkSchemes>();
       return {
-        chain: "solana",
-        address: signer.address,
+        chain: key.chain,
+        address: loaded.address,
         tokens: new Set(key.tokens),
-        schemeFor: perNetwork((rpc) => ({
-          v2: new ExactSvmScheme(signer, rpc),
-          v1: new ExactSvmSchemeV1(signer, rpc),
-        })),
+        schemeFor(network) {
+          let schemes = cache.get(network);
+          if (!schemes) {
+            schemes = loaded.schemesFor(
+              network,
+              Object.hasOwn(rpcUrls, network) ? rpcUrls[network] : undefined,
+            );
+            cache.set(network, schemes);
+          }
+          return schemes;
+        },
       };
     }),
   );
 
+  // Wallet addresses arrive canonical (src/chains parses them), as loaded keys' addresses are.
   const lookup = async (wallet: Wallet, token: string | undefined): Promise<SignerLookup> => {
-    const address = wallet.chain === "evm" ? wallet.address.toLowerCase() : wallet.address;
-    const entry = (await entries).find((e) => e.chain === wallet.chain && e.address === address);
+    const entry = (await entries).find((e) => e.chain === wallet.chain && e.address === wallet.address);
     if (!entry) {
       return {
         ok: false,

@@ -1,5 +1,6 @@
 import { tool } from "ai";
 import type { ToolProvider, TurnContext } from "../agent/index.js";
+import { type Chains, walletCanUse } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { SafeResponse } from "../net/index.js";
@@ -17,7 +18,6 @@ import {
   quoteInputSchema,
   TOOL_NAMES,
 } from "../tools/contract.js";
-import type { ChainReader } from "./chain.js";
 import { codeOf, type PaymentOutcome } from "./outcome.js";
 import type { PaymentPipeline, PaymentRequest } from "./pipeline.js";
 import { limitRemaining, type Requirement } from "./policy.js";
@@ -27,7 +27,7 @@ import type { SignerRegistry } from "./signers.js";
 export interface ToolDeps {
   pipeline: PaymentPipeline;
   discovery: { search(query: string | undefined, signal?: AbortSignal): Promise<DiscoverOutput> };
-  chain: ChainReader;
+  chains: Pick<Chains, "balance">;
   signers: SignerRegistry;
   assets: Record<string, string[]>;
 }
@@ -192,10 +192,10 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
       const balances: BudgetOutput["balances"] = [];
       const wallet = ctx.wallet;
       if (wallet) {
-        for (const network of limits.allowedNetworks.filter((n) => deps.chain.walletCanUse(wallet, n))) {
+        for (const network of limits.allowedNetworks.filter((n) => walletCanUse(wallet.chain, n))) {
           const asset = deps.assets[network]?.[0];
           if (!asset) continue;
-          const amount = await deps.chain.balance(network, asset, wallet.address).catch(() => undefined);
+          const amount = await deps.chains.balance(network, asset, wallet.address).catch(() => undefined);
           if (amount !== undefined) balances.push({ network, asset: "USDC", usd: formatUsd(amount) });
         }
       }

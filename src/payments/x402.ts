@@ -1,5 +1,3 @@
-import { createHash } from "node:crypto";
-import { getTransactionDecoder } from "@solana/kit";
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type {
   Network,
@@ -8,8 +6,7 @@ import type {
   PaymentRequirements,
   SettleResponse,
 } from "@x402/core/types";
-import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
-import { V1_TO_V2_NETWORK_MAP } from "@x402/svm";
+import { familyOf, type NetworkSchemes, v1Networks } from "../chains/index.js";
 import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "./policy.js";
 
 /**
@@ -18,27 +15,11 @@ import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from 
  * and decode the settlement response. Policy lives elsewhere; this file only speaks the protocol.
  */
 
-/** Any scheme client the SDK accepts for `register` (EVM or SVM exact). */
-export type SchemeClient = Parameters<x402Client["register"]>[1];
-
 /**
- * The scheme clients that sign for one wallet on one network: the x402 v2 one, and the v1 one for
- * sellers still on v1 (the SDK's v1 classes read `maxAmountRequired` and v1 network names).
+ * v1 network names -> CAIP-2, so one policy covers both protocol versions: each chain family's
+ * table comes from the x402 SDK's own v1 tables, so a name maps exactly when the SDK can sign for it.
  */
-export interface NetworkSchemes {
-  v2: SchemeClient;
-  v1: SchemeClient;
-}
-
-/**
- * v1 network names -> CAIP-2, so one policy covers both protocol versions. Taken from the SDK's own
- * v1 tables (the chain ids its v1 EVM scheme signs for, the Solana clusters its v1 SVM scheme
- * knows), so a name maps here exactly when the SDK can sign for it.
- */
-const V1_NETWORKS: Readonly<Record<string, string>> = Object.freeze({
-  ...Object.fromEntries(Object.entries(EVM_NETWORK_CHAIN_ID_MAP).map(([name, id]) => [name, `eip155:${id}`])),
-  ...V1_TO_V2_NETWORK_MAP,
-});
+const V1_NETWORKS: Readonly<Record<string, string>> = v1Networks();
 
 /** The CAIP-2 id of a v1 network name, or undefined for a name the SDK cannot sign for. */
 export function v1NetworkToCaip2(name: string): string | undefined {
@@ -197,9 +178,8 @@ export function safeDetail(error: unknown): string {
 }
 
 /**
- * Defence in depth: what was signed must equal what was quoted and checked. For EVM the signed
- * authorization's value, recipient and window are compared; Solana transactions are built by the
- * SDK from the same requirement.
+ * Defence in depth: what was signed must equal what was quoted and checked; the network's chain
+ * family compares it and says what the reconciler will need (never the signature).
  */
 function checkSigned(
   payload: PaymentPayload,
@@ -207,42 +187,14 @@ function checkSigned(
   expected: { amount: bigint; payTo: string; maxTimeoutSeconds: number },
   label: string,
 ): Record<string, string> {
-  const now = Math.floor(Date.now() / 1000);
-  const auth = (payload.payload as { authorization?: Record<string, unknown> }).authorization;
-  if (network.startsWith("eip155:")) {
-    if (!auth) throw new SigningError(`the signed EVM payload is not an EIP-3009 authorization (${label})`);
-    if (BigInt(String(auth.value)) !== expected.amount)
-      throw new SigningError(`signed amount differs from the quote (${label})`);
-    if (String(auth.to).toLowerCase() !== expected.payTo.toLowerCase()) {
-      throw new SigningError(`signed recipient differs from the quote (${label})`);
-    }
-    const validBefore = Number(auth.validBefore);
-    if (!(validBefore > now && validBefore <= now + expected.maxTimeoutSeconds + 5)) {
-      throw new SigningError(
-        `signed validBefore is outside the ${expected.maxTimeoutSeconds} s window (${label})`,
-      );
-    }
-    return {
-      kind: "evm-eip3009",
-      from: String(auth.from),
-      nonce: String(auth.nonce),
-      validBefore: String(auth.validBefore),
-    };
+  const family = familyOf(network);
+  if (!family) throw new SigningError(`unknown network family (${label})`);
+  try {
+    return family.authorization(payload, expected, Math.floor(Date.now() / 1000));
+  } catch (error) {
+    throw new SigningError(`${safeDetail(error)} (${label})`);
   }
-  if (!network.startsWith("solana:")) throw new SigningError(`unknown network family (${label})`);
-  // A Solana transaction can land until its blockhash expires (about 150 blocks, 60-90 s), even when
-  // the offer's timeout is shorter: wait for the longer of the two, with a margin.
-  const expiresAt = String(now + Math.max(expected.maxTimeoutSeconds, SOLANA_BLOCKHASH_SECONDS));
-  const wire = (payload.payload as { transaction?: unknown }).transaction;
-  return {
-    kind: "svm-exact",
-    expiresAt,
-    ...(typeof wire === "string" ? { messageHash: solanaMessageHash(Buffer.from(wire, "base64")) } : {}),
-  };
 }
-
-/** Upper bound of a Solana blockhash's lifetime, with margin. */
-const SOLANA_BLOCKHASH_SECONDS = 180;
 
 /** Decode `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE`; undefined when absent or unreadable. */
 export function readSettlement(getHeader: (name: string) => string | null): SettleResponse | undefined {
@@ -251,14 +203,4 @@ export function readSettlement(getHeader: (name: string) => string | null): Sett
   } catch {
     return undefined;
   }
-}
-
-/**
- * SHA-256 of a Solana transaction's message bytes. The facilitator co-signs the same message as fee
- * payer, so the landed transaction has the same hash: the reconciler finds it without keeping any
- * signature.
- */
-export function solanaMessageHash(wireTransaction: Uint8Array): string {
-  const decoded = getTransactionDecoder().decode(wireTransaction);
-  return createHash("sha256").update(new Uint8Array(decoded.messageBytes)).digest("hex");
 }

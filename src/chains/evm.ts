@@ -1,0 +1,163 @@
+import { DEFAULT_ASSETS } from "@x402/evm";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { EVM_NETWORK_CHAIN_ID_MAP, ExactEvmSchemeV1 } from "@x402/evm/v1";
+import { createPublicClient, erc20Abi, getAddress, http, isAddress, parseAbi } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { z } from "zod/v4";
+import type { ChainFamily, PaymentOnChain } from "./types.js";
+
+/**
+ * Ethereum-compatible chains (CAIP-2 `eip155:<chain id>`), paid with EIP-3009
+ * `transferWithAuthorization` as the x402 exact scheme signs it (docs/payments.md).
+ */
+
+export interface EvmKey {
+  chain: "evm";
+  privateKey: `0x${string}`;
+  tokens: string[];
+}
+
+const EVM_SHAPE = /^0x[0-9a-fA-F]{40}$/;
+
+const eip3009 = parseAbi([
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+  "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
+]);
+
+interface EvmAuthorization {
+  kind: "evm-eip3009";
+  from: string;
+  nonce: string;
+  validBefore: string;
+}
+
+function evmAuthorization(payment: PaymentOnChain): EvmAuthorization | undefined {
+  const a = payment.authorization as Partial<EvmAuthorization> | null;
+  return a?.kind === "evm-eip3009" && a.from && a.nonce && a.validBefore
+    ? (a as EvmAuthorization)
+    : undefined;
+}
+
+/** The SDK's default stablecoins that are USDC-like here: 6 decimals, plain EIP-3009 transfers. */
+function usdcTable(): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [network, assets] of Object.entries(DEFAULT_ASSETS)) {
+    const plain = assets.filter((a) => a.decimals === 6 && !a.assetTransferMethod && /^USDC/.test(a.symbol));
+    if (plain.length > 0) out[network] = plain.map((a) => a.asset);
+  }
+  return out;
+}
+
+export const evm: ChainFamily<EvmKey> = {
+  name: "evm",
+  namespace: "eip155",
+  v1Networks: Object.freeze(
+    Object.fromEntries(Object.entries(EVM_NETWORK_CHAIN_ID_MAP).map(([name, id]) => [name, `eip155:${id}`])),
+  ),
+  usdc: Object.freeze(usdcTable()),
+
+  // 0x + 40 hex; when letters are mixed case the EIP-55 checksum must hold, so a single flipped
+  // letter is caught. Returned checksummed.
+  parseAddress(input) {
+    if (!/^0x/i.test(input)) return undefined;
+    if (!EVM_SHAPE.test(input))
+      return { ok: false, reason: "an EVM address is 0x followed by 40 hex digits" };
+    const digits = input.slice(2);
+    const mixed = digits !== digits.toLowerCase() && digits !== digits.toUpperCase();
+    if (mixed && !isAddress(input, { strict: true })) {
+      return { ok: false, reason: "the EIP-55 checksum of this mixed-case EVM address does not match" };
+    }
+    return { ok: true, address: getAddress(input.toLowerCase()) };
+  },
+
+  sameAsset: (a, b) => a.toLowerCase() === b.toLowerCase(),
+
+  keySchema: z.strictObject({
+    chain: z.literal("evm"),
+    privateKey: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
+      .transform((k) => k as `0x${string}`),
+    tokens: z.array(z.string().min(16)).min(1),
+  }),
+
+  async loadKey(key) {
+    const account = privateKeyToAccount(key.privateKey);
+    return {
+      address: account.address,
+      // The v1 scheme signs for the chain its v1 network name stands for; it reads nothing.
+      schemesFor: (_network, rpcUrl) => ({
+        v2: new ExactEvmScheme(account, rpcUrl ? { rpcUrl } : undefined),
+        v1: new ExactEvmSchemeV1(account),
+      }),
+    };
+  },
+
+  connect(rpcUrl) {
+    const client = createPublicClient({ transport: http(rpcUrl, { timeout: 5000, retryCount: 1 }) });
+    return {
+      balance: (asset, owner) =>
+        client.readContract({
+          address: asset as `0x${string}`,
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [owner as `0x${string}`],
+        }),
+
+      // The authorization's nonce used on chain: settled (with the transaction when the logs say).
+      // Unused after `validBefore` in chain time: it can never be used any more.
+      async resolve(payment) {
+        const auth = evmAuthorization(payment);
+        if (!auth) return { status: "pending" };
+        const used = await client.readContract({
+          address: payment.asset as `0x${string}`,
+          abi: eip3009,
+          functionName: "authorizationState",
+          args: [auth.from as `0x${string}`, auth.nonce as `0x${string}`],
+        });
+        if (used) {
+          // Used is what matters; the transaction is a courtesy, and many RPCs refuse wide log ranges.
+          const logs = await client
+            .getLogs({
+              address: payment.asset as `0x${string}`,
+              event: eip3009[1],
+              args: { authorizer: auth.from as `0x${string}`, nonce: auth.nonce as `0x${string}` },
+              fromBlock: "earliest",
+            })
+            .catch(() => []);
+          const txHash = logs[0]?.transactionHash;
+          return { status: "settled", payer: auth.from, ...(txHash ? { txHash } : {}) };
+        }
+        const block = await client.getBlock({ blockTag: "latest" });
+        if (block.timestamp > BigInt(auth.validBefore))
+          return { status: "failed", error: "authorization expired unused" };
+        return { status: "pending" };
+      },
+
+      async ping() {
+        await client.getBlockNumber({ cacheTime: 0 });
+      },
+    };
+  },
+
+  // The signed EIP-3009 authorization's value, recipient and window must be what was quoted.
+  authorization(payload, expected, now) {
+    const auth = (payload.payload as { authorization?: Record<string, unknown> }).authorization;
+    if (!auth) throw new Error("the signed EVM payload is not an EIP-3009 authorization");
+    if (BigInt(String(auth.value)) !== expected.amount)
+      throw new Error("signed amount differs from the quote");
+    if (String(auth.to).toLowerCase() !== expected.payTo.toLowerCase()) {
+      throw new Error("signed recipient differs from the quote");
+    }
+    const validBefore = Number(auth.validBefore);
+    if (!(validBefore > now && validBefore <= now + expected.maxTimeoutSeconds + 5)) {
+      throw new Error(`signed validBefore is outside the ${expected.maxTimeoutSeconds} s window`);
+    }
+    return {
+      kind: "evm-eip3009",
+      from: String(auth.from),
+      nonce: String(auth.nonce),
+      validBefore: String(auth.validBefore),
+    };
+  },
+};

@@ -1,0 +1,102 @@
+import { z } from "zod/v4";
+import { type EvmKey, evm } from "./evm.js";
+import { type SolanaKey, svm } from "./svm.js";
+import type { ChainConnection, ChainFamily, LoadedKey, PaymentOnChain, Resolution } from "./types.js";
+
+/**
+ * The chain families this service pays on, registered by CAIP-2 namespace. Adding one is a module
+ * beside `evm.ts` and `svm.ts` implementing `ChainFamily`, and one entry here (docs/architecture.md).
+ */
+export const CHAIN_FAMILIES = [evm, svm] as const;
+
+export type ChainName = (typeof CHAIN_FAMILIES)[number]["name"];
+/** A server-held key of any family (SIGNERS_FILE entries, the devnet's wallets). */
+export type SignerKey = EvmKey | SolanaKey;
+
+const byNamespace = new Map<string, ChainFamily>(CHAIN_FAMILIES.map((f) => [f.namespace, f as ChainFamily]));
+const byName = new Map<string, ChainFamily>(CHAIN_FAMILIES.map((f) => [f.name, f as ChainFamily]));
+
+/** The family of a CAIP-2 network id, if this service knows it. */
+export function familyOf(network: string): ChainFamily | undefined {
+  return byNamespace.get(network.slice(0, Math.max(0, network.indexOf(":"))));
+}
+
+/** Whether a wallet of chain `chain` can pay on `network`. */
+export function walletCanUse(chain: string, network: string): boolean {
+  return familyOf(network)?.name === chain;
+}
+
+/** Whether two assets on `network` are the same token (EVM addresses ignore case). */
+export function sameAsset(network: string, a: string, b: string): boolean {
+  return familyOf(network)?.sameAsset(a, b) ?? a === b;
+}
+
+export type WalletParse = { ok: true; chain: ChainName; address: string } | { ok: false; reason: string };
+
+/** A wallet address of any family, in its canonical form, or why it is not one. */
+export function parseAddress(input: string): WalletParse {
+  for (const family of CHAIN_FAMILIES) {
+    const parsed = family.parseAddress(input);
+    if (parsed?.ok) return { ok: true, chain: family.name, address: parsed.address };
+    if (parsed) return parsed;
+  }
+  return { ok: false, reason: "not an EVM address (0x + 40 hex) nor a Solana address (base58, 32 bytes)" };
+}
+
+/** x402 v1 network names -> CAIP-2 ids, for every family. */
+export function v1Networks(): Record<string, string> {
+  return Object.assign({}, ...CHAIN_FAMILIES.map((f) => f.v1Networks));
+}
+
+/** USDC per network on every family, from the x402 SDK's own tables. */
+export function defaultUsdc(): Record<string, string[]> {
+  return Object.assign({}, ...CHAIN_FAMILIES.map((f) => f.usdc));
+}
+
+/** One SIGNERS_FILE entry, of any family. */
+export const signerKeySchema: z.ZodType<SignerKey> = z.union([evm.keySchema, svm.keySchema]);
+
+export function loadKey(key: SignerKey): Promise<LoadedKey> {
+  const family = byName.get(key.chain) as ChainFamily<SignerKey> | undefined;
+  if (!family) throw new Error(`no chain family ${String(key.chain)}`);
+  return family.loadKey(key);
+}
+
+/** The configured networks' RPC endpoints, one connection each, made on first use. */
+export interface Chains {
+  balance(network: string, asset: string, owner: string): Promise<bigint>;
+  resolve(payment: PaymentOnChain, now: Date): Promise<Resolution>;
+  ping(network: string, signal: AbortSignal): Promise<void>;
+}
+
+export function createChains(rpcUrls: Record<string, string>): Chains {
+  const connections = new Map<string, ChainConnection>();
+  const connection = (network: string): ChainConnection => {
+    let found = connections.get(network);
+    if (!found) {
+      const family = familyOf(network);
+      const url = Object.hasOwn(rpcUrls, network) ? rpcUrls[network] : undefined;
+      if (!family) throw new Error(`no chain family for ${network}`);
+      if (!url) throw new Error(`no RPC URL configured for ${network}`);
+      found = family.connect(url);
+      connections.set(network, found);
+    }
+    return found;
+  };
+  return {
+    balance: (network, asset, owner) => connection(network).balance(asset, owner),
+    resolve: (payment, now) => connection(payment.network).resolve(payment, now),
+    ping: (network, signal) => connection(network).ping(signal),
+  };
+}
+
+export { solanaMessageHash } from "./svm.js";
+export type {
+  ChainFamily,
+  LoadedKey,
+  NetworkSchemes,
+  PaymentOnChain,
+  Resolution,
+  SchemeClient,
+  SigningExpectation,
+} from "./types.js";

@@ -1,0 +1,177 @@
+import { createHash } from "node:crypto";
+import {
+  address,
+  createKeyPairSignerFromBytes,
+  createSolanaRpc,
+  getTransactionDecoder,
+  isAddress,
+  isOffCurveAddress,
+  type Signature,
+} from "@solana/kit";
+import { DEFAULT_ASSETS, V1_TO_V2_NETWORK_MAP } from "@x402/svm";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { ExactSvmSchemeV1 } from "@x402/svm/v1";
+import { z } from "zod/v4";
+import type { ChainFamily, PaymentOnChain } from "./types.js";
+
+/**
+ * Solana (CAIP-2 `solana:<genesis hash prefix>`), paid with the SPL `TransferChecked` transaction
+ * the x402 SVM exact scheme builds, the facilitator co-signing as fee payer (docs/payments.md).
+ */
+
+export interface SolanaKey {
+  chain: "solana";
+  secretKey: Uint8Array;
+  tokens: string[];
+}
+
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+/** Upper bound of a blockhash's lifetime (about 150 blocks, 60-90 s), with margin. */
+const BLOCKHASH_SECONDS = 180;
+/** How many of the payer's recent signatures the reconciler looks through. */
+const RECENT_SIGNATURES = 50;
+const RPC_TIMEOUT_MS = 5000;
+
+interface SvmAuthorization {
+  kind: "svm-exact";
+  expiresAt: string;
+  messageHash?: string;
+}
+
+function svmAuthorization(payment: PaymentOnChain): SvmAuthorization | undefined {
+  const a = payment.authorization as Partial<SvmAuthorization> | null;
+  return a?.kind === "svm-exact" && a.expiresAt ? (a as SvmAuthorization) : undefined;
+}
+
+/**
+ * SHA-256 of a transaction's message bytes. The facilitator co-signs the same message as fee payer,
+ * so the landed transaction has the same hash: the reconciler finds it without keeping a signature.
+ */
+export function solanaMessageHash(wireTransaction: Uint8Array): string {
+  const decoded = getTransactionDecoder().decode(wireTransaction);
+  return createHash("sha256").update(new Uint8Array(decoded.messageBytes)).digest("hex");
+}
+
+function usdcTable(): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [network, assets] of Object.entries(DEFAULT_ASSETS)) {
+    const usdc = assets.filter((a) => a.decimals === 6 && a.symbol === "USDC");
+    if (usdc.length > 0) out[network] = usdc.map((a) => a.asset);
+  }
+  return out;
+}
+
+const timeout = () => ({ abortSignal: AbortSignal.timeout(RPC_TIMEOUT_MS) });
+
+export const svm: ChainFamily<SolanaKey> = {
+  name: "solana",
+  namespace: "solana",
+  v1Networks: Object.freeze({ ...V1_TO_V2_NETWORK_MAP }),
+  usdc: Object.freeze(usdcTable()),
+
+  // Base58 of 32 bytes on the ed25519 curve: a program-derived address cannot sign, so it cannot pay.
+  parseAddress(input) {
+    if (!BASE58.test(input)) return undefined;
+    if (!isAddress(input)) return { ok: false, reason: "a Solana address is base58 of 32 bytes" };
+    if (isOffCurveAddress(input)) {
+      return {
+        ok: false,
+        reason: "this Solana address is off the ed25519 curve (a program-derived address cannot sign)",
+      };
+    }
+    return { ok: true, address: input };
+  },
+
+  sameAsset: (a, b) => a === b,
+
+  keySchema: z.strictObject({
+    chain: z.literal("solana"),
+    secretKey: z
+      .array(z.number().int().min(0).max(255))
+      .length(64, "64 bytes (solana-keygen JSON)")
+      .transform((bytes) => Uint8Array.from(bytes)),
+    tokens: z.array(z.string().min(16)).min(1),
+  }),
+
+  async loadKey(key) {
+    const signer = await createKeyPairSignerFromBytes(key.secretKey);
+    return {
+      address: signer.address,
+      schemesFor: (_network, rpcUrl) => ({
+        v2: new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined),
+        v1: new ExactSvmSchemeV1(signer, rpcUrl ? { rpcUrl } : undefined),
+      }),
+    };
+  },
+
+  connect(rpcUrl) {
+    const rpc = createSolanaRpc(rpcUrl);
+
+    async function findLanded(payment: PaymentOnChain, hash: string): Promise<string | undefined> {
+      const signatures = await rpc
+        .getSignaturesForAddress(address(payment.wallet), { limit: RECENT_SIGNATURES })
+        .send(timeout());
+      for (const { signature } of signatures) {
+        const tx = await rpc
+          .getTransaction(signature as Signature, {
+            encoding: "base64",
+            maxSupportedTransactionVersion: 0,
+            commitment: "confirmed",
+          })
+          .send(timeout());
+        const wire = tx?.transaction[0];
+        if (wire && solanaMessageHash(Buffer.from(wire, "base64")) === hash) return signature;
+      }
+      return undefined;
+    }
+
+    return {
+      async balance(asset, owner) {
+        const accounts = await rpc
+          .getTokenAccountsByOwner(
+            address(owner),
+            { mint: address(asset) },
+            { encoding: "jsonParsed", commitment: "confirmed" },
+          )
+          .send(timeout());
+        return accounts.value.reduce(
+          (sum, a) =>
+            sum +
+            BigInt(
+              (a.account.data as { parsed: { info: { tokenAmount: { amount: string } } } }).parsed.info
+                .tokenAmount.amount,
+            ),
+          0n,
+        );
+      },
+
+      // A landed transaction with the same message: settled. None once its blockhash (or the
+      // offer's window, whichever is longer) has expired: it can never land any more.
+      async resolve(payment, now) {
+        const auth = svmAuthorization(payment);
+        if (!auth?.messageHash) return { status: "pending" };
+        const found = await findLanded(payment, auth.messageHash);
+        if (found) return { status: "settled", txHash: found, payer: payment.wallet };
+        if (now.getTime() / 1000 > Number(auth.expiresAt)) {
+          return { status: "failed", error: "transaction expired without landing" };
+        }
+        return { status: "pending" };
+      },
+
+      async ping(signal) {
+        await rpc.getSlot().send({ abortSignal: signal });
+      },
+    };
+  },
+
+  // The SDK builds the transaction from the chosen requirement; keep what finds it later.
+  authorization(payload, expected, now) {
+    const wire = (payload.payload as { transaction?: unknown }).transaction;
+    if (typeof wire !== "string") throw new Error("the signed Solana payload holds no transaction");
+    return {
+      kind: "svm-exact",
+      expiresAt: String(now + Math.max(expected.maxTimeoutSeconds, BLOCKHASH_SECONDS)),
+      messageHash: solanaMessageHash(Buffer.from(wire, "base64")),
+    };
+  },
+};
