@@ -19,9 +19,11 @@ interface CodeInfo {
   status: number;
   finishReason: FinishReason;
   title: string;
+  /** Seconds a client should wait before retrying (sent as `Retry-After`), for outages that pass. */
+  retryAfterS?: number;
 }
 
-/** The closed table: code -> HTTP status, finish reason, problem title. */
+/** The closed table: code -> HTTP status, finish reason, problem title (and Retry-After). */
 export const ERROR_CODES = {
   invalid_json: { status: 400, finishReason: "error", title: "Malformed JSON body" },
   invalid_request: { status: 400, finishReason: "error", title: "Invalid request" },
@@ -33,9 +35,24 @@ export const ERROR_CODES = {
   not_acceptable: { status: 406, finishReason: "error", title: "Not acceptable" },
   unauthorized: { status: 401, finishReason: "error", title: "Unauthorized" },
   not_found: { status: 404, finishReason: "error", title: "Not found" },
+  malformed_request: { status: 400, finishReason: "error", title: "Malformed HTTP request" },
+  request_timeout: { status: 408, finishReason: "error", title: "Request timeout" },
+  headers_too_large: { status: 431, finishReason: "error", title: "Request header fields too large" },
   method_not_allowed: { status: 405, finishReason: "error", title: "Method not allowed" },
   rate_limited: { status: 429, finishReason: "error", title: "Too many requests" },
-  shutting_down: { status: 503, finishReason: "error", title: "Server is shutting down" },
+  shutting_down: {
+    status: 503,
+    finishReason: "error",
+    title: "Server is shutting down",
+    retryAfterS: 5,
+  },
+  store_unavailable: {
+    status: 503,
+    finishReason: "error",
+    title: "Payment ledger unavailable",
+    retryAfterS: 5,
+  },
+  not_ready: { status: 503, finishReason: "error", title: "Not ready", retryAfterS: 5 },
   deadline_exceeded: { status: 504, finishReason: "error", title: "Request deadline exceeded" },
   model_error: { status: 502, finishReason: "error", title: "Model provider error" },
   limit_exceeded: { status: 403, finishReason: "limit-exceeded", title: "Spending limit exceeded" },
@@ -86,6 +103,12 @@ export class AppError extends Error {
   get finishReason(): FinishReason {
     return ERROR_CODES[this.code].finishReason;
   }
+
+  /** Seconds to send as `Retry-After`, for codes whose cause is expected to pass. */
+  get retryAfterS(): number | undefined {
+    const info: CodeInfo = ERROR_CODES[this.code];
+    return info.retryAfterS;
+  }
 }
 
 export function isAppError(value: unknown): value is AppError {
@@ -96,4 +119,32 @@ export function isAppError(value: unknown): value is AppError {
 export function toAppError(value: unknown, fallback: ErrorCode = "internal"): AppError {
   if (isAppError(value)) return value;
   return new AppError(fallback, ERROR_CODES[fallback].title, { cause: value });
+}
+
+/** Hex runs as long as a signature, bearer tokens and key-like JSON fields: masked in logs. */
+const SECRET_PATTERNS: [RegExp, string][] = [
+  [/Bearer\s+\S+/gi, "Bearer [redacted]"],
+  [/0x[0-9a-fA-F]{128,}/g, "0x[redacted]"],
+  [/("?(?:private|secret)Key"?\s*[:=]\s*)("[^"]*"|\[[^\]]*\]|\S+)/gi, "$1[redacted]"],
+];
+
+function scrub(text: string): string {
+  return SECRET_PATTERNS.reduce((out, [pattern, mask]) => out.replace(pattern, mask), text);
+}
+
+/**
+ * An error as log fields: name, code, message, stack and its causes (SQL, driver codes...), for
+ * the operator only; never sent to a client or a model. Signature-long hex, bearer tokens and
+ * key fields are masked as a second line of defence.
+ */
+export function describeError(value: unknown, depth = 0): Record<string, unknown> {
+  if (!(value instanceof Error)) return { error: scrub(String(value)) };
+  const code = (value as { code?: unknown }).code;
+  const out: Record<string, unknown> = {
+    error: scrub(`${value.name}: ${value.message}`),
+    ...(typeof code === "string" || typeof code === "number" ? { errorCode: code } : {}),
+    ...(value.stack ? { stack: scrub(value.stack) } : {}),
+  };
+  if (value.cause !== undefined && depth < 3) out.cause = describeError(value.cause, depth + 1);
+  return out;
 }

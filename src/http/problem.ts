@@ -29,9 +29,15 @@ export function problemBody(error: AppError): ProblemBody {
   };
 }
 
+/** The problem+json response; codes for outages that pass carry `Retry-After` (from the code table). */
 export function problemResponse(error: AppError, headers: Record<string, string> = {}): Response {
+  const retryAfter = error.retryAfterS;
   return new Response(JSON.stringify(problemBody(error)), {
     status: error.status,
-    headers: { "Content-Type": "application/problem+json", ...headers },
+    headers: {
+      "Content-Type": "application/problem+json",
+      ...(retryAfter !== undefined ? { "Retry-After": String(retryAfter) } : {}),
+      ...headers,
+    },
   });
 }
