@@ -4,12 +4,15 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Ledger } from "../payments/ledger.js";
+import { guardLedger } from "./errors.js";
 import { PgLedger } from "./ledger.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
 
 /**
  * The store: the ledger on PostgreSQL. Embedded PGlite by default, so a fresh machine needs no
  * database server; a real PostgreSQL server when `databaseUrl` is set. Migrations run on open.
+ * The ledger it hands out is guarded (src/store/errors.ts): a database that cannot be reached is
+ * AppError `store_unavailable`, and no driver error (with its SQL and parameters) goes further.
  */
 
 export interface StoreOptions {
@@ -27,6 +30,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
+export { guardLedger, isStoreUnavailable, toStoreError } from "./errors.js";
+
 export const DEFAULT_DATA_DIR = ".data/pglite";
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -39,6 +44,10 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   if (options.databaseUrl) {
     const client = postgres(options.databaseUrl, {
       max: 10,
+      // A server that does not answer is reported as unavailable in seconds, not after 30 s, and
+      // while it is down a query waits at most 2 s for the next connection attempt (not 20 s).
+      connect_timeout: 10,
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 2),
       onnotice: () => {},
       // Unqualified table names resolve in the store's schema on every pooled connection.
       connection: { search_path: quoteIdent(schema), application_name: "x402-chat-agent" },
@@ -50,7 +59,11 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       await client.end({ timeout: 5 });
       throw error;
     }
-    return { kind: "postgres", ledger: new PgLedger(db), close: () => client.end({ timeout: 5 }) };
+    return {
+      kind: "postgres",
+      ledger: guardLedger(new PgLedger(db)),
+      close: () => client.end({ timeout: 5 }),
+    };
   }
 
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
@@ -60,7 +73,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await client.exec(`SET search_path TO ${quoteIdent(schema)}`);
     const db: Db = drizzlePglite(client);
     await migrate(db, schema);
-    return { kind: "pglite", ledger: new PgLedger(db), close: () => client.close() };
+    return { kind: "pglite", ledger: guardLedger(new PgLedger(db)), close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;
