@@ -5,10 +5,13 @@ import type {
   ChatRequest,
   FinishPayload,
   ModelAlias,
+  PaymentStatus,
   PaymentSummary,
+  PaymentUpdate,
   StreamEvent,
 } from "../protocol/index.js";
 import type { ToolProvider, TurnContext } from "./context.js";
+import { type GuardedTools, guardTools } from "./guard.js";
 import { frameClientSystemMessage, SYSTEM_PROMPT } from "./system-prompt.js";
 
 /** What the agent needs from the models capability. */
@@ -31,9 +34,18 @@ export interface TurnInput {
   bearerToken?: string;
   /** Aborted on client disconnect, deadline or shutdown; an AppError reason is reported to the client. */
   signal: AbortSignal;
+  /**
+   * Aborted (with an AppError reason) when the stream must end now: the deadline or a shutdown.
+   * The turn then ends at once, without waiting for tools still running.
+   */
+  cutoff?: AbortSignal;
   deadline: number;
   now?: () => number;
+  /** Receives the tool calls a cut-off turn left running, so a shutdown can wait for them. */
+  onBackground?: (work: Promise<unknown>) => void;
 }
+
+const CUT = Symbol("cutoff");
 
 /** Turn the request's messages into model messages, framing client system messages below ours. */
 function toModelMessages(request: ChatRequest): ModelMessage[] {
@@ -58,9 +70,24 @@ function describeModelError(error: unknown): AppError {
   return new AppError("model_error", "The model provider failed. Try again or choose another model.");
 }
 
+const IN_FLIGHT: ReadonlySet<PaymentStatus> = new Set(["quoted", "reserved", "signed", "submitted"]);
+
+/** Resolves when the signal aborts (at once if it already has). */
+function whenAborted(signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return new Promise(() => {});
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
 /**
  * Run one chat turn: the model loop with tools, streaming every event through `emit`. It never
  * throws; it always ends by emitting exactly one `finish` event, last, and returns it.
+ *
+ * When `cutoff` aborts (the deadline, a shutdown), the turn ends at once even if a tool is still
+ * running (a payment waiting on a slow settlement): the stream gets `e:` then `d:`, listing the
+ * payments still in flight with their last known status and `pending: true`. Those tool calls go
+ * on in the background (a payment is not tied to the client) and are handed to `onBackground`;
+ * nothing they emit afterwards reaches this turn's stream.
  */
 export async function runTurn(
   deps: AgentDeps,
@@ -70,12 +97,21 @@ export async function runTurn(
   const { request } = input;
   const resolved = deps.models.resolve(request.model);
   const payments = new Map<string, PaymentSummary>();
+  /** Last update of every payment streamed in this turn, to name the ones still in flight. */
+  const updates = new Map<string, PaymentUpdate>();
   let failure: AppError | undefined;
+  const reported = new WeakSet<AppError>();
   const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  let ended = false;
+  const send = (event: StreamEvent) => {
+    if (!ended) emit(event);
+  };
 
   const reportError = (error: AppError) => {
+    if (ended || reported.has(error)) return;
+    reported.add(error);
     failure = error;
-    emit({ type: "error", error: { code: error.code, message: error.message, ...error.details } });
+    send({ type: "error", error: { code: error.code, message: error.message, ...error.details } });
   };
 
   const ctx: TurnContext = {
@@ -83,8 +119,14 @@ export async function runTurn(
     signal: input.signal,
     deadline: input.deadline,
     now: input.now ?? Date.now,
-    emitPayment: (update) => emit({ type: "payment", payment: update }),
-    recordPayment: (summary) => payments.set(summary.paymentId, summary),
+    emitPayment: (update) => {
+      if (ended) return;
+      updates.set(update.paymentId, update);
+      send({ type: "payment", payment: update });
+    },
+    recordPayment: (summary) => {
+      if (!ended) payments.set(summary.paymentId, summary);
+    },
     reportError,
     ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
     ...(input.bearerToken ? { bearerToken: input.bearerToken } : {}),
@@ -93,13 +135,21 @@ export async function runTurn(
   };
 
   const abortError = (): AppError | undefined => {
-    const reason: unknown = input.signal.reason;
-    return isAppError(reason) ? reason : undefined;
+    for (const reason of [input.cutoff?.reason, input.signal.reason]) {
+      if (isAppError(reason)) return reason;
+    }
+    return undefined;
   };
 
+  let guarded: GuardedTools | undefined;
+  const cut = whenAborted(input.cutoff).then((): typeof CUT => CUT);
   try {
     if (input.signal.aborted) throw input.signal.reason;
-    const tools = deps.tools?.(ctx);
+    const provided = deps.tools?.(ctx);
+    guarded = provided
+      ? guardTools(provided, ctx, deps.onToolError ? { onToolError: deps.onToolError } : {})
+      : undefined;
+    const tools = guarded?.tools;
     const result = streamText({
       model: resolved.model,
       system: SYSTEM_PROMPT,
@@ -117,20 +167,28 @@ export async function runTurn(
         // Errors are read from the stream below; the default handler would print them.
       },
     });
-    for await (const part of result.fullStream) {
+    const parts = result.fullStream[Symbol.asyncIterator]();
+    for (;;) {
+      // The cutoff wins over a step that is still waiting (on a tool, or on the model).
+      const next = await Promise.race([parts.next(), cut]);
+      if (next === CUT) {
+        parts.return?.().catch(() => {});
+        break;
+      }
+      if (next.done) break;
+      const part = next.value;
       switch (part.type) {
         case "text-delta":
-          if (part.text) emit({ type: "text", text: part.text });
+          if (part.text) send({ type: "text", text: part.text });
           break;
         case "tool-error":
+          // Only the SDK's own failures get here (a malformed call); tools that throw are guarded.
           deps.onToolError?.(part.toolName, part.error);
           break;
         case "finish":
           usage.inputTokens = part.totalUsage.inputTokens ?? 0;
           usage.outputTokens = part.totalUsage.outputTokens ?? 0;
           usage.totalTokens = part.totalUsage.totalTokens ?? usage.inputTokens + usage.outputTokens;
-          break;
-        case "abort":
           break;
         case "error":
           if (!input.signal.aborted) reportError(describeModelError(part.error));
@@ -143,12 +201,27 @@ export async function runTurn(
     if (!input.signal.aborted) reportError(describeModelError(error));
   }
 
-  if (input.signal.aborted) {
+  if (input.signal.aborted || input.cutoff?.aborted) {
     const reason = abortError();
     if (reason && failure !== reason) reportError(reason);
   }
 
+  const background = guarded?.inFlight() ?? [];
+  if (background.length > 0) input.onBackground?.(Promise.allSettled(background));
+
   const all = [...payments.values()];
+  // Payments streamed but not yet finished (their tool is still running): their last known status.
+  for (const update of updates.values()) {
+    if (payments.has(update.paymentId) || !IN_FLIGHT.has(update.status)) continue;
+    all.push({
+      paymentId: update.paymentId,
+      status: update.status,
+      service: update.service.url,
+      ...(update.amount ? { amountUsd: update.amount.usd } : {}),
+      ...(update.network ? { network: update.network } : {}),
+      pending: true,
+    });
+  }
   const transactions = all.flatMap((p) => (p.status === "settled" && p.transaction ? [p.transaction] : []));
   let finishReason: FinishReason = "stop";
   if (failure) finishReason = failure.finishReason;
@@ -164,6 +237,7 @@ export async function runTurn(
     provider: resolved.provider,
     modelId: resolved.modelId,
   };
-  emit({ type: "finish", finish });
+  send({ type: "finish", finish });
+  ended = true;
   return finish;
 }

@@ -202,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
+  if (e.PAYMENTS !== "off") checkDeadlineBudget(e);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -229,6 +230,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     payments: paymentsEnv(e),
   };
+}
+
+/**
+ * The stream's deadline must hold whatever the configuration: a payment starts only with at least
+ * MIN_TIME_LEFT_MS left, so that the paid call (bounded by SERVICE_TIMEOUT_MS) fits before the
+ * deadline, and a payment must be able to start at all. A configuration that breaks this is refused.
+ */
+function checkDeadlineBudget(e: z.infer<typeof envSchema>): void {
+  const problems: string[] = [];
+  if (e.SERVICE_TIMEOUT_MS >= e.MIN_TIME_LEFT_MS) {
+    problems.push(
+      `  SERVICE_TIMEOUT_MS (${e.SERVICE_TIMEOUT_MS}) must be below MIN_TIME_LEFT_MS (${e.MIN_TIME_LEFT_MS}): a paid call must fit in the time a payment is guaranteed`,
+    );
+  }
+  if (e.MIN_TIME_LEFT_MS >= e.REQUEST_TIMEOUT_MS) {
+    problems.push(
+      `  MIN_TIME_LEFT_MS (${e.MIN_TIME_LEFT_MS}) must be below REQUEST_TIMEOUT_MS (${e.REQUEST_TIMEOUT_MS}): otherwise no payment can ever start`,
+    );
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration (the request deadline could not be kept; PAYMENTS=off skips this check):\n${problems.join("\n")}`,
+    );
+  }
 }
 
 function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { type AgentDeps, runTurn } from "../agent/index.js";
-import { AppError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
+import { AppError, describeError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { RateLimiter } from "../limits/rate-limit.js";
 import type { Logger } from "../log/index.js";
 import type { Ledger } from "../payments/ledger.js";
@@ -143,8 +143,12 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
       clientSignal: c.req.raw.signal,
     });
   } catch (error) {
-    if (error instanceof AppError) return problemResponse(error);
-    deps.logger.error("chat request failed before streaming", { error: String(error) });
+    if (error instanceof AppError) {
+      if (error.status >= 500)
+        deps.logger.warn("chat refused", { code: error.code, ...describeError(error) });
+      return problemResponse(error);
+    }
+    deps.logger.error("chat request failed before streaming", describeError(error));
     return problemResponse(new AppError("internal", "Something went wrong before the stream started."));
   }
 }
@@ -161,56 +165,68 @@ async function startTurn(
   },
 ): Promise<Response> {
   const requestId = randomUUID();
-  const controller = new AbortController();
-  const abort = (reason: unknown) => {
-    if (!controller.signal.aborted) controller.abort(reason);
+  // Two reasons to stop: the client left (the model call stops; payments under way and the
+  // idempotent record still finish), or the stream must end now (the deadline, a shutdown): then
+  // the turn ends at once with e: and d:, whatever its tools are still doing.
+  const client = new AbortController();
+  const cutoff = new AbortController();
+  const signal = AbortSignal.any([cutoff.signal, client.signal]);
+  const stop = (reason: AppError) => {
+    if (!cutoff.signal.aborted) cutoff.abort(reason);
   };
   const deadline = Date.now() + deps.requestTimeoutMs;
   const timer = setTimeout(
     () =>
-      abort(
+      stop(
         new AppError(
           "deadline_exceeded",
           `The request took longer than ${deps.requestTimeoutMs / 1000} s and was ended.`,
-          {
-            details: { timeoutMs: deps.requestTimeoutMs },
-          },
+          { details: { timeoutMs: deps.requestTimeoutMs } },
         ),
       ),
     deps.requestTimeoutMs,
   );
-  const untrack = deps.lifecycle.track(abort);
-  const onClientGone = () => abort(CLIENT_LEFT);
+  const untrack = deps.lifecycle.track(stop);
+  const onClientGone = () => {
+    if (!client.signal.aborted) client.abort(CLIENT_LEFT);
+  };
   extra.clientSignal.addEventListener("abort", onClientGone, { once: true });
 
   const seen: StreamEvent[] = [];
-  const run = (emit: (event: StreamEvent) => void): Promise<FinishPayload> =>
-    runTurn(
-      deps.agent,
-      {
-        request,
-        requestId,
-        signal: controller.signal,
-        deadline,
-        ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
-        ...(extra.bearerToken ? { bearerToken: extra.bearerToken } : {}),
-      },
-      extra.record
-        ? (event) => {
-            seen.push(event);
-            emit(event);
-          }
-        : emit,
-    ).finally(async () => {
-      await extra
-        .record?.(seen, controller.signal.reason === CLIENT_LEFT)
-        .catch((error: unknown) =>
-          deps.logger.error("could not store the idempotent outcome", { requestId, error: String(error) }),
-        );
+  /** Runs the turn; `ended` is called as soon as its last line is out, before the bookkeeping. */
+  const run = async (emit: (event: StreamEvent) => void, ended: () => void = () => {}) => {
+    try {
+      return await runTurn(
+        deps.agent,
+        {
+          request,
+          requestId,
+          signal,
+          cutoff: cutoff.signal,
+          deadline,
+          onBackground: (work) => deps.lifecycle.keep(work),
+          ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
+          ...(extra.bearerToken ? { bearerToken: extra.bearerToken } : {}),
+        },
+        extra.record
+          ? (event) => {
+              seen.push(event);
+              emit(event);
+            }
+          : emit,
+      );
+    } finally {
       clearTimeout(timer);
       extra.clientSignal.removeEventListener("abort", onClientGone);
+      ended();
+      await extra
+        .record?.(seen, client.signal.aborted)
+        .catch((error: unknown) =>
+          deps.logger.error("could not store the idempotent outcome", { requestId, ...describeError(error) }),
+        );
       untrack();
-    });
+    }
+  };
 
   const headers = {
     "Cache-Control": "no-cache",
@@ -222,8 +238,11 @@ async function startTurn(
   if (mode === "json") return jsonResponse(run, headers);
 
   const stream = new EventStream(mode, deps.heartbeatMs, onClientGone);
-  run((event) => stream.emit(event))
-    .catch((error: unknown) => deps.logger.error("turn crashed", { requestId, error: String(error) }))
+  run(
+    (event) => stream.emit(event),
+    () => stream.close(),
+  )
+    .catch((error: unknown) => deps.logger.error("turn crashed", { requestId, ...describeError(error) }))
     .finally(() => stream.close());
   return new Response(stream.readable, {
     status: 200,
@@ -262,20 +281,30 @@ async function replay(stored: unknown, mode: Mode): Promise<Response> {
 
 /**
  * Non-streaming mode for programs (`Accept: application/json`): run the whole turn, then answer one
- * JSON object whose status follows the seed's table (402, 403, 500, 503, ... else 200).
+ * JSON object whose status follows the seed's table (402, 403, 500, 503, ... else 200). It answers
+ * as soon as the turn's last line is out (`ended`), not after the bookkeeping that follows.
  */
 async function jsonResponse(
-  run: (emit: (event: StreamEvent) => void) => Promise<FinishPayload>,
+  run: (emit: (event: StreamEvent) => void, ended: () => void) => Promise<FinishPayload>,
   headers: Record<string, string>,
 ): Promise<Response> {
   let text = "";
   const payments: unknown[] = [];
   const errors: { code: string; message: string }[] = [];
-  const finish = await run((event) => {
+  let finish: FinishPayload | undefined;
+  let ended!: () => void;
+  const lastLine = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
+  const result = run((event) => {
     if (event.type === "text") text += event.text;
     else if (event.type === "payment") payments.push(event.payment);
     else if (event.type === "error") errors.push(event.error);
-  });
+    else if (event.type === "finish") finish = event.finish;
+  }, ended);
+  result.catch(() => {}); // awaited below; a failure after the last line is logged by `run`
+  await Promise.race([result, lastLine]);
+  finish ??= await result;
   const last = errors.at(-1);
   const status = last ? statusForCode(last.code) : 200;
   return new Response(JSON.stringify({ text, payments, errors, finish }), {

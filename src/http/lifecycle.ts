@@ -2,10 +2,13 @@ import { AppError } from "../errors/index.js";
 
 /**
  * Tracks open chat turns so a shutdown can stop taking new ones, let open streams finish within a
- * grace period, and end the rest with `e:` (shutting_down) then `d:`.
+ * grace period, and end the rest with `e:` (shutting_down) then `d:`. It also keeps the work a
+ * turn left running when its stream had to end first (a payment still settling at the deadline),
+ * so a shutdown lets that work finish and record its outcome before the store closes.
  */
 export class Lifecycle {
   private readonly open = new Map<symbol, { abort: (reason: AppError) => void; done: Promise<void> }>();
+  private readonly background = new Set<Promise<void>>();
   private draining = false;
 
   get isDraining(): boolean {
@@ -14,6 +17,20 @@ export class Lifecycle {
 
   get openTurns(): number {
     return this.open.size;
+  }
+
+  get backgroundTasks(): number {
+    return this.background.size;
+  }
+
+  /** Keep work that outlives its stream until it settles (its outcome is not awaited here). */
+  keep(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.background.add(settled);
+    void settled.then(() => this.background.delete(settled));
   }
 
   /** Register a turn; returns a function to call when it has finished. */
@@ -30,17 +47,15 @@ export class Lifecycle {
     };
   }
 
-  /** Stop accepting turns, wait up to graceMs for open ones, then abort the rest and wait for them to end. */
-  async drain(graceMs: number): Promise<void> {
+  /**
+   * Stop accepting turns, wait up to graceMs for open ones, then end the rest (`e:` shutting_down,
+   * `d:`) and wait for them; then wait up to backgroundMs for work they left running (payments
+   * settling). Resolves with what was still running when it gave up (0: everything finished).
+   */
+  async drain(graceMs: number, backgroundMs = graceMs): Promise<{ abandoned: number }> {
     this.draining = true;
     const all = () => Promise.all([...this.open.values()].map((t) => t.done));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const graceOver = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), graceMs);
-    });
-    const outcome = await Promise.race([all().then(() => "done" as const), graceOver]);
-    clearTimeout(timer);
-    if (outcome === "timeout") {
+    if ((await within(all(), graceMs)) === "timeout") {
       const reason = new AppError(
         "shutting_down",
         "The server is shutting down; this stream was ended. Retry shortly.",
@@ -48,5 +63,20 @@ export class Lifecycle {
       for (const turn of this.open.values()) turn.abort(reason);
       await all();
     }
+    await within(Promise.all([...this.background]), backgroundMs);
+    return { abandoned: this.background.size };
+  }
+}
+
+/** Wait for `work`, at most `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<"done" | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => "done" as const), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
