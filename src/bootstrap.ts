@@ -1,5 +1,6 @@
 import type { Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
+import { rpcCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
 import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
@@ -161,6 +162,11 @@ export async function bootstrap(
       health: () => ({
         payments: { mode: p.mode, store: payments.storeKind, networks: sources.allowedNetworks },
       }),
+      // GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network.
+      readiness: [
+        { name: "store", kind: "store", check: () => payments.ledger.get("readyz").then(() => undefined) },
+        ...Object.entries(sources.rpcUrls).map(([network, url]) => rpcCheck(network, url)),
+      ],
       onShutdown: async () => {
         await payments.close();
         if (ownDevnet) await devnet?.stop();

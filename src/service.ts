@@ -2,9 +2,12 @@ import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
+import { describeError } from "./errors/index.js";
 import { createApp } from "./http/app.js";
 import type { IdempotencyStore } from "./http/chat.js";
+import { onClientError } from "./http/client-error.js";
 import { Lifecycle } from "./http/lifecycle.js";
+import { createReadiness, type ReadinessCheck, redisCheck } from "./http/readiness.js";
 import { createRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 import type { Logger } from "./log/index.js";
 import { createModelRegistry, type ModelRegistry } from "./models/index.js";
@@ -17,7 +20,10 @@ export interface Service {
   app: Hono;
   lifecycle: Lifecycle;
   models: ModelRegistry;
-  /** Drain open turns (up to the grace period) and release resources. Does not close the listener. */
+  /**
+   * Drain open turns (up to the grace period), let work they left running finish (payments
+   * settling, bounded), and release resources. Does not close the listener.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -27,25 +33,38 @@ export interface ServiceOverrides {
   rateLimiter?: RateLimiter;
   health?: () => Record<string, unknown>;
   idempotency?: IdempotencyStore;
+  /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
+  readiness?: ReadinessCheck[];
+  /** Bound of each readiness check (default 2 s). */
+  readinessTimeoutMs?: number;
   onShutdown?: () => Promise<void>;
 }
+
+/** Beyond the service timeout: the immediate on-chain check of an unclear payment and ledger writes. */
+const BACKGROUND_MARGIN_MS = 10_000;
 
 export function createService(config: Config, logger: Logger, overrides: ServiceOverrides = {}): Service {
   const models = overrides.models ?? createModelRegistry(config.models);
   const rateLimiter = overrides.rateLimiter ?? createRateLimiter(config.rateLimit);
   const lifecycle = new Lifecycle();
+  const redis = config.rateLimit.redisUrl ? redisCheck(config.rateLimit.redisUrl) : undefined;
+  const readiness = createReadiness(
+    [...(redis ? [redis] : []), ...(overrides.readiness ?? [])],
+    overrides.readinessTimeoutMs,
+  );
   const app = createApp({
     agent: {
       models,
       maxSteps: config.maxSteps,
       ...(overrides.tools ? { tools: overrides.tools } : {}),
-      onToolError: (tool, error) => logger.warn("tool failed", { tool, error: String(error) }),
+      onToolError: (tool, error) => logger.error("tool failed", { tool, ...describeError(error) }),
     },
     rateLimiter,
     lifecycle,
     logger,
     config,
     health: () => ({ models: models.describe(), ...overrides.health?.() }),
+    readiness,
     ...(overrides.idempotency ? { idempotency: overrides.idempotency } : {}),
   });
   return {
@@ -53,32 +72,51 @@ export function createService(config: Config, logger: Logger, overrides: Service
     lifecycle,
     models,
     async shutdown() {
-      await lifecycle.drain(config.shutdownGraceMs);
+      // A payment left running by a stream that ended is bounded by the service timeout plus its
+      // on-chain check; it records its outcome before the store closes.
+      const { abandoned } = await lifecycle.drain(
+        config.shutdownGraceMs,
+        config.payments.serviceTimeoutMs + BACKGROUND_MARGIN_MS,
+      );
+      if (abandoned > 0) logger.warn("shutdown left work unfinished", { abandoned });
+      redis?.close();
       await rateLimiter.close();
       await overrides.onShutdown?.();
     },
   };
 }
 
-/** Listen on config.host:config.port (0 = a free port) and resolve with the bound URL. */
+/**
+ * Listen on config.host:config.port (0 = a free port) and resolve with the bound URL. Requests
+ * Node's parser refuses get a problem+json answer too (src/http/client-error.ts).
+ */
 export function listen(
   app: Hono,
   config: Pick<Config, "host" | "port">,
 ): Promise<{ server: ServerType; url: string }> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+      server.off("error", reject);
       const host = info.family === "IPv6" ? `[${info.address}]` : info.address;
       resolve({ server, url: `http://${host}:${info.port}` });
     });
+    server.once("error", reject);
+    server.on("clientError", onClientError);
   });
 }
 
 /** Stop accepting connections; resolves when the listener is closed (open streams keep running). */
 export function closeServer(server: ServerType): Promise<void> {
-  return new Promise((resolve) => {
+  const closed = new Promise<void>((resolve) => {
     server.close(() => resolve());
-    if ("closeIdleConnections" in server && typeof server.closeIdleConnections === "function") {
-      server.closeIdleConnections();
-    }
   });
+  dropConnections(server, "idle");
+  return closed;
+}
+
+/** Close the server's keep-alive connections: idle ones, or all (once every stream has ended). */
+export function dropConnections(server: ServerType, which: "idle" | "all"): void {
+  const method = which === "idle" ? "closeIdleConnections" : "closeAllConnections";
+  const close = (server as unknown as Partial<Record<typeof method, () => void>>)[method];
+  if (typeof close === "function") close.call(server);
 }

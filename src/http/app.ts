@@ -1,12 +1,13 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { type Context, Hono } from "hono";
 import type { AgentDeps } from "../agent/index.js";
-import { AppError } from "../errors/index.js";
+import { AppError, describeError } from "../errors/index.js";
 import type { RateLimiter } from "../limits/rate-limit.js";
 import type { Logger } from "../log/index.js";
 import { handleChat, type IdempotencyStore } from "./chat.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { problemResponse } from "./problem.js";
+import type { CheckResult } from "./readiness.js";
 
 export interface AppDeps {
   agent: AgentDeps;
@@ -22,6 +23,8 @@ export interface AppDeps {
   idempotency?: IdempotencyStore;
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
+  /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
+  readiness?: () => Promise<CheckResult[]>;
 }
 
 function clientIp(trustProxy: boolean) {
@@ -67,6 +70,23 @@ export function createApp(deps: AppDeps): Hono {
       deps.lifecycle.isDraining ? 503 : 200,
     ),
   );
+  // Readiness: each dependency answered a cheap call just now (docs/protocol.md, "Health").
+  app.get("/readyz", async (c) => {
+    if (deps.lifecycle.isDraining) {
+      return problemResponse(new AppError("shutting_down", "The server is shutting down."));
+    }
+    const checks = (await deps.readiness?.()) ?? [];
+    const down = checks.filter((check) => !check.ok);
+    if (down.length > 0) {
+      deps.logger.warn("not ready", { down: down.map((d) => `${d.name}: ${d.reason ?? "down"}`) });
+      return problemResponse(
+        new AppError("not_ready", `Not ready: ${down.map((d) => d.name).join(", ")} unavailable.`, {
+          details: { checks },
+        }),
+      );
+    }
+    return c.json({ status: "ready", checks }, 200, { "Cache-Control": "no-store" });
+  });
   app.post("/api/chat", (c) => handleChat(c, chatDeps));
   app.all("/api/chat", () =>
     problemResponse(new AppError("method_not_allowed", "Use POST /api/chat."), { Allow: "POST" }),
@@ -75,7 +95,7 @@ export function createApp(deps: AppDeps): Hono {
     problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`)),
   );
   app.onError((error, c) => {
-    deps.logger.error("unhandled error", { path: c.req.path, error: String(error) });
+    deps.logger.error("unhandled error", { path: c.req.path, ...describeError(error) });
     return problemResponse(new AppError("internal", "Something went wrong."));
   });
   return app;
