@@ -1,45 +1,114 @@
-import { bootstrap } from "./bootstrap.js";
-import { ConfigError, loadConfig, loadDotEnv } from "./config/index.js";
 import { createLogger } from "./log/index.js";
-import { closeServer, listen } from "./service.js";
 
-/** The process entry point: `npm start`. */
+/**
+ * The process entry point: `npm start` (`node --import ./src/early-signals.mjs --import tsx src/main.ts`).
+ *
+ * SIGTERM and SIGINT are handled from the first line that runs, before the rest of the service is
+ * loaded (loading it and starting the devnet take seconds): a signal at any moment, while modules
+ * load, while the devnet starts, with streams open, ends in a graceful stop and exit code 0. A
+ * signal that arrives before the service listens stops it as soon as what is starting has started
+ * (so nothing it began, such as the devnet, is left behind). Further signals are only logged.
+ * Run it with Node itself: a wrapper that relays signals (the `tsx` CLI gives its child 30 ms to
+ * acknowledge one, then kills it and exits 143) breaks that promise.
+ */
+const logger = createLogger();
+/** loading: nothing started yet, a stop is immediate; starting: the service (devnet...) is starting. */
+let phase: "loading" | "starting" | "running" = "loading";
+let stopSignal: string | undefined;
+let onStop: ((signal: string) => void) | undefined;
+
+function onSignal(signal: string): void {
+  if (stopSignal) {
+    logger.info("already stopping", { signal });
+    return;
+  }
+  stopSignal = signal;
+  if (phase === "loading") {
+    logger.info("stopped before starting", { signal });
+    process.exit(0);
+  }
+  if (onStop) onStop(signal);
+  else logger.info("stop requested while starting; stopping once started", { signal });
+}
+process.on("SIGTERM", onSignal);
+process.on("SIGINT", onSignal);
+// A signal that came while Node and the loader started (src/early-signals.mjs remembered it).
+const early = (globalThis as Record<symbol, unknown>)[Symbol.for("x402-chat-agent.early-signal")];
+if (early === "SIGTERM" || early === "SIGINT") onSignal(early);
+// A stray rejection is a bug to log, not a reason to drop every open stream and payment.
+process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { error: String(error) }));
+logger.info("starting", { pid: process.pid });
+
+/**
+ * Launched by a wrapper that does not pass signals on (npm runs `sh -c`, and a SIGTERM to npm kills
+ * npm and sh only): when the launcher is gone, stop as if signalled rather than run orphaned.
+ */
+function watchLauncher(): void {
+  const launcher = process.ppid;
+  if (launcher <= 1) return;
+  const timer = setInterval(() => {
+    if (process.ppid !== launcher) onSignal("launcher exited");
+  }, 1000);
+  timer.unref();
+}
+
 async function main(): Promise<void> {
-  const logger = createLogger();
+  const { loadConfig, loadDotEnv } = await import("./config/index.js");
   loadDotEnv();
   const config = loadConfig();
+  const { bootstrap } = await import("./bootstrap.js");
+  const { describeError } = await import("./errors/index.js");
+  const { closeServer, dropConnections, listen } = await import("./service.js");
+  watchLauncher();
+
+  phase = "starting";
   const running = await bootstrap(config, logger);
   const service = running.service;
-  const { server, url } = await listen(service.app, config);
-  const models = service.models.describe();
-  logger.info("listening", { url, provider: service.models.provider });
-  process.stdout.write(
-    `x402 chat agent listening on ${url}\n  POST ${url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
-  );
+  let listening: Awaited<ReturnType<typeof listen>> | undefined;
+  if (!stopSignal) {
+    listening = await listen(service.app, config);
+    const models = service.models.describe();
+    logger.info("listening", { url: listening.url, provider: service.models.provider });
+    process.stdout.write(
+      `x402 chat agent listening on ${listening.url}\n  POST ${listening.url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
+    );
+  }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  const stop = async (signal: string): Promise<void> => {
     logger.info("shutting down", {
       signal,
       openTurns: service.lifecycle.openTurns,
       graceMs: config.shutdownGraceMs,
     });
-    const closed = closeServer(server);
-    await service.shutdown();
+    // Only if something hangs past every bound: the grace period, payments left running, slack.
+    const watchdog = setTimeout(
+      () => {
+        logger.error("shutdown did not finish in time; exiting");
+        process.exit(1);
+      },
+      config.shutdownGraceMs + config.payments.serviceTimeoutMs + 30_000,
+    );
+    watchdog.unref();
+    const closed = listening ? closeServer(listening.server) : Promise.resolve();
+    try {
+      await service.shutdown();
+    } catch (error) {
+      // The service did stop; what failed while releasing resources is for the log.
+      logger.error("error while shutting down", describeError(error));
+    }
+    // Every stream has ended: keep-alive connections must not hold the listener open.
+    if (listening) dropConnections(listening.server, "all");
     await closed;
     logger.info("stopped");
     process.exit(0);
   };
-  // A stray rejection is a bug to log, not a reason to drop every open stream and payment.
-  process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { error: String(error) }));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  phase = "running";
+  onStop = (signal) => void stop(signal);
+  if (stopSignal) onStop(stopSignal);
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof Error && error.name === "ConfigError") {
     process.stderr.write(`${error.message}\n`);
   } else {
     process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);

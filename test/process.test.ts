@@ -1,57 +1,242 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { createInterface } from "node:readline";
-import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-/** The real entry point, as `npm start` runs it (payments off to keep it quick). */
-function start(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, PORT: "0", PAYMENTS: "off", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+/**
+ * The real entry point, launched exactly as `npm start` launches it. Issue 7, item 7: a SIGTERM at
+ * any moment (while modules load, while the devnet starts, with streams open and requests in
+ * flight, twice) ends in a graceful stop with exit code 0, every time.
+ */
+function startCommand(): string[] {
+  const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: { start: string } };
+  const [command, ...args] = pkg.scripts.start.split(/\s+/);
+  // Node itself: a wrapper that relays signals (the tsx CLI) kills a busy child and exits 143.
+  expect(command).toBe("node");
+  return args;
+}
+
+class Proc {
+  readonly child: ChildProcess;
+  private out = "";
+  private waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, startCommand(), {
+      env: { ...process.env, PORT: "0", PAYMENTS: "off", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const take = (chunk: Buffer) => {
+      this.out += chunk.toString();
+      this.waiters = this.waiters.filter((w) => {
+        const match = this.out.match(w.pattern);
+        if (match) w.resolve(match);
+        return !match;
+      });
+    };
+    this.child.stdout?.on("data", take);
+    this.child.stderr?.on("data", take);
+    this.exited = new Promise((resolve) => {
+      this.child.on("exit", (code, signal) => resolve({ code, signal }));
+    });
+  }
+
+  get output(): string {
+    return this.out;
+  }
+
+  /** Resolves when stdout or stderr shows `pattern` (or rejects if the process ends first). */
+  waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
+    const match = this.out.match(pattern);
+    if (match) return Promise.resolve(match);
+    return Promise.race([
+      new Promise<RegExpMatchArray>((resolve) => this.waiters.push({ pattern, resolve })),
+      this.exited.then(({ code, signal }) => {
+        throw new Error(`exited (${code ?? signal}) before ${pattern}:\n${this.out.slice(-2000)}`);
+      }),
+    ]);
+  }
+
+  async url(): Promise<string> {
+    return (await this.waitFor(/listening on (http:\/\/\S+)/))[1] as string;
+  }
+
+  term(): void {
+    this.child.kill("SIGTERM");
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An OpenAI-compatible provider that streams a word every 100 ms and never finishes on its own. */
+function endlessModel(): Server {
+  return createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const timer = setInterval(() => {
+        const chunk = {
+          id: "c1",
+          object: "chat.completion.chunk",
+          created: 0,
+          model: "m",
+          choices: [{ index: 0, delta: { role: "assistant", content: "word " }, finish_reason: null }],
+        };
+        res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      }, 100);
+      res.on("close", () => clearInterval(timer));
+    });
   });
 }
 
-async function listeningUrl(child: ChildProcess): Promise<string> {
-  if (!child.stdout) throw new Error("no stdout");
-  for await (const line of createInterface({ input: child.stdout })) {
-    const match = /listening on (http:\/\/\S+)/.exec(line);
-    if (match?.[1]) return match[1];
+const chat = (url: string, accept: string) =>
+  fetch(`${url}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept },
+    body: JSON.stringify({ messages: [{ role: "user", content: "hello" }] }),
+  });
+
+/** Open a chat stream: resolves once its first line is in, with `lines` (all of them, once it ends). */
+async function openStream(url: string): Promise<{ lines: Promise<string[]> }> {
+  const res = await chat(url, "text/plain");
+  const reader = res.body?.getReader();
+  if (!reader) throw new Error("no body");
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
   }
-  throw new Error("the process ended before listening");
+  const lines = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return text.trimEnd().split("\n");
+      text += decoder.decode(value, { stream: true });
+    }
+  })();
+  return { lines };
 }
 
-describe("the service process", () => {
+describe("the service process", { timeout: 120_000 }, () => {
+  let model: Server;
+  let modelEnv: Record<string, string>;
+  const procs: Proc[] = [];
+  const proc = (env: Record<string, string>) => {
+    const p = new Proc(env);
+    procs.push(p);
+    return p;
+  };
+
+  beforeAll(async () => {
+    model = endlessModel();
+    await new Promise<void>((resolve) => model.listen(0, "127.0.0.1", resolve));
+    const address = model.address();
+    if (!address || typeof address === "string") throw new Error("no port");
+    modelEnv = {
+      MODEL_PROVIDER: "openai-compatible",
+      OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${address.port}/v1`,
+      MODEL_MAP: "aimodel-2.0-flash-exp=m",
+    };
+  });
+  afterAll(() => {
+    for (const p of procs) p.kill();
+    model.closeAllConnections();
+    model.close();
+  });
+
   it("serves, then stops cleanly on SIGTERM and frees its port", async () => {
-    const child = start({ SHUTDOWN_GRACE_MS: "1000" });
-    try {
-      const url = await listeningUrl(child);
-      const health = await fetch(`${url}/healthz`);
-      expect(health.status).toBe(200);
-      const chat = await fetch(`${url}/api/chat`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ messages: [{ role: "user", content: "hello" }] }),
-      });
-      const text = await chat.text();
-      expect(text.trimEnd().split("\n").at(-1)).toMatch(/^d:\{"finishReason":"stop"/);
-      const exited = once(child, "exit");
-      child.kill("SIGTERM");
-      const [code] = await exited;
-      expect(code).toBe(0);
-      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
-    } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+    const child = proc({ SHUTDOWN_GRACE_MS: "1000" });
+    const url = await child.url();
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    const res = await chat(url, "text/plain");
+    const text = await res.text();
+    expect(text.trimEnd().split("\n").at(-1)).toMatch(/^d:\{"finishReason":"stop"/);
+    child.term();
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it("exits 0 on a SIGTERM at several moments of start-up", async () => {
+    // Right after the entry point runs, then later while the service loads and starts.
+    for (const delayMs of [0, 400, 1500, 3000]) {
+      const child = proc({});
+      await child.waitFor(/"msg":"starting"/);
+      await sleep(delayMs);
+      child.term();
+      const exit = await child.exited;
+      expect({ delayMs, ...exit }).toEqual({ delayMs, code: 0, signal: null });
     }
   });
 
-  it("refuses to start on a bad variable, naming it", async () => {
-    const child = start({ REQUEST_TIMEOUT_MS: "soon" });
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
+  it("exits 0 with streams open and a request in flight, also when signalled twice", async () => {
+    const child = proc({ ...modelEnv, SHUTDOWN_GRACE_MS: "500" });
+    const url = await child.url();
+    const streams = await Promise.all([openStream(url), openStream(url), openStream(url)]);
+    const inFlight = chat(url, "application/json");
+    await sleep(200);
+    child.term();
+    await sleep(50);
+    child.term();
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    for (const lines of await Promise.all(streams.map((s) => s.lines))) {
+      expect(lines.at(-2)).toMatch(/^e:\{"code":"shutting_down"/);
+      expect(lines.at(-1)).toMatch(/^d:\{"finishReason":"error"/);
+    }
+    const json = await inFlight;
+    expect(json.status).toBe(503);
+    expect((await json.json()).errors.at(-1).code).toBe("shutting_down");
+    expect(child.output).toContain('"msg":"already stopping"');
+  });
+
+  describe("with the embedded devnet", () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "process-devnet-"));
     });
-    const [code] = await once(child, "exit");
-    expect(code).toBe(1);
-    expect(stderr).toContain("REQUEST_TIMEOUT_MS");
+    afterAll(async () => {
+      await rm(dir, { recursive: true, force: true });
+    });
+    const devnetEnv = (name: string) => ({
+      PAYMENTS: "devnet",
+      DATA_DIR: "memory://",
+      DEVNET_MANIFEST: join(dir, `${name}.json`),
+    });
+
+    it("exits 0 on a SIGTERM while the devnet starts", async () => {
+      const child = proc(devnetEnv("starting"));
+      await child.waitFor(/"msg":"devnet"/);
+      child.term();
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+      expect(child.output).toContain("stop requested while starting");
+    });
+
+    it("exits 0 with the devnet running and a stream open, and stops the devnet", async () => {
+      const child = proc({ ...devnetEnv("running"), ...modelEnv, SHUTDOWN_GRACE_MS: "500" });
+      const url = await child.url();
+      const manifest = JSON.parse(await readFile(join(dir, "running.json"), "utf8")) as {
+        evm: { rpcUrl: string };
+      };
+      const stream = await openStream(url);
+      child.term();
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+      expect((await stream.lines).at(-1)).toMatch(/^d:\{"finishReason":"error"/);
+      await expect(fetch(manifest.evm.rpcUrl, { method: "POST" })).rejects.toThrow();
+    });
+  });
+
+  it("refuses to start on a bad variable, naming it", async () => {
+    const child = proc({ REQUEST_TIMEOUT_MS: "soon" });
+    expect((await child.exited).code).toBe(1);
+    expect(child.output).toContain("REQUEST_TIMEOUT_MS");
   });
 });
