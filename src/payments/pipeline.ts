@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Chains } from "../chains/index.js";
+import { type Chains, walletCanUse } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { SafeFetch, SafeResponse } from "../net/index.js";
@@ -69,6 +69,11 @@ export type QuoteResult =
     }
   | { kind: "refused"; reason: Reason; message: string; details?: Record<string, unknown> };
 
+/** At most this many balance reads are started before the offer is known. */
+const PREFETCH_BALANCES = 3;
+
+const balanceKey = (network: string, asset: string) => `${network} ${asset.toLowerCase()}`;
+
 /** How long an unclear payment's immediate check on chain may hold the stream. */
 const RESOLVE_NOW_MS = 5000;
 
@@ -127,6 +132,7 @@ export class PaymentPipeline {
         "No wallet was given with this request, so nothing can be paid.",
       );
     const limits = this.limitsFor(request);
+    const balances = this.prefetchBalances(wallet, limits);
     const probed = await this.probe(request, buildTarget(input), limits);
     if (probed.kind === "refused")
       return this.refuseEarly(request, probed.reason, probed.message, probed.details);
@@ -168,7 +174,7 @@ export class PaymentPipeline {
     run.quoted();
     if (!admission.ok) return run.refuse(admission.reason, admission.message, admission.details);
     try {
-      return await this.execute(run, request, wallet, limits, probed, chosen);
+      return await this.execute(run, request, wallet, limits, probed, chosen, balances);
     } catch (error) {
       this.deps.onError?.(error, "payment");
       return run.crashed(error);
@@ -182,6 +188,7 @@ export class PaymentPipeline {
     limits: EffectiveLimits,
     probed: PaymentDemandProbe,
     chosen: ChosenOffer,
+    balances: Map<string, Promise<bigint | undefined>>,
   ): Promise<PaymentOutcome> {
     const { offer, amount } = chosen;
     const signer = await this.deps.signers.find(wallet, request.bearerToken);
@@ -191,7 +198,8 @@ export class PaymentPipeline {
     // reservation and the intent are one durable write; a refused one is dropped unseen.
     const [signed, balance] = await Promise.all([
       this.sign(probed, chosen, signer.signer),
-      this.deps.chains.balance(offer.network, offer.asset, wallet.address).catch(() => undefined),
+      balances.get(balanceKey(offer.network, offer.asset)) ??
+        this.deps.chains.balance(offer.network, offer.asset, wallet.address).catch(() => undefined),
     ]);
     if (balance === undefined)
       return run.refuse("balance_unreadable", `Could not read the wallet's balance on ${offer.network}.`);
@@ -241,6 +249,30 @@ export class PaymentPipeline {
     const unclear = unclearReason(response);
     await run.unclear(unclear);
     return run.finishUnclear(unclear, await this.resolveSoon(run.paymentId), response);
+  }
+
+  /**
+   * The wallet's balance on the few networks it could pay on, read while the service is probed
+   * (the read is off the critical path). More than a few candidates: read after the offer is chosen.
+   */
+  private prefetchBalances(
+    wallet: Wallet,
+    limits: EffectiveLimits,
+  ): Map<string, Promise<bigint | undefined>> {
+    const pairs = limits.allowedNetworks
+      .filter((network) => walletCanUse(wallet.chain, network))
+      .flatMap((network) =>
+        (this.deps.config.assets[network] ?? []).map((asset) => [network, asset] as const),
+      );
+    const reads = new Map<string, Promise<bigint | undefined>>();
+    if (pairs.length > PREFETCH_BALANCES) return reads;
+    for (const [network, asset] of pairs) {
+      reads.set(
+        balanceKey(network, asset),
+        this.deps.chains.balance(network, asset, wallet.address).catch(() => undefined),
+      );
+    }
+    return reads;
   }
 
   private async probe(request: PaymentRequest, target: Target, limits: EffectiveLimits) {

@@ -37,65 +37,72 @@ function toRecord(row: PaymentRow): PaymentRecord {
   return { ...row, authorization: row.authorization ?? null };
 }
 
+/** Rows of a raw query, whichever driver ran it (postgres.js: an array; PGlite: `{ rows }`). */
+function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
 /** Sum of `amount` as exact text, so the total never passes through a JS number. */
 const sumAmount = sql<string>`coalesce(sum(${payments.amount}), 0)::text`;
 
 export class PgLedger implements Ledger {
   constructor(private readonly db: Db) {}
 
+  /**
+   * Check-and-reserve in one call of `reserve_payment` (migrations.ts): lock the wallet's budget
+   * row, sum what counts as spent, insert the row if the amount fits. A refusal is explained by
+   * checkSpend on the sums the function read, so the message and the decision agree.
+   */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     if (input.amount < 0n) throw new RangeError("reserve: amount must not be negative");
     const since = new Date(input.now.getTime() - DAILY_WINDOW_MS);
-    return this.db.transaction(async (tx) => {
-      // The wallet's budget row is the lock every reservation for this wallet queues on. An
-      // upsert that always updates takes the row lock in the same statement that creates the row.
-      await tx
-        .insert(walletBudgets)
-        .values({ wallet: input.wallet, createdAt: input.now })
-        .onConflictDoUpdate({ target: walletBudgets.wallet, set: { wallet: sql`excluded.wallet` } });
-
-      // Both sums in one read, taken after the lock, so they see every earlier reservation.
-      const mine = and(eq(payments.wallet, input.wallet), gt(payments.createdAt, since));
-      const ofRequest = eq(payments.requestId, input.requestId);
-      const [sums] = await tx
-        .select({
-          today: sql<string>`coalesce(sum(${payments.amount}) filter (where ${mine}), 0)::text`,
-          thisRequest: sql<string>`coalesce(sum(${payments.amount}) filter (where ${ofRequest}), 0)::text`,
-        })
-        .from(payments)
-        .where(and(or(mine, ofRequest), inArray(payments.status, [...SPENT_STATUSES])));
-
+    const at = input.now.toISOString();
+    const steps: LedgerStatus[] = input.intent ? ["reserved", "signed", "submitted"] : ["reserved"];
+    const history = steps.map((status): StatusEntry => ({ status, at }));
+    const status = steps.at(-1) ?? "reserved";
+    const authorization = input.intent ? (input.intent.authorization ?? null) : null;
+    const result = await this.db.execute(sql`select outcome, today, this_request from reserve_payment(
+      ${input.paymentId}, ${input.wallet}, ${input.requestId}, ${input.service}, ${input.network},
+      ${input.asset}, ${input.payTo}, ${input.amount.toString()}::numeric,
+      ${JSON.stringify(input.requirement ?? null)}::jsonb, ${JSON.stringify(authorization)}::jsonb,
+      ${status}, ${JSON.stringify(history)}::jsonb, ${at}::timestamptz, ${since.toISOString()}::timestamptz,
+      ${input.limits.perTransaction.toString()}::numeric, ${input.limits.perRequest.toString()}::numeric,
+      ${input.limits.daily.toString()}::numeric, ${`{${SPENT_STATUSES.join(",")}}`}::text[])`);
+    const row = rowsOf<{ outcome: string; today: string; this_request: string }>(result)[0];
+    if (!row) throw new Error("reserve_payment returned no row");
+    if (row.outcome === "duplicate") throw new Error(`payment id ${input.paymentId} already exists`);
+    if (row.outcome !== "reserved") {
       const check = checkSpend(input.amount, input.limits, {
-        today: BigInt(sums?.today ?? "0"),
-        thisRequest: BigInt(sums?.thisRequest ?? "0"),
+        today: BigInt(row.today),
+        thisRequest: BigInt(row.this_request),
       });
-      if (!check.ok) return check;
-
-      const at = input.now.toISOString();
-      const steps: LedgerStatus[] = input.intent ? ["reserved", "signed", "submitted"] : ["reserved"];
-      const [row] = await tx
-        .insert(payments)
-        .values({
-          paymentId: input.paymentId,
-          status: steps.at(-1) ?? "reserved",
-          history: steps.map((status): StatusEntry => ({ status, at })),
-          ...(input.intent ? { authorization: input.intent.authorization ?? null } : {}),
-          wallet: input.wallet,
-          requestId: input.requestId,
-          service: input.service,
-          network: input.network,
-          asset: input.asset,
-          payTo: input.payTo,
-          amount: input.amount,
-          requirement: input.requirement ?? null,
-          createdAt: input.now,
-          updatedAt: input.now,
-        })
-        .onConflictDoNothing({ target: payments.paymentId })
-        .returning();
-      if (!row) throw new Error(`payment id ${input.paymentId} already exists`);
-      return { ok: true as const, payment: toRecord(row) };
-    });
+      if (check.ok) throw new Error("reserve_payment refused an amount checkSpend allows");
+      return check;
+    }
+    return {
+      ok: true,
+      payment: {
+        paymentId: input.paymentId,
+        status,
+        history,
+        wallet: input.wallet,
+        requestId: input.requestId,
+        service: input.service,
+        network: input.network,
+        asset: input.asset,
+        payTo: input.payTo,
+        amount: input.amount,
+        requirement: input.requirement ?? null,
+        txHash: null,
+        payer: null,
+        error: null,
+        authorization,
+        createdAt: input.now,
+        updatedAt: input.now,
+        settledAt: null,
+      },
+    };
   }
 
   async transition(
