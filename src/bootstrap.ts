@@ -1,5 +1,6 @@
 import type { Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
+import { describeError } from "./errors/index.js";
 import { rpcCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
@@ -142,12 +143,9 @@ export async function bootstrap(
       minTimeLeftMs: p.minTimeLeftMs,
       serviceTimeoutMs: p.serviceTimeoutMs,
       reconcileIntervalMs: p.reconcileIntervalMs,
+      // With its causes: a store error's cause is the driver error (the query), for the log only.
       onError: (error, context = "background") =>
-        logger.warn("payments error", {
-          context,
-          error: String(error),
-          ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
-        }),
+        logger.warn("payments error", { context, ...describeError(error) }),
     });
     // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
     const tokens = new Map(config.auth.tokens);
