@@ -60,7 +60,11 @@ function fromDevnet(devnet: Devnet): PaymentSources {
     `  dev token   ${m.devToken}   (send as Authorization: Bearer <token> to pay from these wallets)`,
   );
   const origins = [
-    ...new Set([m.facilitatorUrl, ...m.services.map((s) => s.url)].map((u) => new URL(u).origin)),
+    ...new Set(
+      [m.facilitatorUrl, ...m.services.map((s) => s.url), ...m.v1Services.map((s) => s.url)].map(
+        (u) => new URL(u).origin,
+      ),
+    ),
   ];
   return {
     discoveryUrls: [m.discoveryUrl],

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { z } from "zod/v4";
+import { defaultUsdc } from "../chains/index.js";
 import { parseUsd } from "../money/index.js";
 import { MODEL_ALIASES, type ModelAlias } from "../protocol/index.js";
 
@@ -83,15 +84,8 @@ const usd = z.string().transform((value, ctx) => {
   return parsed.atomic;
 });
 
-/** Circle's USDC on networks people use; ASSETS adds or replaces entries. */
-export const KNOWN_USDC: Record<string, string[]> = {
-  "eip155:8453": ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
-  "eip155:84532": ["0x036CbD53842c5426634e7929541eC2318f3dCF7e"],
-  "eip155:1": ["0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"],
-  "eip155:137": ["0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"],
-  "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": ["EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"],
-  "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": ["4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"],
-};
+/** USDC on networks people use, from the x402 SDK's own tables (src/chains); ASSETS adds or replaces entries. */
+export const KNOWN_USDC: Readonly<Record<string, string[]>> = defaultUsdc();
 
 /** `a,b,c` -> [a, b, c] (empty entries dropped). */
 function list(raw: string | undefined): string[] {
