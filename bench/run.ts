@@ -3,12 +3,17 @@ import { createInterface } from "node:readline";
 import { CHAT_BODY } from "./fixtures.js";
 import { type LoadResult, runLoad } from "./load.js";
 import { paidScenario } from "./paid.js";
+import { scaleScenario } from "./scale.js";
 
 /**
  * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
- * report (paste it into docs/benchmarks.md). Options: --duration=ms per measurement (default 5000).
+ * report (paste it into docs/benchmarks.md). Options: --duration=ms per load measurement (default
+ * 5000), --rounds=N paid calls (default 40), --scale-turns=N and --scale-concurrency=N for the scale
+ * scenario (default 200 and 50), --only=chat,paid,scale to run some scenarios only. Exits 1 when a
+ * scenario reports a failure (the scale scenario's failed turns or ledger/chain mismatch).
  */
-const duration = Number(process.argv.find((a) => a.startsWith("--duration="))?.split("=")[1] ?? 5000);
+const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+const duration = Number(option("duration") ?? 5000);
 
 async function startServers(script: string): Promise<{ urls: Record<string, string>; stop: () => void }> {
   const child = spawn(process.execPath, ["--import", "tsx", script], {
@@ -60,14 +65,27 @@ async function chatScenario(): Promise<string[]> {
   return [...out, "", ...ratios];
 }
 
-const rounds = Number(process.argv.find((a) => a.startsWith("--rounds="))?.split("=")[1] ?? 40);
-const report = [
-  `## Run of ${new Date().toISOString()} (node ${process.version})`,
-  "",
-  ...(await chatScenario()),
-  "",
-  ...(await paidScenario(rounds)),
-];
+const rounds = Number(option("rounds") ?? 40);
+const scenarios: Record<string, () => Promise<string[]>> = {
+  chat: chatScenario,
+  paid: () => paidScenario(rounds),
+  scale: () =>
+    scaleScenario({
+      turns: Number(option("scale-turns") ?? 200),
+      concurrency: Number(option("scale-concurrency") ?? 50),
+      wallets: 10,
+    }),
+};
+const only = option("only")?.split(",").filter(Boolean) ?? Object.keys(scenarios);
+const unknown = only.filter((name) => !Object.hasOwn(scenarios, name));
+if (unknown.length > 0) {
+  process.stderr.write(
+    `unknown scenario ${unknown.join(", ")}; known: ${Object.keys(scenarios).join(", ")}\n`,
+  );
+  process.exit(2);
+}
+const report = [`## Run of ${new Date().toISOString()} (node ${process.version})`];
+for (const name of only) report.push("", ...((await scenarios[name]?.()) ?? []));
 process.stdout.write(`${report.join("\n")}\n`);
 // The devnet's chains keep handles open; the report is complete.
-process.exit(0);
+process.exit(process.exitCode ?? 0);
