@@ -1,7 +1,7 @@
 import type { Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
 import { describeError } from "./errors/index.js";
-import { rpcCheck } from "./http/readiness.js";
+import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
 import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
@@ -167,7 +167,9 @@ export async function bootstrap(
       // GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network.
       readiness: [
         { name: "store", kind: "store", check: () => payments.ledger.get("readyz").then(() => undefined) },
-        ...Object.entries(sources.rpcUrls).map(([network, url]) => rpcCheck(network, url)),
+        ...Object.keys(sources.rpcUrls).map((network) =>
+          chainCheck(network, (signal) => payments.pingChain(network, signal)),
+        ),
       ],
       onShutdown: async () => {
         await payments.close();

@@ -7,8 +7,9 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootstrap, type Running } from "../src/bootstrap.js";
+import { createChains } from "../src/chains/index.js";
 import { loadConfig } from "../src/config/index.js";
-import { type ReadinessCheck, ReadinessError, rpcCheck } from "../src/http/readiness.js";
+import { type ReadinessCheck, ReadinessError } from "../src/http/readiness.js";
 import { silentLogger } from "../src/log/index.js";
 import { buildService } from "./helpers.js";
 
@@ -153,10 +154,11 @@ describe("RPC checks", () => {
     rpc.server.close();
   });
 
-  it("asks eth_blockNumber on EVM networks and getSlot on Solana", async () => {
+  it("asks each chain family's cheap call: eth_blockNumber on EVM networks, getSlot on Solana", async () => {
     const signal = AbortSignal.timeout(2000);
-    await rpcCheck("eip155:8453", url).check(signal);
-    await rpcCheck("solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", url).check(signal);
+    const chains = createChains({ "eip155:8453": url, "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": url });
+    await chains.ping("eip155:8453", signal);
+    await chains.ping("solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", signal);
     expect(rpc.state.methods.slice(-2)).toEqual(["eth_blockNumber", "getSlot"]);
   });
 

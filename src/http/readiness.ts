@@ -80,27 +80,38 @@ export function createReadiness(
   };
 }
 
-/** One JSON-RPC call to a configured network: `eth_blockNumber` on EVM, `getSlot` on Solana. */
-export function rpcCheck(network: string, url: string): ReadinessCheck {
-  const method = network.startsWith("solana:") ? "getSlot" : "eth_blockNumber";
+/**
+ * A chain check (one cheap RPC call, made by the network's chain family), its failure told in
+ * safe words: the endpoint's HTTP status when it answered one, never its URL or error text.
+ */
+export function chainCheck(network: string, ping: (signal: AbortSignal) => Promise<void>): ReadinessCheck {
   return {
     name: network,
     kind: "chain",
     async check(signal) {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
-        redirect: "error",
-        signal,
-      });
-      if (!response.ok) throw new ReadinessError(`the RPC endpoint answered HTTP ${response.status}`);
-      const body = (await response.json().catch(() => undefined)) as { result?: unknown } | undefined;
-      if (body?.result === undefined || body.result === null) {
-        throw new ReadinessError(`the RPC endpoint did not answer ${method}`);
+      try {
+        await ping(signal);
+      } catch (error) {
+        const status = httpStatusOf(error);
+        throw new ReadinessError(
+          status ? `the RPC endpoint answered HTTP ${status}` : "the RPC endpoint did not answer",
+        );
       }
     },
   };
+}
+
+/** An HTTP status carried by an RPC client's error or its causes (viem: `status`; @solana/kit: `context.statusCode`). */
+function httpStatusOf(error: unknown): number | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current && typeof current === "object"; depth++) {
+    const e = current as { status?: unknown; context?: { statusCode?: unknown }; cause?: unknown };
+    for (const candidate of [e.status, e.context?.statusCode]) {
+      if (typeof candidate === "number" && candidate >= 100 && candidate < 600) return candidate;
+    }
+    current = e.cause;
+  }
+  return undefined;
 }
 
 /** PING on its own connection (the rate limiter's client hides its state); closed on shutdown. */

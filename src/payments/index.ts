@@ -34,6 +34,8 @@ export interface Payments {
   reconciler: Reconciler;
   signers: SignerRegistry;
   storeKind: "pglite" | "postgres";
+  /** One cheap RPC call to a configured network (readiness); throws when it does not answer. */
+  pingChain(network: string, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ export async function createPayments(options: PaymentsOptions): Promise<Payments
     reconciler,
     signers,
     storeKind: store.kind,
+    pingChain: (network, signal) => chains.ping(network, signal),
     async close() {
       reconciler.stop();
       await store.close();
