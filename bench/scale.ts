@@ -9,7 +9,7 @@ import { hardhat } from "viem/chains";
 import { bootstrap } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
 import { type Devnet, startDevnet } from "../src/devnet/index.js";
-import { evmUsdcBalance, walletAddress } from "../src/devnet/testing.js";
+import { evmUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
 import { silentLogger } from "../src/log/index.js";
 import { LEDGER_STATUSES } from "../src/payments/state.js";
 import { closeServer, listen } from "../src/service.js";

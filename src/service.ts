@@ -8,9 +8,9 @@ import type { IdempotencyStore } from "./http/chat.js";
 import { onClientError } from "./http/client-error.js";
 import { Lifecycle } from "./http/lifecycle.js";
 import { createReadiness, type ReadinessCheck, redisCheck } from "./http/readiness.js";
-import { createRateLimiter, type RateLimiter } from "./limits/rate-limit.js";
 import type { Logger } from "./log/index.js";
 import { createModelRegistry, type ModelRegistry } from "./models/index.js";
+import { createRateLimiter, type RateLimiter } from "./ratelimit/rate-limit.js";
 
 /**
  * The composition root: config -> models -> (payments) -> agent -> app. `main.ts` calls it for the

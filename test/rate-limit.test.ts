@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createRateLimiter } from "../src/limits/rate-limit.js";
+import { createRateLimiter } from "../src/ratelimit/rate-limit.js";
 import { buildService, chatRequest, singleModelRegistry, sleep, textModel, USER_HI } from "./helpers.js";
 
 const EVM_A = "0x52908400098527886E0F7030069857D2E4169EE7";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "./index.js";
-import { evmPayingFetch } from "./testing.js";
+import { evmPayingFetch } from "./testing/index.js";
 
 interface Item {
   resource: string;

@@ -1,7 +1,7 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "./index.js";
-import { evmPayingFetch, evmUsdcBalance, walletAddress } from "./testing.js";
+import { evmPayingFetch, evmUsdcBalance, walletAddress } from "./testing/index.js";
 
 let devnet: Devnet;
 let weatherUrl: string;

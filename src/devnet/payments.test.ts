@@ -8,7 +8,7 @@ import {
   solanaPayingFetch,
   solanaUsdcBalance,
   walletAddress,
-} from "./testing.js";
+} from "./testing/index.js";
 
 let devnet: Devnet;
 const examples = new Map<string, Record<string, string>>();

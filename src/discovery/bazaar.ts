@@ -1,7 +1,7 @@
 import { z } from "zod/v4";
 import { isAppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
-import { isSafeFetchBlockedError, type SafeResponse } from "../net/index.js";
+import { isSafeFetchBlockedError, type SafeResponse } from "../outbound/index.js";
 import type { DiscoveredService, ServiceParam } from "../tools/contract.js";
 import {
   boundedExample,

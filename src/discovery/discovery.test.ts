@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "../devnet/index.js";
 import { parseUsd } from "../money/index.js";
-import { createSafeFetch, type SafeFetch } from "../net/index.js";
+import { createSafeFetch, type SafeFetch } from "../outbound/index.js";
 import { createDiscovery, type DiscoveryFetch } from "./index.js";
 
 let devnet: Devnet;

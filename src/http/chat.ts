@@ -2,7 +2,6 @@ import { createHash, randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { type AgentDeps, runTurn } from "../agent/index.js";
 import { AppError, describeError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
-import type { RateLimiter } from "../limits/rate-limit.js";
 import type { Logger } from "../log/index.js";
 import type { Ledger } from "../payments/ledger.js";
 import {
@@ -17,6 +16,7 @@ import {
   REQUEST_BOUNDS,
   type StreamEvent,
 } from "../protocol/index.js";
+import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { readJsonBody } from "./body.js";
 import { EventStream } from "./event-stream.js";
 import type { Lifecycle } from "./lifecycle.js";

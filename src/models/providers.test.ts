@@ -2,8 +2,13 @@ import { stepCountIs, streamText, type ToolSet } from "ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../tools/contract.js";
 import { createModelRegistry, type ResolvedModel } from "./index.js";
-import { type LoopbackServer, type RecordedRequest, sse, startLoopbackServer } from "./loopback-server.js";
-import { fakeTools } from "./offline/fake-tools.js";
+import { fakeTools } from "./offline/testing/fake-tools.js";
+import {
+  type LoopbackServer,
+  type RecordedRequest,
+  sse,
+  startLoopbackServer,
+} from "./testing/loopback-server.js";
 
 /**
  * The real `@ai-sdk/google` and `@ai-sdk/openai-compatible` code paths, resolved through the

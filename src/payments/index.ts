@@ -3,7 +3,7 @@ import { z } from "zod/v4";
 import type { ToolProvider } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
-import { createSafeFetch } from "../net/index.js";
+import { createSafeFetch } from "../outbound/index.js";
 import { openStore } from "../store/index.js";
 import type { Ledger } from "./ledger.js";
 import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";

@@ -1,5 +1,5 @@
 import type { AppError, ErrorCode } from "../errors/index.js";
-import type { SafeResponse } from "../net/index.js";
+import type { SafeResponse } from "../outbound/index.js";
 import type { PaymentSummary, PaymentUpdate } from "../protocol/index.js";
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type Chains, walletCanUse } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
-import type { SafeFetch, SafeResponse } from "../net/index.js";
+import type { SafeFetch, SafeResponse } from "../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../protocol/index.js";
 import type { PayInput, QuoteInput } from "../tools/contract.js";
 import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "./admission.js";

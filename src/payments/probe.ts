@@ -1,6 +1,6 @@
 import { AppError } from "../errors/index.js";
-import type { SafeFetch, SafeResponse } from "../net/index.js";
-import { SafeFetchBlockedError } from "../net/index.js";
+import type { SafeFetch, SafeResponse } from "../outbound/index.js";
+import { SafeFetchBlockedError } from "../outbound/index.js";
 import type { PayInput } from "../tools/contract.js";
 import type { Reason } from "./outcome.js";
 import { type PaymentDemand, readPaymentDemand } from "./x402.js";

@@ -1,6 +1,6 @@
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
-import type { SafeResponse } from "../net/index.js";
+import type { SafeResponse } from "../outbound/index.js";
 import type { PaymentStatus, PaymentUpdate } from "../protocol/index.js";
 import type { Ledger, PaymentRecord, TransitionFields } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";

@@ -3,7 +3,7 @@ import type { ToolProvider, TurnContext } from "../agent/index.js";
 import { type Chains, walletCanUse } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
-import type { SafeResponse } from "../net/index.js";
+import type { SafeResponse } from "../outbound/index.js";
 import { cleanUntrusted } from "../protocol/index.js";
 import {
   type BudgetOutput,

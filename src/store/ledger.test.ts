@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { describe, it } from "vitest";
 import { openStore } from "./index.js";
-import { describeLedger } from "./ledger-suite.js";
+import { describeLedger } from "./testing/ledger-suite.js";
 
 const databaseUrl = process.env.DATABASE_URL;
 

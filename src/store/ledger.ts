@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import {
   DAILY_WINDOW_MS,
   IDEMPOTENCY_TTL_MS,
@@ -22,7 +22,7 @@ import {
   SPENT_STATUSES,
 } from "../payments/state.js";
 import type { Db } from "./migrations.js";
-import { idempotencyKeys, payments, walletBudgets } from "./schema.js";
+import { idempotencyKeys, payments } from "./schema.js";
 
 /**
  * The Ledger on PostgreSQL through Drizzle. Works the same on PGlite and on a server: every

@@ -7,8 +7,8 @@ import { drizzle } from "drizzle-orm/pglite";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "./index.js";
-import { describeLedger } from "./ledger-suite.js";
 import { MIGRATIONS, migrate } from "./migrations.js";
+import { describeLedger } from "./testing/ledger-suite.js";
 
 const databaseUrl = process.env.DATABASE_URL;
 const USD = 1_000_000n;

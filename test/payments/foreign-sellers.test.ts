@@ -42,7 +42,7 @@ import { FaultSwitch } from "../../src/devnet/faults.js";
 import { DevnetHttpServer } from "../../src/devnet/http-server.js";
 import type { Devnet } from "../../src/devnet/index.js";
 import { startV1Sellers, v1RailsFor } from "../../src/devnet/services/v1.js";
-import { walletAddress } from "../../src/devnet/testing.js";
+import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
   boot,

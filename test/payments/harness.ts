@@ -11,7 +11,7 @@ import postgres from "postgres";
 import { bootstrap, type Running } from "../../src/bootstrap.js";
 import { loadConfig } from "../../src/config/index.js";
 import { type Devnet, startDevnet } from "../../src/devnet/index.js";
-import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../../src/devnet/testing.js";
+import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import { silentLogger } from "../../src/log/index.js";
 import { createOfflineModel, type ModelRegistry } from "../../src/models/index.js";
 import type { PaymentRecord } from "../../src/payments/ledger.js";

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
-import { walletAddress } from "../../src/devnet/testing.js";
+import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
   boot,

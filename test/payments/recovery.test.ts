@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
-import { walletAddress } from "../../src/devnet/testing.js";
+import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger, PaymentRecord } from "../../src/payments/ledger.js";
 import { SUGGESTED_LIMITS } from "../../src/payments/policy.js";
 import { closeServer, listen } from "../../src/service.js";

@@ -11,7 +11,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
-import { walletAddress } from "../../src/devnet/testing.js";
+import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
   boot,

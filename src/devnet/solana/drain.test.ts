@@ -1,7 +1,7 @@
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Devnet, startDevnet } from "../index.js";
-import { solanaPayingFetch, solanaUsdcBalance, walletAddress } from "../testing.js";
+import { solanaPayingFetch, solanaUsdcBalance, walletAddress } from "../testing/index.js";
 import { loadSurfpool, startSolanaNode } from "./node.js";
 
 /** A stand-in for Surfpool's native class that counts drains (and can fail them). */

@@ -2,9 +2,9 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai";
 import { describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../../tools/contract.js";
-import { CATALOGUE, fakeTools, LIMITS, NETWORK, TX_HASH } from "./fake-tools.js";
 import { classify, extractSubjects } from "./intents.js";
 import { createOfflineModel } from "./model.js";
+import { CATALOGUE, fakeTools, LIMITS, NETWORK, TX_HASH } from "./testing/fake-tools.js";
 
 interface Run {
   text: string;

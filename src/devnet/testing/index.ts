@@ -9,7 +9,7 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { createPublicClient, erc20Abi, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { Devnet } from "./types.js";
+import type { Devnet } from "../types.js";
 
 type PayingFetch = ReturnType<typeof wrapFetchWithPayment>;
 

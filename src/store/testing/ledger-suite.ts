@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Ledger, PaymentNotFoundError, type ReserveInput } from "../payments/ledger.js";
-import type { AmountLimits } from "../payments/policy.js";
-import { IllegalTransitionError } from "../payments/state.js";
-import type { Store } from "./index.js";
+import { type Ledger, PaymentNotFoundError, type ReserveInput } from "../../payments/ledger.js";
+import type { AmountLimits } from "../../payments/policy.js";
+import { IllegalTransitionError } from "../../payments/state.js";
+import type { Store } from "../index.js";
 
 /**
  * The ledger's behaviour, written once and run against every backend (PGlite, PostgreSQL server).

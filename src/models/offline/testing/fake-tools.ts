@@ -12,7 +12,7 @@ import {
   type QuoteOutput,
   quoteInputSchema,
   TOOL_NAMES,
-} from "../../tools/contract.js";
+} from "../../../tools/contract.js";
 
 /**
  * Test support: the four contract tools over a fake catalogue (weather, crypto, news, premium
