@@ -1,6 +1,5 @@
 import type { Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
-import { describeError } from "./errors/index.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
@@ -148,8 +147,7 @@ export async function bootstrap(
       serviceTimeoutMs: p.serviceTimeoutMs,
       reconcileIntervalMs: p.reconcileIntervalMs,
       // With its causes: a store error's cause is the driver error (the query), for the log only.
-      onError: (error, context = "background") =>
-        logger.warn("payments error", { context, ...describeError(error) }),
+      onError: (error, context = "background") => logger.warn("payments error", { context, err: error }),
     });
     // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
     const tokens = new Map(config.auth.tokens);

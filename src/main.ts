@@ -11,7 +11,7 @@ import { createLogger } from "./log/index.js";
  * Run it with Node itself: a wrapper that relays signals (the `tsx` CLI gives its child 30 ms to
  * acknowledge one, then kills it and exits 143) breaks that promise.
  */
-const logger = createLogger();
+const logger = createLogger({ level: process.env.LOG_LEVEL ?? "info" });
 /** loading: nothing started yet, a stop is immediate; starting: the service (devnet...) is starting. */
 let phase: "loading" | "starting" | "running" = "loading";
 let stopSignal: string | undefined;
@@ -36,7 +36,7 @@ process.on("SIGINT", onSignal);
 const early = (globalThis as Record<symbol, unknown>)[Symbol.for("x402-chat-agent.early-signal")];
 if (early === "SIGTERM" || early === "SIGINT") onSignal(early);
 // A stray rejection is a bug to log, not a reason to drop every open stream and payment.
-process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { error: String(error) }));
+process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { err: error }));
 logger.info("starting", { pid: process.pid });
 
 /**
@@ -57,7 +57,6 @@ async function main(): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
   const { bootstrap } = await import("./bootstrap.js");
-  const { describeError } = await import("./errors/index.js");
   const { closeServer, dropConnections, listen } = await import("./service.js");
   watchLauncher();
 
@@ -94,7 +93,7 @@ async function main(): Promise<void> {
       await service.shutdown();
     } catch (error) {
       // The service did stop; what failed while releasing resources is for the log.
-      logger.error("error while shutting down", describeError(error));
+      logger.error("error while shutting down", { err: error });
     }
     // Every stream has ended: keep-alive connections must not hold the listener open.
     if (listening) dropConnections(listening.server, "all");

@@ -2,7 +2,6 @@ import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
-import { describeError } from "./errors/index.js";
 import { createApp } from "./http/app.js";
 import type { IdempotencyStore } from "./http/chat.js";
 import { onClientError } from "./http/client-error.js";
@@ -57,7 +56,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
       models,
       maxSteps: config.maxSteps,
       ...(overrides.tools ? { tools: overrides.tools } : {}),
-      onToolError: (tool, error) => logger.error("tool failed", { tool, ...describeError(error) }),
+      onToolError: (tool, error) => logger.error("tool failed", { tool, err: error }),
     },
     rateLimiter,
     lifecycle,

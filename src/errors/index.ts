@@ -120,31 +120,3 @@ export function toAppError(value: unknown, fallback: ErrorCode = "internal"): Ap
   if (isAppError(value)) return value;
   return new AppError(fallback, ERROR_CODES[fallback].title, { cause: value });
 }
-
-/** Hex runs as long as a signature, bearer tokens and key-like JSON fields: masked in logs. */
-const SECRET_PATTERNS: [RegExp, string][] = [
-  [/Bearer\s+\S+/gi, "Bearer [redacted]"],
-  [/0x[0-9a-fA-F]{128,}/g, "0x[redacted]"],
-  [/("?(?:private|secret)Key"?\s*[:=]\s*)("[^"]*"|\[[^\]]*\]|\S+)/gi, "$1[redacted]"],
-];
-
-function scrub(text: string): string {
-  return SECRET_PATTERNS.reduce((out, [pattern, mask]) => out.replace(pattern, mask), text);
-}
-
-/**
- * An error as log fields: name, code, message, stack and its causes (SQL, driver codes...), for
- * the operator only; never sent to a client or a model. Signature-long hex, bearer tokens and
- * key fields are masked as a second line of defence.
- */
-export function describeError(value: unknown, depth = 0): Record<string, unknown> {
-  if (!(value instanceof Error)) return { error: scrub(String(value)) };
-  const code = (value as { code?: unknown }).code;
-  const out: Record<string, unknown> = {
-    error: scrub(`${value.name}: ${value.message}`),
-    ...(typeof code === "string" || typeof code === "number" ? { errorCode: code } : {}),
-    ...(value.stack ? { stack: scrub(value.stack) } : {}),
-  };
-  if (value.cause !== undefined && depth < 3) out.cause = describeError(value.cause, depth + 1);
-  return out;
-}

@@ -1,7 +1,7 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { type Context, Hono } from "hono";
 import type { AgentDeps } from "../agent/index.js";
-import { AppError, describeError } from "../errors/index.js";
+import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { handleChat, type IdempotencyStore } from "./chat.js";
@@ -95,7 +95,7 @@ export function createApp(deps: AppDeps): Hono {
     problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`)),
   );
   app.onError((error, c) => {
-    deps.logger.error("unhandled error", { path: c.req.path, ...describeError(error) });
+    deps.logger.error("unhandled error", { path: c.req.path, err: error });
     return problemResponse(new AppError("internal", "Something went wrong."));
   });
   return app;

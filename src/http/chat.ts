@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { type AgentDeps, runTurn } from "../agent/index.js";
-import { AppError, describeError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
+import { AppError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { Ledger } from "../payments/ledger.js";
 import {
@@ -144,11 +144,10 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
     });
   } catch (error) {
     if (error instanceof AppError) {
-      if (error.status >= 500)
-        deps.logger.warn("chat refused", { code: error.code, ...describeError(error) });
+      if (error.status >= 500) deps.logger.warn("chat refused", { code: error.code, err: error });
       return problemResponse(error);
     }
-    deps.logger.error("chat request failed before streaming", describeError(error));
+    deps.logger.error("chat request failed before streaming", { err: error });
     return problemResponse(new AppError("internal", "Something went wrong before the stream started."));
   }
 }
@@ -222,7 +221,7 @@ async function startTurn(
       await extra
         .record?.(seen, client.signal.aborted)
         .catch((error: unknown) =>
-          deps.logger.error("could not store the idempotent outcome", { requestId, ...describeError(error) }),
+          deps.logger.error("could not store the idempotent outcome", { requestId, err: error }),
         );
       untrack();
     }
@@ -242,7 +241,7 @@ async function startTurn(
     (event) => stream.emit(event),
     () => stream.close(),
   )
-    .catch((error: unknown) => deps.logger.error("turn crashed", { requestId, ...describeError(error) }))
+    .catch((error: unknown) => deps.logger.error("turn crashed", { requestId, err: error }))
     .finally(() => stream.close());
   return new Response(stream.readable, {
     status: 200,

@@ -1,32 +1,82 @@
+import { pino } from "pino";
+
 /**
- * A tiny structured logger: one JSON object per line on stderr. Callers pass fields, never secrets;
- * `redact` masks the values of keys that look secret as a second line of defence.
+ * Logging through pino: one JSON object per line on stderr, with levels. Callers pass a message and
+ * fields, never secrets; as a second line of defence the fields that could hold one are redacted
+ * by path, and an error passed as `err` keeps its type, message, stack and causes, with
+ * signature-long hex, bearer tokens and key fields masked in its text.
  */
 export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-const SECRET_KEY = /key|secret|token|signature|authorization|password|private/i;
+/** Fields that may carry a secret wherever they appear (one level deep, or at the top). */
+const SECRET_FIELDS = [
+  "authorization",
+  "bearerToken",
+  "token",
+  "devToken",
+  "privateKey",
+  "secretKey",
+  "signature",
+  "password",
+  "apiKey",
+  "payment-signature",
+  "x-payment",
+];
+export const REDACTED_PATHS = SECRET_FIELDS.flatMap((f) => [`["${f}"]`, `*["${f}"]`, `*.headers["${f}"]`]);
 
-function redact(fields: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) out[k] = SECRET_KEY.test(k) ? "[redacted]" : v;
-  return out;
+const SECRET_TEXT: [RegExp, string][] = [
+  [/Bearer\s+\S+/gi, "Bearer [redacted]"],
+  [/0x[0-9a-fA-F]{128,}/g, "0x[redacted]"],
+  [/("?(?:private|secret)Key"?\s*[:=]\s*)("[^"]*"|\[[^\]]*\]|\S+)/gi, "$1[redacted]"],
+];
+
+/** Masks signature-long hex, bearer tokens and key fields in free text (error messages, stacks). */
+export function scrubSecrets(text: string): string {
+  return SECRET_TEXT.reduce((out, [pattern, mask]) => out.replace(pattern, mask), text);
 }
 
-export function createLogger(write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
-  const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
-    write(
-      `${JSON.stringify({ t: new Date().toISOString(), level, msg, ...(fields ? redact(fields) : {}) })}\n`,
-    );
+/** pino's error serializer (type, message, stack, code, causes), with secrets masked in its text. */
+function errorSerializer(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown;
+  const scrub = (value: unknown, depth: number): unknown => {
+    if (typeof value === "string") return scrubSecrets(value);
+    if (depth > 4 || value === null || typeof value !== "object") return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v, depth + 1)]));
+  };
+  return scrub(serialized, 0);
+}
+
+export interface LoggerOptions {
+  /** pino level: "debug", "info" (default), "warn", "error", "silent". */
+  level?: string;
+  /** Where lines go (default stderr, written synchronously so nothing is lost on exit). */
+  destination?: { write(line: string): unknown };
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const log = pino(
+    {
+      level: options.level ?? "info",
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+      serializers: { err: errorSerializer },
+    },
+    options.destination ?? pino.destination({ dest: 2, sync: true }),
+  );
   return {
-    info: (m, f) => log("info", m, f),
-    warn: (m, f) => log("warn", m, f),
-    error: (m, f) => log("error", m, f),
+    debug: (msg, fields) => log.debug(fields ?? {}, msg),
+    info: (msg, fields) => log.info(fields ?? {}, msg),
+    warn: (msg, fields) => log.warn(fields ?? {}, msg),
+    error: (msg, fields) => log.error(fields ?? {}, msg),
   };
 }
 
 /** A logger that drops everything (tests). */
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

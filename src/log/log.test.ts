@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { createLogger } from "./index.js";
+
+function capture(level?: string) {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = createLogger({
+    ...(level ? { level } : {}),
+    destination: { write: (line: string) => lines.push(JSON.parse(line)) },
+  });
+  return { logger, lines };
+}
+
+describe("the logger", () => {
+  it("writes one JSON object per line with level, time and message", () => {
+    const { logger, lines } = capture();
+    logger.info("listening", { url: "http://127.0.0.1:3000" });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: "info",
+        msg: "listening",
+        url: "http://127.0.0.1:3000",
+        time: expect.any(String),
+      }),
+    ]);
+  });
+
+  it("keeps an error's type, stack and cause", () => {
+    const { logger, lines } = capture();
+    const cause = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    logger.error("store down", { err: new Error("query failed", { cause }) });
+    const err = lines[0]?.err as { type: string; message: string; stack: string; cause?: { code?: string } };
+    expect(err.type).toBe("Error");
+    expect(err.stack).toContain("log.test.ts");
+    expect(JSON.stringify(lines[0])).toContain("ECONNREFUSED");
+  });
+
+  it("redacts secret fields by path and masks secrets in error text", () => {
+    const { logger, lines } = capture();
+    const key = `0x${"ab".repeat(32)}`;
+    logger.warn("request", {
+      authorization: "Bearer sekrit-token-123456",
+      signer: { privateKey: key, address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
+      headers: { "payment-signature": "eyJzaWduYXR1cmUiOiIweGFi" },
+      err: new Error(`privateKey: ${key} sent with Bearer sekrit-token-123456`),
+    });
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain("sekrit");
+    expect(text).not.toContain("ab".repeat(32));
+    expect(text).not.toContain("eyJzaWduYXR1cmUiOiIweGFi");
+    expect(text).toContain("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+  });
+
+  it("honours the level", () => {
+    const { logger, lines } = capture("warn");
+    logger.info("quiet");
+    logger.warn("loud");
+    expect(lines.map((l) => l.msg)).toEqual(["loud"]);
+  });
+});
