@@ -7,7 +7,7 @@ import { bootstrap } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
 import { startDevnet } from "../src/devnet/index.js";
 import { silentLogger } from "../src/log/index.js";
-import { createPayments } from "../src/payments/index.js";
+import { openPayments } from "../src/payments/index.js";
 import { SUGGESTED_LIMITS } from "../src/payments/policy.js";
 import { closeServer, listen } from "../src/service.js";
 
@@ -40,7 +40,7 @@ export async function paidScenario(rounds: number): Promise<string[]> {
     client.setSpendControls(false);
     const direct = wrapFetchWithPayment(fetch, client);
 
-    const payments = await createPayments({
+    const payments = await openPayments({
       store: { dataDir: "memory://" },
       discoveryUrls: [m.discoveryUrl],
       rpcUrls: { [m.evm.network]: m.evm.rpcUrl },

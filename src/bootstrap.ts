@@ -3,7 +3,7 @@ import { type Devnet, startDevnet } from "./devnet/index.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
+import { openPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
 import { createService, type Service } from "./service.js";
 
 /**
@@ -123,7 +123,7 @@ export async function bootstrap(
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
     // ALLOW_PRIVATE_ORIGINS holds in every mode; the devnet only adds its own origins to it.
     const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
-    const payments = await createPayments({
+    const payments = await openPayments({
       store: {
         ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
         ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
@@ -174,6 +174,8 @@ export async function bootstrap(
         if (ownDevnet) await devnet?.stop();
       },
     });
+    // Everything is wired: now start what runs on its own (reconciliation).
+    await payments.start();
     return { service, payments, ...(devnet ? { devnet } : {}), banner: sources.banner };
   } catch (error) {
     if (ownDevnet) await devnet?.stop();

@@ -12,8 +12,10 @@ import { createModelRegistry, type ModelRegistry } from "./models/index.js";
 import { createRateLimiter, type RateLimiter } from "./ratelimit/rate-limit.js";
 
 /**
- * The composition root: config -> models -> (payments) -> agent -> app. `main.ts` calls it for the
- * real process; tests and benchmarks call it to get the same service on a random port.
+ * The HTTP service: the Hono app, its lifecycle (drain on shutdown) and readiness, assembled from
+ * the parts the composition root (`bootstrap.ts`) passes in; what it is not given (models, the rate
+ * limiter) it makes from config, so tests can build the same service with fakes. It opens nothing
+ * and starts no timer: connections are made on first use.
  */
 export interface Service {
   app: Hono;

@@ -34,12 +34,18 @@ export interface Payments {
   reconciler: Reconciler;
   signers: SignerRegistry;
   storeKind: "pglite" | "postgres";
+  /**
+   * Resolve what a previous process left unclear, then keep resolving every `reconcileIntervalMs`.
+   * Separate from opening, so wiring the service starts no timer.
+   */
+  start(): Promise<void>;
   /** One cheap RPC call to a configured network (readiness); throws when it does not answer. */
   pingChain(network: string, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function createPayments(options: PaymentsOptions): Promise<Payments> {
+/** Open the ledger's store and wire the payment parts; `start()` begins reconciliation. */
+export async function openPayments(options: PaymentsOptions): Promise<Payments> {
   const store = await openStore(options.store);
   const chains = createChains(options.rpcUrls);
   const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
@@ -71,15 +77,17 @@ export async function createPayments(options: PaymentsOptions): Promise<Payments
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
-  // Payments a previous process left unclear are resolved first, then periodically.
-  await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
-  reconciler.start(options.reconcileIntervalMs);
   return {
     tools,
     ledger: store.ledger,
     reconciler,
     signers,
     storeKind: store.kind,
+    async start() {
+      // Payments a previous process left unclear are resolved first, then periodically.
+      await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
+      reconciler.start(options.reconcileIntervalMs);
+    },
     pingChain: (network, signal) => chains.ping(network, signal),
     async close() {
       reconciler.stop();

@@ -32,9 +32,10 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const memory = new RateLimiterMemory(base);
   const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true })
     : undefined;
-  // Connection errors are absorbed by the insurance limiter; ioredis reconnects by itself.
+  // Connects on the first request, not while the service is wired. Connection errors are absorbed
+  // by the insurance limiter; ioredis reconnects by itself.
   redis?.on("error", () => {});
   const limiter = redis
     ? new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: memory })
