@@ -7,9 +7,10 @@ import { bootstrap } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
 import { startDevnet } from "../src/devnet/index.js";
 import { silentLogger } from "../src/log/index.js";
-import { openPayments } from "../src/payments/index.js";
+import { createPayments } from "../src/payments/index.js";
 import { SUGGESTED_LIMITS } from "../src/payments/policy.js";
 import { closeServer, listen } from "../src/service.js";
+import { openStore } from "../src/store/index.js";
 
 /**
  * The paid path, side by side in one run: the official `@x402/fetch` paying a devnet service
@@ -40,8 +41,9 @@ export async function paidScenario(rounds: number): Promise<string[]> {
     client.setSpendControls(false);
     const direct = wrapFetchWithPayment(fetch, client);
 
-    const payments = await openPayments({
-      store: { dataDir: "memory://" },
+    const store = await openStore({ dataDir: "memory://" });
+    const payments = createPayments({
+      ledger: store.ledger,
       discoveryUrls: [m.discoveryUrl],
       rpcUrls: { [m.evm.network]: m.evm.rpcUrl },
       assets: { [m.evm.network]: [m.evm.usdc] },
@@ -98,6 +100,7 @@ export async function paidScenario(rounds: number): Promise<string[]> {
       pipelineTimes.push(ms(t));
     }
     await payments.close();
+    await store.close();
 
     // Whole chat turns with a payment, over HTTP, offline model.
     const running = await bootstrap(

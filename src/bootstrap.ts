@@ -3,8 +3,9 @@ import { type Devnet, startDevnet } from "./devnet/index.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import { openPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
+import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
 import { createService, type Service } from "./service.js";
+import { openStore, type Store } from "./store/index.js";
 
 /**
  * The composition root for a running process: config -> (embedded devnet) -> store and payments ->
@@ -13,6 +14,8 @@ import { createService, type Service } from "./service.js";
 export interface Running {
   service: Service;
   payments?: Payments;
+  /** The ledger's store (PGlite or a server); closed by the service's shutdown. */
+  store?: Store;
   devnet?: Devnet;
   /** Lines for people: URLs, wallets, the dev token. Never private keys. */
   banner: string[];
@@ -119,16 +122,19 @@ export async function bootstrap(
           ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
           log: (line) => logger.info("devnet", { line }),
         })));
+  let store: Store | undefined;
   try {
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
+    store = await openStore({
+      ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
+      ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
+      dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
+    });
+    const opened = store;
     // ALLOW_PRIVATE_ORIGINS holds in every mode; the devnet only adds its own origins to it.
     const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
-    const payments = await openPayments({
-      store: {
-        ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
-        ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
-        dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
-      },
+    const payments = createPayments({
+      ledger: opened.ledger,
       discoveryUrls: sources.discoveryUrls,
       ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
       rpcUrls: sources.rpcUrls,
@@ -158,9 +164,9 @@ export async function bootstrap(
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
       tools: payments.tools,
-      idempotency: payments.ledger,
+      idempotency: opened.idempotency,
       health: () => ({
-        payments: { mode: p.mode, store: payments.storeKind, networks: sources.allowedNetworks },
+        payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },
       }),
       // GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network.
       readiness: [
@@ -171,13 +177,15 @@ export async function bootstrap(
       ],
       onShutdown: async () => {
         await payments.close();
+        await opened.close();
         if (ownDevnet) await devnet?.stop();
       },
     });
     // Everything is wired: now start what runs on its own (reconciliation).
     await payments.start();
-    return { service, payments, ...(devnet ? { devnet } : {}), banner: sources.banner };
+    return { service, payments, store: opened, ...(devnet ? { devnet } : {}), banner: sources.banner };
   } catch (error) {
+    await store?.close().catch(() => {});
     if (ownDevnet) await devnet?.stop();
     throw error;
   }

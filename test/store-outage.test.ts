@@ -16,6 +16,7 @@ import { loadConfig } from "../src/config/index.js";
 import { silentLogger } from "../src/log/index.js";
 import type { Ledger } from "../src/payments/ledger.js";
 import { decodeStream, type StreamEvent } from "../src/protocol/index.js";
+import { PgIdempotencyStore } from "../src/store/idempotency.js";
 import { guardLedger } from "../src/store/index.js";
 import { PgLedger } from "../src/store/ledger.js";
 import {
@@ -52,6 +53,7 @@ async function closedPort(): Promise<number> {
 let sql: postgres.Sql;
 let rawLedger: Ledger;
 let downLedger: Ledger;
+let downIdempotency: PgIdempotencyStore;
 
 beforeAll(async () => {
   // A ledger on a PostgreSQL server that is not there (nothing listens on the port).
@@ -63,6 +65,7 @@ beforeAll(async () => {
   });
   rawLedger = new PgLedger(drizzle(sql));
   downLedger = guardLedger(rawLedger);
+  downIdempotency = guardLedger(new PgIdempotencyStore(drizzle(sql)));
 });
 afterAll(async () => {
   await sql?.end({ timeout: 1 });
@@ -116,7 +119,8 @@ describe("the store's boundary", () => {
     for (const attempt of [
       () => downLedger.spending(WALLET, new Date()),
       () => downLedger.get("pay_1"),
-      () => downLedger.claimIdempotencyKey({ key: "k", wallet: WALLET, fingerprint: "f", now: new Date() }),
+      () =>
+        downIdempotency.claimIdempotencyKey({ key: "k", wallet: WALLET, fingerprint: "f", now: new Date() }),
     ]) {
       const error = await attempt().catch((e: unknown) => e);
       expect(error).toMatchObject({ name: "AppError", code: "store_unavailable" });
@@ -184,7 +188,7 @@ describe("a tool whose store is down", () => {
 
 describe("an Idempotency-Key while the store is down", () => {
   it("is refused before the stream: 503 store_unavailable, problem+json, Retry-After", async () => {
-    const { app } = buildService({}, { idempotency: downLedger });
+    const { app } = buildService({}, { idempotency: downIdempotency });
     const res = await app.request("/api/chat", chatRequest(body, { "Idempotency-Key": "retry-1" }));
     expect(res.status).toBe(503);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
@@ -206,7 +210,7 @@ describe("the whole service when its store goes away", () => {
     const ready = await running.service.app.request("/readyz");
     expect(ready.status).toBe(200);
     // The embedded database closes under the running service: every ledger call now fails.
-    await running.payments?.close();
+    await running.store?.close();
   });
   afterAll(async () => {
     await running?.service.shutdown().catch(() => {});

@@ -38,10 +38,9 @@ export interface ChatRouteDeps {
   idempotency?: IdempotencyStore;
 }
 
-export type IdempotencyStore = Pick<
-  Ledger,
-  "claimIdempotencyKey" | "completeIdempotencyKey" | "releaseIdempotencyKey"
->;
+import type { IdempotencyStore } from "./idempotency.js";
+
+export type { IdempotencyStore };
 
 type Mode = Framing | "json";
 

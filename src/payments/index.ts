@@ -4,7 +4,6 @@ import type { ToolProvider } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
-import { openStore } from "../store/index.js";
 import type { Ledger } from "./ledger.js";
 import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
@@ -13,10 +12,12 @@ import { createPaymentTools } from "./tools.js";
 
 /**
  * The payments capability's public face: detect x402, quote, enforce limits, pay, record, and the
- * agent tools on top. `createPayments` wires its parts; the composition root passes configuration.
+ * agent tools on top. `createPayments` wires its parts (no I/O); the composition root opens the
+ * store and passes its ledger and the configuration, then calls `start()`.
  */
 export interface PaymentsOptions extends PipelineConfig {
-  store: { databaseUrl?: string; dataDir: string; schema?: string };
+  /** The payment ledger (src/store implements it on PostgreSQL). */
+  ledger: Ledger;
   discoveryUrls: string[];
   catalogFile?: string;
   rpcUrls: Record<string, string>;
@@ -33,7 +34,6 @@ export interface Payments {
   ledger: Ledger;
   reconciler: Reconciler;
   signers: SignerRegistry;
-  storeKind: "pglite" | "postgres";
   /**
    * Resolve what a previous process left unclear, then keep resolving every `reconcileIntervalMs`.
    * Separate from opening, so wiring the service starts no timer.
@@ -44,9 +44,9 @@ export interface Payments {
   close(): Promise<void>;
 }
 
-/** Open the ledger's store and wire the payment parts; `start()` begins reconciliation. */
-export async function openPayments(options: PaymentsOptions): Promise<Payments> {
-  const store = await openStore(options.store);
+/** Wire the payment parts; `start()` begins reconciliation. */
+export function createPayments(options: PaymentsOptions): Payments {
+  const { ledger } = options;
   const chains = createChains(options.rpcUrls);
   const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
   const safeFetch = createSafeFetch({
@@ -62,14 +62,14 @@ export async function openPayments(options: PaymentsOptions): Promise<Payments> 
     usdAssets: Object.values(options.assets).flat(),
   });
   const reconciler = createReconciler({
-    ledger: store.ledger,
+    ledger,
     chains,
     staleMs: options.serviceTimeoutMs * 2,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const pipeline = new PaymentPipeline({
     config: options,
-    ledger: store.ledger,
+    ledger,
     signers,
     chains,
     fetch: safeFetch,
@@ -79,10 +79,9 @@ export async function openPayments(options: PaymentsOptions): Promise<Payments> 
   const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
   return {
     tools,
-    ledger: store.ledger,
+    ledger,
     reconciler,
     signers,
-    storeKind: store.kind,
     async start() {
       // Payments a previous process left unclear are resolved first, then periodically.
       await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
@@ -91,7 +90,6 @@ export async function openPayments(options: PaymentsOptions): Promise<Payments> 
     pingChain: (network, signal) => chains.ping(network, signal),
     async close() {
       reconciler.stop();
-      await store.close();
     },
   };
 }

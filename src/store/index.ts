@@ -5,6 +5,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Ledger } from "../payments/ledger.js";
 import { guardLedger } from "./errors.js";
+import { PgIdempotencyStore } from "./idempotency.js";
 import { PgLedger } from "./ledger.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
 
@@ -27,6 +28,8 @@ export interface StoreOptions {
 export interface Store {
   kind: "pglite" | "postgres";
   ledger: Ledger;
+  /** Outcomes of requests sent with an Idempotency-Key (the HTTP layer's port), guarded the same way. */
+  idempotency: PgIdempotencyStore;
   close(): Promise<void>;
 }
 
@@ -62,6 +65,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     return {
       kind: "postgres",
       ledger: guardLedger(new PgLedger(db)),
+      idempotency: guardLedger(new PgIdempotencyStore(db)),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -73,7 +77,12 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await client.exec(`SET search_path TO ${quoteIdent(schema)}`);
     const db: Db = drizzlePglite(client);
     await migrate(db, schema);
-    return { kind: "pglite", ledger: guardLedger(new PgLedger(db)), close: () => client.close() };
+    return {
+      kind: "pglite",
+      ledger: guardLedger(new PgLedger(db)),
+      idempotency: guardLedger(new PgIdempotencyStore(db)),
+      close: () => client.close(),
+    };
   } catch (error) {
     await client.close();
     throw error;

@@ -1,9 +1,6 @@
 import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import {
   DAILY_WINDOW_MS,
-  IDEMPOTENCY_TTL_MS,
-  type IdempotencyClaim,
-  type IdempotencyState,
   type Ledger,
   PaymentNotFoundError,
   type PaymentRecord,
@@ -22,7 +19,7 @@ import {
   SPENT_STATUSES,
 } from "../payments/state.js";
 import type { Db } from "./migrations.js";
-import { idempotencyKeys, payments } from "./schema.js";
+import { payments } from "./schema.js";
 
 /**
  * The Ledger on PostgreSQL through Drizzle. Works the same on PGlite and on a server: every
@@ -195,54 +192,5 @@ export class PgLedger implements Ledger {
       summary.today += amount;
     }
     return summary;
-  }
-
-  async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState> {
-    const fresh = {
-      key: claim.key,
-      wallet: claim.wallet,
-      fingerprint: claim.fingerprint,
-      state: "in-progress" as const,
-      response: null,
-      createdAt: claim.now,
-      expiresAt: new Date(claim.now.getTime() + IDEMPOTENCY_TTL_MS),
-    };
-    return this.db.transaction(async (tx) => {
-      // Concurrent inserts of one key queue on the unique index: exactly one wins.
-      const inserted = await tx
-        .insert(idempotencyKeys)
-        .values(fresh)
-        .onConflictDoNothing({ target: idempotencyKeys.key })
-        .returning({ key: idempotencyKeys.key });
-      if (inserted.length > 0) return { state: "new" as const };
-
-      const [row] = await tx
-        .select()
-        .from(idempotencyKeys)
-        .where(eq(idempotencyKeys.key, claim.key))
-        .for("update");
-      if (!row) throw new Error("idempotency key vanished while locked");
-      if (row.expiresAt.getTime() <= claim.now.getTime()) {
-        await tx.update(idempotencyKeys).set(fresh).where(eq(idempotencyKeys.key, claim.key));
-        return { state: "new" as const };
-      }
-      if (row.fingerprint !== claim.fingerprint || row.wallet !== claim.wallet)
-        return { state: "conflict" as const };
-      if (row.state === "complete") return { state: "replay" as const, response: row.response };
-      return { state: "in-progress" as const };
-    });
-  }
-
-  async completeIdempotencyKey(key: string, response: unknown): Promise<void> {
-    await this.db
-      .update(idempotencyKeys)
-      .set({ state: "complete", response: response ?? null })
-      .where(eq(idempotencyKeys.key, key));
-  }
-
-  async releaseIdempotencyKey(key: string): Promise<void> {
-    await this.db
-      .delete(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, "in-progress")));
   }
 }

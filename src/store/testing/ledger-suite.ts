@@ -43,10 +43,12 @@ export function describeLedger(
   describe(`ledger on ${name}`, () => {
     let store: Store;
     let ledger: Ledger;
+    let idempotency: Store["idempotency"];
 
     beforeAll(async () => {
       store = await open();
       ledger = store.ledger;
+      idempotency = store.idempotency;
     });
     afterAll(async () => {
       await store?.close();
@@ -323,7 +325,7 @@ export function describeLedger(
 
     describe("idempotency keys", () => {
       const claim = (key: string, over: { fingerprint?: string; wallet?: string | null; now?: Date } = {}) =>
-        ledger.claimIdempotencyKey({
+        idempotency.claimIdempotencyKey({
           key,
           wallet: over.wallet === undefined ? "0xabc" : over.wallet,
           fingerprint: over.fingerprint ?? "sha256:body",
@@ -335,7 +337,10 @@ export function describeLedger(
         expect(await claim(key)).toEqual({ state: "new" });
         expect(await claim(key)).toEqual({ state: "in-progress" });
         expect(await claim(key, { fingerprint: "sha256:other" })).toEqual({ state: "conflict" });
-        await ledger.completeIdempotencyKey(key, { finishReason: "payment-complete", transactions: ["0x1"] });
+        await idempotency.completeIdempotencyKey(key, {
+          finishReason: "payment-complete",
+          transactions: ["0x1"],
+        });
         expect(await claim(key, { now: at(HOUR) })).toEqual({
           state: "replay",
           response: { finishReason: "payment-complete", transactions: ["0x1"] },
@@ -343,16 +348,16 @@ export function describeLedger(
         expect(await claim(key, { wallet: "0xdef" })).toEqual({ state: "conflict" });
         expect(await claim(key, { wallet: null })).toEqual({ state: "conflict" });
         // A completed key is not released.
-        await ledger.releaseIdempotencyKey(key);
+        await idempotency.releaseIdempotencyKey(key);
         expect((await claim(key)).state).toBe("replay");
       });
 
       it("frees a released key and forgets keys after 24 h", async () => {
         const key = `idem_${randomUUID()}`;
         expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
-        await ledger.releaseIdempotencyKey(key);
+        await idempotency.releaseIdempotencyKey(key);
         expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
-        await ledger.completeIdempotencyKey(key, { ok: true });
+        await idempotency.completeIdempotencyKey(key, { ok: true });
         expect((await claim(key, { wallet: null, now: at(24 * HOUR - 1) })).state).toBe("replay");
         expect(await claim(key, { wallet: null, fingerprint: "sha256:new", now: at(24 * HOUR) })).toEqual({
           state: "new",
