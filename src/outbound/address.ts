@@ -1,7 +1,7 @@
 import { isIPv4, isIPv6 } from "node:net";
 
 /**
- * Classifies IP addresses for the SSRF guard (money-safety #16). Pure functions over the address
+ * Classifies IP addresses for the SSRF guard (docs/payments.md, "Server-side requests"). Pure functions over the address
  * text, so every range is unit-tested without any network. IPv6 forms that carry an IPv4 address
  * (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`)
  * are judged by the IPv4 address inside, so `::ffff:127.0.0.1` is loopback like `127.0.0.1`.

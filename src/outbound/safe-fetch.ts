@@ -8,7 +8,7 @@ import { type AddressClass, classifyAddress } from "./address.js";
 
 /**
  * Server-side HTTP for everything the service fetches on someone else's say-so: discovery
- * endpoints, paid services, URLs a model proposes (money-safety #16; issue 4 item 8). Only http(s),
+ * endpoints, paid services, URLs a model proposes (docs/payments.md, "Server-side requests"). Only http(s),
  * only public addresses unless the operator allows more, every redirect hop re-checked, the whole
  * exchange bounded in time and the body bounded in size.
  *

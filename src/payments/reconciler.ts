@@ -3,7 +3,7 @@ import type { Ledger, PaymentRecord } from "./ledger.js";
 import type { LedgerStatus } from "./state.js";
 
 /**
- * Resolves payments whose outcome is unclear (money-safety promises 4-6). An `unknown` payment
+ * Resolves payments whose outcome is unclear (docs/payments.md, "Reconciliation"). An `unknown` payment
  * counts as spent until the chain says otherwise:
  *  - EVM (EIP-3009): the authorization's nonce used on chain -> settled (with the transaction);
  *    unused after `validBefore` -> failed (it can never be used any more).
