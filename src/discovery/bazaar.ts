@@ -1,4 +1,5 @@
 import { z } from "zod/v4";
+import { defaultUsdc } from "../chains/index.js";
 import { isAppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import { isSafeFetchBlockedError, type SafeResponse } from "../outbound/index.js";
@@ -30,21 +31,9 @@ export type DiscoveryFetch = (
 const MAX_PAGES = 50;
 const MAX_ITEMS_PER_SOURCE = 1_000;
 
-/** USDC deployments (6 decimals) x402 services commonly price in. EVM addresses lower-cased. */
-const KNOWN_USDC = [
-  "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", // Base
-  "0x036cbd53842c5426634e7929541ec2318f3dcf7e", // Base Sepolia
-  "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48", // Ethereum
-  "0x1c7d4b196cb0c7b01d743fbc6116a902379c7238", // Sepolia
-  "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359", // Polygon
-  "0xb97ef9ef8734c71904d8002f8b6bc66dd9c48a6e", // Avalanche
-  "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", // Solana
-  "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", // Solana devnet
-];
-
-/** The assets priced as 6-decimal USD: the known USDC deployments plus `extra`. */
+/** The assets priced as 6-decimal USD: USDC on every network the x402 SDK knows (src/chains) plus `extra`. */
 export function usdAssetSet(extra: string[] = []): Set<string> {
-  return new Set([...KNOWN_USDC, ...extra].map(assetKey));
+  return new Set([...Object.values(defaultUsdc()).flat(), ...extra].map(assetKey));
 }
 
 function assetKey(asset: string): string {
