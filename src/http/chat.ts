@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
+import { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { type AgentDeps, runTurn } from "../agent/index.js";
 import { AppError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import type { Ledger } from "../payments/ledger.js";
 import {
   type ChatRequest,
   encodeLine,
@@ -77,13 +77,19 @@ function rateLimitKey(identity: string | undefined, request: ChatRequest, ip: st
   return `ip:${ip}`;
 }
 
+/** The Node request under @hono/node-server (`c.env.incoming`); undefined elsewhere (`app.request`). */
+function nodeRequest(c: Context): IncomingMessage | undefined {
+  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  return incoming instanceof IncomingMessage ? incoming : undefined;
+}
+
 /** POST /api/chat: validate, authenticate, rate-limit, then stream one agent turn. */
 export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Response> {
   try {
     if (deps.lifecycle.isDraining) {
       throw new AppError("shutting_down", "The server is shutting down; retry shortly.");
     }
-    const body = await readJsonBody(c.req.raw, REQUEST_BOUNDS.maxBodyBytes);
+    const body = await readJsonBody(c.req.raw, REQUEST_BOUNDS.maxBodyBytes, nodeRequest(c));
     const request = parseChatRequest(body);
     const { identity, token } = authenticate(c, deps);
     const idempotencyKey = c.req.header("idempotency-key");
