@@ -18,7 +18,9 @@ beforeAll(async () => {
   server = http.createServer((req: IncomingMessage, res) => {
     const request = new Request("http://local/", {
       method: "POST",
-      headers: Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : [])),
+      headers: Object.entries(req.headers).flatMap(([k, v]): [string, string][] =>
+        typeof v === "string" ? [[k, v]] : [],
+      ),
     });
     readJsonBody(request, MAX, req).then(
       (value) => {
