@@ -114,23 +114,33 @@ export async function bootstrap(
     };
   }
   const ownDevnet = p.mode === "devnet" && !options.devnet;
-  const devnet =
-    p.mode !== "devnet"
-      ? undefined
-      : (options.devnet ??
-        (await startDevnet({
-          ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
-          log: (line) => logger.info("devnet", { line }),
-        })));
+  // The store needs nothing from the devnet: it opens while the devnet starts (start-up time,
+  // docs/benchmarks.md). If either fails, the other is closed before the error goes on.
+  const storeOpening = openStore({
+    ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
+    ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
+    dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
+  });
+  storeOpening.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+  let devnet: Devnet | undefined;
+  try {
+    devnet =
+      p.mode !== "devnet"
+        ? undefined
+        : (options.devnet ??
+          (await startDevnet({
+            ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
+            log: (line) => logger.info("devnet", { line }),
+          })));
+  } catch (error) {
+    await storeOpening.then((opened) => opened.close()).catch(() => {});
+    throw error;
+  }
   let store: Store | undefined;
   try {
-    const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
-    store = await openStore({
-      ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
-      ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
-      dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
-    });
+    store = await storeOpening;
     const opened = store;
+    const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
     // ALLOW_PRIVATE_ORIGINS holds in every mode; the devnet only adds its own origins to it.
     const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
     const payments = createPayments({

@@ -1,7 +1,8 @@
 import { createLogger } from "./log/index.js";
 
 /**
- * The process entry point: `npm start` (`node --import ./src/early-signals.mjs --import tsx src/main.ts`).
+ * The process entry point: `npm start` (`node --import ./src/early-signals.mjs src/start.mjs`) runs
+ * this file compiled with everything it loads into dist/main.js (scripts/build.mjs).
  *
  * SIGTERM and SIGINT are handled from the first line that runs, before the rest of the service is
  * loaded (loading it and starting the devnet take seconds): a signal at any moment, while modules

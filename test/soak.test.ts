@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,8 +31,11 @@ describe.skipIf(process.env.SKIP_SOAK === "1")("the service after two minutes", 
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "soak-"));
-    // The real entry point, as `npm start` runs it (tsx src/main.ts), on a free port.
-    child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    // The real entry point, as `npm start` runs it (package.json; Node itself), on a free port.
+    const [, ...args] = (
+      JSON.parse(readFileSync("package.json", "utf8")) as { scripts: { start: string } }
+    ).scripts.start.split(/\s+/);
+    child = spawn(process.execPath, args, {
       env: {
         ...process.env,
         PORT: "0",

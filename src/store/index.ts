@@ -1,4 +1,3 @@
-import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -8,6 +7,7 @@ import { guardLedger } from "./errors.js";
 import { PgIdempotencyStore } from "./idempotency.js";
 import { PgLedger } from "./ledger.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
+import { prepareDataDir } from "./template.js";
 
 /**
  * The store: the ledger on PostgreSQL. Embedded PGlite by default, so a fresh machine needs no
@@ -71,7 +71,8 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   }
 
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
-  if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });
+  // A new directory starts as a copy of an initialised one when there is one (src/store/template.ts).
+  if (!dataDir.startsWith("memory://")) await prepareDataDir(dataDir);
   const client = new PGlite(dataDir);
   try {
     await client.exec(`SET search_path TO ${quoteIdent(schema)}`);
