@@ -1,5 +1,13 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
-import { APICallError, type ModelMessage, stepCountIs, streamText } from "ai";
+import {
+  APICallError,
+  type ModelMessage,
+  type StopCondition,
+  stepCountIs,
+  streamText,
+  type TextStreamPart,
+  type ToolSet,
+} from "ai";
 import { AppError, type FinishReason, isAppError } from "../errors/index.js";
 import type {
   ChatRequest,
@@ -45,8 +53,6 @@ export interface TurnInput {
   onBackground?: (work: Promise<unknown>) => void;
 }
 
-const CUT = Symbol("cutoff");
-
 /** Turn the request's messages into model messages, framing client system messages below ours. */
 function toModelMessages(request: ChatRequest): ModelMessage[] {
   return request.messages.map((m): ModelMessage => {
@@ -72,11 +78,17 @@ function describeModelError(error: unknown): AppError {
 
 const IN_FLIGHT: ReadonlySet<PaymentStatus> = new Set(["quoted", "reserved", "signed", "submitted"]);
 
-/** Resolves when the signal aborts (at once if it already has). */
-function whenAborted(signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return new Promise(() => {});
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+const ignore = () => {};
+
+/** One stop condition per step budget, shared by every turn (the deps do not change). */
+const stopConditions = new Map<number, StopCondition<ToolSet>>();
+function stopAfter(steps: number): StopCondition<ToolSet> {
+  let condition = stopConditions.get(steps);
+  if (!condition) {
+    condition = stepCountIs(steps);
+    stopConditions.set(steps, condition);
+  }
+  return condition;
 }
 
 /**
@@ -114,26 +126,6 @@ export async function runTurn(
     send({ type: "error", error: { code: error.code, message: error.message, ...error.details } });
   };
 
-  const ctx: TurnContext = {
-    requestId: input.requestId,
-    signal: input.signal,
-    deadline: input.deadline,
-    now: input.now ?? Date.now,
-    emitPayment: (update) => {
-      if (ended) return;
-      updates.set(update.paymentId, update);
-      send({ type: "payment", payment: update });
-    },
-    recordPayment: (summary) => {
-      if (!ended) payments.set(summary.paymentId, summary);
-    },
-    reportError,
-    ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
-    ...(input.bearerToken ? { bearerToken: input.bearerToken } : {}),
-    ...(request.wallet ? { wallet: request.wallet } : {}),
-    ...(request.spendingLimits ? { spendingLimits: request.spendingLimits } : {}),
-  };
-
   const abortError = (): AppError | undefined => {
     for (const reason of [input.cutoff?.reason, input.signal.reason]) {
       if (isAppError(reason)) return reason;
@@ -142,13 +134,44 @@ export async function runTurn(
   };
 
   let guarded: GuardedTools | undefined;
-  const cut = whenAborted(input.cutoff).then((): typeof CUT => CUT);
+  // The cutoff wins over a step that is still waiting (on a tool, or on the model): releasing the
+  // reader rejects its pending read at once, and the loop ends.
+  let parts: ReadableStream<TextStreamPart<ToolSet>> | undefined;
+  let reader: ReadableStreamDefaultReader<TextStreamPart<ToolSet>> | undefined;
+  let cut = false;
+  const onCutoff = () => {
+    cut = true;
+    if (!reader) return;
+    reader.releaseLock();
+    parts?.cancel().catch(() => {});
+  };
+  if (input.cutoff?.aborted) cut = true;
+  else input.cutoff?.addEventListener("abort", onCutoff, { once: true });
   try {
     if (input.signal.aborted) throw input.signal.reason;
-    const provided = deps.tools?.(ctx);
-    guarded = provided
-      ? guardTools(provided, ctx, deps.onToolError ? { onToolError: deps.onToolError } : {})
-      : undefined;
+    if (deps.tools) {
+      // Built only when there are tools to hand it to (none when payments are off).
+      const ctx: TurnContext = {
+        requestId: input.requestId,
+        signal: input.signal,
+        deadline: input.deadline,
+        now: input.now ?? Date.now,
+        emitPayment: (update) => {
+          if (ended) return;
+          updates.set(update.paymentId, update);
+          send({ type: "payment", payment: update });
+        },
+        recordPayment: (summary) => {
+          if (!ended) payments.set(summary.paymentId, summary);
+        },
+        reportError,
+        ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+        ...(input.bearerToken ? { bearerToken: input.bearerToken } : {}),
+        ...(request.wallet ? { wallet: request.wallet } : {}),
+        ...(request.spendingLimits ? { spendingLimits: request.spendingLimits } : {}),
+      };
+      guarded = guardTools(deps.tools(ctx), ctx, deps.onToolError ? { onToolError: deps.onToolError } : {});
+    }
     const tools = guarded?.tools;
     const result = streamText({
       model: resolved.model,
@@ -158,22 +181,24 @@ export async function runTurn(
       // to change any payment rule (those are code).
       allowSystemInMessages: true,
       ...(tools && Object.keys(tools).length > 0 ? { tools } : {}),
-      stopWhen: stepCountIs(deps.maxSteps),
+      stopWhen: stopAfter(deps.maxSteps),
       maxOutputTokens: request.maxTokens,
       temperature: request.temperature,
       abortSignal: input.signal,
       maxRetries: 1,
-      onError: () => {
-        // Errors are read from the stream below; the default handler would print them.
-      },
+      // Errors are read from the stream below; the default handler would print them.
+      onError: ignore,
     });
-    const parts = result.fullStream[Symbol.asyncIterator]();
+    parts = result.fullStream;
+    reader = parts.getReader();
+    if (cut) onCutoff();
     for (;;) {
-      // The cutoff wins over a step that is still waiting (on a tool, or on the model).
-      const next = await Promise.race([parts.next(), cut]);
-      if (next === CUT) {
-        parts.return?.().catch(() => {});
-        break;
+      let next: ReadableStreamReadResult<TextStreamPart<ToolSet>>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        if (cut) break;
+        throw error;
       }
       if (next.done) break;
       const part = next.value;
@@ -199,6 +224,8 @@ export async function runTurn(
     }
   } catch (error) {
     if (!input.signal.aborted) reportError(describeModelError(error));
+  } finally {
+    input.cutoff?.removeEventListener("abort", onCutoff);
   }
 
   if (input.signal.aborted || input.cutoff?.aborted) {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { IncomingMessage } from "node:http";
 import type { Context } from "hono";
-import { type AgentDeps, runTurn } from "../agent/index.js";
+import { type AgentDeps, runTurn, type TurnInput } from "../agent/index.js";
 import { AppError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import {
@@ -46,7 +46,8 @@ type Mode = Framing | "json";
 
 /** Pick the response mode from Accept: SSE, one JSON object (programs), else bare lines. */
 export function chooseMode(accept: string | undefined): Mode {
-  const types = (accept ?? "").split(",").map((part) => part.split(";")[0]?.trim().toLowerCase());
+  if (accept === undefined || accept === "*/*") return "lines";
+  const types = accept.split(",").map((part) => part.split(";")[0]?.trim().toLowerCase());
   if (types.includes("text/event-stream")) return "sse";
   if (types.includes("application/json") && !types.includes("text/plain")) return "json";
   return "lines";
@@ -157,7 +158,20 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
   }
 }
 
-async function startTurn(
+/** The headers of a streamed answer, in the order they were always sent. */
+function streamHeaders(requestId: string, mode: Framing): Record<string, string> {
+  const headers: Record<string, string> = {
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+    [PROTOCOL_HEADER]: PROTOCOL_VERSION,
+    "X-Request-Id": requestId,
+    "Content-Type": mode === "sse" ? "text/event-stream; charset=utf-8" : "text/plain; charset=utf-8",
+  };
+  if (mode === "sse") headers.Connection = "keep-alive";
+  return headers;
+}
+
+function startTurn(
   deps: ChatRouteDeps,
   request: ChatRequest,
   mode: Mode,
@@ -167,16 +181,20 @@ async function startTurn(
     clientSignal: AbortSignal;
     record?: (events: StreamEvent[], clientLeft: boolean) => Promise<void>;
   },
-): Promise<Response> {
+): Response | Promise<Response> {
   const requestId = randomUUID();
   // Two reasons to stop: the client left (the model call stops; payments under way and the
   // idempotent record still finish), or the stream must end now (the deadline, a shutdown): then
-  // the turn ends at once with e: and d:, whatever its tools are still doing.
-  const client = new AbortController();
+  // the turn ends at once with e: and d:, whatever its tools are still doing. `turn` aborts for
+  // either, with the first reason (what AbortSignal.any would give, without its cost per request);
+  // `cutoff` only for the second.
+  const turn = new AbortController();
   const cutoff = new AbortController();
-  const signal = AbortSignal.any([cutoff.signal, client.signal]);
+  let clientLeft = false;
   const stop = (reason: AppError) => {
-    if (!cutoff.signal.aborted) cutoff.abort(reason);
+    if (cutoff.signal.aborted) return;
+    cutoff.abort(reason);
+    if (!turn.signal.aborted) turn.abort(reason);
   };
   const deadline = Date.now() + deps.requestTimeoutMs;
   const timer = setTimeout(
@@ -192,27 +210,31 @@ async function startTurn(
   );
   const untrack = deps.lifecycle.track(stop);
   const onClientGone = () => {
-    if (!client.signal.aborted) client.abort(CLIENT_LEFT);
+    if (clientLeft) return;
+    clientLeft = true;
+    if (!turn.signal.aborted) turn.abort(CLIENT_LEFT);
   };
   extra.clientSignal.addEventListener("abort", onClientGone, { once: true });
 
+  const input: TurnInput = {
+    request,
+    requestId,
+    signal: turn.signal,
+    cutoff: cutoff.signal,
+    deadline,
+    onBackground: (work) => deps.lifecycle.keep(work),
+  };
+  if (extra.idempotencyKey) input.idempotencyKey = extra.idempotencyKey;
+  if (extra.bearerToken) input.bearerToken = extra.bearerToken;
+  const record = extra.record;
   const seen: StreamEvent[] = [];
   /** Runs the turn; `ended` is called as soon as its last line is out, before the bookkeeping. */
-  const run = async (emit: (event: StreamEvent) => void, ended: () => void = () => {}) => {
+  const run = async (emit: (event: StreamEvent) => void, ended: () => void) => {
     try {
       return await runTurn(
         deps.agent,
-        {
-          request,
-          requestId,
-          signal,
-          cutoff: cutoff.signal,
-          deadline,
-          onBackground: (work) => deps.lifecycle.keep(work),
-          ...(extra.idempotencyKey ? { idempotencyKey: extra.idempotencyKey } : {}),
-          ...(extra.bearerToken ? { bearerToken: extra.bearerToken } : {}),
-        },
-        extra.record
+        input,
+        record
           ? (event) => {
               seen.push(event);
               emit(event);
@@ -223,39 +245,33 @@ async function startTurn(
       clearTimeout(timer);
       extra.clientSignal.removeEventListener("abort", onClientGone);
       ended();
-      await extra
-        .record?.(seen, client.signal.aborted)
-        .catch((error: unknown) =>
+      if (record) {
+        await record(seen, clientLeft).catch((error: unknown) =>
           deps.logger.error("could not store the idempotent outcome", { requestId, err: error }),
         );
+      }
       untrack();
     }
   };
 
-  const headers = {
-    "Cache-Control": "no-cache",
-    "X-Accel-Buffering": "no",
-    [PROTOCOL_HEADER]: PROTOCOL_VERSION,
-    "X-Request-Id": requestId,
-  };
-
-  if (mode === "json") return jsonResponse(run, headers);
+  if (mode === "json") {
+    return jsonResponse(run, {
+      "Cache-Control": "no-cache",
+      "X-Accel-Buffering": "no",
+      [PROTOCOL_HEADER]: PROTOCOL_VERSION,
+      "X-Request-Id": requestId,
+    });
+  }
 
   const stream = new EventStream(mode, deps.heartbeatMs, onClientGone);
   run(
     (event) => stream.emit(event),
     () => stream.close(),
-  )
-    .catch((error: unknown) => deps.logger.error("turn crashed", { requestId, err: error }))
-    .finally(() => stream.close());
-  return new Response(stream.readable, {
-    status: 200,
-    headers: {
-      ...headers,
-      "Content-Type": mode === "sse" ? "text/event-stream; charset=utf-8" : "text/plain; charset=utf-8",
-      ...(mode === "sse" ? { Connection: "keep-alive" } : {}),
-    },
+  ).catch((error: unknown) => {
+    deps.logger.error("turn crashed", { requestId, err: error });
+    stream.close();
   });
+  return new Response(stream.readable, { status: 200, headers: streamHeaders(requestId, mode) });
 }
 
 /** Send a stored outcome again, in the framing this request asked for; nothing runs twice. */

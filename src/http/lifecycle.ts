@@ -7,7 +7,7 @@ import { AppError } from "../errors/index.js";
  * so a shutdown lets that work finish and record its outcome before the store closes.
  */
 export class Lifecycle {
-  private readonly open = new Map<symbol, { abort: (reason: AppError) => void; done: Promise<void> }>();
+  private readonly open = new Set<OpenTurn>();
   private readonly background = new Set<Promise<void>>();
   private draining = false;
 
@@ -35,15 +35,11 @@ export class Lifecycle {
 
   /** Register a turn; returns a function to call when it has finished. */
   track(abort: (reason: AppError) => void): () => void {
-    const id = Symbol("turn");
-    let finish!: () => void;
-    const done = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    this.open.set(id, { abort, done });
+    const turn: OpenTurn = { abort };
+    this.open.add(turn);
     return () => {
-      this.open.delete(id);
-      finish();
+      this.open.delete(turn);
+      turn.finished?.();
     };
   }
 
@@ -54,7 +50,7 @@ export class Lifecycle {
    */
   async drain(graceMs: number, backgroundMs = graceMs): Promise<{ abandoned: number }> {
     this.draining = true;
-    const all = () => Promise.all([...this.open.values()].map((t) => t.done));
+    const all = () => Promise.all([...this.open].map(whenFinished));
     if ((await within(all(), graceMs)) === "timeout") {
       const reason = new AppError(
         "shutting_down",
@@ -66,6 +62,20 @@ export class Lifecycle {
     await within(Promise.all([...this.background]), backgroundMs);
     return { abandoned: this.background.size };
   }
+}
+
+interface OpenTurn {
+  abort: (reason: AppError) => void;
+  /** Made when a drain first waits for this turn (only a drain waits, so most turns never need one). */
+  done?: Promise<void>;
+  finished?: () => void;
+}
+
+function whenFinished(turn: OpenTurn): Promise<void> {
+  turn.done ??= new Promise<void>((resolve) => {
+    turn.finished = resolve;
+  });
+  return turn.done;
 }
 
 /** Wait for `work`, at most `ms`. */
