@@ -1,4 +1,4 @@
-import type { ToolExecutionOptions, ToolSet } from "ai";
+import { asSchema, type Schema, type ToolExecutionOptions, type ToolSet } from "ai";
 import { AppError, isAppError } from "../errors/index.js";
 import type { TurnContext } from "./context.js";
 
@@ -31,6 +31,23 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (
     typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function"
   );
+}
+
+/**
+ * Tool input schemas as the AI SDK's Schema objects, one per schema for the life of the process. The
+ * SDK converts a bare zod schema to JSON Schema again at every step of every turn (about 1.3 ms for
+ * the four payment tools); a Schema object keeps its conversion, so it is done once.
+ */
+const schemas = new WeakMap<object, Schema<unknown>>();
+function lasting<T>(schema: T): T {
+  // A lazy schema (a function) is left to the SDK, which calls it itself.
+  if (typeof schema !== "object" || schema === null) return schema;
+  let converted = schemas.get(schema);
+  if (!converted) {
+    converted = asSchema(schema as Parameters<typeof asSchema>[0]) as Schema<unknown>;
+    schemas.set(schema, converted);
+  }
+  return converted as T;
 }
 
 /**
@@ -68,7 +85,7 @@ export function guardTools(tools: ToolSet, ctx: TurnContext, hooks: GuardHooks =
   for (const [name, original] of Object.entries(tools)) {
     const execute = original.execute as Execute | undefined;
     if (!execute) {
-      guarded[name] = original;
+      guarded[name] = { ...original, inputSchema: lasting(original.inputSchema) } as typeof original;
       continue;
     }
     const wrapped: Execute = (input, options) => {
@@ -89,7 +106,11 @@ export function guardTools(tools: ToolSet, ctx: TurnContext, hooks: GuardHooks =
       settled.then(forget, forget);
       return settled;
     };
-    guarded[name] = { ...original, execute: wrapped } as typeof original;
+    guarded[name] = {
+      ...original,
+      inputSchema: lasting(original.inputSchema),
+      execute: wrapped,
+    } as typeof original;
   }
   return { tools: guarded, inFlight: () => [...running] };
 }
