@@ -16,12 +16,13 @@ import {
   resolveLimits,
   type SpentSoFar,
 } from "./policy.js";
-import { buildTarget, type PaymentDemandProbe, parseJson, probe, type Target } from "./probe.js";
+import { buildTarget, type PaymentDemandProbe, probe, type Target } from "./probe.js";
 import type { Reconciler } from "./reconciler.js";
-import { PaymentRun, type Unclear } from "./run.js";
+import { PaymentRun } from "./run.js";
 import type { SignerAccess, SignerRegistry } from "./signers.js";
 import { countsAsSpent } from "./state.js";
-import { readPaymentDemand, readSettlement, signOffer } from "./x402.js";
+import { unclearReason } from "./unclear.js";
+import { readSettlement, signOffer } from "./x402.js";
 
 /** Settings of the payment pipeline (server configuration, see docs/payments.md). */
 export interface PipelineConfig extends AdmissionPolicy {
@@ -361,51 +362,4 @@ export class PaymentPipeline {
       clearTimeout(timer);
     }
   }
-}
-
-/** What an answer after sending means: the closed reason, our message, and the service's own words. */
-function unclearReason(response: SafeResponse | undefined): Unclear {
-  const checking = "the outcome is being checked on chain.";
-  if (!response) {
-    return {
-      reason: "no_response",
-      message: `The service did not answer after the payment was sent; ${checking}`,
-      detail: "no response after sending",
-    };
-  }
-  if (response.status === 402) {
-    const demand = readPaymentDemand((n) => response.headers.get(n), parseJson(response));
-    const why = (demand?.error ?? "payment rejected").slice(0, 200);
-    if (/insufficient/i.test(why)) {
-      return {
-        reason: "rejected_insufficient_funds",
-        message: "The payment was rejected: insufficient funds.",
-        detail: why,
-      };
-    }
-    return {
-      reason: "payment_rejected",
-      message: "The service did not accept the payment; it will not be paid again automatically.",
-      detail: `402 after paying: ${why}`,
-    };
-  }
-  if (response.status >= 300 && response.status < 400) {
-    return {
-      reason: "redirected_after_payment",
-      message: `The service redirected the paid request elsewhere, which is not followed; ${checking}`,
-      detail: `HTTP ${response.status} after sending`,
-    };
-  }
-  if (response.status >= 200 && response.status < 300) {
-    return {
-      reason: "no_settlement_proof",
-      message: `The service answered without confirming settlement; ${checking}`,
-      detail: `HTTP ${response.status} without a settlement response`,
-    };
-  }
-  return {
-    reason: "service_error_after_payment",
-    message: `The service failed (HTTP ${response.status}) after the payment was sent; ${checking}`,
-    detail: `HTTP ${response.status} after sending`,
-  };
 }

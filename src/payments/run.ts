@@ -6,6 +6,7 @@ import type { Ledger, PaymentRecord, TransitionFields } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import type { AmountLimits, LimitRefusal, Requirement } from "./policy.js";
 import { assertTransition, isTerminal, type LedgerStatus } from "./state.js";
+import type { Unclear } from "./unclear.js";
 
 /** What one payment is about, fixed from the quote on. */
 export interface RunFacts {
@@ -18,14 +19,6 @@ export interface RunFacts {
   asset: string;
   payTo: string;
   amount: bigint;
-}
-
-/** How a payment whose outcome was unclear right after sending stands now. */
-export interface Unclear {
-  reason: Reason;
-  message: string;
-  /** The service's own words or status, for the ledger and the log. */
-  detail: string;
 }
 
 /**

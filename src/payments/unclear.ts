@@ -1,0 +1,59 @@
+import type { SafeResponse } from "../outbound/index.js";
+import type { Reason } from "./outcome.js";
+import { parseJson } from "./probe.js";
+import { readPaymentDemand } from "./x402.js";
+
+/** How a payment whose outcome was unclear right after sending stands now. */
+export interface Unclear {
+  reason: Reason;
+  message: string;
+  /** The service's own words or status, for the ledger and the log. */
+  detail: string;
+}
+
+/** What an answer after sending means: the closed reason, our message, and the service's own words. */
+export function unclearReason(response: SafeResponse | undefined): Unclear {
+  const checking = "the outcome is being checked on chain.";
+  if (!response) {
+    return {
+      reason: "no_response",
+      message: `The service did not answer after the payment was sent; ${checking}`,
+      detail: "no response after sending",
+    };
+  }
+  if (response.status === 402) {
+    const demand = readPaymentDemand((n) => response.headers.get(n), parseJson(response));
+    const why = (demand?.error ?? "payment rejected").slice(0, 200);
+    if (/insufficient/i.test(why)) {
+      return {
+        reason: "rejected_insufficient_funds",
+        message: "The payment was rejected: insufficient funds.",
+        detail: why,
+      };
+    }
+    return {
+      reason: "payment_rejected",
+      message: "The service did not accept the payment; it will not be paid again automatically.",
+      detail: `402 after paying: ${why}`,
+    };
+  }
+  if (response.status >= 300 && response.status < 400) {
+    return {
+      reason: "redirected_after_payment",
+      message: `The service redirected the paid request elsewhere, which is not followed; ${checking}`,
+      detail: `HTTP ${response.status} after sending`,
+    };
+  }
+  if (response.status >= 200 && response.status < 300) {
+    return {
+      reason: "no_settlement_proof",
+      message: `The service answered without confirming settlement; ${checking}`,
+      detail: `HTTP ${response.status} without a settlement response`,
+    };
+  }
+  return {
+    reason: "service_error_after_payment",
+    message: `The service failed (HTTP ${response.status}) after the payment was sent; ${checking}`,
+    detail: `HTTP ${response.status} after sending`,
+  };
+}
