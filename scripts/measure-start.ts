@@ -1,8 +1,8 @@
 /**
- * Measures `npm start` from outside: spawns the start command (package.json's `start` script, as
- * npm would run it: `npm start`), polls `GET /healthz` every 20 ms and reports the time from spawn
- * to the first 200, then stops the process with SIGTERM and checks it exits 0. Each run gets a fresh
- * DEVNET_MANIFEST and a free PORT.
+ * Measures `npm start` from outside: spawns `npm start` in a checkout, polls `GET /healthz` every
+ * 20 ms, and reports the time from spawn to the first 200 and the CPU time its processes used until
+ * then (all threads; Linux /proc), then stops it (SIGTERM to its process group) and waits until all
+ * of it has ended before the next run. Each run gets a fresh DEVNET_MANIFEST and a free PORT.
  *
  * Usage: `npx tsx scripts/measure-start.ts [--runs=3] [--dir=<checkout>] [--first] [--verbose] [--command=<sh>]`
  *
@@ -159,10 +159,16 @@ for (let i = 1; i <= runs; i++) {
   console.log(
     `run ${i}: ready in ${Math.round(run.readyMs)} ms, ${run.cpuMs} ms of CPU (exit ${run.exitCode}; load average ${loadavg()[0]?.toFixed(2)})`,
   );
-  if (verbose) for (const line of run.lines) console.log(`  ${line}`);
+  if (verbose || Number.isNaN(run.readyMs)) for (const line of run.lines) console.log(`  ${line}`);
 }
-const median = (values: number[]) =>
-  Math.round([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN);
+function median(values: number[]): number {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  const value = Number.isInteger(middle)
+    ? ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2
+    : (sorted[Math.floor(middle)] ?? Number.NaN);
+  return Math.round(value);
+}
 console.log(
   JSON.stringify({ dir, runs: results.map(Math.round), medianMs: median(results), medianCpuMs: median(cpu) }),
 );
