@@ -9,6 +9,7 @@ import type {
   QuoteOutput,
   ServiceParam,
 } from "../../tools/contract.js";
+import { TOOL_NAMES } from "../../tools/contract.js";
 
 /**
  * The offline model's sentences. Every figure comes from a tool result passed in: these functions
@@ -57,7 +58,17 @@ export function batchReply(): string {
 
 /** A tool failed (threw, or its result was an error): say which and why, nothing more. */
 export function toolErrorReply(toolName: string, message: string): string {
-  return `The ${toolName} step failed: ${oneLine(message)}. Nothing was paid in that step. You can try again in a moment.`;
+  return `The ${toolName} step failed: ${oneLine(message)}. ${paidClaim(toolName)} You can try again in a moment.`;
+}
+
+/**
+ * Only the pay step can spend: for it the reply claims nothing it cannot know (its `p:` updates
+ * say what happened to the payment); for the others nothing was paid.
+ */
+function paidClaim(toolName: string): string {
+  return toolName === TOOL_NAMES.pay
+    ? "Whether anything was paid is in the payment updates above; nothing will be paid again for it."
+    : "Nothing was paid in that step.";
 }
 
 export function toolDeniedReply(toolName: string, reason: string): string {
@@ -65,7 +76,7 @@ export function toolDeniedReply(toolName: string, reason: string): string {
 }
 
 export function unreadableReply(toolName: string): string {
-  return `The ${toolName} step returned a result I can't read, so I won't guess. Nothing was paid.`;
+  return `The ${toolName} step returned a result I can't read, so I won't guess. ${paidClaim(toolName)}`;
 }
 
 function priceText(service: DiscoveredService): string {
