@@ -3,7 +3,11 @@
  * starts, and by the JSON mode) and one finish reason (used in the `d:` line when it ends a stream).
  */
 
-/** Finish reasons of seed section 2, plus `error` for failures none of them fits (model provider down, deadline, shutdown). */
+/**
+ * Finish reasons of seed section 2, plus `approval-required` (the turn waits for the user's wallet
+ * to approve a payment; `d:` names it) and `error` for failures none of them fits (model provider
+ * down, deadline, shutdown).
+ */
 export const FINISH_REASONS = [
   "stop",
   "payment-complete",
@@ -11,6 +15,7 @@ export const FINISH_REASONS = [
   "limit-exceeded",
   "insufficient-balance",
   "service-unavailable",
+  "approval-required",
   "error",
 ] as const;
 export type FinishReason = (typeof FINISH_REASONS)[number];
@@ -60,6 +65,29 @@ export const ERROR_CODES = {
   payment_failed: { status: 500, finishReason: "payment-failed", title: "Payment failed" },
   payment_unavailable: { status: 403, finishReason: "payment-failed", title: "Payment not possible" },
   price_changed: { status: 409, finishReason: "payment-failed", title: "Price changed since the quote" },
+  approval_not_found: { status: 400, finishReason: "error", title: "No such pending payment" },
+  approval_wrong_wallet: {
+    status: 400,
+    finishReason: "error",
+    title: "The payment belongs to another wallet",
+  },
+  approval_wrong_caller: {
+    status: 400,
+    finishReason: "error",
+    title: "The payment belongs to another caller",
+  },
+  approval_expired: { status: 400, finishReason: "error", title: "The approval window has passed" },
+  approval_used: { status: 400, finishReason: "error", title: "The payment was already approved or rejected" },
+  approval_invalid: {
+    status: 400,
+    finishReason: "error",
+    title: "The signature does not approve the stored payment",
+  },
+  approval_in_progress: {
+    status: 409,
+    finishReason: "error",
+    title: "This approval is being processed",
+  },
   idempotency_conflict: { status: 409, finishReason: "error", title: "Idempotency key conflict" },
   service_unavailable: {
     status: 503,

@@ -15,14 +15,23 @@ export const LEDGER_STATUSES = [
   "failed",
   "unknown",
   "released",
+  "awaiting_approval",
+  "rejected",
+  "expired",
 ] as const satisfies readonly PaymentStatus[];
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
 
 const TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
   // A quote is streamed before any row exists: it is refused, failed before anything was signed
   // or sent, or reserved (the row is born in the reservation, see `Ledger.reserve`).
-  quoted: ["refused", "reserved", "failed"],
+  quoted: ["refused", "reserved", "failed", "awaiting_approval"],
   refused: [],
+  // Stored, holding no budget, until the user's wallet answers: approved (the reservation checks
+  // the limits as they are then), declined, too late, or refused because the service's terms
+  // changed. docs/payments.md, "Approval".
+  awaiting_approval: ["reserved", "rejected", "expired", "failed"],
+  rejected: [],
+  expired: [],
   // Nothing signed yet: the reservation either proceeds, is given back, or fails locally.
   reserved: ["signed", "released", "failed"],
   // A signature exists: it may already be usable by anyone holding it, so it can no longer be
@@ -72,7 +81,14 @@ export function countsAsSpent(status: PaymentStatus): boolean {
 /** Statuses that count as spent, for SQL `IN (...)` filters. */
 export const SPENT_STATUSES: readonly LedgerStatus[] = LEDGER_STATUSES.filter(countsAsSpent);
 
-const TERMINAL: ReadonlySet<PaymentStatus> = new Set(["settled", "failed", "released", "refused"]);
+const TERMINAL: ReadonlySet<PaymentStatus> = new Set([
+  "settled",
+  "failed",
+  "released",
+  "refused",
+  "rejected",
+  "expired",
+]);
 
 /**
  * A terminal status has no way out: the payment's outcome is final. `quoted` is not terminal (a

@@ -30,9 +30,21 @@ export interface SpendingLimitsInput {
   perTransaction?: bigint;
   perRequest?: bigint;
   daily?: bigint;
+  /** Payments above this (atomic USD) ask the user's wallet even when a delegated key could sign. */
+  approvalAbove?: bigint;
   allowedNetworks?: string[];
   allowedServices?: string[];
 }
+
+/**
+ * The user's wallet's answer to a payment that awaits approval (docs/protocol.md, "Approval"):
+ * the EVM signature of the typed data, the Solana transaction as the wallet signed it, or a rejection.
+ * Approval comes only from this field, never from message text.
+ */
+export type ApprovalAnswer =
+  | { paymentId: string; kind: "signature"; signature: `0x${string}` }
+  | { paymentId: string; kind: "transaction"; transaction: string }
+  | { paymentId: string; kind: "reject" };
 
 export interface ChatMessage {
   role: "user" | "assistant" | "system";
@@ -44,6 +56,7 @@ export interface ChatRequest {
   messages: ChatMessage[];
   wallet?: Wallet;
   spendingLimits?: SpendingLimitsInput;
+  approval?: ApprovalAnswer;
   model: ModelAlias;
   temperature: number;
   maxTokens: number;
@@ -95,9 +108,39 @@ const spendingLimitsSchema = z.strictObject({
   perTransaction: usdAmount.optional(),
   perRequest: usdAmount.optional(),
   daily: usdAmount.optional(),
+  approvalAbove: usdAmount.optional(),
   allowedNetworks: z.array(caip2).max(REQUEST_BOUNDS.maxListEntries).optional(),
   allowedServices: z.array(origin).max(REQUEST_BOUNDS.maxListEntries).optional(),
 });
+
+const approvalSchema = z
+  .strictObject({
+    paymentId: z.string().regex(/^pay_[-0-9a-f]{36}$/, "must be a payment id from a p: update (pay_<uuid>)"),
+    signature: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte hex signature (0x + 130 hex digits)")
+      .optional(),
+    transaction: z
+      .string()
+      .max(4096)
+      .regex(/^[A-Za-z0-9+/]+={0,2}$/, "must be a base64 wire transaction")
+      .optional(),
+    reject: z.literal(true).optional(),
+  })
+  .superRefine((a, ctx) => {
+    const given = [a.signature, a.transaction, a.reject].filter((v) => v !== undefined).length;
+    if (given !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        message: "give exactly one of signature (EVM), transaction (Solana) or reject: true",
+      });
+    }
+  })
+  .transform((a): ApprovalAnswer => {
+    if (a.signature) return { paymentId: a.paymentId, kind: "signature", signature: a.signature as `0x${string}` };
+    if (a.transaction) return { paymentId: a.paymentId, kind: "transaction", transaction: a.transaction };
+    return { paymentId: a.paymentId, kind: "reject" };
+  });
 
 const messageSchema = z.strictObject({
   role: z.enum(["user", "assistant", "system"]),
@@ -129,6 +172,7 @@ const requestSchema = z
       })
       .optional(),
     spendingLimits: spendingLimitsSchema.optional(),
+    approval: approvalSchema.optional(),
     model: z.enum(MODEL_ALIASES).default(REQUEST_DEFAULTS.model),
     temperature: z.number().min(0).max(1).default(REQUEST_DEFAULTS.temperature),
     maxTokens: z.number().int().min(1).max(REQUEST_BOUNDS.maxTokens).default(REQUEST_DEFAULTS.maxTokens),
@@ -142,11 +186,12 @@ const requestSchema = z
         message: "the last message must not be empty",
       });
     }
-    if (last && last.role !== "user") {
+    // A resumed turn may end with the assistant's words asking for approval.
+    if (last && last.role !== "user" && !(body.approval && last.role === "assistant")) {
       ctx.addIssue({
         code: "custom",
         path: ["messages", body.messages.length - 1, "role"],
-        message: "the last message must come from the user",
+        message: "the last message must come from the user (or, with approval, the assistant)",
       });
     }
     const total = body.messages.reduce((sum, m) => sum + m.content.length, 0);
@@ -155,6 +200,13 @@ const requestSchema = z
         code: "custom",
         path: ["messages"],
         message: `messages must hold at most ${REQUEST_BOUNDS.maxTotalChars} characters in all`,
+      });
+    }
+    if (body.approval !== undefined && body.walletAddress === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["approval"],
+        message: "approval needs the walletAddress that signs it",
       });
     }
     if (body.spendingLimits !== undefined && body.walletAddress === undefined) {
@@ -170,6 +222,7 @@ function codeFor(issue: z.core.$ZodIssue): ErrorCode {
   const head = issue.path[0];
   if (head === "walletAddress") return "invalid_wallet";
   if (head === "spendingLimits") return "invalid_limits";
+  if (head === "approval") return "approval_invalid";
   if (issue.code === "custom" && issue.params?.unsafe) return "unsafe_content";
   return "invalid_request";
 }
@@ -193,8 +246,9 @@ export function parseChatRequest(body: unknown): ChatRequest {
       .join("; ");
     throw new AppError(code, `The request body is invalid: ${summary}`, { fields });
   }
-  const { walletAddress, spendingLimits, ...rest } = result.data;
+  const { walletAddress, spendingLimits, approval, ...rest } = result.data;
   const request: ChatRequest = { ...rest };
+  if (approval) request.approval = approval;
   if (walletAddress) request.wallet = walletAddress;
   if (spendingLimits) request.spendingLimits = dropUndefined(spendingLimits);
   return request;

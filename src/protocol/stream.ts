@@ -23,8 +23,73 @@ export const PAYMENT_STATUSES = [
   "failed",
   "unknown",
   "released",
+  "awaiting_approval",
+  "rejected",
+  "expired",
 ] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/** An amount both ways: atomic units as a decimal string, and plain USD ("0.01"). */
+const moneySchema = z.object({ atomic: z.string().regex(/^[0-9]+$/), usd: z.string() });
+export type Money = z.infer<typeof moneySchema>;
+
+/**
+ * One spending limit as it stands: its amount, what counts as spent (settled, or unclear and
+ * possibly gone), what is pending (reserved, signed, submitted), what remains, and, while a payment
+ * is quoted or awaits approval, what would remain after paying it. `remaining` never goes below 0.
+ */
+const limitMeterSchema = z.looseObject({
+  limit: moneySchema,
+  spent: moneySchema,
+  pending: moneySchema,
+  remaining: moneySchema,
+  remainingAfter: moneySchema.optional(),
+});
+export type LimitMeter = z.infer<typeof limitMeterSchema>;
+
+/** The live budget meter every `p:` update carries from the quote on: draw it as it is. */
+export const budgetMeterSchema = z.looseObject({
+  perTransaction: limitMeterSchema,
+  perRequest: limitMeterSchema,
+  daily: limitMeterSchema,
+});
+export type BudgetMeter = z.infer<typeof budgetMeterSchema>;
+
+/**
+ * What the user's wallet must sign to approve a payment (docs/protocol.md, "Approval"): for EVM the
+ * EIP-712 typed data of an EIP-3009 `TransferWithAuthorization` exactly as `eth_signTypedData_v4`
+ * takes it (uint256 values as decimal strings); for Solana the transaction, base64, for a Wallet
+ * Standard `signTransaction` (the facilitator is its fee payer and signs last).
+ */
+export const walletRequestSchema = z.discriminatedUnion("kind", [
+  z.looseObject({
+    kind: z.literal("evm-typed-data"),
+    method: z.literal("eth_signTypedData_v4"),
+    typedData: z.looseObject({
+      domain: z.record(z.string(), z.unknown()),
+      types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+      primaryType: z.string(),
+      message: z.record(z.string(), z.unknown()),
+    }),
+  }),
+  z.looseObject({
+    kind: z.literal("solana-transaction"),
+    method: z.literal("signTransaction"),
+    /** The wire transaction, base64, with empty signature slots. */
+    transaction: z.string(),
+  }),
+]);
+export type WalletRequest = z.infer<typeof walletRequestSchema>;
+
+export const approvalRequestSchema = z.looseObject({
+  /** The wallet that must sign (the request's `walletAddress`). */
+  wallet: z.string(),
+  /** ISO-8601: after this the signature can no longer be used (the authorization's window, or the Solana blockhash's life). */
+  expiresAt: z.string(),
+  /** How to resume: send `approval` with this payment id in the next `POST /api/chat`. */
+  sign: walletRequestSchema,
+});
+export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
 
 const amountSchema = z.object({
   /** Atomic units of the token, as a decimal string (bigint on the server). */
@@ -45,6 +110,10 @@ export const paymentUpdateSchema = z.looseObject({
   payer: z.string().optional(),
   message: z.string().optional(),
   reason: z.string().optional(),
+  /** The budget as it stands, on every update from the quote on. */
+  budget: budgetMeterSchema.optional(),
+  /** Only with status `awaiting_approval`: what the wallet signs, and until when. */
+  approval: approvalRequestSchema.optional(),
 });
 export type PaymentUpdate = z.infer<typeof paymentUpdateSchema>;
 
@@ -77,6 +146,8 @@ export const finishPayloadSchema = z.looseObject({
   provider: z.string(),
   /** The provider's own model id. */
   modelId: z.string(),
+  /** With finish reason `approval-required`: the payments waiting for the user's wallet, oldest first. */
+  approvals: z.array(z.looseObject({ paymentId: z.string(), expiresAt: z.string() })).optional(),
 });
 export type FinishPayload = z.infer<typeof finishPayloadSchema>;
 

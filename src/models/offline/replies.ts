@@ -206,6 +206,16 @@ export function payReply(service: DiscoveredService, pay: PayOutput): string {
       return `The payment to ${service.name} failed: ${reason}.${txText(pay)} You were not charged for data you did not get; you can try again.`;
     case "unknown":
       return `I can't tell whether the payment to ${service.name} went through: ${reason}.${txText(pay)} Please check before trying again, so you don't pay twice.`;
+    case "awaiting_approval": {
+      const amount = pay.amountUsd ? usd(pay.amountUsd) : "the quoted price";
+      const network = pay.network ? ` on ${pay.network}` : "";
+      const until = pay.approvalExpiresAt ? ` before ${pay.approvalExpiresAt}` : "";
+      return `To get this from ${service.name}, please approve the payment of ${amount}${network} in your wallet${until}. Nothing has been paid yet; if you decline, nothing will be.`;
+    }
+    case "rejected":
+      return `You declined the payment to ${service.name} in your wallet, so I didn't pay and I don't have its data. Nothing was charged.`;
+    case "expired":
+      return `The approval for ${service.name} came too late: the payment's window had passed. Nothing was charged; ask again for a new quote.`;
   }
 }
 
