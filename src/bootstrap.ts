@@ -46,6 +46,8 @@ function fromDevnet(devnet: Devnet): PaymentSources {
     if (key) signerKeys.push({ chain: "evm", privateKey: key, tokens: [m.devToken] });
     banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
   }
+  for (const w of m.evm.wallets.filter((w) => w.role === "user"))
+    banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`);
   if (m.solana) {
     rpcUrls[m.solana.network] = m.solana.rpcUrl;
     assets[m.solana.network] = [m.solana.usdcMint];
@@ -55,6 +57,8 @@ function fromDevnet(devnet: Devnet): PaymentSources {
       if (key) signerKeys.push({ chain: "solana", secretKey: key, tokens: [m.devToken] });
       banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
     }
+    for (const w of m.solana.wallets.filter((w) => w.role === "user"))
+      banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`);
   } else {
     banner.push(`  Solana      unavailable: ${m.solanaUnavailableReason ?? "not started"}`);
   }

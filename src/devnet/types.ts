@@ -16,7 +16,8 @@ export interface DevnetOptions {
 }
 
 /** Who a funded wallet is in the demo: payers pay, the merchant is `payTo`, the facilitator pays gas. */
-export type WalletRole = "payer" | "payer-low" | "merchant" | "facilitator";
+/** `user`: funded, but its key is not handed to the service: it pays by approving in its own wallet. */
+export type WalletRole = "payer" | "payer-low" | "merchant" | "facilitator" | "user";
 
 /** A paid demo service, as the manifest and discovery describe it. */
 export interface DevnetServiceInfo {

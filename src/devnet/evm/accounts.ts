@@ -13,6 +13,7 @@ export const HARDHAT_TEST_KEYS = [
   "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
   "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
   "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
+  "0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e",
 ] as const satisfies readonly `0x${string}`[];
 
 /** A funded devnet wallet before it is funded: its name, role and starting USDC. */
@@ -25,7 +26,8 @@ export interface WalletPlan {
 
 /**
  * The same cast of wallets on both chains. `payer-low` holds $0.001, less than any service
- * costs, for the insufficient-balance path.
+ * costs, for the insufficient-balance path. `user` is a funded wallet whose key the service does
+ * not hold: its payments are approved in the user's own wallet (docs/protocol.md, "Approval").
  */
 export const WALLET_PLAN: readonly WalletPlan[] = [
   { name: "payer", role: "payer", usdcAtomic: 1_000_000_000n },
@@ -33,6 +35,7 @@ export const WALLET_PLAN: readonly WalletPlan[] = [
   { name: "payer-low", role: "payer-low", usdcAtomic: 1_000n },
   { name: "merchant", role: "merchant", usdcAtomic: 0n },
   { name: "facilitator", role: "facilitator", usdcAtomic: 0n },
+  { name: "user", role: "user", usdcAtomic: 1_000_000_000n },
 ];
 
 /** Index 0 deploys the token and mints; it is not a demo wallet. */
