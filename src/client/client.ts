@@ -1,0 +1,317 @@
+import {
+  decodeStream,
+  type ErrorPayload,
+  type FinishPayload,
+  type PaymentUpdate,
+  ProtocolError,
+  type StreamEvent,
+} from "../protocol/stream.js";
+import { ChatHttpError, errorFromResponse } from "./errors.js";
+
+/**
+ * The chat client: one `POST /api/chat` per turn, its stream read as typed events by the protocol
+ * module's own decoder (src/protocol/stream.ts), in either framing. Runs anywhere `fetch` and web
+ * streams do (Node 20, browsers, workers).
+ */
+
+/** One message of the conversation, as the service takes it. */
+export interface ChatMessage {
+  role: "user" | "assistant" | "system";
+  content: string;
+}
+
+/** Decimal USD as a string ("0.50") or a number (0.5). */
+export type Usd = string | number;
+
+/** The request's spending limits (docs/protocol.md, `spendingLimits`); they only tighten the server's. */
+export interface SpendingLimits {
+  perTransaction?: Usd;
+  perRequest?: Usd;
+  daily?: Usd;
+  /** Payments above this ask the user's wallet to approve, even when a server-held key could pay. */
+  approvalAbove?: Usd;
+  allowedNetworks?: string[];
+  allowedServices?: string[];
+}
+
+/** The wallet's answer to a payment awaiting approval (see `./approval.ts` for helpers that make one). */
+export type ApprovalAnswer =
+  | { paymentId: string; signature: `0x${string}` }
+  | { paymentId: string; transaction: string }
+  | { paymentId: string; reject: true };
+
+/** The request body, field for field as the service takes it (unknown fields are refused there). */
+export interface ChatRequestBody {
+  messages: ChatMessage[];
+  walletAddress?: string;
+  spendingLimits?: SpendingLimits;
+  approval?: ApprovalAnswer;
+  model?: "aimodel-2.0-flash-exp" | "aimodel-1.5-pro" | "aimodel-1.5-flash";
+  temperature?: number;
+  maxTokens?: number;
+}
+
+export type Framing = "lines" | "sse";
+
+/** How a 429 is handled: wait out `Retry-After` and send again, up to `maxRetries` times. */
+export interface RateLimitRetry {
+  /** Default 2. 0 turns waiting off (a 429 throws at once). */
+  maxRetries?: number;
+  /** Waits longer than this throw instead (default 120 s; the service blocks for 50 s). */
+  maxWaitSeconds?: number;
+}
+
+export interface ChatClientOptions {
+  /** The service's origin, e.g. `http://127.0.0.1:3000`. Omit in a browser page served by the service. */
+  baseUrl?: string | URL;
+  /** Default `/api/chat`. */
+  path?: string;
+  /** Bearer token, sent as `Authorization: Bearer <token>`; a function is asked at every request. */
+  token?: string | (() => string | undefined);
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  /** Default `lines` (bare lines); `sse` asks for `text/event-stream`. Both decode the same. */
+  framing?: Framing;
+  /** 429 handling: waits by default; `false` throws the 429 at once. */
+  rateLimitRetry?: boolean | RateLimitRetry;
+  /** Told before each wait for a 429, e.g. to say "rate limited, retrying in 50 s". */
+  onRateLimited?: (info: { waitSeconds: number; attempt: number; error: ChatHttpError }) => void;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: typeof fetch;
+}
+
+export interface ChatCallOptions {
+  signal?: AbortSignal;
+  /** Sent as `Idempotency-Key`: a retry with the same key and body replays the first outcome and never pays twice. */
+  idempotencyKey?: string;
+  headers?: Record<string, string> | Headers;
+  framing?: Framing;
+  rateLimitRetry?: boolean | RateLimitRetry;
+}
+
+/** A turn read to its end: the text, each payment as it last stood, the errors and the finish. */
+export interface ChatResult {
+  text: string;
+  /** The latest update of each payment, in the order they first appeared. */
+  payments: PaymentUpdate[];
+  /** Every `p:` update, in order. */
+  updates: PaymentUpdate[];
+  errors: ErrorPayload[];
+  finish: FinishPayload;
+  /** The payments awaiting the wallet's approval (their latest update, with its `approval` request). */
+  awaitingApproval: PaymentUpdate[];
+}
+
+const ACCEPT: Record<Framing, string> = { lines: "text/plain", sse: "text/event-stream" };
+
+/** A client for one service. */
+export class ChatClient {
+  private readonly url: string;
+  private readonly options: ChatClientOptions;
+
+  constructor(options: ChatClientOptions = {}) {
+    this.options = options;
+    const path = options.path ?? "/api/chat";
+    this.url = options.baseUrl === undefined ? path : new URL(path, options.baseUrl).href;
+  }
+
+  /**
+   * Send one turn. Resolves once the service accepted it (the stream is open) with a
+   * {@link ChatTurn} to iterate; rejects with {@link ChatHttpError} when the service refused it
+   * (after waiting out 429s unless told not to), or with the fetch's error (network, abort).
+   */
+  async chat(body: ChatRequestBody, options: ChatCallOptions = {}): Promise<ChatTurn> {
+    const retry = retryPolicy(options.rateLimitRetry ?? this.options.rateLimitRetry);
+    const payload = JSON.stringify(body);
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.post(payload, options);
+      if (response.ok && response.body) return new ChatTurn(response, options.signal);
+      const error = response.ok
+        ? new ChatHttpError({
+            type: "about:blank",
+            title: "No body",
+            status: response.status,
+            code: "no_body",
+          })
+        : await errorFromResponse(response);
+      const wait = error.retryAfterSeconds ?? 0;
+      if (error.status !== 429 || attempt > retry.maxRetries || wait > retry.maxWaitSeconds) throw error;
+      this.options.onRateLimited?.({ waitSeconds: wait, attempt, error });
+      await sleep(wait * 1000, options.signal);
+    }
+  }
+
+  /** Answer a payment awaiting approval: the same conversation and wallet, plus the wallet's answer. */
+  approve(body: ChatRequestBody, answer: ApprovalAnswer, options?: ChatCallOptions): Promise<ChatTurn> {
+    return this.chat({ ...body, approval: answer }, options);
+  }
+
+  /** Refuse a payment awaiting approval; the turn goes on without it. */
+  reject(body: ChatRequestBody, paymentId: string, options?: ChatCallOptions): Promise<ChatTurn> {
+    return this.chat({ ...body, approval: { paymentId, reject: true } }, options);
+  }
+
+  private post(payload: string, options: ChatCallOptions): Promise<Response> {
+    const headers = new Headers(this.options.headers);
+    headers.set("Content-Type", "application/json");
+    headers.set("Accept", ACCEPT[options.framing ?? this.options.framing ?? "lines"]);
+    const token = typeof this.options.token === "function" ? this.options.token() : this.options.token;
+    if (token) headers.set("Authorization", `Bearer ${token}`);
+    if (options.idempotencyKey) headers.set("Idempotency-Key", options.idempotencyKey);
+    new Headers(options.headers).forEach((value, name) => {
+      headers.set(name, value);
+    });
+    const doFetch = this.options.fetch ?? globalThis.fetch;
+    return doFetch(this.url, {
+      method: "POST",
+      headers,
+      body: payload,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+}
+
+/**
+ * One turn's open stream: iterate it (once) for events, in order, ending with the `finish` event;
+ * or `collect()` it. A stream that ends without its `d:` line (the connection dropped) throws
+ * `ProtocolError`; an abort throws the signal's reason.
+ */
+export class ChatTurn implements AsyncIterable<StreamEvent> {
+  readonly response: Response;
+  /** The service's `X-Request-Id`. */
+  readonly requestId: string | undefined;
+  /** `X-Chat-Protocol`: the protocol version the service speaks. */
+  readonly protocolVersion: string | undefined;
+  /** True when the service replayed an earlier outcome for this `Idempotency-Key`. */
+  readonly replayed: boolean;
+  private used = false;
+  private readonly signal: AbortSignal | undefined;
+
+  constructor(response: Response, signal?: AbortSignal) {
+    this.response = response;
+    this.signal = signal;
+    this.requestId = response.headers.get("x-request-id") ?? undefined;
+    this.protocolVersion = response.headers.get("x-chat-protocol") ?? undefined;
+    this.replayed = response.headers.get("idempotent-replayed") === "true";
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
+    if (this.used) throw new Error("a ChatTurn can be read once");
+    this.used = true;
+    const body = this.response.body;
+    if (!body) throw new ProtocolError("the response has no body");
+    let finished = false;
+    try {
+      for await (const event of decodeStream(body)) {
+        if (finished) throw new ProtocolError("a line came after the d: line");
+        if (event.type === "finish") finished = true;
+        yield event;
+      }
+    } catch (error) {
+      if (this.signal?.aborted) throw this.signal.reason;
+      throw error;
+    } finally {
+      if (!finished) await body.cancel().catch(() => {});
+    }
+    if (!finished) {
+      if (this.signal?.aborted) throw this.signal.reason;
+      throw new ProtocolError("the stream ended before its d: line");
+    }
+  }
+
+  /** Stop reading; the service sees a disconnect (payments already under way still finish). */
+  async cancel(): Promise<void> {
+    await this.response.body?.cancel().catch(() => {});
+  }
+
+  /** Read the whole turn; `onEvent` sees each event as it comes. */
+  async collect(onEvent?: (event: StreamEvent) => void): Promise<ChatResult> {
+    const collector = new TurnCollector();
+    for await (const event of this) {
+      collector.add(event);
+      onEvent?.(event);
+    }
+    return collector.result();
+  }
+}
+
+/** Folds events into a {@link ChatResult}; usable on its own with any event source. */
+export class TurnCollector {
+  private text = "";
+  private readonly latest = new Map<string, PaymentUpdate>();
+  private readonly updates: PaymentUpdate[] = [];
+  private readonly errors: ErrorPayload[] = [];
+  private finish: FinishPayload | undefined;
+
+  add(event: StreamEvent): void {
+    switch (event.type) {
+      case "text":
+        this.text += event.text;
+        break;
+      case "payment":
+        this.updates.push(event.payment);
+        this.latest.set(event.payment.paymentId, event.payment);
+        break;
+      case "error":
+        this.errors.push(event.error);
+        break;
+      case "finish":
+        this.finish = event.finish;
+        break;
+    }
+  }
+
+  result(): ChatResult {
+    if (!this.finish) throw new ProtocolError("the turn has no d: line");
+    const payments = [...this.latest.values()];
+    return {
+      text: this.text,
+      payments,
+      updates: this.updates,
+      errors: this.errors,
+      finish: this.finish,
+      awaitingApproval: payments.filter((p) => p.status === "awaiting_approval" && p.approval),
+    };
+  }
+}
+
+/**
+ * The body that resumes a turn that stopped for approval: the conversation, the assistant's words
+ * of that turn (when it said any), and the wallet's answer; wallet and limits as before.
+ */
+export function resumeBody(
+  request: ChatRequestBody,
+  assistantText: string,
+  answer: ApprovalAnswer,
+): ChatRequestBody {
+  const messages =
+    assistantText.trim() === ""
+      ? request.messages
+      : [...request.messages, { role: "assistant" as const, content: assistantText }];
+  const { approval: _previous, ...rest } = request;
+  return { ...rest, messages, approval: answer };
+}
+
+function retryPolicy(option: boolean | RateLimitRetry | undefined): Required<RateLimitRetry> {
+  if (option === false) return { maxRetries: 0, maxWaitSeconds: 0 };
+  const given = option === true || option === undefined ? {} : option;
+  return { maxRetries: given.maxRetries ?? 2, maxWaitSeconds: given.maxWaitSeconds ?? 120 };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * The SDK of the chat service (`x402-chat-agent/client`): a typed client for `POST /api/chat`, the
+ * wallet-approval helpers, and a `ChatTransport` for the AI SDK's `useChat`. docs/clients.md shows
+ * each in use. Events are decoded by the protocol module's own decoder (src/protocol/stream.ts).
+ *
+ * ```ts
+ * const client = new ChatClient({ baseUrl: "http://127.0.0.1:3000", token });
+ * const turn = await client.chat({ messages: [{ role: "user", content: "Weather in Paris?" }], walletAddress });
+ * for await (const event of turn) if (event.type === "text") process.stdout.write(event.text);
+ * ```
+ */
+export {
+  type ApprovalRequest,
+  type BudgetMeter,
+  decodeLine,
+  decodeStream,
+  type ErrorPayload,
+  type FinishPayload,
+  type LimitMeter,
+  type Money,
+  PAYMENT_STATUSES,
+  type PaymentStatus,
+  type PaymentSummary,
+  type PaymentUpdate,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  StreamDecoder,
+  type StreamEvent,
+  type WalletRequest,
+} from "../protocol/stream.js";
+export {
+  type ApprovalSummary,
+  describeApproval,
+  type EvmTypedDataSigner,
+  rejectApproval,
+  type SolanaApprovalSigner,
+  signEvmApproval,
+  signSolanaApproval,
+  toViemTypedData,
+  type ViemTypedData,
+} from "./approval.js";
+export {
+  type ApprovalAnswer,
+  type ChatCallOptions,
+  ChatClient,
+  type ChatClientOptions,
+  type ChatMessage,
+  type ChatRequestBody,
+  type ChatResult,
+  ChatTurn,
+  type Framing,
+  type RateLimitRetry,
+  resumeBody,
+  type SpendingLimits,
+  TurnCollector,
+  type Usd,
+} from "./client.js";
+export { ChatHttpError, isChatHttpError, type Problem, parseRetryAfter } from "./errors.js";
+export {
+  approvalBody,
+  eventsToChunks,
+  PaymentChatTransport,
+  type PaymentChatTransportOptions,
+  type PaymentDataTypes,
+  type PaymentUIMessage,
+  type TurnFields,
+  toServiceMessages,
+} from "./transport.js";

@@ -1,0 +1,205 @@
+import type {
+  ChatRequestOptions,
+  ChatTransport,
+  FinishReason as UIFinishReason,
+  UIMessage,
+  UIMessageChunk,
+} from "ai";
+import type { ErrorPayload, FinishPayload, PaymentUpdate, StreamEvent } from "../protocol/stream.js";
+import {
+  type ApprovalAnswer,
+  ChatClient,
+  type ChatClientOptions,
+  type ChatMessage,
+  type ChatRequestBody,
+} from "./client.js";
+
+/**
+ * A `ChatTransport` for the AI SDK's `useChat` (ai@6): each turn is one `POST /api/chat`, and its
+ * lines become UI message chunks:
+ *
+ * - `0:` text -> `text-start`/`text-delta`/`text-end` (a new text part after each payment card, so
+ *   text and cards keep their order);
+ * - `p:` -> a `data-payment` part whose `id` is the payment id: later updates replace it in place,
+ *   so one card follows one payment; with status `awaiting_approval` its data carries `approval`;
+ * - `e:` -> a `data-error` part where it happened, and one `error` chunk after the finish (so
+ *   `useChat`'s `error` is set without losing the words and metadata that follow an `e:`);
+ * - `d:` -> `finish` with the whole `d:` payload as `messageMetadata`.
+ *
+ * To answer an approval, sign it (`signEvmApproval`, `signSolanaApproval`) and call
+ * `sendMessage(undefined, { body: { approval } })`: the turn resumes in the same assistant message.
+ */
+
+/** The data parts this transport writes: `data-payment` (one per payment id) and `data-error`. */
+export interface PaymentDataTypes {
+  payment: PaymentUpdate;
+  error: ErrorPayload;
+  [name: string]: unknown;
+}
+
+/** The UI message `useChat` holds with this transport; its metadata is the turn's `d:` payload. */
+export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes>;
+
+/** Request fields the transport sends besides the messages, from options or `sendMessage`'s `body`. */
+export type TurnFields = Omit<ChatRequestBody, "messages">;
+
+export interface PaymentChatTransportOptions extends ChatClientOptions {
+  /** A client to use (its options win); otherwise one is made from these options. */
+  client?: ChatClient;
+  /**
+   * Fields of every request (wallet, limits, model...), or a function asked at every request so a
+   * page's current settings apply. `sendMessage(..., { body })` fields are laid over them.
+   */
+  fields?: TurnFields | (() => TurnFields | undefined);
+  /** Bounds of the conversation sent (the service's are 100 messages, 64,000 characters). */
+  maxMessages?: number;
+  maxChars?: number;
+}
+
+const SERVICE_BOUNDS = { maxMessages: 100, maxChars: 64_000 };
+
+/**
+ * UI messages -> the service's `{role, content}` messages: each message's text parts joined;
+ * messages with no text (a card alone) left out; the oldest dropped until the bounds hold.
+ */
+export function toServiceMessages(
+  messages: ReadonlyArray<Pick<UIMessage, "role" | "parts">>,
+  bounds: { maxMessages?: number; maxChars?: number } = {},
+): ChatMessage[] {
+  const maxMessages = bounds.maxMessages ?? SERVICE_BOUNDS.maxMessages;
+  const maxChars = bounds.maxChars ?? SERVICE_BOUNDS.maxChars;
+  const out: ChatMessage[] = [];
+  for (const message of messages) {
+    const content = message.parts
+      .flatMap((part) => (part.type === "text" ? [part.text] : []))
+      .join("")
+      .trim();
+    if (content !== "") out.push({ role: message.role, content });
+  }
+  let total = out.reduce((sum, m) => sum + m.content.length, 0);
+  while (out.length > 1 && (out.length > maxMessages || total > maxChars)) {
+    total -= out.shift()?.content.length ?? 0;
+  }
+  return out;
+}
+
+const TURN_FIELDS = ["walletAddress", "spendingLimits", "approval", "model", "temperature", "maxTokens"];
+
+function fieldsOf(body: object | undefined): TurnFields {
+  if (!body) return {};
+  const unknown = Object.keys(body).filter((key) => !TURN_FIELDS.includes(key));
+  if (unknown.length > 0)
+    throw new TypeError(`unknown request field(s) ${unknown.join(", ")}: expected ${TURN_FIELDS.join(", ")}`);
+  return body as TurnFields;
+}
+
+export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
+  private readonly client: ChatClient;
+  private readonly options: PaymentChatTransportOptions;
+
+  constructor(options: PaymentChatTransportOptions = {}) {
+    this.options = options;
+    this.client = options.client ?? new ChatClient(options);
+  }
+
+  async sendMessages(
+    options: {
+      trigger: "submit-message" | "regenerate-message";
+      chatId: string;
+      messageId: string | undefined;
+      messages: PaymentUIMessage[];
+      abortSignal: AbortSignal | undefined;
+    } & ChatRequestOptions,
+  ): Promise<ReadableStream<UIMessageChunk>> {
+    const defaults = typeof this.options.fields === "function" ? this.options.fields() : this.options.fields;
+    const fields = { ...defaults, ...fieldsOf(options.body) };
+    const body: ChatRequestBody = {
+      ...fields,
+      messages: toServiceMessages(options.messages, {
+        ...(this.options.maxMessages ? { maxMessages: this.options.maxMessages } : {}),
+        ...(this.options.maxChars ? { maxChars: this.options.maxChars } : {}),
+      }),
+    };
+    const turn = await this.client.chat(body, {
+      ...(options.abortSignal ? { signal: options.abortSignal } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
+    });
+    return eventsToChunks(turn);
+  }
+
+  /** The service keeps no stream to reconnect to: a dropped turn is not resumable. */
+  async reconnectToStream(): Promise<ReadableStream<UIMessageChunk> | null> {
+    return null;
+  }
+}
+
+/** The body option that resumes a turn with the wallet's answer: `sendMessage(undefined, approvalBody(answer))`. */
+export function approvalBody(answer: ApprovalAnswer): { body: { approval: ApprovalAnswer } } {
+  return { body: { approval: answer } };
+}
+
+/** The AI SDK's finish reason for ours (the exact one is in `messageMetadata.finishReason`). */
+function uiFinishReason(reason: FinishPayload["finishReason"]): UIFinishReason {
+  if (reason === "stop" || reason === "payment-complete") return "stop";
+  if (reason === "error") return "error";
+  return "other";
+}
+
+/** Map protocol events to UI message chunks (exported for other event sources and tests). */
+export function eventsToChunks(events: AsyncIterable<StreamEvent>): ReadableStream<UIMessageChunk> {
+  const iterator = events[Symbol.asyncIterator]();
+  let textId: string | undefined;
+  let parts = 0;
+  let errors = 0;
+  let lastError: ErrorPayload | undefined;
+  let started = false;
+  return new ReadableStream<UIMessageChunk>({
+    async pull(controller) {
+      const closeText = () => {
+        if (textId) controller.enqueue({ type: "text-end", id: textId });
+        textId = undefined;
+      };
+      if (!started) {
+        started = true;
+        controller.enqueue({ type: "start" });
+      }
+      const next = await iterator.next();
+      if (next.done) {
+        closeText();
+        controller.close();
+        return;
+      }
+      const event = next.value;
+      switch (event.type) {
+        case "text":
+          if (!textId) {
+            textId = `text-${++parts}`;
+            controller.enqueue({ type: "text-start", id: textId });
+          }
+          controller.enqueue({ type: "text-delta", id: textId, delta: event.text });
+          break;
+        case "payment":
+          closeText();
+          controller.enqueue({ type: "data-payment", id: event.payment.paymentId, data: event.payment });
+          break;
+        case "error":
+          closeText();
+          lastError = event.error;
+          controller.enqueue({ type: "data-error", id: `error-${++errors}`, data: event.error });
+          break;
+        case "finish":
+          closeText();
+          controller.enqueue({
+            type: "finish",
+            finishReason: uiFinishReason(event.finish.finishReason),
+            messageMetadata: event.finish,
+          });
+          if (lastError) controller.enqueue({ type: "error", errorText: lastError.message });
+          break;
+      }
+    },
+    async cancel(reason) {
+      await iterator.return?.(reason);
+    },
+  });
+}
