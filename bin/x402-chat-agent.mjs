@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+/**
+ * `x402-chat-agent` (package.json `bin`; `npx x402-chat-agent chat` from a checkout, `npm run
+ * chat`). Runs the terminal chat compiled into dist/cli/main.js (scripts/build-client.mjs), built
+ * first when it is missing or a source changed, so it is never stale; should the build fail, it
+ * runs the TypeScript source through tsx.
+ */
+import { pathToFileURL } from "node:url";
+
+let entry;
+try {
+  const { CLI_OUTFILE, ensureClientBuilt } = await import("../scripts/build-client.mjs");
+  await ensureClientBuilt();
+  entry = pathToFileURL(CLI_OUTFILE).href;
+} catch (error) {
+  process.stderr.write(
+    `x402-chat-agent: cannot build dist/cli/main.js (${error instanceof Error ? error.message : error}); running from source\n`,
+  );
+  const { register } = await import("tsx/esm/api");
+  register();
+  entry = new URL("../src/cli/main.ts", import.meta.url).href;
+}
+const { main } = await import(entry);
+process.exitCode = await main(process.argv.slice(2), {
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+});

@@ -1,0 +1,191 @@
+/**
+ * The compiled clients (git-ignored, built at `npm install` by scripts/postinstall.mjs):
+ *
+ * - `dist/client/index.js`: the SDK, `src/client/index.ts` and the protocol module it uses, bundled
+ *   by esbuild as one ES module; npm packages (zod, ai, viem, @solana/kit) stay imports. The
+ *   package exports it as `x402-chat-agent/client`.
+ * - `dist/client/types/`: its type declarations, emitted by tsc (`types` of that export).
+ * - `dist/cli/main.js`: the terminal chat (`src/cli/main.ts`), run by `bin/x402-chat-agent.mjs`.
+ *
+ * Never stale: `dist/client/stamp.json` holds the content hash of every own source bundled (and of
+ * this file and package.json); `ensureClientBuilt()` rebuilds whenever one differs (about 0.1 s:
+ * only our own files are compiled). Declarations are stamped apart (tsc takes seconds), and only
+ * built when asked (`{ types: true }`, as at install and by `node scripts/build-client.mjs`).
+ */
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+export const CLIENT_OUTFILE = join(root, "dist", "client", "index.js");
+export const CLI_OUTFILE = join(root, "dist", "cli", "main.js");
+const TYPES_DIR = join(root, "dist", "client", "types");
+const STAMP = join(root, "dist", "client", "stamp.json");
+const TYPES_STAMP = join(root, "dist", "client", "types.stamp.json");
+const CONFIG_INPUTS = ["package.json", "scripts/build-client.mjs"];
+/** The SDK runs anywhere (browsers too); the terminal chat on Node. */
+const ENTRIES = [
+  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral" },
+  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node" },
+];
+
+const sha1 = (data) => createHash("sha1").update(data).digest("hex");
+
+function hashOf(path) {
+  try {
+    return sha1(readFileSync(join(root, path)));
+  } catch {
+    return "missing";
+  }
+}
+
+function readStamp(path) {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the stamped outputs cannot be used as they are, or undefined when they are up to date. */
+function staleness(stampPath, outputs) {
+  const stamp = readStamp(stampPath);
+  if (!stamp) return "not built yet";
+  if (stamp.root !== root) return "built in another directory";
+  for (const output of outputs) {
+    try {
+      readFileSync(output, { flag: "r" });
+    } catch {
+      return `${output} is missing`;
+    }
+  }
+  for (const [path, expected] of Object.entries(stamp.inputs)) {
+    if (hashOf(path) !== expected) return `${path} changed`;
+  }
+  return undefined;
+}
+
+function writeAtomically(path, contents) {
+  mkdirSync(join(path, ".."), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, contents);
+  try {
+    renameSync(temporary, path);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
+
+async function loadEsbuild() {
+  const fromTsx = createRequire(createRequire(import.meta.url).resolve("tsx/package.json"));
+  return import(pathToFileURL(fromTsx.resolve("esbuild")).href);
+}
+
+/** Bundle the SDK and the terminal chat now; returns the inputs stamped. */
+async function buildJs() {
+  const esbuild = await loadEsbuild();
+  const inputs = new Set(CONFIG_INPUTS);
+  for (const { outfile, entry, platform } of ENTRIES) {
+    const result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      packages: "external",
+      platform,
+      format: "esm",
+      target: "es2022",
+      sourcemap: "linked",
+      metafile: true,
+      write: false,
+      logLevel: "warning",
+    });
+    for (const path of Object.keys(result.metafile.inputs)) inputs.add(path);
+    // The bundle before its map; the stamp after both.
+    const files = [...result.outputFiles].sort(
+      (a, b) => Number(a.path.endsWith(".map")) - Number(b.path.endsWith(".map")),
+    );
+    for (const file of files) writeAtomically(file.path, file.contents);
+  }
+  const hashes = Object.fromEntries([...inputs].sort().map((path) => [path, hashOf(path)]));
+  writeAtomically(STAMP, `${JSON.stringify({ root, inputs: hashes }, null, 1)}\n`);
+  return hashes;
+}
+
+/** Emit the SDK's declarations with tsc (a development dependency: skipped, said, when absent). */
+async function buildTypes(inputs) {
+  const require = createRequire(import.meta.url);
+  let tsc;
+  try {
+    tsc = require.resolve("typescript/bin/tsc");
+  } catch {
+    throw new Error("typescript is not installed (a development dependency); no declarations");
+  }
+  rmSync(TYPES_DIR, { recursive: true, force: true });
+  await promisify(execFile)(
+    process.execPath,
+    [
+      tsc,
+      "src/client/index.ts",
+      "--declaration",
+      "--emitDeclarationOnly",
+      "--outDir",
+      TYPES_DIR,
+      "--rootDir",
+      "src",
+      "--module",
+      "NodeNext",
+      "--moduleResolution",
+      "NodeNext",
+      "--target",
+      "ES2022",
+      "--lib",
+      "ES2024,DOM,DOM.Iterable",
+      "--types",
+      "node",
+      "--strict",
+      "--skipLibCheck",
+      "--verbatimModuleSyntax",
+      "--isolatedModules",
+    ],
+    { cwd: root },
+  );
+  writeAtomically(TYPES_STAMP, `${JSON.stringify({ root, inputs }, null, 1)}\n`);
+}
+
+/**
+ * Build whatever is stale; `types: true` also the declarations. Returns what was built, for a log
+ * line (empty when everything was up to date).
+ */
+export async function ensureClientBuilt({ types = false } = {}) {
+  const built = [];
+  const jsReason = staleness(STAMP, [CLIENT_OUTFILE, CLI_OUTFILE]);
+  let inputs = readStamp(STAMP)?.inputs;
+  if (jsReason) {
+    inputs = await buildJs();
+    built.push(`dist/client and dist/cli (${jsReason})`);
+  }
+  if (types) {
+    const typesReason = staleness(TYPES_STAMP, [join(TYPES_DIR, "client", "index.d.ts")]);
+    const stamped = readStamp(TYPES_STAMP)?.inputs;
+    if (typesReason || JSON.stringify(stamped) !== JSON.stringify(inputs)) {
+      await buildTypes(inputs);
+      built.push(`dist/client/types (${typesReason ?? "sources changed"})`);
+    }
+  }
+  return built;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const started = performance.now();
+  const built = await ensureClientBuilt({ types: true });
+  process.stderr.write(
+    built.length > 0
+      ? `built ${built.join(", ")} in ${Math.round(performance.now() - started)} ms\n`
+      : "dist/client, dist/cli and their types are up to date\n",
+  );
+}

@@ -1,0 +1,255 @@
+import {
+  type ApprovalAnswer,
+  type ChatClient,
+  ChatHttpError,
+  type ChatMessage,
+  type ChatRequestBody,
+  describeApproval,
+  type FinishPayload,
+  type Framing,
+  type PaymentUpdate,
+  ProtocolError,
+  rejectApproval,
+  resumeBody,
+  type StreamEvent,
+} from "../client/index.js";
+import { EXIT, exitCodeFor } from "./exit.js";
+import { canSign, type LocalKey, signWith } from "./keys.js";
+
+/** Where a turn is shown: the terminal renderer, or raw JSON lines (`--json`). */
+export interface Display {
+  start(): void;
+  event(event: StreamEvent): void;
+  note(text: string): void;
+  alert(text: string): void;
+  print(text: string): void;
+  close(): void;
+}
+
+/** Raw events, one JSON object a line, on stdout; notes stay on stderr, plain. */
+export class JsonDisplay implements Display {
+  constructor(
+    private readonly out: (text: string) => void,
+    private readonly err: (text: string) => void,
+  ) {}
+  start(): void {}
+  event(event: StreamEvent): void {
+    this.out(`${JSON.stringify(event)}\n`);
+  }
+  note(text: string): void {
+    this.err(`${text}\n`);
+  }
+  alert(text: string): void {
+    this.err(`${text}\n`);
+  }
+  print(text: string): void {
+    this.err(text.endsWith("\n") ? text : `${text}\n`);
+  }
+  close(): void {}
+}
+
+export interface Session {
+  client: ChatClient;
+  display: Display;
+  /** The service URL, for the resume instructions. */
+  url: string;
+  /** Request fields besides the messages (wallet, limits, model...). */
+  fields: Omit<ChatRequestBody, "messages" | "approval">;
+  framing: Framing;
+  key: LocalKey | undefined;
+  /** Approve with the key without asking. */
+  yes: boolean;
+  /** Ask the person; absent when nobody can answer (stdin is not a terminal, one-shot). */
+  ask: ((question: string) => Promise<string | undefined>) | undefined;
+}
+
+export interface TurnOutcome {
+  exitCode: number;
+  finish: FinishPayload | undefined;
+  /** The conversation after the turn, the assistant's words included: the next turn sends it. */
+  messages: ChatMessage[];
+}
+
+/** The abort reason of Ctrl-C. */
+export class Interrupted extends Error {
+  override name = "Interrupted";
+}
+
+/**
+ * One turn: send, show it as it streams, and when it stops for approval, answer (sign with the key
+ * file, reject, or a signature pasted in) and resume, until the turn really ends.
+ */
+export async function runTurn(
+  session: Session,
+  messages: ChatMessage[],
+  signal?: AbortSignal,
+): Promise<TurnOutcome> {
+  let body: ChatRequestBody = { ...session.fields, messages };
+  let conversation = messages;
+  for (;;) {
+    session.display.start();
+    let text = "";
+    const updates = new Map<string, PaymentUpdate>();
+    let finish: FinishPayload | undefined;
+    try {
+      const turn = await session.client.chat(body, {
+        framing: session.framing,
+        ...(signal ? { signal } : {}),
+      });
+      for await (const event of turn) {
+        session.display.event(event);
+        if (event.type === "text") text += event.text;
+        else if (event.type === "payment") updates.set(event.payment.paymentId, event.payment);
+        else if (event.type === "finish") finish = event.finish;
+      }
+    } catch (error) {
+      const outcome = failure(session, error);
+      session.display.close();
+      return { ...outcome, finish, messages: withAssistant(conversation, text) };
+    }
+    session.display.close();
+    conversation = withAssistant(body.messages, text);
+    if (!finish) return { exitCode: EXIT.error, finish, messages: conversation };
+    if (finish.finishReason !== "approval-required") {
+      return { exitCode: exitCodeFor(finish.finishReason), finish, messages: conversation };
+    }
+    const waiting = (finish.approvals ?? [])
+      .map((a) => updates.get(a.paymentId))
+      .find((u): u is PaymentUpdate => u?.approval !== undefined);
+    if (!waiting) {
+      session.display.alert("The turn awaits an approval, but no p: update said what to sign.");
+      return { exitCode: EXIT.approvalRequired, finish, messages: conversation };
+    }
+    const answer = await decide(session, waiting, body, text);
+    if (!answer) return { exitCode: EXIT.approvalRequired, finish, messages: conversation };
+    session.display.note("reject" in answer ? "Rejecting the payment..." : "Signed. Resuming...");
+    body = resumeBody(body, text, answer);
+  }
+}
+
+function withAssistant(messages: ChatMessage[], text: string): ChatMessage[] {
+  return text.trim() === "" ? messages : [...messages, { role: "assistant", content: text }];
+}
+
+function failure(session: Session, error: unknown): { exitCode: number } {
+  const { display } = session;
+  if (error instanceof Interrupted || (error instanceof Error && error.name === "AbortError")) {
+    display.alert("(interrupted)");
+    return { exitCode: EXIT.interrupted };
+  }
+  if (error instanceof ChatHttpError) {
+    display.alert(`✗ HTTP ${error.status} ${error.code}: ${error.problem.detail ?? error.problem.title}`);
+    for (const field of error.problem.errors ?? []) display.alert(`    ${field.path}: ${field.message}`);
+    if (error.retryAfterSeconds !== undefined)
+      display.note(`(the service says: retry after ${error.retryAfterSeconds} s)`);
+    return { exitCode: EXIT.refused };
+  }
+  if (error instanceof ProtocolError) {
+    display.alert(`✗ the stream broke off: ${error.message}`);
+    return { exitCode: EXIT.error };
+  }
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  display.alert(
+    `✗ cannot reach ${session.url}${code ? ` (${code})` : ""}: ${error instanceof Error ? error.message : String(error)}`,
+  );
+  return { exitCode: EXIT.refused };
+}
+
+/** Decide on one payment awaiting approval; undefined leaves it pending (instructions printed). */
+async function decide(
+  session: Session,
+  update: PaymentUpdate,
+  body: ChatRequestBody,
+  assistantText: string,
+): Promise<ApprovalAnswer | undefined> {
+  const { display, key } = session;
+  const summary = describeApproval(update);
+  display.note(
+    `Approval needed: ${summary.amountUsd ? `$${summary.amountUsd}` : "a payment"} to ${summary.payTo ?? "?"} on ${summary.network ?? "?"} for ${summary.service}, from ${summary.wallet}, before ${summary.expiresAt}.`,
+  );
+  if (summary.mismatches.length > 0) {
+    for (const m of summary.mismatches)
+      display.alert(`✗ what would be signed disagrees with the quote: ${m}`);
+    display.alert("Not signing it; rejecting the payment.");
+    return rejectApproval(update.paymentId);
+  }
+  if (key && canSign(key, update)) {
+    let yes = session.yes;
+    if (!yes && session.ask) {
+      const reply = await session.ask(`Approve and sign with ${key.address}? [y/N] `);
+      if (reply === undefined) return pending(session, update, body, assistantText);
+      yes = /^y(es)?$/i.test(reply.trim());
+      if (!yes) return rejectApproval(update.paymentId);
+    }
+    if (yes) return signWith(key, update);
+    return pending(session, update, body, assistantText);
+  }
+  if (key)
+    display.alert(
+      `The key file is for ${key.address} (${key.chain}); this payment must be signed by ${summary.wallet}.`,
+    );
+  return pending(session, update, body, assistantText);
+}
+
+/** Print what to sign and the exact resume body; in a terminal, take a pasted answer. */
+async function pending(
+  session: Session,
+  update: PaymentUpdate,
+  body: ChatRequestBody,
+  assistantText: string,
+): Promise<ApprovalAnswer | undefined> {
+  printInstructions(session, update, body, assistantText);
+  if (!session.ask) return undefined;
+  const evm = update.approval?.sign.kind === "evm-typed-data";
+  const reply = (
+    await session.ask(
+      `Paste the ${evm ? "signature (0x...)" : "signed transaction (base64)"}, n to reject, or Enter to leave it pending: `,
+    )
+  )?.trim();
+  if (!reply) return undefined;
+  if (/^n(o)?$/i.test(reply)) return rejectApproval(update.paymentId);
+  if (/^0x[0-9a-fA-F]{130}$/.test(reply))
+    return { paymentId: update.paymentId, signature: reply as `0x${string}` };
+  if (!evm && /^[A-Za-z0-9+/]+={0,2}$/.test(reply))
+    return { paymentId: update.paymentId, transaction: reply };
+  session.display.alert(
+    "That is neither a 65-byte signature nor a base64 transaction; the payment stays pending.",
+  );
+  return undefined;
+}
+
+export function printInstructions(
+  session: Pick<Session, "display" | "url">,
+  update: PaymentUpdate,
+  body: ChatRequestBody,
+  assistantText: string,
+): void {
+  const approval = update.approval;
+  if (!approval) return;
+  const { display } = session;
+  const placeholder = approval.sign.kind === "evm-typed-data" ? "<SIGNATURE>" : "<SIGNED_TRANSACTION_BASE64>";
+  const field = approval.sign.kind === "evm-typed-data" ? "signature" : "transaction";
+  const resume = resumeBody(body, assistantText, {
+    paymentId: update.paymentId,
+    [field]: placeholder,
+  } as ApprovalAnswer);
+  if (approval.sign.kind === "evm-typed-data") {
+    display.print(
+      `To approve, sign this EIP-712 typed data with ${approval.wallet} (${approval.sign.method}):`,
+    );
+    display.print(JSON.stringify(approval.sign.typedData, null, 2));
+  } else {
+    display.print(
+      `To approve, sign this transaction (base64) with ${approval.wallet} (${approval.sign.method}):`,
+    );
+    display.print(approval.sign.transaction);
+  }
+  display.print(
+    `Then POST ${new URL("/api/chat", session.url).href} with the same Authorization header and this body, ${placeholder} replaced by the ${field === "signature" ? "0x signature (65 bytes)" : "signed transaction, base64"}, before ${approval.expiresAt}:`,
+  );
+  display.print(JSON.stringify(resume));
+  display.print(
+    `To reject it instead, send "approval": ${JSON.stringify({ paymentId: update.paymentId, reject: true })}.`,
+  );
+}
