@@ -1,5 +1,6 @@
 import type { Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
+import { type DevnetUserWallets, mountDevnetWallets } from "./http/devnet-wallet.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
@@ -47,7 +48,9 @@ function fromDevnet(devnet: Devnet): PaymentSources {
     banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
   }
   for (const w of m.evm.wallets.filter((w) => w.role === "user"))
-    banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`);
+    banner.push(
+      `    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`,
+    );
   if (m.solana) {
     rpcUrls[m.solana.network] = m.solana.rpcUrl;
     assets[m.solana.network] = [m.solana.usdcMint];
@@ -58,7 +61,9 @@ function fromDevnet(devnet: Devnet): PaymentSources {
       banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
     }
     for (const w of m.solana.wallets.filter((w) => w.role === "user"))
-      banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`);
+      banner.push(
+        `    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`,
+      );
   } else {
     banner.push(`  Solana      unavailable: ${m.solanaUnavailableReason ?? "not started"}`);
   }
@@ -80,6 +85,31 @@ function fromDevnet(devnet: Devnet): PaymentSources {
     allowPrivateOrigins: origins,
     signerKeys,
     banner,
+  };
+}
+
+/** The devnet's `user` wallets (no server-held key) with their published test keys, for the web page. */
+function devnetUserWallets(devnet: Devnet): DevnetUserWallets {
+  const m = devnet.manifest;
+  const evm = m.evm.wallets.find((w) => w.role === "user");
+  const evmKey = evm && devnet.secrets.evm[evm.name];
+  const solana = m.solana?.wallets.find((w) => w.role === "user");
+  const solanaKey = solana && devnet.secrets.solana[solana.name];
+  return {
+    evm:
+      evm && evmKey
+        ? {
+            name: evm.name,
+            network: m.evm.network,
+            chainId: m.evm.chainId,
+            address: evm.address,
+            privateKey: evmKey,
+          }
+        : null,
+    solana:
+      m.solana && solana && solanaKey
+        ? { name: solana.name, network: m.solana.network, address: solana.address, secretKey: solanaKey }
+        : null,
   };
 }
 
@@ -195,6 +225,8 @@ export async function bootstrap(
         if (ownDevnet) await devnet?.stop();
       },
     });
+    // The web page's "devnet wallet": only while the embedded devnet runs, never with real networks.
+    if (devnet) mountDevnetWallets(service.app, devnetUserWallets(devnet));
     // Everything is wired: now start what runs on its own (reconciliation).
     await payments.start();
     return { service, payments, store: opened, ...(devnet ? { devnet } : {}), banner: sources.banner };

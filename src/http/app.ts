@@ -8,6 +8,7 @@ import { handleChat, type IdempotencyStore } from "./chat.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { problemResponse } from "./problem.js";
 import type { CheckResult } from "./readiness.js";
+import { serveWeb } from "./static.js";
 
 export interface AppDeps {
   agent: AgentDeps;
@@ -25,6 +26,8 @@ export interface AppDeps {
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
   readiness?: () => Promise<CheckResult[]>;
+  /** The built web page served at `/` (default `dist/web`; src/http/static.ts); null serves none. */
+  webDir?: string | null;
 }
 
 function clientIp(trustProxy: boolean) {
@@ -91,6 +94,8 @@ export function createApp(deps: AppDeps): Hono {
   app.all("/api/chat", () =>
     problemResponse(new AppError("method_not_allowed", "Use POST /api/chat."), { Allow: "POST" }),
   );
+  // The web chat page at `/` and its assets; any other path goes on to the routes after it.
+  if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));
   app.notFound((c) =>
     problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`)),
   );

@@ -1,0 +1,237 @@
+import { useChat } from "@ai-sdk/react";
+import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
+import { createTransport, describeError } from "./chat/transport.js";
+import type { ApprovalAnswer, ChatMessage, PaymentUpdate } from "./chat/types.js";
+import { Message } from "./components/Message.js";
+import type { ApprovalState } from "./components/PaymentCard.js";
+import { SettingsPanel } from "./components/SettingsPanel.js";
+import { WalletMenu } from "./components/WalletMenu.js";
+import { requestBody, useSettings } from "./settings.js";
+import type { PageWallet, WalletOption } from "./wallet/types.js";
+import { useWallets } from "./wallet/useWallets.js";
+
+const EXAMPLES = [
+  "What's the weather in Paris?",
+  "What paid services can you find?",
+  "Buy the premium report on AI",
+];
+
+/** A wallet's refusal to sign, in words (EIP-1193 code 4001 is the user saying no). */
+function walletErrorText(error: unknown): string {
+  const e = error as { code?: number; shortMessage?: string; message?: string; cause?: { code?: number } };
+  if (e?.code === 4001 || e?.cause?.code === 4001) return "You declined to sign in your wallet.";
+  return `The wallet could not sign: ${e?.shortMessage ?? e?.message ?? String(error)}`;
+}
+
+export function App() {
+  const transport = useMemo(() => createTransport(), []);
+  const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<ChatMessage>({
+    transport,
+  });
+  const [settings, setSettings] = useSettings();
+  const [showSettings, setShowSettings] = useState(false);
+  const { options, devnet } = useWallets();
+  const [wallet, setWallet] = useState<PageWallet>();
+  const [approvals, setApprovals] = useState<Record<string, ApprovalState>>({});
+  const [input, setInput] = useState("");
+  const sending = useRef<string | undefined>(undefined);
+  /** The chat error that belongs to an approval card (shown there, not in the banner). */
+  const [cardError, setCardError] = useState<Error>();
+  const bottom = useRef<HTMLDivElement>(null);
+  const busy = status === "submitted" || status === "streaming";
+
+  // An approval sent: when its request ends, the card shows what the server said (or nothing).
+  useEffect(() => {
+    const id = sending.current;
+    if (!id || busy) return;
+    sending.current = undefined;
+    setCardError(error);
+    setApprovals((a) => ({
+      ...a,
+      [id]: error ? { phase: "idle", error: describeError(error) } : { phase: "idle" },
+    }));
+  }, [busy, error]);
+
+  // Follow the stream (scroll on new parts and on growing text alike).
+  const lastPartsLength = messages.at(-1)?.parts.length ?? 0;
+  const lastText = messages.at(-1)?.parts.at(-1);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: scrolls when the last message grows
+  useEffect(() => {
+    bottom.current?.scrollIntoView({ block: "end" });
+  }, [messages.length, lastPartsLength, lastText]);
+
+  const connect = async (option: WalletOption) => setWallet(await option.connect());
+
+  const send = (text: string) => {
+    const question = text.trim();
+    if (!question || busy) return;
+    clearError();
+    setInput("");
+    void sendMessage({ text: question }, { body: { ...requestBody(settings, wallet?.address) } });
+  };
+
+  const answer = async (payment: PaymentUpdate, approval: ApprovalAnswer, walletAddress: string) => {
+    setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "sending" } }));
+    sending.current = payment.paymentId;
+    clearError();
+    await sendMessage(undefined, { body: { ...requestBody(settings, walletAddress), approval } });
+  };
+
+  const approve = async (payment: PaymentUpdate) => {
+    if (!wallet) return;
+    setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "signing" } }));
+    let approval: ApprovalAnswer;
+    try {
+      approval = await wallet.approve(payment);
+    } catch (e) {
+      setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "idle", error: walletErrorText(e) } }));
+      return;
+    }
+    await answer(payment, approval, wallet.address);
+  };
+
+  const reject = async (payment: PaymentUpdate) => {
+    const walletAddress = payment.approval?.wallet ?? wallet?.address;
+    if (!walletAddress) return;
+    await answer(payment, { paymentId: payment.paymentId, reject: true }, walletAddress);
+  };
+
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    send(input);
+  };
+
+  const devnetOptions = options.filter((o) => o.source === "devnet");
+
+  return (
+    <div className={`layout${showSettings ? " with-settings" : ""}`}>
+      <header className="topbar">
+        <div className="brand">
+          <span className="logo" aria-hidden="true">
+            x402
+          </span>
+          <div>
+            <h1>Payment agent</h1>
+            <p className="muted small">Asks, quotes, pays within your limits, answers.</p>
+          </div>
+        </div>
+        <div className="topbar-actions">
+          <button
+            type="button"
+            className="ghost"
+            aria-expanded={showSettings}
+            onClick={() => setShowSettings(!showSettings)}
+          >
+            Settings
+          </button>
+          <WalletMenu
+            options={options}
+            wallet={wallet}
+            onConnect={connect}
+            onDisconnect={() => setWallet(undefined)}
+          />
+        </div>
+      </header>
+
+      <main className="chat">
+        {devnet && !wallet && devnetOptions.length > 0 ? (
+          <section className="devnet-banner" data-testid="devnet-banner">
+            <p>
+              <strong>Local test network.</strong> This service runs the embedded devnet: its money is
+              simulated. No wallet extension? Use its funded test wallet, which signs here in the page.
+            </p>
+            <div className="devnet-actions">
+              {devnetOptions.map((option) => (
+                <button
+                  key={option.id}
+                  type="button"
+                  className="primary"
+                  onClick={() => void connect(option)}
+                >
+                  Use the {option.name.replace(/^Devnet/, "devnet")}
+                </button>
+              ))}
+            </div>
+          </section>
+        ) : null}
+
+        <section className="messages" aria-live="polite">
+          {messages.length === 0 ? (
+            <div className="empty">
+              <h2>Ask for something a paid service knows</h2>
+              <p className="muted">
+                The agent finds an x402 service, shows what it costs and your budget, pays in USDC within your
+                limits (asking your wallet when it must), and answers from what it bought.
+                {wallet ? "" : " Connect a wallet to let it pay."}
+              </p>
+              <div className="examples">
+                {EXAMPLES.map((example) => (
+                  <button key={example} type="button" className="ghost" onClick={() => send(example)}>
+                    {example}
+                  </button>
+                ))}
+              </div>
+            </div>
+          ) : (
+            messages.map((message) => (
+              <Message
+                key={message.id}
+                message={message}
+                wallet={wallet}
+                approvals={approvals}
+                canAct={!busy}
+                onApprove={(p) => void approve(p)}
+                onReject={(p) => void reject(p)}
+              />
+            ))
+          )}
+          {status === "submitted" ? <div className="typing muted">Thinking…</div> : null}
+          <div ref={bottom} />
+        </section>
+
+        {error && error !== cardError ? (
+          <div className="banner-error" role="alert" data-testid="chat-error">
+            {describeError(error)}
+            <button type="button" className="link" onClick={clearError}>
+              Dismiss
+            </button>
+          </div>
+        ) : null}
+
+        <form className="composer" onSubmit={onSubmit}>
+          <textarea
+            name="question"
+            rows={2}
+            value={input}
+            placeholder={wallet ? `Ask something (paying from ${wallet.name})` : "Ask something"}
+            onChange={(e) => setInput(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                send(input);
+              }
+            }}
+          />
+          {busy ? (
+            <button type="button" onClick={() => void stop()}>
+              Stop
+            </button>
+          ) : (
+            <button type="submit" className="primary" disabled={!input.trim()}>
+              Send
+            </button>
+          )}
+          {messages.length > 0 && !busy ? (
+            <button type="button" className="ghost" onClick={() => setMessages([])}>
+              New chat
+            </button>
+          ) : null}
+        </form>
+      </main>
+
+      {showSettings ? (
+        <SettingsPanel settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} />
+      ) : null}
+    </div>
+  );
+}

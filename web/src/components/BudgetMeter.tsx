@@ -1,0 +1,59 @@
+import type { BudgetMeter as Budget, LimitMeter } from "../chat/types.js";
+import { usd } from "../format.js";
+
+const LIMITS = [
+  ["perTransaction", "Per payment"],
+  ["perRequest", "This request"],
+  ["daily", "Last 24 h"],
+] as const;
+
+/** Percent of `limit` that `part` is, clamped to 0..100, from atomic units (no floats until here). */
+function percent(part: bigint, limit: bigint): number {
+  if (limit <= 0n || part <= 0n) return 0;
+  if (part >= limit) return 100;
+  return Number((part * 10_000n) / limit) / 100;
+}
+
+function Meter({ label, meter }: { label: string; meter: LimitMeter }) {
+  const limit = BigInt(meter.limit.atomic);
+  const spent = BigInt(meter.spent.atomic);
+  const pending = BigInt(meter.pending.atomic);
+  const remaining = BigInt(meter.remaining.atomic);
+  const after = meter.remainingAfter ? BigInt(meter.remainingAfter.atomic) : undefined;
+  const thisPayment = after !== undefined && remaining > after ? remaining - after : 0n;
+  const spentPct = percent(spent, limit);
+  const pendingPct = Math.min(percent(pending, limit), 100 - spentPct);
+  const thisPct = Math.min(percent(thisPayment, limit), 100 - spentPct - pendingPct);
+  return (
+    <div className="meter" data-limit={label}>
+      <div className="meter-head">
+        <span>{label}</span>
+        <span className="meter-figures">
+          {usd(meter.remaining.usd)} left of {usd(meter.limit.usd)}
+          {meter.remainingAfter ? ` · ${usd(meter.remainingAfter.usd)} after this` : ""}
+        </span>
+      </div>
+      <div className="meter-bar" aria-hidden="true">
+        <span className="meter-spent" style={{ width: `${spentPct}%` }} />
+        <span className="meter-pending" style={{ width: `${pendingPct}%` }} />
+        <span className="meter-this" style={{ width: `${thisPct}%` }} />
+      </div>
+      {spent > 0n || pending > 0n ? (
+        <div className="meter-detail">
+          {usd(meter.spent.usd)} spent{pending > 0n ? ` · ${usd(meter.pending.usd)} pending` : ""}
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** The live budget a `p:` update carries, drawn as it is: one bar per limit. */
+export function BudgetMeter({ budget }: { budget: Budget }) {
+  return (
+    <div className="budget">
+      {LIMITS.map(([key, label]) => (
+        <Meter key={key} label={label} meter={budget[key]} />
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,95 @@
+import type { ChatMessage, ErrorPayload, PaymentUpdate } from "../chat/types.js";
+import { shortHash } from "../format.js";
+import type { PageWallet } from "../wallet/types.js";
+import { type ApprovalState, PaymentCard } from "./PaymentCard.js";
+
+interface Props {
+  message: ChatMessage;
+  wallet: PageWallet | undefined;
+  approvals: Record<string, ApprovalState>;
+  canAct: boolean;
+  onApprove(payment: PaymentUpdate): void;
+  onReject(payment: PaymentUpdate): void;
+}
+
+const FINISH_LABELS: Record<string, string> = {
+  stop: "Done",
+  "payment-complete": "Paid and answered",
+  "payment-failed": "Payment failed",
+  "limit-exceeded": "Stopped by a spending limit",
+  "insufficient-balance": "Not enough funds",
+  "service-unavailable": "Service unavailable",
+  "approval-required": "Waiting for your approval",
+  error: "Error",
+};
+
+/** One message: text as it streams, a card per payment, errors, and the turn's finish line. */
+export function Message({ message, ...cardProps }: Props) {
+  if (message.role === "user") {
+    return (
+      <div className="msg msg-user" data-testid="user-message">
+        {message.parts.map((part, i) =>
+          part.type === "text" ? (
+            // biome-ignore lint/suspicious/noArrayIndexKey: parts have no id; their order never changes
+            <p key={i}>{part.text}</p>
+          ) : null,
+        )}
+      </div>
+    );
+  }
+  const paymentIds = new Set(
+    message.parts.flatMap((p) => (p.type === "data-payment" ? [p.data.paymentId] : [])),
+  );
+  const errorsFor = (paymentId: string): ErrorPayload[] =>
+    message.parts.flatMap((p) => (p.type === "data-error" && p.data.paymentId === paymentId ? [p.data] : []));
+  const finish = message.metadata;
+  return (
+    <div className="msg msg-assistant" data-testid="assistant-message">
+      {message.parts.map((part, i) => {
+        switch (part.type) {
+          case "text":
+            return part.text.trim() ? (
+              // biome-ignore lint/suspicious/noArrayIndexKey: parts have no id; their order never changes
+              <div key={i} className="text">
+                {part.text}
+              </div>
+            ) : null;
+          case "data-payment":
+            return (
+              <PaymentCard
+                key={part.id ?? part.data.paymentId}
+                payment={part.data}
+                errors={errorsFor(part.data.paymentId)}
+                approval={cardProps.approvals[part.data.paymentId]}
+                {...cardProps}
+              />
+            );
+          case "data-error": {
+            const paymentId = typeof part.data.paymentId === "string" ? part.data.paymentId : undefined;
+            if (paymentId && paymentIds.has(paymentId)) return null; // shown on its card
+            return (
+              <div key={part.id ?? i} className="inline-error" role="alert" data-testid="stream-error">
+                <strong>{part.data.code}</strong> {part.data.message}
+              </div>
+            );
+          }
+          default:
+            return null;
+        }
+      })}
+      {finish ? (
+        <div className="finish" data-testid="finish" data-finish-reason={finish.finishReason}>
+          <span className={`finish-reason finish-${finish.finishReason}`}>
+            {FINISH_LABELS[finish.finishReason] ?? finish.finishReason}
+          </span>
+          {finish.transactionHash ? (
+            <code title={finish.transactionHash}>{shortHash(finish.transactionHash)}</code>
+          ) : null}
+          <span className="muted">
+            {finish.provider} · {finish.modelId} · {finish.usage.totalTokens} tokens
+          </span>
+        </div>
+      ) : null}
+    </div>
+  );
+}

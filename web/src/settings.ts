@@ -1,0 +1,89 @@
+import { useEffect, useState } from "react";
+import type { RequestSettings } from "./chat/types.js";
+
+/** The public model names (docs/protocol.md): what each is backed by is the server's configuration. */
+export const MODELS = [
+  { id: "aimodel-2.0-flash-exp", label: "aimodel-2.0-flash-exp (latest, fastest)" },
+  { id: "aimodel-1.5-pro", label: "aimodel-1.5-pro (complex reasoning)" },
+  { id: "aimodel-1.5-flash", label: "aimodel-1.5-flash (balanced)" },
+] as const;
+
+/** What a person sets on the page; kept in this browser's storage. Amounts are USD as typed. */
+export interface Settings {
+  perTransaction: string;
+  perRequest: string;
+  daily: string;
+  /** Payments above this ask the wallet even when the server could sign ("" = the server's rule). */
+  approvalAbove: string;
+  allowedNetworks: string;
+  model: string;
+  temperature: number;
+  maxTokens: number;
+  token: string;
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  perTransaction: "1.00",
+  perRequest: "2.00",
+  daily: "10.00",
+  approvalAbove: "",
+  allowedNetworks: "",
+  model: "aimodel-2.0-flash-exp",
+  temperature: 0.5,
+  maxTokens: 4000,
+  token: "",
+};
+
+const KEY = "x402-chat-agent.settings";
+
+function load(): Settings {
+  try {
+    const saved = JSON.parse(localStorage.getItem(KEY) ?? "{}") as Partial<Settings>;
+    return { ...DEFAULT_SETTINGS, ...saved };
+  } catch {
+    return DEFAULT_SETTINGS;
+  }
+}
+
+export function useSettings(): [Settings, (next: Settings) => void] {
+  const [settings, setSettings] = useState(load);
+  useEffect(() => {
+    try {
+      // The bearer token is not kept: it lasts as long as the page.
+      localStorage.setItem(KEY, JSON.stringify({ ...settings, token: "" }));
+    } catch {
+      // storage may be off (private mode): the settings last for this page
+    }
+  }, [settings]);
+  return [settings, setSettings];
+}
+
+/** A USD amount the protocol accepts: digits, at most 6 decimals. */
+export function usdProblem(value: string): string | undefined {
+  if (value.trim() === "") return undefined;
+  return /^\d{1,7}(\.\d{1,6})?$/.test(value.trim()) ? undefined : "a USD amount such as 0.50";
+}
+
+/** The request fields for these settings and this wallet (limits only with a wallet: they apply to one). */
+export function requestBody(settings: Settings, walletAddress: string | undefined): RequestSettings {
+  const body: RequestSettings = {
+    model: settings.model,
+    temperature: settings.temperature,
+    maxTokens: settings.maxTokens,
+  };
+  if (settings.token.trim()) body.token = settings.token.trim();
+  if (!walletAddress) return body;
+  body.walletAddress = walletAddress;
+  const limits: Record<string, string | string[]> = {};
+  for (const name of ["perTransaction", "perRequest", "daily", "approvalAbove"] as const) {
+    const value = settings[name].trim();
+    if (value && !usdProblem(value)) limits[name] = value;
+  }
+  const networks = settings.allowedNetworks
+    .split(/[\s,]+/)
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (networks.length > 0) limits.allowedNetworks = networks;
+  if (Object.keys(limits).length > 0) body.spendingLimits = limits;
+  return body;
+}

@@ -1,0 +1,86 @@
+import {
+  createKeyPairFromBytes,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  partiallySignTransaction,
+} from "@solana/kit";
+import { privateKeyToAccount } from "viem/accounts";
+import { base64ToBytes } from "./encoding.js";
+import { typedDataOf } from "./evm.js";
+import type { PageWallet, WalletOption } from "./types.js";
+
+/** What `GET /api/devnet/wallets` answers while the embedded local network runs (src/http/devnet-wallet.ts). */
+export interface DevnetWallets {
+  notice: string;
+  evm: { name: string; network: string; chainId: number; address: string; privateKey: `0x${string}` } | null;
+  solana: { name: string; network: string; address: string; secretKey: number[] } | null;
+}
+
+/** The devnet's funded test wallets, or none when the service pays on real networks (no route there). */
+export async function fetchDevnetWallets(): Promise<DevnetWallets | undefined> {
+  try {
+    const response = await fetch("/api/devnet/wallets", { headers: { Accept: "application/json" } });
+    if (!response.ok) return undefined;
+    return (await response.json()) as DevnetWallets;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The "devnet wallet": the local network's published test keys, signing here in the page, so a
+ * newcomer without a wallet extension can approve a payment. Their money is simulated.
+ */
+export function devnetOptions(wallets: DevnetWallets): WalletOption[] {
+  const options: WalletOption[] = [];
+  const { evm, solana } = wallets;
+  if (evm) {
+    options.push({
+      id: "devnet:evm",
+      name: "Devnet wallet (EVM)",
+      chain: "evm",
+      source: "devnet",
+      async connect(): Promise<PageWallet> {
+        const account = privateKeyToAccount(evm.privateKey);
+        return {
+          optionId: "devnet:evm",
+          name: "Devnet wallet (EVM)",
+          chain: "evm",
+          address: account.address,
+          async approve(payment) {
+            return {
+              paymentId: payment.paymentId,
+              signature: await account.signTypedData(typedDataOf(payment)),
+            };
+          },
+        };
+      },
+    });
+  }
+  if (solana) {
+    options.push({
+      id: "devnet:solana",
+      name: "Devnet wallet (Solana)",
+      chain: "solana",
+      source: "devnet",
+      async connect(): Promise<PageWallet> {
+        const keyPair = await createKeyPairFromBytes(new Uint8Array(solana.secretKey));
+        return {
+          optionId: "devnet:solana",
+          name: "Devnet wallet (Solana)",
+          chain: "solana",
+          address: solana.address,
+          async approve(payment) {
+            const sign = payment.approval?.sign;
+            if (sign?.kind !== "solana-transaction")
+              throw new Error("this payment asks for no Solana transaction");
+            const transaction = getTransactionDecoder().decode(base64ToBytes(sign.transaction));
+            const signed = await partiallySignTransaction([keyPair], transaction);
+            return { paymentId: payment.paymentId, transaction: getBase64EncodedWireTransaction(signed) };
+          },
+        };
+      },
+    });
+  }
+  return options;
+}

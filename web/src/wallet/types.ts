@@ -1,0 +1,28 @@
+import type { ApprovalAnswer, PaymentUpdate } from "../chat/types.js";
+
+export type ChainKind = "evm" | "solana";
+
+/** A connected wallet: who pays, and how it answers a payment that awaits approval. */
+export interface PageWallet {
+  /** The option it was connected from. */
+  optionId: string;
+  name: string;
+  icon?: string;
+  chain: ChainKind;
+  address: string;
+  /**
+   * Sign what a payment awaiting approval asks (`payment.approval.sign`; the wallet shows its own
+   * prompt); resolves with the next request's `approval`.
+   */
+  approve(payment: PaymentUpdate): Promise<ApprovalAnswer>;
+}
+
+/** A wallet the page found (EIP-6963, window.ethereum, the Wallet Standard, or the devnet's test wallets). */
+export interface WalletOption {
+  id: string;
+  name: string;
+  icon?: string;
+  chain: ChainKind;
+  source: "eip6963" | "injected" | "wallet-standard" | "devnet";
+  connect(): Promise<PageWallet>;
+}
