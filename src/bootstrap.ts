@@ -191,6 +191,7 @@ export async function bootstrap(
         caps: p.limits.caps,
         allowedNetworks: sources.allowedNetworks,
         allowedServices: p.limits.allowedServices,
+        ...(p.limits.approvalAbove !== undefined ? { approvalAbove: p.limits.approvalAbove } : {}),
       },
       maxTimeoutSeconds: p.maxTimeoutSeconds,
       minTimeLeftMs: p.minTimeLeftMs,
@@ -208,6 +209,7 @@ export async function bootstrap(
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
       tools: payments.tools,
+      resumeApproval: payments.resumeApproval,
       idempotency: opened.idempotency,
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },

@@ -3,7 +3,7 @@ import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
 import { createApp } from "./http/app.js";
-import type { IdempotencyStore } from "./http/chat.js";
+import type { ChatRouteDeps, IdempotencyStore } from "./http/chat.js";
 import { onClientError } from "./http/client-error.js";
 import { Lifecycle } from "./http/lifecycle.js";
 import { createReadiness, type ReadinessCheck, redisCheck } from "./http/readiness.js";
@@ -34,6 +34,8 @@ export interface ServiceOverrides {
   rateLimiter?: RateLimiter;
   health?: () => Record<string, unknown>;
   idempotency?: IdempotencyStore;
+  /** Takes up payments answered in the user's wallet (the payments capability). */
+  resumeApproval?: ChatRouteDeps["resumeApproval"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
   readiness?: ReadinessCheck[];
   /** Bound of each readiness check (default 2 s). */
@@ -67,6 +69,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     health: () => ({ models: models.describe(), ...overrides.health?.() }),
     readiness,
     ...(overrides.idempotency ? { idempotency: overrides.idempotency } : {}),
+    ...(overrides.resumeApproval ? { resumeApproval: overrides.resumeApproval } : {}),
   });
   return {
     app,

@@ -15,6 +15,8 @@ export interface TurnContext {
   spendingLimits?: SpendingLimitsInput;
   /** Bearer token presented by the caller, if any (used only to decide whether a server key may sign). */
   bearerToken?: string;
+  /** The caller's identity (the bearer token's name), when authenticated: approvals are bound to it. */
+  caller?: string;
   /** Aborted on client disconnect, deadline or shutdown. Work that is already paying finishes regardless. */
   signal: AbortSignal;
   /** Epoch ms by which the whole turn must end. */
@@ -30,3 +32,16 @@ export interface TurnContext {
 
 /** Builds the tools for one turn. The payments capability provides one; with none the agent only talks. */
 export type ToolProvider = (ctx: TurnContext) => ToolSet;
+
+/**
+ * A tool call made on the client's behalf before the model runs (a payment the user approved in
+ * the wallet): the model sees it as its own call and continues from the result.
+ */
+export interface ToolExchange {
+  toolName: string;
+  input: Record<string, unknown>;
+  output: unknown;
+}
+
+/** Runs the exchange within the turn (its updates stream like a tool's). */
+export type TurnPrelude = (ctx: TurnContext) => Promise<ToolExchange>;

@@ -1,3 +1,3 @@
-export type { ToolProvider, TurnContext } from "./context.js";
+export type { ToolExchange, ToolProvider, TurnContext, TurnPrelude } from "./context.js";
 export { SYSTEM_PROMPT } from "./system-prompt.js";
 export { type AgentDeps, type ModelResolver, runTurn, type TurnInput } from "./turn.js";

@@ -18,7 +18,8 @@ import type {
   PaymentUpdate,
   StreamEvent,
 } from "../protocol/index.js";
-import type { ToolProvider, TurnContext } from "./context.js";
+import { APPROVAL_CALL_PREFIX } from "../tools/contract.js";
+import type { ToolExchange, ToolProvider, TurnContext, TurnPrelude } from "./context.js";
 import { type GuardedTools, guardTools } from "./guard.js";
 import { frameClientSystemMessage, SYSTEM_PROMPT } from "./system-prompt.js";
 
@@ -40,6 +41,10 @@ export interface TurnInput {
   requestId: string;
   idempotencyKey?: string;
   bearerToken?: string;
+  /** The caller's identity when authenticated (approvals are bound to it). */
+  caller?: string;
+  /** Runs before the model (an approved payment); the model continues from its result. */
+  prelude?: TurnPrelude;
   /** Aborted on client disconnect, deadline or shutdown; an AppError reason is reported to the client. */
   signal: AbortSignal;
   /**
@@ -61,6 +66,28 @@ function toModelMessages(request: ChatRequest): ModelMessage[] {
   });
 }
 
+/** The exchange as the model's own earlier step: its tool call, then the tool's result. */
+function exchangeMessages(exchange: ToolExchange, id: string): ModelMessage[] {
+  const toolCallId = `${APPROVAL_CALL_PREFIX}${id}`;
+  return [
+    {
+      role: "assistant",
+      content: [{ type: "tool-call", toolCallId, toolName: exchange.toolName, input: exchange.input }],
+    },
+    {
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId,
+          toolName: exchange.toolName,
+          output: { type: "json", value: exchange.output as never },
+        },
+      ],
+    },
+  ];
+}
+
 function describeModelError(error: unknown): AppError {
   if (isAppError(error)) return error;
   if (APICallError.isInstance(error)) {
@@ -79,6 +106,22 @@ function describeModelError(error: unknown): AppError {
 const IN_FLIGHT: ReadonlySet<PaymentStatus> = new Set(["quoted", "reserved", "signed", "submitted"]);
 
 const ignore = () => {};
+
+/** The work's result, or undefined as soon as `cutoff` aborts first. */
+async function untilCutoff<T>(work: Promise<T>, cutoff: AbortSignal | undefined): Promise<T | undefined> {
+  if (!cutoff) return work;
+  if (cutoff.aborted) return undefined;
+  let onAbort = () => {};
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    cutoff.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    cutoff.removeEventListener("abort", onAbort);
+  }
+}
 
 /** One stop condition per step budget, shared by every turn (the deps do not change). */
 const stopConditions = new Map<number, StopCondition<ToolSet>>();
@@ -148,10 +191,11 @@ export async function runTurn(
   if (input.cutoff?.aborted) cut = true;
   else input.cutoff?.addEventListener("abort", onCutoff, { once: true });
   try {
-    if (input.signal.aborted) throw input.signal.reason;
-    if (deps.tools) {
+    if (input.signal.aborted && !input.prelude) throw input.signal.reason;
+    let ctx: TurnContext | undefined;
+    if (deps.tools || input.prelude) {
       // Built only when there are tools to hand it to (none when payments are off).
-      const ctx: TurnContext = {
+      ctx = {
         requestId: input.requestId,
         signal: input.signal,
         deadline: input.deadline,
@@ -167,16 +211,34 @@ export async function runTurn(
         reportError,
         ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
         ...(input.bearerToken ? { bearerToken: input.bearerToken } : {}),
+        ...(input.caller ? { caller: input.caller } : {}),
         ...(request.wallet ? { wallet: request.wallet } : {}),
         ...(request.spendingLimits ? { spendingLimits: request.spendingLimits } : {}),
       };
-      guarded = guardTools(deps.tools(ctx), ctx, deps.onToolError ? { onToolError: deps.onToolError } : {});
+      if (deps.tools) {
+        guarded = guardTools(deps.tools(ctx), ctx, deps.onToolError ? { onToolError: deps.onToolError } : {});
+      }
+    }
+    let messages = toModelMessages(request);
+    if (input.prelude && ctx) {
+      // An approved payment runs first, even for a client that already left (it is paid for);
+      // the cutoff still ends the stream at once, leaving it to finish in the background.
+      const work = input.prelude(ctx);
+      const exchange = await untilCutoff(work, input.cutoff);
+      if (!exchange) {
+        input.onBackground?.(work);
+        cut = true;
+      } else {
+        messages = [...messages, ...exchangeMessages(exchange, input.requestId)];
+      }
+      if (input.signal.aborted) throw input.signal.reason;
     }
     const tools = guarded?.tools;
+    if (cut) throw input.cutoff?.reason;
     const result = streamText({
       model: resolved.model,
       system: SYSTEM_PROMPT,
-      messages: toModelMessages(request),
+      messages,
       // Client system messages are deliberate: kept, framed below the built-in prompt, and unable
       // to change any payment rule (those are code).
       allowSystemInMessages: true,
@@ -250,8 +312,14 @@ export async function runTurn(
     });
   }
   const transactions = all.flatMap((p) => (p.status === "settled" && p.transaction ? [p.transaction] : []));
+  const approvals = all.flatMap((p) =>
+    p.status === "awaiting_approval" && typeof p.expiresAt === "string"
+      ? [{ paymentId: p.paymentId, expiresAt: p.expiresAt }]
+      : [],
+  );
   let finishReason: FinishReason = "stop";
   if (failure) finishReason = failure.finishReason;
+  else if (approvals.length > 0) finishReason = "approval-required";
   else if (all.some((p) => p.status === "settled")) finishReason = "payment-complete";
 
   const finish: FinishPayload = {
@@ -263,6 +331,7 @@ export async function runTurn(
     model: request.model,
     provider: resolved.provider,
     modelId: resolved.modelId,
+    ...(approvals.length > 0 ? { approvals } : {}),
   };
   send({ type: "finish", finish });
   ended = true;

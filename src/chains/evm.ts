@@ -1,10 +1,23 @@
 import { DEFAULT_ASSETS } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { EVM_NETWORK_CHAIN_ID_MAP, ExactEvmSchemeV1 } from "@x402/evm/v1";
-import { createPublicClient, erc20Abi, getAddress, http, isAddress, parseAbi } from "viem";
+import {
+  createPublicClient,
+  erc20Abi,
+  getAddress,
+  http,
+  isAddress,
+  parseAbi,
+  recoverTypedDataAddress,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod/v4";
-import type { ChainFamily, PaymentOnChain } from "./types.js";
+import {
+  type ChainFamily,
+  type PaymentOnChain,
+  WalletAnswerMismatch,
+  type WalletSigningRequest,
+} from "./types.js";
 
 /**
  * Ethereum-compatible chains (CAIP-2 `eip155:<chain id>`), paid with EIP-3009
@@ -36,6 +49,61 @@ function evmAuthorization(payment: PaymentOnChain): EvmAuthorization | undefined
   return a?.kind === "evm-eip3009" && a.from && a.nonce && a.validBefore
     ? (a as EvmAuthorization)
     : undefined;
+}
+
+/** What the stand-in signer returns: 65 zero bytes, replaced by the wallet's signature on approval. */
+const NO_SIGNATURE = `0x${"00".repeat(65)}` as const;
+
+/** Seconds kept in hand after an approval to submit the payment before `validBefore`. */
+const SUBMIT_MARGIN_SECONDS = 10;
+
+const EIP712_DOMAIN_TYPES = [
+  { name: "name", type: "string" },
+  { name: "version", type: "string" },
+  { name: "chainId", type: "uint256" },
+  { name: "verifyingContract", type: "address" },
+];
+
+type TypedData = Extract<WalletSigningRequest, { kind: "evm-typed-data" }>["typedData"];
+
+/** JSON for eth_signTypedData_v4: bigints as decimal strings, the domain's type spelled out. */
+function toWalletTypedData(data: {
+  domain: Record<string, unknown>;
+  types: Record<string, unknown>;
+  primaryType: string;
+  message: Record<string, unknown>;
+}): TypedData {
+  const plain = (record: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(record).map(([k, v]) => [k, typeof v === "bigint" ? v.toString() : v]));
+  const domain = plain(data.domain);
+  if (domain.chainId !== undefined) domain.chainId = Number(domain.chainId);
+  return {
+    domain,
+    types: {
+      EIP712Domain: EIP712_DOMAIN_TYPES,
+      ...(data.types as TypedData["types"]),
+    },
+    primaryType: data.primaryType,
+    message: plain(data.message),
+  };
+}
+
+/** The typed data as viem hashes it: uint256 fields back to bigint, the domain type implied. */
+function forViem(data: TypedData) {
+  const { EIP712Domain: _domain, ...types } = data.types;
+  const fields = types[data.primaryType] ?? [];
+  const message = Object.fromEntries(
+    Object.entries(data.message).map(([k, v]) => {
+      const type = fields.find((f) => f.name === k)?.type ?? "";
+      return [k, /^u?int\d*$/.test(type) ? BigInt(String(v)) : v];
+    }),
+  );
+  return {
+    domain: { ...data.domain, chainId: Number(data.domain.chainId) },
+    types,
+    primaryType: data.primaryType,
+    message,
+  };
 }
 
 /** The SDK's default stablecoins that are USDC-like here: 6 decimals, plain EIP-3009 transfers. */
@@ -159,5 +227,68 @@ export const evm: ChainFamily<EvmKey> = {
       nonce: String(auth.nonce),
       validBefore: String(auth.validBefore),
     };
+  },
+
+  // The SDK's exact scheme builds the EIP-3009 authorization and asks its signer for the EIP-712
+  // signature: the stand-in keeps the typed data and answers with an empty signature.
+  draftForWallet(address) {
+    let recorded: TypedData | undefined;
+    const signer = {
+      address: getAddress(address),
+      async signTypedData(data: {
+        domain: Record<string, unknown>;
+        types: Record<string, unknown>;
+        primaryType: string;
+        message: Record<string, unknown>;
+      }) {
+        recorded = toWalletTypedData(data);
+        return NO_SIGNATURE;
+      },
+    };
+    return {
+      schemes: { v2: new ExactEvmScheme(signer), v1: new ExactEvmSchemeV1(signer) },
+      request() {
+        if (!recorded) throw new Error("the EVM scheme asked for no signature");
+        return { kind: "evm-typed-data", method: "eth_signTypedData_v4", typedData: recorded };
+      },
+      expiresAt(payload) {
+        const auth = (payload.payload as { authorization?: { validBefore?: unknown } }).authorization;
+        return Number(auth?.validBefore) - SUBMIT_MARGIN_SECONDS;
+      },
+    };
+  },
+
+  // The signature must recover to the wallet over exactly the stored typed data, and that typed
+  // data must be the stored authorization: then it goes where the SDK put the empty one.
+  async completeForWallet(payload, request, answer, wallet) {
+    if (request.kind !== "evm-typed-data" || !("signature" in answer)) {
+      throw new WalletAnswerMismatch("an EVM payment is approved with a signature of its typed data");
+    }
+    const inner = payload.payload as { authorization?: Record<string, unknown>; signature?: unknown };
+    const auth = inner.authorization;
+    const message = request.typedData.message;
+    if (
+      !auth ||
+      ["from", "to", "value", "validAfter", "validBefore", "nonce"].some(
+        (k) => String(auth[k]).toLowerCase() !== String(message[k]).toLowerCase(),
+      )
+    ) {
+      throw new WalletAnswerMismatch("the stored payment and its typed data differ");
+    }
+    let signer: string;
+    try {
+      signer = await recoverTypedDataAddress({
+        ...(forViem(request.typedData) as Parameters<typeof recoverTypedDataAddress>[0]),
+        signature: answer.signature,
+      });
+    } catch {
+      throw new WalletAnswerMismatch("the signature is not a valid EIP-712 signature");
+    }
+    if (getAddress(signer) !== getAddress(wallet)) {
+      throw new WalletAnswerMismatch(
+        "the signature was not made by this wallet over the stored terms (amount, payee, nonce, validity)",
+      );
+    }
+    return { ...payload, payload: { ...inner, signature: answer.signature } };
   },
 };

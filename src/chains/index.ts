@@ -99,4 +99,8 @@ export type {
   Resolution,
   SchemeClient,
   SigningExpectation,
+  WalletAnswer,
+  WalletDraft,
+  WalletSigningRequest,
 } from "./types.js";
+export { WalletAnswerMismatch } from "./types.js";

@@ -1,18 +1,25 @@
 import { createHash } from "node:crypto";
 import {
+  type Address,
   address,
   createKeyPairSignerFromBytes,
   createSolanaRpc,
+  getBase64EncodedWireTransaction,
+  getPublicKeyFromAddress,
   getTransactionDecoder,
   isAddress,
   isOffCurveAddress,
   type Signature,
+  type SignatureBytes,
+  type Transaction,
+  type TransactionPartialSigner,
+  verifySignature,
 } from "@solana/kit";
 import { DEFAULT_ASSETS, V1_TO_V2_NETWORK_MAP } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { ExactSvmSchemeV1 } from "@x402/svm/v1";
 import { z } from "zod/v4";
-import type { ChainFamily, PaymentOnChain } from "./types.js";
+import { type ChainFamily, type PaymentOnChain, WalletAnswerMismatch } from "./types.js";
 
 /**
  * Solana (CAIP-2 `solana:<genesis hash prefix>`), paid with the SPL `TransferChecked` transaction
@@ -31,6 +38,19 @@ const BLOCKHASH_SECONDS = 180;
 /** How many of the payer's recent signatures the reconciler looks through. */
 const RECENT_SIGNATURES = 50;
 const RPC_TIMEOUT_MS = 5000;
+/**
+ * How long a wallet has to approve a Solana payment: a transaction lives as long as its blockhash
+ * (150 slots, about 60 s at 400 ms a slot), less a margin to submit it.
+ */
+const APPROVAL_SECONDS = 50;
+
+function decodeWire(base64: string): Transaction {
+  return getTransactionDecoder().decode(Buffer.from(base64, "base64"));
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
 
 interface SvmAuthorization {
   kind: "svm-exact";
@@ -161,6 +181,63 @@ export const svm: ChainFamily<SolanaKey> = {
       async ping(signal) {
         await rpc.getSlot().send({ abortSignal: signal });
       },
+    };
+  },
+
+  // The SDK builds the transaction and asks the payer's signer to partially sign it: the stand-in
+  // signs nothing, so the wallet receives the transaction with empty signature slots.
+  draftForWallet(owner, _network, rpcUrl) {
+    const signer: TransactionPartialSigner = {
+      address: address(owner),
+      async signTransactions(transactions) {
+        return transactions.map(() => ({}));
+      },
+    };
+    return {
+      schemes: {
+        v2: new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined),
+        v1: new ExactSvmSchemeV1(signer, rpcUrl ? { rpcUrl } : undefined),
+      },
+      request(payload) {
+        const wire = (payload.payload as { transaction?: unknown }).transaction;
+        if (typeof wire !== "string") throw new Error("the Solana scheme built no transaction");
+        return { kind: "solana-transaction", method: "signTransaction", transaction: wire };
+      },
+      expiresAt: (_payload, now) => now + APPROVAL_SECONDS,
+    };
+  },
+
+  // The wallet's transaction must carry exactly the stored message, signed by the wallet's key;
+  // only that one signature is taken over into the stored transaction.
+  async completeForWallet(payload, request, answer, wallet) {
+    if (request.kind !== "solana-transaction" || !("transaction" in answer)) {
+      throw new WalletAnswerMismatch("a Solana payment is approved with the signed transaction");
+    }
+    let signed: Transaction;
+    try {
+      signed = decodeWire(answer.transaction);
+    } catch {
+      throw new WalletAnswerMismatch("the signed transaction cannot be decoded");
+    }
+    const stored = decodeWire(request.transaction);
+    if (!sameBytes(new Uint8Array(signed.messageBytes), new Uint8Array(stored.messageBytes))) {
+      throw new WalletAnswerMismatch(
+        "the signed transaction differs from the one to approve (amount, payee, blockhash or instructions)",
+      );
+    }
+    const key = wallet as Address;
+    const signature = signed.signatures[key];
+    if (!signature || signature.every((b) => b === 0)) {
+      throw new WalletAnswerMismatch("the transaction carries no signature of this wallet");
+    }
+    const publicKey = await getPublicKeyFromAddress(key);
+    if (!(await verifySignature(publicKey, signature as SignatureBytes, stored.messageBytes))) {
+      throw new WalletAnswerMismatch("the wallet's signature does not verify over the transaction");
+    }
+    const completed = { ...stored, signatures: { ...stored.signatures, [key]: signature } } as Transaction;
+    return {
+      ...payload,
+      payload: { ...(payload.payload as object), transaction: getBase64EncodedWireTransaction(completed) },
     };
   },
 

@@ -50,6 +50,45 @@ export interface LoadedKey {
   schemesFor(network: string, rpcUrl: string | undefined): NetworkSchemes;
 }
 
+/**
+ * What the user's own wallet signs to approve a payment (the `p:` update's `approval.sign`,
+ * docs/protocol.md "Approval"): EIP-712 typed data for `eth_signTypedData_v4`, or a Solana
+ * transaction for a Wallet Standard `signTransaction`. Plain JSON, no secret.
+ */
+export type WalletSigningRequest =
+  | {
+      kind: "evm-typed-data";
+      method: "eth_signTypedData_v4";
+      typedData: {
+        domain: Record<string, unknown>;
+        types: Record<string, Array<{ name: string; type: string }>>;
+        primaryType: string;
+        message: Record<string, unknown>;
+      };
+    }
+  | { kind: "solana-transaction"; method: "signTransaction"; transaction: string };
+
+/** The wallet's answer, as the resume request carried it. */
+export type WalletAnswer = { signature: `0x${string}` } | { transaction: string };
+
+/**
+ * A payment for a wallet whose key the service does not hold: the x402 SDK's own scheme clients,
+ * given a stand-in signer that records what the wallet must sign instead of signing. The payload
+ * they build is complete but for the wallet's signature.
+ */
+export interface WalletDraft {
+  schemes: NetworkSchemes;
+  /** What the wallet must sign, read from the payload the schemes built (and what they recorded). */
+  request(payload: PaymentPayload): WalletSigningRequest;
+  /** Unix seconds after which the wallet's signature can no longer be used to pay. */
+  expiresAt(payload: PaymentPayload, nowSeconds: number): number;
+}
+
+/** The wallet's answer does not sign exactly the stored request with the wallet's key. */
+export class WalletAnswerMismatch extends Error {
+  override name = "WalletAnswerMismatch";
+}
+
 /** Calls to one network's RPC endpoint. */
 export interface ChainConnection {
   /** Token balance of `owner` in atomic units. */
@@ -87,4 +126,16 @@ export interface ChainFamily<Key extends { chain: string } = { chain: string }> 
     expected: SigningExpectation,
     nowSeconds: number,
   ): Record<string, string>;
+  /** Build payments the wallet at `address` signs itself (approval in the user's wallet). */
+  draftForWallet(address: string, network: string, rpcUrl: string | undefined): WalletDraft;
+  /**
+   * Check that the wallet's answer signs exactly `request` with the key of `wallet`, and return the
+   * unsigned `payload` completed with it. Throws WalletAnswerMismatch otherwise.
+   */
+  completeForWallet(
+    payload: PaymentPayload,
+    request: WalletSigningRequest,
+    answer: WalletAnswer,
+    wallet: string,
+  ): Promise<PaymentPayload>;
 }

@@ -54,6 +54,8 @@ export interface PaymentsEnv {
     caps: { perTransaction: bigint; perRequest: bigint; daily: bigint };
     allowedNetworks?: string[];
     allowedServices: string[] | "any";
+    /** Payments above this ask the user's wallet even when a delegated key could sign (APPROVAL_ABOVE_USD). */
+    approvalAbove?: bigint;
   };
   allowPrivateOrigins: string[];
   maxTimeoutSeconds: number;
@@ -147,6 +149,7 @@ const envSchema = z.object({
   CAP_PER_TRANSACTION: usd.prefault("100"),
   CAP_PER_REQUEST: usd.prefault("100"),
   CAP_DAILY: usd.prefault("1000"),
+  APPROVAL_ABOVE_USD: usd.optional(),
   ALLOWED_NETWORKS: optionalString,
   ALLOWED_SERVICES: optionalString,
   ALLOW_PRIVATE_ORIGINS: optionalString,
@@ -275,6 +278,7 @@ function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
       caps: { perTransaction: e.CAP_PER_TRANSACTION, perRequest: e.CAP_PER_REQUEST, daily: e.CAP_DAILY },
       ...(allowedNetworks.length > 0 ? { allowedNetworks } : {}),
       allowedServices: allowedServices.length > 0 && allowedServices[0] !== "any" ? allowedServices : "any",
+      ...(e.APPROVAL_ABOVE_USD !== undefined ? { approvalAbove: e.APPROVAL_ABOVE_USD } : {}),
     },
     allowPrivateOrigins: list(e.ALLOW_PRIVATE_ORIGINS),
     maxTimeoutSeconds: e.MAX_TIMEOUT_SECONDS,

@@ -77,7 +77,11 @@ export const ERROR_CODES = {
     title: "The payment belongs to another caller",
   },
   approval_expired: { status: 400, finishReason: "error", title: "The approval window has passed" },
-  approval_used: { status: 400, finishReason: "error", title: "The payment was already approved or rejected" },
+  approval_used: {
+    status: 400,
+    finishReason: "error",
+    title: "The payment was already approved or rejected",
+  },
   approval_invalid: {
     status: 400,
     finishReason: "error",

@@ -4,7 +4,7 @@ import type { AgentDeps } from "../agent/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
-import { handleChat, type IdempotencyStore } from "./chat.js";
+import { type ChatRouteDeps, handleChat, type IdempotencyStore } from "./chat.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { problemResponse } from "./problem.js";
 import type { CheckResult } from "./readiness.js";
@@ -22,6 +22,8 @@ export interface AppDeps {
     auth: { tokens: Map<string, string>; required: boolean };
   };
   idempotency?: IdempotencyStore;
+  /** Takes up payments answered in the user's wallet (docs/protocol.md, "Approval"). */
+  resumeApproval?: ChatRouteDeps["resumeApproval"];
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
@@ -61,6 +63,7 @@ export function createApp(deps: AppDeps): Hono {
     requireAuth: deps.config.auth.required,
     clientIp: clientIp(deps.config.trustProxy),
     ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
+    ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
   };
 
   app.get("/healthz", (c) =>

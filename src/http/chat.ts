@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import { IncomingMessage } from "node:http";
 import type { Context } from "hono";
-import { type AgentDeps, runTurn, type TurnInput } from "../agent/index.js";
+import { type AgentDeps, runTurn, type TurnInput, type TurnPrelude } from "../agent/index.js";
 import { AppError, ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import {
+  type ApprovalAnswer,
   type ChatRequest,
   encodeLine,
   type FinishPayload,
@@ -14,7 +15,9 @@ import {
   PROTOCOL_VERSION,
   parseChatRequest,
   REQUEST_BOUNDS,
+  type SpendingLimitsInput,
   type StreamEvent,
+  type Wallet,
 } from "../protocol/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { readJsonBody } from "./body.js";
@@ -36,6 +39,17 @@ export interface ChatRouteDeps {
   clientIp: (c: Context) => string;
   /** Where Idempotency-Key outcomes are kept; without it the header is accepted but not enforced. */
   idempotency?: IdempotencyStore;
+  /**
+   * Take up a payment answered in the user's wallet (the request's `approval`): throws AppError
+   * before the stream opens when it cannot be used; what it returns runs as the turn's first step.
+   */
+  resumeApproval?: (input: {
+    answer: ApprovalAnswer;
+    wallet: Wallet;
+    caller?: string;
+    spendingLimits?: SpendingLimitsInput;
+    signal: AbortSignal;
+  }) => Promise<TurnPrelude>;
 }
 
 import type { IdempotencyStore } from "./idempotency.js";
@@ -114,6 +128,13 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
     }
 
     const mode = chooseMode(c.req.header("accept"));
+    if (request.approval) {
+      return await resumeTurn(c, deps, request, request.approval, mode, {
+        callerKey,
+        ...(identity ? { identity } : {}),
+        ...(token ? { token } : {}),
+      });
+    }
     let record: ((events: StreamEvent[], clientLeft: boolean) => Promise<void>) | undefined;
     if (idempotencyKey && deps.idempotency) {
       const store = deps.idempotency;
@@ -158,6 +179,72 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
   }
 }
 
+/**
+ * A request that answers an approval (docs/protocol.md, "Approval"). The answer itself is the
+ * idempotency key: the same answer sent again replays the recorded outcome, and one still running
+ * is refused with 409, so one approval never pays twice. Every check runs before the stream opens.
+ */
+async function resumeTurn(
+  c: Context,
+  deps: ChatRouteDeps,
+  request: ChatRequest,
+  answer: ApprovalAnswer,
+  mode: Mode,
+  who: { callerKey: string; identity?: string; token?: string },
+): Promise<Response> {
+  const wallet = request.wallet;
+  if (!deps.resumeApproval || !wallet) {
+    throw new AppError("approval_not_found", "Payments are off on this server: nothing awaits approval.");
+  }
+  const proof =
+    answer.kind === "signature"
+      ? answer.signature
+      : answer.kind === "transaction"
+        ? answer.transaction
+        : "reject";
+  const digest = createHash("sha256").update(`${answer.paymentId}\n${answer.kind}\n${proof}`).digest("hex");
+  const key = createHash("sha256")
+    .update(`${who.callerKey}\n${wallet.address}\napproval\n${digest}`)
+    .digest("hex");
+  const store = deps.idempotency;
+  if (store) {
+    const claim = await store.claimIdempotencyKey({
+      key,
+      wallet: wallet.address,
+      fingerprint: digest,
+      now: new Date(),
+    });
+    if (claim.state === "replay") return await replay(claim.response, mode);
+    if (claim.state !== "new") {
+      throw new AppError(
+        "approval_in_progress",
+        "This approval is already being processed; wait for its answer.",
+      );
+    }
+  }
+  let prelude: TurnPrelude;
+  try {
+    prelude = await deps.resumeApproval({
+      answer,
+      wallet,
+      ...(who.identity ? { caller: who.identity } : {}),
+      ...(request.spendingLimits ? { spendingLimits: request.spendingLimits } : {}),
+      signal: c.req.raw.signal,
+    });
+  } catch (error) {
+    // Nothing happened: the same answer may be sent again (after a top-up, or once the service is back).
+    await store?.releaseIdempotencyKey(key).catch(() => {});
+    throw error;
+  }
+  return await startTurn(deps, request, mode, {
+    prelude,
+    ...(who.token ? { bearerToken: who.token } : {}),
+    ...(who.identity ? { caller: who.identity } : {}),
+    clientSignal: c.req.raw.signal,
+    ...(store ? { record: (events: StreamEvent[]) => store.completeIdempotencyKey(key, { events }) } : {}),
+  });
+}
+
 /** The headers of a streamed answer, in the order they were always sent. */
 function streamHeaders(requestId: string, mode: Framing): Record<string, string> {
   const headers: Record<string, string> = {
@@ -178,6 +265,8 @@ function startTurn(
   extra: {
     idempotencyKey?: string;
     bearerToken?: string;
+    caller?: string;
+    prelude?: TurnPrelude;
     clientSignal: AbortSignal;
     record?: (events: StreamEvent[], clientLeft: boolean) => Promise<void>;
   },
@@ -226,6 +315,8 @@ function startTurn(
   };
   if (extra.idempotencyKey) input.idempotencyKey = extra.idempotencyKey;
   if (extra.bearerToken) input.bearerToken = extra.bearerToken;
+  if (extra.caller) input.caller = extra.caller;
+  if (extra.prelude) input.prelude = extra.prelude;
   const record = extra.record;
   const seen: StreamEvent[] = [];
   /** Runs the turn; `ended` is called as soon as its last line is out, before the bookkeeping. */

@@ -1,14 +1,15 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod/v4";
-import type { ToolProvider } from "../agent/index.js";
+import type { ToolProvider, TurnPrelude } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
+import { ApprovalDesk, type ResumeInput } from "./approval.js";
 import type { Ledger } from "./ledger.js";
 import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
 import { createSignerRegistry, type SignerRegistry } from "./signers.js";
-import { createPaymentTools } from "./tools.js";
+import { approvalPrelude, createPaymentTools } from "./tools.js";
 
 /**
  * The payments capability's public face: detect x402, quote, enforce limits, pay, record, and the
@@ -31,6 +32,12 @@ export interface PaymentsOptions extends PipelineConfig {
 
 export interface Payments {
   tools: ToolProvider;
+  /**
+   * Take up a payment the user answered in the wallet (docs/protocol.md, "Approval"): checks run
+   * before the stream opens and throw AppError with the documented status; what is returned runs
+   * as the turn's first step.
+   */
+  resumeApproval(input: ResumeInput): Promise<TurnPrelude>;
   ledger: Ledger;
   reconciler: Reconciler;
   signers: SignerRegistry;
@@ -77,8 +84,17 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
+  const approvals = new ApprovalDesk({
+    ledger,
+    pipeline,
+    chains,
+    fetch: safeFetch,
+    serviceTimeoutMs: options.serviceTimeoutMs,
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
   return {
     tools,
+    resumeApproval: async (input) => approvalPrelude(await approvals.resume(input)),
     ledger,
     reconciler,
     signers,

@@ -42,6 +42,55 @@ export interface PaymentRecord {
   createdAt: Date;
   updatedAt: Date;
   settledAt: Date | null;
+  /** A payment that waited for the user's wallet: what the wallet was asked to sign (approval.ts). */
+  approval: unknown;
+  /** Who may answer the approval: the bearer identity of the request that asked, or null. */
+  caller: string | null;
+  /** When an approval can no longer be used. */
+  expiresAt: Date | null;
+}
+
+/** A payment that waits for the user's wallet: stored, holding no budget, until approved or expired. */
+export interface AwaitInput {
+  paymentId: string;
+  wallet: string;
+  requestId: string;
+  caller: string | null;
+  service: string;
+  network: string;
+  asset: string;
+  payTo: string;
+  amount: bigint;
+  requirement: unknown;
+  /** Plain JSON: what the wallet signs and what completes the payment. Never a signature. */
+  approval: unknown;
+  expiresAt: Date;
+  now: Date;
+}
+
+/** Approving: the reservation, as `reserve` does it, of a row that must still await approval. */
+export interface ApproveInput {
+  paymentId: string;
+  limits: AmountLimits;
+  /** What the reconciler needs (never the signature): the row is moved to `submitted` with it. */
+  authorization: unknown;
+  now: Date;
+}
+
+export type ApproveResult =
+  | { ok: true; payment: PaymentRecord }
+  | LimitRefusal
+  /** The row is gone or no longer awaits approval (approved, rejected, expired meanwhile). */
+  | { ok: false; notAwaiting: LedgerStatus | "missing" };
+
+/** A wallet's spending in the rolling 24 h and one request's, split into spent and pending. */
+export interface BudgetSnapshot {
+  /** settled + unknown (gone, or possibly gone). */
+  daySpent: bigint;
+  /** reserved + signed + submitted. */
+  dayPending: bigint;
+  requestSpent: bigint;
+  requestPending: bigint;
 }
 
 export interface ReserveInput {
@@ -112,6 +161,17 @@ export interface Ledger {
   /** Oldest first: every payment of one chat request. */
   listByRequest(requestId: string): Promise<PaymentRecord[]>;
   spending(wallet: string, now: Date): Promise<SpendingSummary>;
+  /** Store a payment that waits for the user's wallet (status `awaiting_approval`, no budget held). */
+  recordAwaiting(input: AwaitInput): Promise<PaymentRecord>;
+  /**
+   * Check-and-reserve an awaiting payment against the limits as they are now, in one transaction
+   * holding the wallet's budget row and the payment row: it moves to `submitted` with its intent
+   * (history reserved -> signed -> submitted), or a limit refuses it (it keeps waiting), or it no
+   * longer awaits approval. Two approvals at once: exactly one wins.
+   */
+  approve(input: ApproveInput): Promise<ApproveResult>;
+  /** The budget meter's numbers for a wallet and a request (one read). */
+  budget(wallet: string, requestId: string, now: Date): Promise<BudgetSnapshot>;
 }
 
 /** Thrown by `transition` for an id the ledger does not hold. */

@@ -47,8 +47,10 @@ export function codeOf(reason: Reason): ErrorCode {
 
 /** A payment's end, as the domain sees it. The tool layer turns it into what the model reads. */
 export interface PaymentOutcome {
-  status: "paid" | "free" | "refused" | "failed" | "unknown";
+  status: "paid" | "free" | "refused" | "failed" | "unknown" | "awaiting_approval" | "rejected" | "expired";
   paymentId?: string;
+  /** With `awaiting_approval`: until when the wallet can approve (ISO-8601). */
+  approvalExpiresAt?: string;
   amountUsd?: string;
   network?: string;
   transaction?: string;

@@ -6,11 +6,15 @@ import type { SafeFetch, SafeResponse } from "../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../protocol/index.js";
 import type { PayInput, QuoteInput } from "../tools/contract.js";
 import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "./admission.js";
-import type { Ledger, PaymentRecord } from "./ledger.js";
+import type { StoredApproval } from "./approval.js";
+import { spentOf } from "./budget.js";
+import type { BudgetSnapshot, Ledger, PaymentRecord } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import {
+  checkSpend,
   type EffectiveLimits,
   isServiceAllowed,
+  type LimitRefusal,
   type LimitsConfig,
   type Requirement,
   resolveLimits,
@@ -22,7 +26,7 @@ import { PaymentRun } from "./run.js";
 import type { SignerAccess, SignerRegistry } from "./signers.js";
 import { countsAsSpent } from "./state.js";
 import { unclearReason } from "./unclear.js";
-import { readSettlement, signOffer } from "./x402.js";
+import { readSettlement, type SignedPayment, signOffer } from "./x402.js";
 
 /** Settings of the payment pipeline (server configuration, see docs/payments.md). */
 export interface PipelineConfig extends AdmissionPolicy {
@@ -49,6 +53,8 @@ export interface PaymentRequest {
   wallet?: Wallet;
   /** Decides whether a server-held key may sign; never logged or streamed. */
   bearerToken?: string;
+  /** The caller's identity (bearer token name), which an approval must come from; absent without auth. */
+  caller?: string;
   spendingLimits?: SpendingLimitsInput;
   /** The client's signal: a client that left starts no payment (one under way still finishes). */
   signal: AbortSignal;
@@ -77,6 +83,20 @@ const balanceKey = (network: string, asset: string) => `${network} ${asset.toLow
 
 /** How long an unclear payment's immediate check on chain may hold the stream. */
 const RESOLVE_NOW_MS = 5000;
+
+/** A limit refused the reservation: the in-memory signature, if any, is dropped unseen. */
+export function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): PaymentOutcome {
+  const amount = refusal.amountAtomic;
+  return run.refuse(
+    "limit_exceeded",
+    `Paying $${formatUsd(amount)} would exceed the ${refusal.limit} limit of $${formatUsd(refusal.limitAtomic)} ($${formatUsd(refusal.remainingAtomic)} left).`,
+    {
+      limit: refusal.limit,
+      limitUsd: formatUsd(refusal.limitAtomic),
+      remainingUsd: formatUsd(refusal.remainingAtomic),
+    },
+  );
+}
 
 /**
  * The payment pipeline, in code, for every payment (docs/payments.md): probe -> admit -> reserve
@@ -134,6 +154,10 @@ export class PaymentPipeline {
       );
     const limits = this.limitsFor(request);
     const balances = this.prefetchBalances(wallet, limits);
+    // The budget meter's numbers, read while the service is probed (off the critical path).
+    const snapshot = this.deps.ledger
+      .budget(wallet.address, request.requestId, new Date(request.now()))
+      .catch(() => undefined);
     const probed = await this.probe(request, buildTarget(input), limits);
     if (probed.kind === "refused")
       return this.refuseEarly(request, probed.reason, probed.message, probed.details);
@@ -170,12 +194,20 @@ export class PaymentPipeline {
       this.now,
       this.deps.onError,
     );
+    const seen = await snapshot;
+    if (seen) run.measure({ limits, snapshot: seen });
     // The cost estimate goes out before anything is signed. From here on the payment runs to its
     // outcome even if the client leaves (its record must not be lost).
     run.quoted();
     if (!admission.ok) return run.refuse(admission.reason, admission.message, admission.details);
     try {
-      return await this.execute(run, request, wallet, limits, probed, chosen, balances);
+      const signer = await this.deps.signers.find(wallet, request.bearerToken);
+      // No usable server key, or more than a delegated key may sign alone: the user's wallet signs.
+      const above = limits.approvalAbove !== undefined && chosen.amount > limits.approvalAbove;
+      if (!signer.ok || above) {
+        return await this.askApproval(run, request, wallet, limits, probed, chosen, balances, seen);
+      }
+      return await this.execute(run, request, wallet, limits, probed, chosen, balances, signer.signer);
     } catch (error) {
       this.deps.onError?.(error, "payment");
       return run.crashed(error);
@@ -190,29 +222,17 @@ export class PaymentPipeline {
     probed: PaymentDemandProbe,
     chosen: ChosenOffer,
     balances: Map<string, Promise<bigint | undefined>>,
+    signer: SignerAccess,
   ): Promise<PaymentOutcome> {
     const { offer, amount } = chosen;
-    const signer = await this.deps.signers.find(wallet, request.bearerToken);
-    if (!signer.ok) return run.refuse("no_signer", `Cannot sign: ${signer.reason}.`);
-
     // Sign in memory while the balance is read. The signature leaves the process only after the
     // reservation and the intent are one durable write; a refused one is dropped unseen.
     const [signed, balance] = await Promise.all([
-      this.sign(probed, chosen, signer.signer),
-      balances.get(balanceKey(offer.network, offer.asset)) ??
-        this.deps.chains.balance(offer.network, offer.asset, wallet.address).catch(() => undefined),
+      this.sign(probed, chosen, signer),
+      this.balance(wallet, offer, balances),
     ]);
-    if (balance === undefined)
-      return run.refuse("balance_unreadable", `Could not read the wallet's balance on ${offer.network}.`);
-    if (balance < amount) {
-      return run.refuse(
-        "insufficient_balance",
-        `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(amount)} price.`,
-        {
-          balanceUsd: formatUsd(balance),
-        },
-      );
-    }
+    const poor = this.balanceRefusal(run, balance, amount, offer.network);
+    if (poor) return poor;
     if (!signed) return run.fail("signing_failed", "The payment could not be signed.");
     // The deadline again: the reads above took time.
     if (request.deadline - request.now() < this.deps.config.minTimeLeftMs) {
@@ -226,18 +246,67 @@ export class PaymentPipeline {
       limits,
       authorization: signed.authorization,
     });
-    if (refusal) {
-      return run.refuse(
-        "limit_exceeded",
-        `Paying $${formatUsd(amount)} would exceed the ${refusal.limit} limit of $${formatUsd(refusal.limitAtomic)} ($${formatUsd(refusal.remainingAtomic)} left).`,
-        {
-          limit: refusal.limit,
-          limitUsd: formatUsd(refusal.limitAtomic),
-          remainingUsd: formatUsd(refusal.remainingAtomic),
-        },
-      );
+    if (refusal) return refuseOverLimit(run, refusal);
+    return this.deliver(run, probed.payee, signed.headers);
+  }
+
+  /**
+   * Stop before signing and ask the user's wallet (docs/payments.md, "Approval"). Everything a
+   * payment must pass runs first (offer, allow-lists, the amount limits as they stand, the balance),
+   * so the user is never asked to sign what policy would refuse. The SDK builds the payment as for
+   * a held key, with a stand-in signer; the row is stored with what the wallet signs, and holds no
+   * budget until the approval reserves it.
+   */
+  private async askApproval(
+    run: PaymentRun,
+    request: PaymentRequest,
+    wallet: Wallet,
+    limits: EffectiveLimits,
+    probed: PaymentDemandProbe,
+    chosen: ChosenOffer,
+    balances: Map<string, Promise<bigint | undefined>>,
+    snapshot: BudgetSnapshot | undefined,
+  ): Promise<PaymentOutcome> {
+    const { offer, amount } = chosen;
+    const draft = this.deps.signers.draftFor(wallet, offer.network);
+    const [spent, balance, signed] = await Promise.all([
+      snapshot ? spentOf(snapshot) : this.spent(request),
+      this.balance(wallet, offer, balances),
+      this.sign(probed, chosen, { schemeFor: () => draft.schemes }),
+    ]);
+    const check = checkSpend(amount, limits, spent);
+    if (!check.ok) return refuseOverLimit(run, check);
+    const poor = this.balanceRefusal(run, balance, amount, offer.network);
+    if (poor) return poor;
+    if (!signed) return run.fail("signing_failed", "The payment could not be prepared for your wallet.");
+    const nowS = Math.floor(request.now() / 1000);
+    const expiresS = draft.expiresAt(signed.payload, nowS);
+    if (!(expiresS > nowS)) {
+      return run.fail("signing_failed", "The service's payment window is too short to approve in a wallet.");
     }
-    const response = await this.sendPaid(probed.payee, signed.headers);
+    const sign = draft.request(signed.payload);
+    const stored: StoredApproval = {
+      payload: signed.payload,
+      sign,
+      target: probed.payee,
+      window: chosen.timeoutSeconds,
+    };
+    return run.awaitApproval({
+      requirement: offer,
+      caller: request.caller ?? null,
+      stored,
+      sign,
+      expiresAt: new Date(expiresS * 1000),
+    });
+  }
+
+  /**
+   * Send the paid request and record what came of it: settled with the service's answer, or
+   * unclear (counted as spent, never signed again, asked of the chain once now). The row is
+   * `submitted` with its intent before this is called.
+   */
+  async deliver(run: PaymentRun, payee: Target, headers: Record<string, string>): Promise<PaymentOutcome> {
+    const response = await this.sendPaid(payee, headers);
     const settlement = response ? readSettlement((n) => response.headers.get(n)) : undefined;
     if (response && response.status >= 200 && response.status < 300 && settlement?.success) {
       return run.settled(
@@ -250,6 +319,35 @@ export class PaymentPipeline {
     const unclear = unclearReason(response);
     await run.unclear(unclear);
     return run.finishUnclear(unclear, await this.resolveSoon(run.paymentId), response);
+  }
+
+  private balance(
+    wallet: Wallet,
+    offer: Requirement,
+    balances: Map<string, Promise<bigint | undefined>>,
+  ): Promise<bigint | undefined> {
+    return (
+      balances.get(balanceKey(offer.network, offer.asset)) ??
+      this.deps.chains.balance(offer.network, offer.asset, wallet.address).catch(() => undefined)
+    );
+  }
+
+  private balanceRefusal(
+    run: PaymentRun,
+    balance: bigint | undefined,
+    amount: bigint,
+    network: string,
+  ): PaymentOutcome | undefined {
+    if (balance === undefined)
+      return run.refuse("balance_unreadable", `Could not read the wallet's balance on ${network}.`);
+    if (balance < amount) {
+      return run.refuse(
+        "insufficient_balance",
+        `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(amount)} price.`,
+        { balanceUsd: formatUsd(balance) },
+      );
+    }
+    return undefined;
   }
 
   /**
@@ -288,7 +386,11 @@ export class PaymentPipeline {
    * Sign in memory, bounded in time (a Solana signature needs a recent blockhash from the node,
    * which may hang); undefined when it fails, with the cause in the log.
    */
-  private async sign(probed: PaymentDemandProbe, chosen: ChosenOffer, signer: SignerAccess) {
+  private async sign(
+    probed: PaymentDemandProbe,
+    chosen: ChosenOffer,
+    signer: SignerAccess,
+  ): Promise<SignedPayment | undefined> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error("signing timed out")), this.deps.config.serviceTimeoutMs);

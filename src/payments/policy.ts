@@ -27,12 +27,19 @@ export interface LimitsConfig {
   allowedNetworks: string[];
   /** http(s) origins the server is willing to pay, or "any". */
   allowedServices: string[] | "any";
+  /**
+   * Payments above this ask the user's wallet even when a delegated server key could sign them
+   * (docs/payments.md, "Approval"). Absent: a delegated key signs anything within the limits.
+   */
+  approvalAbove?: bigint;
 }
 
 /** The limits that apply to one request, after combining the server's config with the request's. */
 export interface EffectiveLimits extends AmountLimits {
   allowedNetworks: string[];
   allowedServices: string[] | "any";
+  /** Above this a delegated key does not sign: the user's wallet is asked. Absent: never asked. */
+  approvalAbove?: bigint;
 }
 
 const USD = 1_000_000n;
@@ -80,12 +87,17 @@ export function resolveLimits(server: LimitsConfig, request?: SpendingLimitsInpu
     allowedServices = requested ? requested.filter((s) => serverServices.has(s)) : [...serverServices];
   }
 
+  // Like the limits, a request can only lower the approval threshold, never raise it.
+  const thresholds = [server.approvalAbove, request?.approvalAbove].filter((t) => t !== undefined);
+  const approvalAbove = thresholds.length > 0 ? thresholds.reduce(minBig) : undefined;
+
   return {
     perTransaction: amount("perTransaction"),
     perRequest: amount("perRequest"),
     daily: amount("daily"),
     allowedNetworks,
     allowedServices,
+    ...(approvalAbove !== undefined ? { approvalAbove } : {}),
   };
 }
 

@@ -9,7 +9,8 @@ import type { LedgerStatus } from "./state.js";
  *    unused after `validBefore` -> failed (it can never be used any more).
  *  - Solana: a landed transaction with the same message -> settled; none after the offer's
  *    timeout (the blockhash has expired by then) -> failed.
- * Rows left `signed` or `submitted` by a crashed process are moved to `unknown` first.
+ * Rows left `signed` or `submitted` by a crashed process are moved to `unknown` first, and
+ * payments whose approval window passed while waiting for the user's wallet become `expired`.
  */
 export interface Reconciler {
   /** Try to resolve one payment now; returns its record afterwards. */
@@ -63,6 +64,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       return record ? resolveRecord(record) : undefined;
     },
     async sweep() {
+      // Approvals the wallet never gave in time: nothing was signed, nothing can be paid.
+      for (const row of await ledger.listByStatus(["awaiting_approval"])) {
+        if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
+          await move(row.paymentId, "expired", { error: "approval window passed" }).catch((e: unknown) =>
+            options.onError?.(e),
+          );
+        }
+      }
       const cutoff = now().getTime() - options.staleMs;
       const rows = await ledger.listByStatus(["reserved", "unknown", "signed", "submitted"]);
       let resolved = 0;

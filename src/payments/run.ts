@@ -1,7 +1,9 @@
+import type { WalletSigningRequest } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { SafeResponse } from "../outbound/index.js";
 import type { PaymentStatus, PaymentUpdate } from "../protocol/index.js";
+import { type BudgetBase, budgetMeter } from "./budget.js";
 import type { Ledger, PaymentRecord, TransitionFields } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import type { AmountLimits, LimitRefusal, Requirement } from "./policy.js";
@@ -29,9 +31,11 @@ export interface RunFacts {
  */
 export class PaymentRun {
   private status: PaymentStatus = "quoted";
-  /** Whether the ledger holds a row for this payment (from the reservation on). */
+  /** Whether the ledger holds a row for this payment (from the reservation, or the approval request, on). */
   private recorded = false;
   private readonly usd: string;
+  /** The budget as it stood before this payment; every update carries the meter from it. */
+  private budget: BudgetBase | undefined;
 
   constructor(
     private readonly ledger: Ledger,
@@ -47,6 +51,28 @@ export class PaymentRun {
     return this.facts.paymentId;
   }
 
+  /**
+   * A payment that waited for the user's wallet, taken up again from its ledger row (in a later
+   * request, perhaps by another process): it continues from `awaiting_approval`.
+   */
+  static resume(
+    ledger: Ledger,
+    observer: PaymentObserver,
+    record: PaymentRecord,
+    now: () => Date,
+    onError?: (error: unknown, context: string) => void,
+  ): PaymentRun {
+    const run = new PaymentRun(ledger, observer, record, now, onError);
+    run.status = "awaiting_approval";
+    run.recorded = true;
+    return run;
+  }
+
+  /** From now on every update carries the budget meter, computed from this base. */
+  measure(budget: BudgetBase): void {
+    this.budget = budget;
+  }
+
   /** The cost estimate, streamed before anything is signed. */
   quoted(): void {
     this.emit("quoted", { message: `${this.facts.service} costs $${this.usd} on ${this.facts.network}` });
@@ -56,6 +82,74 @@ export class PaymentRun {
   refuse(reason: Reason, message: string, details: Record<string, unknown> = {}): PaymentOutcome {
     this.step("refused", { reason, message });
     return this.failure("refused", reason, message, { priceUsd: this.usd, ...details });
+  }
+
+  /**
+   * Stop and ask the user's wallet: the payment is stored (holding no budget) with what the wallet
+   * signs, and the update carries it. Nothing is paid until an approval resumes it.
+   */
+  async awaitApproval(input: {
+    requirement: Requirement;
+    caller: string | null;
+    /** What completes the payment later (approval.ts); plain JSON, no signature. */
+    stored: unknown;
+    sign: WalletSigningRequest;
+    expiresAt: Date;
+  }): Promise<PaymentOutcome> {
+    const { facts } = this;
+    await this.ledger.recordAwaiting({
+      ...facts,
+      caller: input.caller,
+      requirement: input.requirement,
+      approval: input.stored,
+      expiresAt: input.expiresAt,
+      now: this.now(),
+    });
+    this.recorded = true;
+    const expiresAt = input.expiresAt.toISOString();
+    this.step("awaiting_approval", {
+      message: `Approve $${this.usd} to ${facts.service} in your wallet before ${expiresAt}.`,
+      approval: { wallet: facts.wallet, expiresAt, sign: input.sign },
+    });
+    return this.outcome("awaiting_approval", { approvalExpiresAt: expiresAt });
+  }
+
+  /**
+   * The wallet approved: check-and-reserve against the limits as they are now, and the intent to
+   * send, in one durable write (the row moves to `submitted`). A limit refusal leaves it waiting.
+   */
+  async approve(input: {
+    limits: AmountLimits;
+    authorization: Record<string, string>;
+  }): Promise<LimitRefusal | { ok: false; notAwaiting: string } | undefined> {
+    const result = await this.ledger.approve({
+      paymentId: this.facts.paymentId,
+      limits: input.limits,
+      authorization: input.authorization,
+      now: this.now(),
+    });
+    if (!result.ok) return result;
+    for (const status of ["reserved", "signed", "submitted"] as const) this.step(status);
+    return undefined;
+  }
+
+  /** The user declined in the wallet: nothing is paid, ever, with this payment. */
+  async reject(): Promise<PaymentOutcome> {
+    await this.move("rejected", { error: "declined in the wallet" });
+    this.step("rejected", { message: "Declined in the wallet; nothing was paid." });
+    return this.outcome("rejected");
+  }
+
+  /** Too late: the authorization's window (or the Solana blockhash) has passed unused. */
+  async expire(): Promise<void> {
+    await this.move("expired", { error: "approval window passed" });
+    this.step("expired", { message: "The approval came too late; nothing was paid." });
+  }
+
+  /** The service's terms changed before the approval could be used: never paid. */
+  async termsChanged(message: string): Promise<void> {
+    await this.move("failed", { error: "price_changed" });
+    this.step("failed", { reason: "price_changed", message });
   }
 
   /**
@@ -191,11 +285,13 @@ export class PaymentRun {
       amountUsd: this.usd,
       network: facts.network,
       ...(extra.transaction ? { transaction: extra.transaction } : {}),
+      ...(extra.approval ? { expiresAt: extra.approval.expiresAt } : {}),
     });
   }
 
   private emit(status: PaymentStatus, extra: Partial<PaymentUpdate>): void {
     const { facts } = this;
+    const budget = this.budget ? budgetMeter(this.budget, facts.amount, status) : undefined;
     this.observer.update({
       paymentId: facts.paymentId,
       service: { url: facts.service },
@@ -203,6 +299,7 @@ export class PaymentRun {
       network: facts.network,
       payTo: facts.payTo,
       status,
+      ...(budget ? { budget } : {}),
       ...extra,
     });
   }

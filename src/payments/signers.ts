@@ -1,4 +1,4 @@
-import { loadKey, type NetworkSchemes, type SignerKey } from "../chains/index.js";
+import { familyOf, loadKey, type NetworkSchemes, type SignerKey, type WalletDraft } from "../chains/index.js";
 import type { Wallet } from "../protocol/index.js";
 
 /**
@@ -22,6 +22,11 @@ export interface SignerRegistry {
   canSign(wallet: Wallet, bearerToken: string | undefined): Promise<boolean>;
   /** Public addresses of the held keys (for start-up messages). */
   addresses(): Promise<string[]>;
+  /**
+   * For a wallet that signs for itself (approval): the SDK's scheme clients for `network`, with a
+   * stand-in signer that records what the wallet must sign.
+   */
+  draftFor(wallet: Wallet, network: string): WalletDraft;
 }
 
 interface Entry extends SignerAccess {
@@ -61,8 +66,7 @@ export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, 
     if (!entry) {
       return {
         ok: false,
-        reason:
-          "this server holds no key for that wallet, so it cannot sign; approving payments in your own wallet is not available yet",
+        reason: "this server holds no key for that wallet, so it cannot sign",
       };
     }
     if (!token || !entry.tokens.has(token)) {
@@ -79,5 +83,14 @@ export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, 
     find: lookup,
     canSign: async (wallet, token) => (await lookup(wallet, token)).ok,
     addresses: async () => (await entries).map((e) => e.address),
+    draftFor(wallet, network) {
+      const family = familyOf(network);
+      if (!family) throw new Error(`no chain family for ${network}`);
+      return family.draftForWallet(
+        wallet.address,
+        network,
+        Object.hasOwn(rpcUrls, network) ? rpcUrls[network] : undefined,
+      );
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { tool } from "ai";
-import type { ToolProvider, TurnContext } from "../agent/index.js";
+import type { ToolProvider, TurnContext, TurnPrelude } from "../agent/index.js";
 import { type Chains, walletCanUse } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
@@ -18,6 +18,7 @@ import {
   quoteInputSchema,
   TOOL_NAMES,
 } from "../tools/contract.js";
+import type { Resumed } from "./approval.js";
 import { codeOf, type PaymentOutcome } from "./outcome.js";
 import type { PaymentPipeline, PaymentRequest } from "./pipeline.js";
 import { limitRemaining, type Requirement } from "./policy.js";
@@ -85,17 +86,35 @@ async function fromOutside<T extends object>(output: Promise<T>): Promise<T> {
   return removed > 0 ? { ...value, removedCharacters: removed } : value;
 }
 
+/** The turn's observer, as the payment domain sees it. */
+function observerOf(ctx: TurnContext): PaymentRequest["observer"] {
+  return { update: ctx.emitPayment, summary: ctx.recordPayment, error: ctx.reportError };
+}
+
+/**
+ * A payment the user answered in the wallet, as the turn's first step: it streams like a
+ * `pay_and_fetch` call, and the model continues from its result as if it had made the call.
+ */
+export function approvalPrelude(resumed: Resumed): TurnPrelude {
+  return async (ctx) => {
+    const outcome = await resumed.run(observerOf(ctx));
+    const output = await fromOutside(Promise.resolve({ ...toPayOutput(outcome), service: resumed.service }));
+    return { toolName: TOOL_NAMES.pay, input: { url: resumed.service }, output };
+  };
+}
+
 /** The turn, as the payment domain sees it: its facts and a narrow observer. */
 function paymentRequest(ctx: TurnContext): PaymentRequest {
   return {
     requestId: ctx.requestId,
     ...(ctx.wallet ? { wallet: ctx.wallet } : {}),
     ...(ctx.bearerToken ? { bearerToken: ctx.bearerToken } : {}),
+    ...(ctx.caller ? { caller: ctx.caller } : {}),
     ...(ctx.spendingLimits ? { spendingLimits: ctx.spendingLimits } : {}),
     signal: ctx.signal,
     deadline: ctx.deadline,
     now: ctx.now,
-    observer: { update: ctx.emitPayment, summary: ctx.recordPayment, error: ctx.reportError },
+    observer: observerOf(ctx),
   };
 }
 

@@ -82,6 +82,16 @@ export interface SignedPayment {
   headers: Record<string, string>;
   /** What the reconciler needs later: EVM authorizer, nonce and validBefore. Never the signature. */
   authorization: Record<string, string>;
+  /**
+   * The payload the headers encode. Secret when a key signed it; a wallet draft's payload holds no
+   * signature yet and is what an approval stores (docs/payments.md, "Approval").
+   */
+  payload: PaymentPayload;
+}
+
+/** The headers a paid request carries for a complete payload (`PAYMENT-SIGNATURE` or `X-PAYMENT`). */
+export function paymentHeaders(payload: PaymentPayload): Record<string, string> {
+  return reader.encodePaymentSignatureHeader(payload);
 }
 
 /**
@@ -158,7 +168,7 @@ export async function signOffer(
     label,
   );
   const headers = new x402HTTPClient(client).encodePaymentSignatureHeader(payload);
-  return { headers, authorization };
+  return { headers, authorization, payload };
 }
 
 /** An error's first line, bounded, with URLs cut to their origin and long key-like strings removed. */
@@ -181,7 +191,7 @@ export function safeDetail(error: unknown): string {
  * Defence in depth: what was signed must equal what was quoted and checked; the network's chain
  * family compares it and says what the reconciler will need (never the signature).
  */
-function checkSigned(
+export function checkSigned(
   payload: PaymentPayload,
   network: string,
   expected: { amount: bigint; payTo: string; maxTimeoutSeconds: number },

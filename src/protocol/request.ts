@@ -137,7 +137,8 @@ const approvalSchema = z
     }
   })
   .transform((a): ApprovalAnswer => {
-    if (a.signature) return { paymentId: a.paymentId, kind: "signature", signature: a.signature as `0x${string}` };
+    if (a.signature)
+      return { paymentId: a.paymentId, kind: "signature", signature: a.signature as `0x${string}` };
     if (a.transaction) return { paymentId: a.paymentId, kind: "transaction", transaction: a.transaction };
     return { paymentId: a.paymentId, kind: "reject" };
   });

@@ -1,5 +1,9 @@
 import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import {
+  type ApproveInput,
+  type ApproveResult,
+  type AwaitInput,
+  type BudgetSnapshot,
   DAILY_WINDOW_MS,
   type Ledger,
   PaymentNotFoundError,
@@ -31,7 +35,14 @@ type PaymentRow = typeof payments.$inferSelect;
 const PENDING: readonly LedgerStatus[] = ["reserved", "signed", "submitted"];
 
 function toRecord(row: PaymentRow): PaymentRecord {
-  return { ...row, authorization: row.authorization ?? null };
+  return { ...row, authorization: row.authorization ?? null, approval: row.approval ?? null };
+}
+
+/** The reserve/approve functions' limit arguments and spent statuses, in their SQL order. */
+function limitArgs(limits: ReserveInput["limits"], since: Date) {
+  return sql`${since.toISOString()}::timestamptz, ${limits.perTransaction.toString()}::numeric,
+      ${limits.perRequest.toString()}::numeric, ${limits.daily.toString()}::numeric,
+      ${`{${SPENT_STATUSES.join(",")}}`}::text[]`;
 }
 
 /** Rows of a raw query, whichever driver ran it (postgres.js: an array; PGlite: `{ rows }`). */
@@ -63,9 +74,7 @@ export class PgLedger implements Ledger {
       ${input.paymentId}, ${input.wallet}, ${input.requestId}, ${input.service}, ${input.network},
       ${input.asset}, ${input.payTo}, ${input.amount.toString()}::numeric,
       ${JSON.stringify(input.requirement ?? null)}::jsonb, ${JSON.stringify(authorization)}::jsonb,
-      ${status}, ${JSON.stringify(history)}::jsonb, ${at}::timestamptz, ${since.toISOString()}::timestamptz,
-      ${input.limits.perTransaction.toString()}::numeric, ${input.limits.perRequest.toString()}::numeric,
-      ${input.limits.daily.toString()}::numeric, ${`{${SPENT_STATUSES.join(",")}}`}::text[])`);
+      ${status}, ${JSON.stringify(history)}::jsonb, ${at}::timestamptz, ${limitArgs(input.limits, since)})`);
     const row = rowsOf<{ outcome: string; today: string; this_request: string }>(result)[0];
     if (!row) throw new Error("reserve_payment returned no row");
     if (row.outcome === "duplicate") throw new Error(`payment id ${input.paymentId} already exists`);
@@ -98,7 +107,84 @@ export class PgLedger implements Ledger {
         createdAt: input.now,
         updatedAt: input.now,
         settledAt: null,
+        approval: null,
+        caller: null,
+        expiresAt: null,
       },
+    };
+  }
+
+  async recordAwaiting(input: AwaitInput): Promise<PaymentRecord> {
+    if (input.amount < 0n) throw new RangeError("recordAwaiting: amount must not be negative");
+    const [row] = await this.db
+      .insert(payments)
+      .values({
+        paymentId: input.paymentId,
+        status: "awaiting_approval",
+        history: [{ status: "awaiting_approval", at: input.now.toISOString() }],
+        wallet: input.wallet,
+        requestId: input.requestId,
+        service: input.service,
+        network: input.network,
+        asset: input.asset,
+        payTo: input.payTo,
+        amount: input.amount,
+        requirement: input.requirement ?? null,
+        approval: input.approval,
+        caller: input.caller,
+        expiresAt: input.expiresAt,
+        createdAt: input.now,
+        updatedAt: input.now,
+      })
+      .returning();
+    if (!row) throw new Error("recordAwaiting: no row returned");
+    return toRecord(row);
+  }
+
+  async approve(input: ApproveInput): Promise<ApproveResult> {
+    const since = new Date(input.now.getTime() - DAILY_WINDOW_MS);
+    const at = input.now.toISOString();
+    const history = (["reserved", "signed", "submitted"] as const).map((status) => ({ status, at }));
+    const result = await this.db.execute(sql`select outcome, today, this_request from approve_payment(
+      ${input.paymentId}, ${JSON.stringify(input.authorization ?? null)}::jsonb,
+      ${JSON.stringify(history)}::jsonb, ${at}::timestamptz, ${limitArgs(input.limits, since)})`);
+    const row = rowsOf<{ outcome: string; today: string; this_request: string }>(result)[0];
+    if (!row) throw new Error("approve_payment returned no row");
+    if (row.outcome === "missing") return { ok: false, notAwaiting: "missing" };
+    if (row.outcome.startsWith("status:")) {
+      return { ok: false, notAwaiting: row.outcome.slice("status:".length) as LedgerStatus };
+    }
+    if (row.outcome === "refused") {
+      const record = await this.get(input.paymentId);
+      const check = checkSpend(record?.amount ?? 0n, input.limits, {
+        today: BigInt(row.today),
+        thisRequest: BigInt(row.this_request),
+      });
+      if (check.ok) throw new Error("approve_payment refused an amount checkSpend allows");
+      return check;
+    }
+    const payment = await this.get(input.paymentId);
+    if (!payment) throw new PaymentNotFoundError(input.paymentId);
+    return { ok: true, payment };
+  }
+
+  async budget(wallet: string, requestId: string, now: Date): Promise<BudgetSnapshot> {
+    const since = new Date(now.getTime() - DAILY_WINDOW_MS);
+    const pending = `{${PENDING.join(",")}}`;
+    const spent = `{${SPENT_STATUSES.filter((s) => !PENDING.includes(s)).join(",")}}`;
+    const result = await this.db.execute(sql`select
+        coalesce(sum(amount) filter (where wallet = ${wallet} and created_at > ${since.toISOString()}::timestamptz and status = any(${spent}::text[])), 0)::text as day_spent,
+        coalesce(sum(amount) filter (where wallet = ${wallet} and created_at > ${since.toISOString()}::timestamptz and status = any(${pending}::text[])), 0)::text as day_pending,
+        coalesce(sum(amount) filter (where request_id = ${requestId} and status = any(${spent}::text[])), 0)::text as request_spent,
+        coalesce(sum(amount) filter (where request_id = ${requestId} and status = any(${pending}::text[])), 0)::text as request_pending
+      from ${payments}
+      where (wallet = ${wallet} and created_at > ${since.toISOString()}::timestamptz) or request_id = ${requestId}`);
+    const row = rowsOf<Record<string, string>>(result)[0] ?? {};
+    return {
+      daySpent: BigInt(row.day_spent ?? "0"),
+      dayPending: BigInt(row.day_pending ?? "0"),
+      requestSpent: BigInt(row.request_spent ?? "0"),
+      requestPending: BigInt(row.request_pending ?? "0"),
     };
   }
 

@@ -45,6 +45,9 @@ export const payments = pgTable("payments", {
   createdAt: ts("created_at").notNull(),
   updatedAt: ts("updated_at").notNull(),
   settledAt: ts("settled_at"),
+  approval: jsonb("approval").$type<unknown>(),
+  caller: text("caller"),
+  expiresAt: ts("expires_at"),
 });
 
 export const idempotencyKeys = pgTable("idempotency_keys", {

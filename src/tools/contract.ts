@@ -13,6 +13,12 @@ export const TOOL_NAMES = {
 } as const;
 export type ToolName = (typeof TOOL_NAMES)[keyof typeof TOOL_NAMES];
 
+/**
+ * The call id of a `pay_and_fetch` made on the client's behalf when it answers an approval: the
+ * turn starts with that call and its result, and the model continues from it.
+ */
+export const APPROVAL_CALL_PREFIX = "approval-";
+
 const httpTarget = {
   url: z.string().max(2048).describe("The service URL, exactly as discover_services listed it"),
   method: z

@@ -1,4 +1,5 @@
 import {
+  APPROVAL_CALL_PREFIX,
   type BudgetOutput,
   type DiscoveredService,
   type DiscoverOutput,
@@ -26,6 +27,14 @@ const MAX_CALLS_PER_TURN = 6;
  */
 export function decideStep(view: TurnView): Step {
   const intent = classify(view.userText);
+
+  // A payment the user answered in the wallet comes first in the turn, made on the client's
+  // behalf (its call id says so): answer from its result, whatever the last message says.
+  const resumed = view.calls[0];
+  if (resumed?.toolName === TOOL_NAMES.pay && resumed.toolCallId.startsWith(APPROVAL_CALL_PREFIX)) {
+    const value = resumed.outcome?.kind === "ok" ? resumed.outcome.value : undefined;
+    return { text: isPay(value) ? reply.approvedReply(value) : reply.unreadableReply(TOOL_NAMES.pay) };
+  }
 
   // A failed or denied tool ends the turn with an explanation, never with a retry.
   const last = view.calls.at(-1);

@@ -219,6 +219,18 @@ export function payReply(service: DiscoveredService, pay: PayOutput): string {
   }
 }
 
+/** The answer after an approval: the payment's result, for the service it paid. */
+export function approvedReply(pay: PayOutput): string {
+  let name = "the service";
+  try {
+    if (pay.service) name = new URL(pay.service).host;
+  } catch {
+    // keep the generic name
+  }
+  const service = { name } as DiscoveredService;
+  return payReply(service, pay);
+}
+
 function txText(pay: PayOutput): string {
   return pay.transaction ? ` Transaction: ${pay.transaction}.` : "";
 }

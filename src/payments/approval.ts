@@ -1,0 +1,274 @@
+import type { PaymentPayload } from "@x402/core/types";
+import {
+  familyOf,
+  sameAsset,
+  type WalletAnswer,
+  WalletAnswerMismatch,
+  type WalletSigningRequest,
+} from "../chains/index.js";
+import { AppError } from "../errors/index.js";
+import { formatUsd } from "../money/index.js";
+import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../protocol/index.js";
+import { spentOf } from "./budget.js";
+import type { Ledger, PaymentRecord } from "./ledger.js";
+import type { PaymentObserver, PaymentOutcome } from "./outcome.js";
+import type { PaymentPipeline } from "./pipeline.js";
+import { checkSpend, isServiceAllowed, type Requirement } from "./policy.js";
+import { probe, type Target } from "./probe.js";
+import { PaymentRun } from "./run.js";
+import { checkSigned, paymentHeaders } from "./x402.js";
+
+/**
+ * Approval in the user's own wallet (docs/payments.md, "Approval"; docs/protocol.md has the round
+ * trip). The pipeline stops a payment at `awaiting_approval` and stores it with what the wallet
+ * signs; a later request answers with the wallet's signature (or a rejection), and this module
+ * checks the answer before any stream opens, in the documented order:
+ *
+ *   400  the payment exists, belongs to this wallet and caller, still awaits approval and has not
+ *        expired, and the answer signs exactly the stored terms with the wallet's key;
+ *   403  the limits as they are now (and the allow-lists) still admit it;
+ *   402  the balance covers it (500 when it cannot be read);
+ *   503  the service still answers, with the same terms (a changed price is refused, never paid);
+ *   403  the atomic check-and-reserve (a concurrent payment may have used the budget meanwhile).
+ *
+ * Then the turn streams the payment as it is sent and settled. Approval comes only from the
+ * request's `approval` field: nothing in message text can approve anything.
+ */
+
+/** What a payment awaiting approval keeps in its ledger row (plain JSON, never a signature). */
+export interface StoredApproval {
+  /** The x402 payload the SDK built, complete but for the wallet's signature. */
+  payload: PaymentPayload;
+  /** What the wallet was asked to sign. */
+  sign: WalletSigningRequest;
+  /** The paid call, to the service that issued the demand. */
+  target: Target;
+  /** The authorization window signed, in seconds. */
+  window: number;
+}
+
+export interface ResumeInput {
+  answer: ApprovalAnswer;
+  wallet: Wallet;
+  caller?: string;
+  spendingLimits?: SpendingLimitsInput;
+  signal: AbortSignal;
+}
+
+/** A payment the wallet answered, checked and, when approved, reserved: it runs inside the turn. */
+export interface Resumed {
+  paymentId: string;
+  /** The service paid (its URL). */
+  service: string;
+  /** Continue in the turn: the updates queued so far go out first, then the payment's own. */
+  run(observer: PaymentObserver): Promise<PaymentOutcome>;
+}
+
+export interface ApprovalDeps {
+  ledger: Ledger;
+  pipeline: PaymentPipeline;
+  chains: { balance(network: string, asset: string, owner: string): Promise<bigint> };
+  fetch: Parameters<typeof probe>[0];
+  serviceTimeoutMs: number;
+  now?: () => Date;
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** Queues a run's updates until the turn's stream exists (the checks run before it opens). */
+class QueuedObserver implements PaymentObserver {
+  private target: PaymentObserver | undefined;
+  private readonly queue: Array<(o: PaymentObserver) => void> = [];
+  update: PaymentObserver["update"] = (u) => this.send((o) => o.update(u));
+  summary: PaymentObserver["summary"] = (s) => this.send((o) => o.summary(s));
+  error: PaymentObserver["error"] = (e) => this.send((o) => o.error(e));
+  attach(observer: PaymentObserver): void {
+    this.target = observer;
+    for (const send of this.queue.splice(0)) send(observer);
+  }
+  private send(call: (o: PaymentObserver) => void): void {
+    if (this.target) call(this.target);
+    else this.queue.push(call);
+  }
+}
+
+function stored(record: PaymentRecord): StoredApproval {
+  const approval = record.approval as Partial<StoredApproval> | null;
+  if (!approval?.payload || !approval.sign || !approval.target || !approval.window) {
+    throw new AppError("approval_not_found", "This payment was never waiting for a wallet's approval.");
+  }
+  return approval as StoredApproval;
+}
+
+function toWalletAnswer(answer: ApprovalAnswer): WalletAnswer | undefined {
+  if (answer.kind === "signature") return { signature: answer.signature };
+  if (answer.kind === "transaction") return { transaction: answer.transaction };
+  return undefined;
+}
+
+const sameOffer = (a: Requirement, b: Requirement) =>
+  a.scheme === b.scheme &&
+  a.network === b.network &&
+  sameAsset(a.network, a.asset, b.asset) &&
+  a.payTo.toLowerCase() === b.payTo.toLowerCase() &&
+  a.amount === b.amount;
+
+export class ApprovalDesk {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: ApprovalDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Check a wallet's answer; throws AppError (with the documented status) when it cannot be used. */
+  async resume(input: ResumeInput): Promise<Resumed> {
+    const { ledger } = this.deps;
+    const { answer, wallet } = input;
+    const record = await ledger.get(answer.paymentId);
+    if (!record) throw new AppError("approval_not_found", "No payment with this id awaits approval.");
+    if (record.wallet !== wallet.address) {
+      throw new AppError("approval_wrong_wallet", "This payment belongs to another wallet.");
+    }
+    if ((record.caller ?? null) !== (input.caller ?? null)) {
+      throw new AppError("approval_wrong_caller", "This payment was asked for by another caller.");
+    }
+    const terms = stored(record);
+    const observer = new QueuedObserver();
+    const run = PaymentRun.resume(ledger, observer, record, this.now, this.deps.onError);
+    const message = `$${formatUsd(record.amount)} to ${record.service}`;
+    if (record.status !== "awaiting_approval") {
+      if (record.status === "expired")
+        throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
+      throw new AppError("approval_used", `The payment of ${message} was already ${record.status}.`, {
+        details: { status: record.status },
+      });
+    }
+    const limits = this.deps.pipeline.limitsFor(input);
+    const snapshot = await ledger.budget(wallet.address, record.requestId, this.now());
+    run.measure({ limits, snapshot });
+    if (record.expiresAt && record.expiresAt.getTime() <= this.now().getTime()) {
+      await run.expire().catch(() => {});
+      throw new AppError("approval_expired", `The approval window for ${message} has passed.`, {
+        details: { expiresAt: record.expiresAt.toISOString() },
+      });
+    }
+
+    if (answer.kind === "reject") {
+      await run.reject();
+      return this.resumed(record, observer, async () => ({
+        status: "rejected",
+        paymentId: record.paymentId,
+        amountUsd: formatUsd(record.amount),
+        network: record.network,
+      }));
+    }
+
+    const family = familyOf(record.network);
+    const reply = toWalletAnswer(answer);
+    if (!family || !reply) throw new AppError("approval_invalid", "This answer cannot approve the payment.");
+    let completed: PaymentPayload;
+    try {
+      completed = await family.completeForWallet(terms.payload, terms.sign, reply, wallet.address);
+    } catch (error) {
+      const why = error instanceof WalletAnswerMismatch ? error.message : "the answer could not be read";
+      throw new AppError("approval_invalid", `The approval does not sign the stored payment: ${why}.`);
+    }
+    const requirement = record.requirement as Requirement;
+
+    // The limits and allow-lists as they are now (an approval cannot outlive a tightened limit).
+    if (!limits.allowedNetworks.includes(record.network) || !isServiceAllowed(record.service, limits)) {
+      throw new AppError("limit_exceeded", `Paying ${message} is no longer allowed by your limits.`);
+    }
+    const check = checkSpend(record.amount, limits, spentOf(snapshot));
+    if (!check.ok) {
+      throw new AppError(
+        "limit_exceeded",
+        `Paying ${message} would exceed the ${check.limit} limit of $${formatUsd(check.limitAtomic)} ($${formatUsd(check.remainingAtomic)} left).`,
+        { details: { limit: check.limit, remainingUsd: formatUsd(check.remainingAtomic) } },
+      );
+    }
+    const balance = await this.deps.chains
+      .balance(record.network, record.asset, wallet.address)
+      .catch(() => undefined);
+    if (balance === undefined) {
+      throw new AppError("payment_failed", `Could not read the wallet's balance on ${record.network}.`);
+    }
+    if (balance < record.amount) {
+      throw new AppError(
+        "insufficient_balance",
+        `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(record.amount)} price.`,
+        { details: { balanceUsd: formatUsd(balance) } },
+      );
+    }
+
+    // The service must still ask the same price of the same payee: a changed offer is never paid.
+    const probed = await probe(this.deps.fetch, terms.target, {
+      signal: input.signal,
+      timeoutMs: this.deps.serviceTimeoutMs,
+      allowOrigin: (origin) => isServiceAllowed(origin, limits),
+    });
+    if (probed.kind === "refused") {
+      const code = probed.reason === "origin_not_allowed" ? "limit_exceeded" : "service_unavailable";
+      throw new AppError(
+        code,
+        `${record.service} could not be reached to confirm its price: ${probed.message}`,
+      );
+    }
+    if (probed.kind === "free" || !probed.demand.offers.some((offer) => sameOffer(offer, requirement))) {
+      const why = `${record.service} no longer asks $${formatUsd(record.amount)} on ${record.network}; nothing was paid. Ask again for a new quote.`;
+      await run.termsChanged(why).catch(() => {});
+      throw new AppError("price_changed", why);
+    }
+
+    let authorization: Record<string, string>;
+    try {
+      authorization = checkSigned(
+        completed,
+        record.network,
+        { amount: record.amount, payTo: record.payTo, maxTimeoutSeconds: terms.window },
+        "approval",
+      );
+    } catch {
+      throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
+    }
+    const reserved = await run.approve({ limits, authorization });
+    if (reserved && "notAwaiting" in reserved) {
+      throw new AppError("approval_used", `The payment of ${message} was already ${reserved.notAwaiting}.`);
+    }
+    if (reserved) {
+      throw new AppError(
+        "limit_exceeded",
+        `Paying ${message} would exceed the ${reserved.limit} limit of $${formatUsd(reserved.limitAtomic)} ($${formatUsd(reserved.remainingAtomic)} left).`,
+        { details: { limit: reserved.limit, remainingUsd: formatUsd(reserved.remainingAtomic) } },
+      );
+    }
+    const headers = paymentHeaders(completed);
+    return this.resumed(record, observer, async () => {
+      try {
+        return await this.deps.pipeline.deliver(run, terms.target, headers);
+      } catch (error) {
+        this.deps.onError?.(error, "approved payment");
+        return run.crashed(error);
+      }
+    });
+  }
+
+  /**
+   * The payment goes on at once, whatever becomes of the turn (a client that leaves now must not
+   * strand an approved, reserved payment); its updates wait for the turn's stream.
+   */
+  private resumed(
+    record: PaymentRecord,
+    observer: QueuedObserver,
+    finish: () => Promise<PaymentOutcome>,
+  ): Resumed {
+    const outcome = finish();
+    return {
+      paymentId: record.paymentId,
+      service: record.service,
+      run: async (turn) => {
+        observer.attach(turn);
+        return outcome;
+      },
+    };
+  }
+}

@@ -1,0 +1,66 @@
+import { formatUsd } from "../money/index.js";
+import type { BudgetMeter, LimitMeter, Money, PaymentStatus } from "../protocol/index.js";
+import type { BudgetSnapshot } from "./ledger.js";
+import type { AmountLimits } from "./policy.js";
+
+/**
+ * The live budget meter every `p:` update carries (docs/protocol.md, "Budget meter"): each limit's
+ * amount, what counts as spent (settled, or unclear and possibly gone), what is pending (reserved,
+ * signed, submitted), what remains, and while a payment is only quoted or awaits approval, what
+ * would remain after it. Pure: the ledger's snapshot (read once, before this payment had a row)
+ * plus this payment's own amount where its status puts it. Clients draw it as it is.
+ */
+export interface BudgetBase {
+  limits: AmountLimits;
+  snapshot: BudgetSnapshot;
+}
+
+const PENDING: ReadonlySet<PaymentStatus> = new Set(["reserved", "signed", "submitted"]);
+const SPENT: ReadonlySet<PaymentStatus> = new Set(["settled", "unknown"]);
+const BEFORE: ReadonlySet<PaymentStatus> = new Set(["quoted", "awaiting_approval"]);
+
+const money = (atomic: bigint): Money => ({ atomic: atomic.toString(), usd: formatUsd(atomic) });
+const atLeastZero = (value: bigint): bigint => (value < 0n ? 0n : value);
+
+function meter(limit: bigint, spent: bigint, pending: bigint, after: bigint | undefined): LimitMeter {
+  const remaining = atLeastZero(limit - spent - pending);
+  return {
+    limit: money(limit),
+    spent: money(spent),
+    pending: money(pending),
+    remaining: money(remaining),
+    ...(after !== undefined ? { remainingAfter: money(atLeastZero(remaining - after)) } : {}),
+  };
+}
+
+/** The meter as it stands when this payment (of `amount`) is in `status`. */
+export function budgetMeter(base: BudgetBase, amount: bigint, status: PaymentStatus): BudgetMeter {
+  const { limits, snapshot } = base;
+  const ownPending = PENDING.has(status) ? amount : 0n;
+  const ownSpent = SPENT.has(status) ? amount : 0n;
+  const after = BEFORE.has(status) ? amount : undefined;
+  return {
+    perTransaction: {
+      limit: money(limits.perTransaction),
+      spent: money(0n),
+      pending: money(0n),
+      remaining: money(atLeastZero(limits.perTransaction)),
+      ...(after !== undefined ? { remainingAfter: money(atLeastZero(limits.perTransaction - after)) } : {}),
+    },
+    perRequest: meter(
+      limits.perRequest,
+      snapshot.requestSpent + ownSpent,
+      snapshot.requestPending + ownPending,
+      after,
+    ),
+    daily: meter(limits.daily, snapshot.daySpent + ownSpent, snapshot.dayPending + ownPending, after),
+  };
+}
+
+/** What counts against the limits in a snapshot: everything spent or pending. */
+export function spentOf(snapshot: BudgetSnapshot): { today: bigint; thisRequest: bigint } {
+  return {
+    today: snapshot.daySpent + snapshot.dayPending,
+    thisRequest: snapshot.requestSpent + snapshot.requestPending,
+  };
+}
