@@ -1,0 +1,256 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseCliArgs } from "../../src/cli/args.js";
+import { EXIT, exitCodeFor } from "../../src/cli/exit.js";
+import { parseKey } from "../../src/cli/keys.js";
+import { main } from "../../src/cli/main.js";
+import { colorFor, paymentLine, Renderer } from "../../src/cli/render.js";
+import type { PaymentUpdate } from "../../src/client/index.js";
+import { FINISH_REASONS } from "../../src/errors/index.js";
+import { buildService } from "../helpers.js";
+import { memoryIo, type Served, serve } from "./support.js";
+
+const money = (usd: string) => ({ atomic: String(Math.round(Number(usd) * 1e6)), usd });
+const meter = (limit: string, remaining: string, after?: string) => ({
+  limit: money(limit),
+  spent: money("0"),
+  pending: money("0"),
+  remaining: money(remaining),
+  ...(after ? { remainingAfter: money(after) } : {}),
+});
+const QUOTED: PaymentUpdate = {
+  paymentId: "pay_1",
+  status: "quoted",
+  service: { url: "http://127.0.0.1:4021/weather", name: "Weather now" },
+  amount: { atomic: "10000", usd: "0.01" },
+  network: "eip155:31337",
+  budget: {
+    perTransaction: meter("1.00", "1.00", "0.99"),
+    perRequest: meter("2.00", "2.00", "1.99"),
+    daily: meter("10.00", "10.00", "9.99"),
+  },
+};
+
+describe("command line", () => {
+  it("one-shot question, options, limits", () => {
+    const options = parseCliArgs(
+      [
+        "chat",
+        "What's",
+        "the weather?",
+        "--wallet",
+        "0xabc",
+        "--per-request",
+        "0.50",
+        "--networks",
+        "eip155:31337, solana:x",
+        "--json",
+      ],
+      {},
+    );
+    expect(options).toMatchObject({
+      command: "chat",
+      question: "What's the weather?",
+      url: "http://127.0.0.1:3000",
+      wallet: "0xabc",
+      spendingLimits: { perRequest: "0.50", allowedNetworks: ["eip155:31337", "solana:x"] },
+      json: true,
+      retry: true,
+    });
+  });
+
+  it("interactive without a question; environment defaults; flags win", () => {
+    const env = { X402_CHAT_URL: "http://h:1", X402_CHAT_TOKEN: "t-env", X402_CHAT_WALLET: "0xenv" };
+    expect(parseCliArgs([], env)).toMatchObject({
+      command: "chat",
+      question: undefined,
+      url: "http://h:1",
+      token: "t-env",
+      wallet: "0xenv",
+    });
+    expect(parseCliArgs(["chat", "--token", "t-flag", "--no-retry"], env)).toMatchObject({
+      token: "t-flag",
+      retry: false,
+    });
+  });
+
+  it("--devnet reads the token and a wallet of the manifest; a bare --devnet leaves the question alone", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cli-"));
+    const path = join(dir, "manifest.json");
+    writeFileSync(
+      path,
+      JSON.stringify({
+        devToken: "dev-token",
+        evm: {
+          wallets: [
+            { role: "payer", address: "0xP" },
+            { role: "user", address: "0xU" },
+          ],
+        },
+      }),
+    );
+    const env = { DEVNET_MANIFEST: path };
+    expect(parseCliArgs(["chat", "--devnet", "hello"], env)).toMatchObject({
+      token: "dev-token",
+      wallet: "0xP",
+      question: "hello",
+    });
+    expect(parseCliArgs(["chat", "--devnet", "user", "hello"], env)).toMatchObject({
+      wallet: "0xU",
+      question: "hello",
+    });
+  });
+
+  it("refuses what it cannot use", () => {
+    expect(() => parseCliArgs(["chat", "--bogus"], {})).toThrow(/Unknown option/);
+    expect(() => parseCliArgs(["pay"], {})).toThrow(/unknown command/);
+    expect(() => parseCliArgs(["--per-request", "lots"], {})).toThrow(/USD/);
+    expect(() => parseCliArgs(["--model", "gpt"], {})).toThrow(/--model/);
+    expect(() => parseCliArgs(["--devnet"], { DEVNET_MANIFEST: "/nonexistent" })).toThrow(/manifest/);
+  });
+
+  it("every finish reason has an exit code", () => {
+    expect(Object.fromEntries(FINISH_REASONS.map((r) => [r, exitCodeFor(r)]))).toEqual({
+      stop: 0,
+      "payment-complete": 0,
+      "payment-failed": 6,
+      "limit-exceeded": 4,
+      "insufficient-balance": 5,
+      "service-unavailable": 7,
+      "approval-required": 8,
+      error: 1,
+    });
+  });
+});
+
+describe("key files", () => {
+  it("an EVM hex key, with or without 0x", async () => {
+    const key = await parseKey("5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a\n");
+    expect(key).toMatchObject({ chain: "evm", address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" });
+  });
+
+  it("a solana-keygen JSON array", async () => {
+    const { generateKeyPairSync } = await import("node:crypto");
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const secret = privateKey.export({ format: "der", type: "pkcs8" }).subarray(-32);
+    const pub = publicKey.export({ format: "der", type: "spki" }).subarray(-32);
+    const key = await parseKey(JSON.stringify([...secret, ...pub]));
+    expect(key.chain).toBe("solana");
+  });
+
+  it("refuses anything else without echoing it", async () => {
+    await expect(parseKey("not a key")).rejects.toThrow(/expected an EVM private key/);
+    await expect(parseKey("[1,2,3]")).rejects.toThrow(/64 numbers/);
+    const error = await parseKey(`0x${"zz".repeat(32)}`).catch((e: unknown) => e);
+    expect(String(error)).not.toContain("zz");
+  });
+});
+
+describe("rendering", () => {
+  function capture(isTTY: boolean, color = false) {
+    let out = "";
+    let err = "";
+    const renderer = new Renderer(
+      { write: (t) => (out += t), isTTY },
+      { write: (t) => (err += t), isTTY },
+      { color },
+    );
+    return { renderer, out: () => out, err: () => err };
+  }
+
+  it("a status line: cost, network, status and the budget the meter leaves", () => {
+    expect(paymentLine(QUOTED)).toBe(
+      "Weather now $0.01 on eip155:31337 · quoted · leaves $1.99 of $2.00 this request, $9.99 of $10.00 today",
+    );
+    expect(paymentLine({ ...QUOTED, status: "submitted" })).toBe(
+      "Weather now $0.01 on eip155:31337 · settling",
+    );
+    expect(
+      paymentLine({ ...QUOTED, status: "refused", reason: "perTransaction", budget: undefined }),
+    ).toContain("refused: perTransaction");
+  });
+
+  it("off a TTY: words on stdout, one line per status change on stderr, no escapes", () => {
+    const c = capture(false);
+    c.renderer.event({ type: "text", text: "Paying now." });
+    c.renderer.event({ type: "payment", payment: QUOTED });
+    c.renderer.event({ type: "payment", payment: { ...QUOTED, status: "reserved" } });
+    c.renderer.event({ type: "payment", payment: { ...QUOTED, status: "signed" } });
+    c.renderer.event({ type: "payment", payment: { ...QUOTED, status: "settled", transaction: "0xfeed" } });
+    c.renderer.event({ type: "text", text: "Sunny." });
+    c.renderer.close();
+    expect(c.out()).toBe("Paying now.\nSunny.\n");
+    const lines = c.err().trim().split("\n");
+    expect(lines).toHaveLength(3); // quoted, signing (once), settled
+    expect(lines[2]).toContain("✓ Weather now $0.01 on eip155:31337 · settled, tx 0xfeed");
+    expect(c.err()).not.toContain("\x1b");
+  });
+
+  it("on a TTY: one live line redrawn in place, coloured", () => {
+    const c = capture(true, true);
+    c.renderer.event({ type: "payment", payment: QUOTED });
+    c.renderer.event({ type: "payment", payment: { ...QUOTED, status: "settled", transaction: "0xfeed" } });
+    c.renderer.close();
+    expect(c.err().split("\n").filter(Boolean)).toHaveLength(1);
+    expect(c.err()).toContain("\r\x1b[2K");
+    expect(c.err()).toContain("\x1b[32m✓");
+  });
+
+  it("colour only on a TTY and never with NO_COLOR", () => {
+    expect(colorFor(true, {})).toBe(true);
+    expect(colorFor(false, {})).toBe(false);
+    expect(colorFor(true, { NO_COLOR: "1" })).toBe(false);
+    expect(colorFor(true, { TERM: "dumb" })).toBe(false);
+  });
+});
+
+describe("main() against the real service", () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await serve(buildService());
+  });
+  afterAll(async () => {
+    await served?.close();
+  });
+
+  it("one-shot: the answer on stdout, the finish on stderr, exit 0", async () => {
+    const m = memoryIo();
+    const code = await main(["chat", "hi", "--url", served.url], m.io);
+    expect(code).toBe(0);
+    expect(m.out()).toBe("Hello there!\n");
+    expect(m.err()).toContain("(stop)");
+  });
+
+  it("--json: one event a line, parseable", async () => {
+    const m = memoryIo();
+    expect(await main(["chat", "hi", "--url", served.url, "--json", "--sse"], m.io)).toBe(0);
+    const events = m
+      .out()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string });
+    expect(events.map((e) => e.type)).toEqual(["text", "text", "text", "finish"]);
+  });
+
+  it("interactive from a pipe: each line a turn, the conversation kept, /exit quits", async () => {
+    const m = memoryIo({}, "hi\nmore\n/exit\n");
+    expect(await main(["chat", "--url", served.url], m.io)).toBe(0);
+    expect(m.out()).toBe("Hello there!\nHello there!\n");
+  });
+
+  it("exit 3 when the service refuses the request, 2 on a usage error, 3 when nothing listens", async () => {
+    const refused = memoryIo();
+    expect(await main(["chat", "hi", "--url", served.url, "--wallet", "0x12"], refused.io)).toBe(
+      EXIT.refused,
+    );
+    expect(refused.err()).toContain("HTTP 400 invalid_wallet");
+    const usage = memoryIo();
+    expect(await main(["chat", "--frobnicate"], usage.io)).toBe(EXIT.usage);
+    expect(usage.err()).toContain("Usage:");
+    const down = memoryIo();
+    expect(await main(["chat", "hi", "--url", "http://127.0.0.1:9"], down.io)).toBe(EXIT.refused);
+    expect(down.err()).toContain("cannot reach http://127.0.0.1:9");
+  });
+});
