@@ -1,12 +1,12 @@
 import { useChat } from "@ai-sdk/react";
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { createTransport, describeError } from "./chat/transport.js";
-import type { ApprovalAnswer, ChatMessage, PaymentUpdate } from "./chat/types.js";
+import type { ApprovalAnswer, ChatMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
 import { Message } from "./components/Message.js";
 import type { ApprovalState } from "./components/PaymentCard.js";
 import { SettingsPanel } from "./components/SettingsPanel.js";
 import { WalletMenu } from "./components/WalletMenu.js";
-import { requestBody, useSettings } from "./settings.js";
+import { requestFields, useSettings } from "./settings.js";
 import type { PageWallet, WalletOption } from "./wallet/types.js";
 import { useWallets } from "./wallet/useWallets.js";
 
@@ -24,14 +24,22 @@ function walletErrorText(error: unknown): string {
 }
 
 export function App() {
-  const transport = useMemo(() => createTransport(), []);
-  const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<ChatMessage>({
-    transport,
-  });
   const [settings, setSettings] = useSettings();
   const [showSettings, setShowSettings] = useState(false);
   const { options, devnet } = useWallets();
   const [wallet, setWallet] = useState<PageWallet>();
+  // The transport asks for the current settings at every request.
+  const fields = useRef<TurnFields>({});
+  fields.current = requestFields(settings, wallet?.address);
+  const token = useRef<string | undefined>(undefined);
+  token.current = settings.token.trim() || undefined;
+  const transport = useMemo(
+    () => createTransport({ fields: () => fields.current, token: () => token.current }),
+    [],
+  );
+  const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<ChatMessage>({
+    transport,
+  });
   const [approvals, setApprovals] = useState<Record<string, ApprovalState>>({});
   const [input, setInput] = useState("");
   const sending = useRef<string | undefined>(undefined);
@@ -67,14 +75,14 @@ export function App() {
     if (!question || busy) return;
     clearError();
     setInput("");
-    void sendMessage({ text: question }, { body: { ...requestBody(settings, wallet?.address) } });
+    void sendMessage({ text: question });
   };
 
   const answer = async (payment: PaymentUpdate, approval: ApprovalAnswer, walletAddress: string) => {
     setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "sending" } }));
     sending.current = payment.paymentId;
     clearError();
-    await sendMessage(undefined, { body: { ...requestBody(settings, walletAddress), approval } });
+    await sendMessage(undefined, { body: { walletAddress, approval } });
   };
 
   const approve = async (payment: PaymentUpdate) => {
@@ -102,6 +110,11 @@ export function App() {
   };
 
   const devnetOptions = options.filter((o) => o.source === "devnet");
+  // An `e:` line is already shown where it happened (its card, or inline): no banner for it again.
+  const shownInStream = messages
+    .at(-1)
+    ?.parts.some((p) => p.type === "data-error" && p.data.message === error?.message);
+  const showBanner = error !== undefined && error !== cardError && !shownInStream;
 
   return (
     <div className={`layout${showSettings ? " with-settings" : ""}`}>
@@ -189,7 +202,7 @@ export function App() {
           <div ref={bottom} />
         </section>
 
-        {error && error !== cardError ? (
+        {error && showBanner ? (
           <div className="banner-error" role="alert" data-testid="chat-error">
             {describeError(error)}
             <button type="button" className="link" onClick={clearError}>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import type { RequestSettings } from "./chat/types.js";
+import type { TurnFields } from "./chat/types.js";
 
 /** The public model names (docs/protocol.md): what each is backed by is the server's configuration. */
 export const MODELS = [
@@ -65,16 +65,15 @@ export function usdProblem(value: string): string | undefined {
 }
 
 /** The request fields for these settings and this wallet (limits only with a wallet: they apply to one). */
-export function requestBody(settings: Settings, walletAddress: string | undefined): RequestSettings {
-  const body: RequestSettings = {
-    model: settings.model,
+export function requestFields(settings: Settings, walletAddress: string | undefined): TurnFields {
+  const body: TurnFields = {
+    model: settings.model as TurnFields["model"],
     temperature: settings.temperature,
     maxTokens: settings.maxTokens,
   };
-  if (settings.token.trim()) body.token = settings.token.trim();
   if (!walletAddress) return body;
   body.walletAddress = walletAddress;
-  const limits: Record<string, string | string[]> = {};
+  const limits: NonNullable<TurnFields["spendingLimits"]> = {};
   for (const name of ["perTransaction", "perRequest", "daily", "approvalAbove"] as const) {
     const value = settings[name].trim();
     if (value && !usdProblem(value)) limits[name] = value;

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { describeApproval } from "../../../src/client/index.js";
 import type { PaymentStatus } from "../../../src/protocol/stream.js";
 import type { ErrorPayload, PaymentUpdate } from "../chat/types.js";
 import { explorerTxUrl, networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
@@ -65,6 +66,8 @@ function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }:
   const left = expiresAt - now;
   const expired = Number.isFinite(left) && left <= 0;
   const sameWallet = wallet?.address.toLowerCase() === request.wallet.toLowerCase();
+  // What would be signed must be what the card shows (amount, payee, wallet); otherwise no signing.
+  const { mismatches } = describeApproval(payment);
   const busy = approval?.phase === "signing" || approval?.phase === "sending";
   const what =
     request.sign.kind === "evm-typed-data"
@@ -84,11 +87,16 @@ function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }:
             : `Connect wallet ${shortHash(request.wallet)} to approve.`}
         </p>
       ) : null}
+      {mismatches.length > 0 ? (
+        <p className="card-error" role="alert">
+          Not signing: the authorization does not match this card ({mismatches.join("; ")}).
+        </p>
+      ) : null}
       <div className="approval-actions">
         <button
           type="button"
           className="primary"
-          disabled={!canAct || busy || expired || !sameWallet}
+          disabled={!canAct || busy || expired || !sameWallet || mismatches.length > 0}
           onClick={() => onApprove(payment)}
         >
           {approval?.phase === "signing"

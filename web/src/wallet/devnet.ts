@@ -1,12 +1,6 @@
-import {
-  createKeyPairFromBytes,
-  getBase64EncodedWireTransaction,
-  getTransactionDecoder,
-  partiallySignTransaction,
-} from "@solana/kit";
+import { createKeyPairFromBytes } from "@solana/kit";
 import { privateKeyToAccount } from "viem/accounts";
-import { base64ToBytes } from "./encoding.js";
-import { typedDataOf } from "./evm.js";
+import { signEvmApproval, signSolanaApproval } from "../../../src/client/index.js";
 import type { PageWallet, WalletOption } from "./types.js";
 
 /** What `GET /api/devnet/wallets` answers while the embedded local network runs (src/http/devnet-wallet.ts). */
@@ -47,12 +41,7 @@ export function devnetOptions(wallets: DevnetWallets): WalletOption[] {
           name: "Devnet wallet (EVM)",
           chain: "evm",
           address: account.address,
-          async approve(payment) {
-            return {
-              paymentId: payment.paymentId,
-              signature: await account.signTypedData(typedDataOf(payment)),
-            };
-          },
+          approve: (payment) => signEvmApproval(payment, account),
         };
       },
     });
@@ -70,14 +59,7 @@ export function devnetOptions(wallets: DevnetWallets): WalletOption[] {
           name: "Devnet wallet (Solana)",
           chain: "solana",
           address: solana.address,
-          async approve(payment) {
-            const sign = payment.approval?.sign;
-            if (sign?.kind !== "solana-transaction")
-              throw new Error("this payment asks for no Solana transaction");
-            const transaction = getTransactionDecoder().decode(base64ToBytes(sign.transaction));
-            const signed = await partiallySignTransaction([keyPair], transaction);
-            return { paymentId: payment.paymentId, transaction: getBase64EncodedWireTransaction(signed) };
-          },
+          approve: (payment) => signSolanaApproval(payment, keyPair),
         };
       },
     });

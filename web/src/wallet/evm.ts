@@ -1,30 +1,6 @@
-import { createWalletClient, custom, type EIP1193Provider, type TypedDataDefinition } from "viem";
-import type { PaymentUpdate } from "../chat/types.js";
+import { createWalletClient, custom, type EIP1193Provider } from "viem";
+import { signEvmApproval } from "../../../src/client/index.js";
 import type { PageWallet, WalletOption } from "./types.js";
-
-/**
- * The approval's EIP-712 typed data as viem signs it: uint and int values (decimal strings on the
- * wire) become bigints, and the domain's chain id a number. `eth_signTypedData_v4` receives the same.
- */
-export function typedDataOf(payment: PaymentUpdate): TypedDataDefinition {
-  const sign = payment.approval?.sign;
-  if (sign?.kind !== "evm-typed-data") throw new Error("this payment asks for no EVM signature");
-  const { domain, types, primaryType, message } = sign.typedData;
-  const fields = types[primaryType] ?? [];
-  const converted: Record<string, unknown> = { ...message };
-  for (const field of fields) {
-    const value = converted[field.name];
-    if (/^u?int\d*$/.test(field.type) && (typeof value === "string" || typeof value === "number"))
-      converted[field.name] = BigInt(value);
-  }
-  const chainId = domain.chainId;
-  return {
-    domain: { ...domain, ...(chainId !== undefined ? { chainId: Number(chainId) } : {}) },
-    types,
-    primaryType,
-    message: converted,
-  } as unknown as TypedDataDefinition;
-}
 
 /** Ask the wallet to use the payment's chain; a wallet that cannot switch may still sign. */
 async function switchToChain(provider: EIP1193Provider, chainId: number | undefined): Promise<void> {
@@ -46,18 +22,19 @@ export async function connectEip1193(
   provider: EIP1193Provider,
   meta: { optionId: string; name: string; icon?: string },
 ): Promise<PageWallet> {
-  const client = createWalletClient({ transport: custom(provider) });
-  const [address] = await client.requestAddresses();
+  const [address] = await createWalletClient({ transport: custom(provider) }).requestAddresses();
   if (!address) throw new Error(`${meta.name} shared no account`);
+  const client = createWalletClient({ account: address, transport: custom(provider) });
   return {
     ...meta,
     chain: "evm",
     address,
     async approve(payment) {
-      const typedData = typedDataOf(payment);
-      await switchToChain(provider, typedData.domain?.chainId as number | undefined);
-      const signature = await client.signTypedData({ account: address, ...typedData });
-      return { paymentId: payment.paymentId, signature };
+      const sign = payment.approval?.sign;
+      const chainId = sign?.kind === "evm-typed-data" ? Number(sign.typedData.domain.chainId) : Number.NaN;
+      await switchToChain(provider, Number.isInteger(chainId) ? chainId : undefined);
+      // eth_signTypedData_v4 through viem; the SDK checks the signer is the payment's wallet.
+      return signEvmApproval(payment, client);
     },
   };
 }
