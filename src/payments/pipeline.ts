@@ -73,6 +73,8 @@ export type QuoteResult =
       offers: Requirement[];
       remaining: SpentSoFar & { limits: EffectiveLimits };
       admission?: Admission;
+      /** The chosen offer would be approved in the user's wallet, not signed by a server key. */
+      needsApproval?: boolean;
     }
   | { kind: "refused"; reason: Reason; message: string; details?: Record<string, unknown> };
 
@@ -134,13 +136,35 @@ export class PaymentPipeline {
     const spent = await this.spent(request);
     const remaining = { ...spent, limits };
     const { demand, payee } = probed;
-    if (!request.wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
+    const wallet = request.wallet;
+    if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
     const admission = admit(
       demand.offers,
-      { wallet: request.wallet, limits, timeLeftMs: request.deadline - request.now(), spent },
+      { wallet, limits, timeLeftMs: request.deadline - request.now(), spent },
       this.deps.config,
     );
-    return { kind: "demand", url: payee.url, offers: demand.offers, remaining, admission };
+    const needsApproval = admission.ok
+      ? await this.needsApproval(request, wallet, limits, admission.amount)
+      : undefined;
+    return {
+      kind: "demand",
+      url: payee.url,
+      offers: demand.offers,
+      remaining,
+      admission,
+      ...(needsApproval !== undefined ? { needsApproval } : {}),
+    };
+  }
+
+  /** Whether the user's wallet must approve this amount: no usable server key, or above the threshold. */
+  private async needsApproval(
+    request: Pick<PaymentRequest, "bearerToken">,
+    wallet: Wallet,
+    limits: EffectiveLimits,
+    amount: bigint,
+  ): Promise<boolean> {
+    if (limits.approvalAbove !== undefined && amount > limits.approvalAbove) return true;
+    return !(await this.deps.signers.canSign(wallet, request.bearerToken));
   }
 
   /** Pay for one call and fetch its answer, or say why not. Every refusal and failure is reported. */

@@ -201,7 +201,13 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
       }
       const chosen = toOffer(admission.offer);
       quoted.set(JSON.stringify(buildTarget(input)), chosen.amountUsd);
-      return { ...base, paymentRequired: true, offers, chosen };
+      return {
+        ...base,
+        paymentRequired: true,
+        offers,
+        chosen,
+        ...(result.needsApproval !== undefined ? { needsApproval: result.needsApproval } : {}),
+      };
     }
 
     async function budget(): Promise<BudgetOutput> {

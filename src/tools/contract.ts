@@ -115,6 +115,8 @@ export type QuoteOutput = CleanedOutput &
         /** The offer policy would pay, or null with `refusal` saying why none. */
         chosen: Offer | null;
         refusal?: { code: string; message: string };
+        /** Paying the chosen offer needs the user's approval in the wallet (nothing is signed until then). */
+        needsApproval?: boolean;
         limits: { perTransaction: LimitView; perRequest: LimitView; daily: LimitView };
       }
     | { ok: false; error: { code: string; message: string } }

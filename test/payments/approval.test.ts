@@ -91,7 +91,9 @@ async function signSolana(request: Awaiting, secret = devnet.secrets.solana.user
   if (!secret) throw new Error("no key");
   const signer = await createKeyPairSignerFromBytes(secret);
   const tx = getTransactionDecoder().decode(Buffer.from(sign.transaction, "base64")) as Transaction;
-  const [signatures] = await signer.signTransactions([tx]);
+  const [signatures] = await signer.signTransactions([
+    tx as Parameters<typeof signer.signTransactions>[0][number],
+  ]);
   return getBase64EncodedWireTransaction({
     ...tx,
     signatures: { ...tx.signatures, ...signatures },

@@ -151,7 +151,7 @@ function serviceStep(view: TurnView, intent: "cost" | "get"): Step {
   if (paid === undefined) {
     const maxUsd = quote.chosen ? quote.chosen.amountUsd : "0";
     const estimate = quote.chosen
-      ? reply.estimateSentence(service, quote.chosen)
+      ? reply.estimateSentence(service, quote.chosen, quote.needsApproval === true)
       : `${service.name} did not ask for payment; fetching it now.`;
     return (
       call(view, TOOL_NAMES.pay, { ...target, maxUsd }, `${estimate}\n\n`) ?? {

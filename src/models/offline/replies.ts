@@ -167,8 +167,10 @@ export function refusalText(service: DiscoveredService, quote: Extract<QuoteOutp
 }
 
 /** The cost estimate shown before paying, in the same step as the pay_and_fetch call. */
-export function estimateSentence(service: DiscoveredService, offer: Offer): string {
-  return `${service.name} costs ${offerText(offer)}; within your limits, paying now.`;
+export function estimateSentence(service: DiscoveredService, offer: Offer, needsApproval = false): string {
+  return needsApproval
+    ? `${service.name} costs ${offerText(offer)}; within your limits. The payment needs your approval in your wallet.`
+    : `${service.name} costs ${offerText(offer)}; within your limits, paying now.`;
 }
 
 export function refusedQuoteReply(
