@@ -31,11 +31,10 @@ import {
  */
 
 /** The data parts this transport writes: `data-payment` (one per payment id) and `data-error`. */
-export interface PaymentDataTypes {
+export type PaymentDataTypes = {
   payment: PaymentUpdate;
   error: ErrorPayload;
-  [name: string]: unknown;
-}
+};
 
 /** The UI message `useChat` holds with this transport; its metadata is the turn's `d:` payload. */
 export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes>;
