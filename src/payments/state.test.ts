@@ -20,6 +20,11 @@ describe("payment state machine", () => {
         "quoted->refused",
         "quoted->reserved",
         "quoted->failed",
+        "quoted->awaiting_approval",
+        "awaiting_approval->reserved",
+        "awaiting_approval->rejected",
+        "awaiting_approval->expired",
+        "awaiting_approval->failed",
         "reserved->signed",
         "reserved->released",
         "reserved->failed",
@@ -35,9 +40,15 @@ describe("payment state machine", () => {
     );
   });
 
-  it("never leads back to reserved, so nothing is signed twice: only a quote is reserved", () => {
-    for (const from of PAYMENT_STATUSES) expect(canTransition(from, "reserved")).toBe(from === "quoted");
-    for (const from of LEDGER_STATUSES) expect(canTransition(from, "reserved")).toBe(false);
+  it("never leads back to reserved, so nothing is signed twice: only a quote or an approval is reserved", () => {
+    for (const from of PAYMENT_STATUSES)
+      expect(canTransition(from, "reserved")).toBe(from === "quoted" || from === "awaiting_approval");
+    // Nothing that was ever reserved (or signed) can be reserved again.
+    for (const from of LEDGER_STATUSES.filter((s) => s !== "awaiting_approval"))
+      expect(canTransition(from, "reserved")).toBe(false);
+    // And nothing leads back to awaiting approval, so an approval is used at most once.
+    for (const from of PAYMENT_STATUSES)
+      expect(canTransition(from, "awaiting_approval")).toBe(from === "quoted");
   });
 
   it("does not release a signed payment: a signature may already be usable", () => {
@@ -58,10 +69,20 @@ describe("payment state machine", () => {
     expect(countsAsSpent("released")).toBe(false);
     expect(countsAsSpent("quoted")).toBe(false);
     expect(countsAsSpent("refused")).toBe(false);
+    // A payment waiting for the wallet holds no budget; declined or expired ones never did.
+    expect(countsAsSpent("awaiting_approval")).toBe(false);
+    expect(countsAsSpent("rejected")).toBe(false);
+    expect(countsAsSpent("expired")).toBe(false);
   });
 
-  it("marks settled, failed and released terminal; terminal ledger statuses have no way out", () => {
-    expect(LEDGER_STATUSES.filter(isTerminal)).toEqual(["settled", "failed", "released"]);
+  it("marks settled, failed, released, rejected and expired terminal; terminal ledger statuses have no way out", () => {
+    expect(LEDGER_STATUSES.filter(isTerminal)).toEqual([
+      "settled",
+      "failed",
+      "released",
+      "rejected",
+      "expired",
+    ]);
     for (const from of LEDGER_STATUSES.filter(isTerminal)) {
       for (const to of PAYMENT_STATUSES) expect(canTransition(from, to)).toBe(false);
     }

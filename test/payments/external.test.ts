@@ -69,11 +69,11 @@ describe("payments configured for external networks", () => {
     });
   });
 
-  it("refuses to sign for the wallet without the bound token", async () => {
+  it("does not sign for the wallet without the bound token: it asks the wallet to approve", async () => {
     const payer = devnet.manifest.evm.wallets.find((w) => w.role === "payer")?.address ?? "";
     const result = await chat(running, { wallet: payer });
-    expect(result.finish.finishReason).toBe("payment-failed");
-    expect(result.errors.at(-1)?.code).toBe("payment_unavailable");
+    expect(result.finish.finishReason).toBe("approval-required");
+    expect(result.payments.map((p) => p.status)).toEqual(["quoted", "awaiting_approval"]);
     expect(result.payments.map((p) => p.status)).not.toContain("signed");
   });
 });
