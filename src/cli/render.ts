@@ -61,7 +61,7 @@ export function statusWords(update: PaymentUpdate): string {
     case "quoted":
       return "quoted";
     case "awaiting_approval":
-      return `awaiting your approval${update.approval ? ` (until ${update.approval.expiresAt})` : ""}`;
+      return `awaiting your approval${update.approval ? ` (${expiresIn(update.approval.expiresAt)})` : ""}`;
     case "reserved":
     case "signed":
       return "signing";
@@ -96,9 +96,23 @@ export function budgetWords(
   return `${before ? "leaves" : "left"} ${usd(left(budget.perRequest).usd)} of ${usd(budget.perRequest.limit.usd)} this request, ${usd(left(budget.daily).usd)} of ${usd(budget.daily.limit.usd)} today`;
 }
 
+/** "expires in 58 s" (or the time itself when it cannot be read). */
+export function expiresIn(iso: string, now = Date.now()): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return `until ${iso}`;
+  const seconds = Math.round((at - now) / 1000);
+  if (seconds <= 0) return "expired";
+  return seconds < 120 ? `expires in ${seconds} s` : `expires in ${Math.round(seconds / 60)} min`;
+}
+
+/** A service as a person reads it: its name, else its URL without the scheme. */
+export function serviceName(service: PaymentUpdate["service"]): string {
+  return service.name ?? service.url.replace(/^https?:\/\//, "");
+}
+
 /** One payment's status line, without colour or spinner. */
 export function paymentLine(update: PaymentUpdate): string {
-  const name = update.service.name ?? update.service.url;
+  const name = serviceName(update.service);
   const cost = update.amount ? ` ${usd(update.amount.usd)}` : "";
   const network = update.network ? ` on ${update.network}` : "";
   const budget =
