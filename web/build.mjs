@@ -42,6 +42,8 @@ export function webStaleness() {
 
 /** Build now (Vite, production) and write the stamp; returns how many sources went in. */
 export async function buildWeb() {
+  // A production build whatever the caller's NODE_ENV (vitest sets "test": React's development build).
+  process.env.NODE_ENV = "production";
   const { build } = await import("vite");
   const result = await build({
     configFile: join(root, "web", "vite.config.ts"),

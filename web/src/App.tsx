@@ -110,6 +110,10 @@ export function App() {
   };
 
   const devnetOptions = options.filter((o) => o.source === "devnet");
+  const localNetworks = useMemo(
+    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
+    [devnet],
+  );
   // An `e:` line is already shown where it happened (its card, or inline): no banner for it again.
   const shownInStream = messages
     .at(-1)
@@ -193,6 +197,7 @@ export function App() {
                 wallet={wallet}
                 approvals={approvals}
                 canAct={!busy}
+                localNetworks={localNetworks}
                 onApprove={(p) => void approve(p)}
                 onReject={(p) => void reject(p)}
               />

@@ -35,15 +35,20 @@ const NETWORK_NAMES: Record<string, string> = {
   "eip155:84532": "Base Sepolia",
   "eip155:137": "Polygon",
   "eip155:80002": "Polygon Amoy",
-  "eip155:31337": "Local EVM devnet",
+  "eip155:31337": "Local EVM network",
   "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "Solana",
   "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": "Solana devnet",
   "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z": "Solana testnet",
 };
 
-export function networkName(network: string | undefined): string {
+/**
+ * A network's name for people. `local`: the service's embedded devnet runs it (its Solana node may
+ * use a public cluster's genesis id, but its transactions exist on this machine only).
+ */
+export function networkName(network: string | undefined, local = false): string {
   if (!network) return "";
-  return NETWORK_NAMES[network] ?? (network.startsWith("solana:") ? "Local Solana devnet" : network);
+  if (local) return network.startsWith("solana:") ? "Local Solana devnet" : "Local EVM devnet";
+  return NETWORK_NAMES[network] ?? network;
 }
 
 /** "$0.01", "$1,234.50": at least cents, every digit the amount has beyond them. */

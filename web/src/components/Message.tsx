@@ -8,6 +8,7 @@ interface Props {
   wallet: PageWallet | undefined;
   approvals: Record<string, ApprovalState>;
   canAct: boolean;
+  localNetworks: ReadonlySet<string>;
   onApprove(payment: PaymentUpdate): void;
   onReject(payment: PaymentUpdate): void;
 }

@@ -20,6 +20,8 @@ interface Props {
   approval: ApprovalState | undefined;
   /** False while another turn streams: one request at a time. */
   canAct: boolean;
+  /** Networks of the embedded devnet (no explorer has their transactions). */
+  localNetworks: ReadonlySet<string>;
   onApprove(payment: PaymentUpdate): void;
   onReject(payment: PaymentUpdate): void;
 }
@@ -135,7 +137,9 @@ export function PaymentCard(props: Props) {
   const history = useHistory(payment.status);
   const tone = statusTone(payment.status);
   const service = payment.service.name ?? serviceLabel(payment.service.url);
-  const explorer = payment.transaction ? explorerTxUrl(payment.network, payment.transaction) : undefined;
+  const local = payment.network !== undefined && props.localNetworks.has(payment.network);
+  const explorer =
+    payment.transaction && !local ? explorerTxUrl(payment.network, payment.transaction) : undefined;
   // The update's own message explains a refusal or failure; while it waits, the approval box speaks.
   const problems = [
     ...(payment.message && tone === "bad" && !errors.some((e) => e.message === payment.message)
@@ -156,7 +160,7 @@ export function PaymentCard(props: Props) {
         <div>
           <div className="card-title">{service}</div>
           <div className="card-sub" title={payment.service.url}>
-            {networkName(payment.network)}
+            {networkName(payment.network, local)}
             {payment.network ? <span className="muted"> · {payment.network}</span> : null}
           </div>
         </div>
@@ -188,7 +192,7 @@ export function PaymentCard(props: Props) {
               {shortHash(payment.transaction, 10)}
             </a>
           ) : (
-            <code title={payment.transaction}>{payment.transaction}</code>
+            <code title={payment.transaction}>{shortHash(payment.transaction, 10)}</code>
           )}
           <button
             type="button"
@@ -197,7 +201,9 @@ export function PaymentCard(props: Props) {
           >
             copy
           </button>
-          {!explorer ? <span className="muted"> (local network: no explorer)</span> : null}
+          {!explorer ? (
+            <span className="muted"> ({local ? "local network" : "this network"}: no explorer)</span>
+          ) : null}
         </div>
       ) : null}
       {note ? <p className="card-note muted">{note}</p> : null}

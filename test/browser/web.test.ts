@@ -1,0 +1,365 @@
+/**
+ * The web chat page as a person uses it, in headless Chromium (Debian's `chromium`, driven by
+ * playwright-core: no browser download), against the real service and the real local devnet
+ * booted in this process:
+ *
+ * - with an injected EIP-1193 test wallet (announced by EIP-6963; `eth_signTypedData_v4` answered
+ *   in Node by the devnet `user` key, which the service does not hold): a question, the cost card
+ *   with its budget meter, the approval signed in the wallet, the settled payment with its hash
+ *   (checked on chain); a rejection; a signature the service refuses, shown on the card; a limit
+ *   set on the page that refuses a payment;
+ * - with no wallet extension at all: the "devnet wallet" the page offers, from question to a paid,
+ *   approved answer (EVM, and Solana when the devnet has it).
+ *
+ * Screenshots go to .data/artifacts/web/ (git-ignored). Without a Chromium the suite says so loudly
+ * and is skipped, rather than failing the rest.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { createPublicClient, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { toViemTypedData } from "../../src/client/index.js";
+import type { Devnet } from "../../src/devnet/index.js";
+import { evmUsdcBalance } from "../../src/devnet/testing/index.js";
+import type { WalletRequest } from "../../src/protocol/index.js";
+import { closeServer, listen } from "../../src/service.js";
+import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const ARTIFACTS = join(ROOT, ".data", "artifacts", "web");
+
+/** Debian's chromium, or one named by CHROMIUM_PATH. */
+function findChromium(): string | undefined {
+  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
+  return candidates.find((path): path is string => !!path && existsSync(path));
+}
+
+const CHROMIUM = findChromium();
+if (!CHROMIUM) {
+  console.warn(
+    "\n*** test/browser/web.test.ts SKIPPED: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH). The web page is NOT tested in a browser. ***\n",
+  );
+}
+
+/** The flags this machine's closed network needs (no background connections, no QUIC). */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** What the injected wallet was asked, and how it answers. */
+interface TestWalletLog {
+  signed: Array<{ address: string; primaryType: string }>;
+  /** "ok": sign with the wallet's key; "wrong-key": sign with another key (the service must refuse). */
+  mode: "ok" | "wrong-key";
+}
+
+describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
+  let devnet: Devnet;
+  let booted: Booted;
+  let server: Awaited<ReturnType<typeof listen>>;
+  let browser: Browser;
+  const pageErrors: string[] = [];
+  /** The page the running test drives, photographed when the test fails. */
+  let current: Page | undefined;
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === "fail" && current && !current.isClosed()) {
+      const name = task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60);
+      await current.screenshot({ path: join(ARTIFACTS, `FAILED-${name}.png`) }).catch(() => {});
+    }
+  });
+
+  beforeAll(async () => {
+    // Test what the sources build now (a no-op when dist/web is up to date).
+    execFileSync(process.execPath, [join(ROOT, "web", "build.mjs"), "--if-stale"], { stdio: "inherit" });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    devnet = await startTestDevnet();
+    booted = await boot(devnet, { store: "pglite" });
+    server = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
+    // Playwright gives each launch a fresh, empty profile (its own temporary --user-data-dir).
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server) await closeServer(server.server);
+    await booted?.close();
+    await devnet?.stop();
+  });
+
+  async function openPage(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    current = page;
+    await page.goto(server.url);
+    return page;
+  }
+
+  async function shot(page: Page, name: string): Promise<void> {
+    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+  }
+
+  async function ask(page: Page, question: string): Promise<void> {
+    await page.getByPlaceholder(/ask something/i).fill(question);
+    await page.getByRole("button", { name: "Send" }).click();
+  }
+
+  /** The newest payment card, once it shows `status`. */
+  async function cardWithStatus(page: Page, status: string, timeout = 30_000) {
+    const card = page.locator(`[data-testid=payment-card][data-status=${status}]`).last();
+    await card.waitFor({ timeout });
+    return card;
+  }
+
+  async function newChat(page: Page): Promise<void> {
+    await page.getByRole("button", { name: "New chat" }).click();
+    await expect.poll(() => page.locator("[data-testid=payment-card]").count()).toBe(0);
+  }
+
+  /**
+   * A browser context whose pages have an EIP-1193 wallet, announced by EIP-6963, holding the
+   * devnet `user` key; `eth_signTypedData_v4` is answered in Node (as an extension would, out of
+   * the page) through an exposed function.
+   */
+  async function contextWithWallet(
+    log: TestWalletLog,
+  ): Promise<{ context: BrowserContext; address: string }> {
+    const key = devnet.secrets.evm.user;
+    if (!key) throw new Error("the devnet has no user wallet");
+    const account = privateKeyToAccount(key);
+    const other = privateKeyToAccount(devnet.secrets.evm.merchant ?? key);
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    await context.exposeFunction("__testWalletSignTypedData", async (address: string, json: string) => {
+      const typedData = JSON.parse(json) as Extract<WalletRequest, { kind: "evm-typed-data" }>["typedData"];
+      log.signed.push({ address, primaryType: typedData.primaryType });
+      const signer = log.mode === "wrong-key" ? other : account;
+      return signer.signTypedData(
+        toViemTypedData({ kind: "evm-typed-data", method: "eth_signTypedData_v4", typedData }) as Parameters<
+          typeof signer.signTypedData
+        >[0],
+      );
+    });
+    await context.addInitScript(
+      ({ address, chainId }) => {
+        const w = window as unknown as {
+          __testWalletSignTypedData(address: string, json: string): Promise<string>;
+        };
+        const provider = {
+          async request({ method, params }: { method: string; params?: unknown[] }): Promise<unknown> {
+            switch (method) {
+              case "eth_requestAccounts":
+              case "eth_accounts":
+                return [address];
+              case "eth_chainId":
+                return `0x${chainId.toString(16)}`;
+              case "wallet_switchEthereumChain":
+                return null;
+              case "eth_signTypedData_v4":
+                return w.__testWalletSignTypedData(String(params?.[0]), String(params?.[1]));
+              default:
+                throw Object.assign(new Error(`test wallet: ${method} is not supported`), { code: 4200 });
+            }
+          },
+          on() {},
+          removeListener() {},
+        };
+        const info = {
+          uuid: "0b9f3c5e-7a55-4c3e-9a61-6f4b1f1e2d01",
+          name: "Test Wallet",
+          icon: "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='32' height='32'%3E%3Crect width='32' height='32' rx='8' fill='%23862e9c'/%3E%3C/svg%3E",
+          rdns: "dev.x402-chat-agent.test-wallet",
+        };
+        const announce = () =>
+          window.dispatchEvent(
+            new CustomEvent("eip6963:announceProvider", { detail: Object.freeze({ info, provider }) }),
+          );
+        window.addEventListener("eip6963:requestProvider", announce);
+        announce();
+      },
+      { address: account.address, chainId: devnet.manifest.evm.chainId },
+    );
+    return { context, address: account.address };
+  }
+
+  describe("with an injected EIP-1193 wallet", () => {
+    let context: BrowserContext;
+    let page: Page;
+    let address: string;
+    const log: TestWalletLog = { signed: [], mode: "ok" };
+
+    beforeAll(async () => {
+      ({ context, address } = await contextWithWallet(log));
+      page = await openPage(context);
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("finds the wallet by EIP-6963 and connects it", async () => {
+      await page.getByRole("button", { name: "Connect wallet" }).click();
+      await page.getByRole("button", { name: /Test Wallet/ }).click();
+      await expect.poll(() => page.getByTestId("wallet-chip").textContent()).toContain("Test Wallet");
+      expect(await page.getByTestId("wallet-chip").textContent()).toContain(address.slice(0, 6));
+      await shot(page, "01-connected");
+    });
+
+    it("shows the cost and the budget, waits for approval, and settles once the wallet signs", async () => {
+      const before = await evmUsdcBalance(devnet, address as `0x${string}`);
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      expect(await card.getByTestId("amount").textContent()).toBe("$0.01");
+      expect(await card.textContent()).toContain("Local EVM devnet");
+      // The budget meter as the p: update carries it: each limit, and what remains after this payment.
+      expect(await card.locator(".meter").count()).toBe(3);
+      expect(await card.textContent()).toMatch(/\$1\.00 left of \$1\.00 · \$0\.99 after this/);
+      expect(await card.getByTestId("approval").textContent()).toContain("eth_signTypedData_v4");
+      await expect
+        .poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason"))
+        .toBe("approval-required");
+      await shot(page, "02-cost-card-awaiting-approval");
+
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      const settled = await cardWithStatus(page, "settled");
+      expect(log.signed).toEqual([{ address, primaryType: "TransferWithAuthorization" }]);
+      const hash = await settled.getByTestId("tx").locator("code").getAttribute("title");
+      expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(await settled.getByTestId("tx").textContent()).toContain("no explorer");
+      await expect
+        .poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason"))
+        .toBe("payment-complete");
+      expect(await page.locator("[data-testid=assistant-message]").last().textContent()).toContain(
+        "city: Paris",
+      );
+      // The hash is a real transfer on the devnet chain, from the wallet that signed.
+      const chain = createPublicClient({ transport: http(devnet.manifest.evm.rpcUrl) });
+      const receipt = await chain.getTransactionReceipt({ hash: hash as `0x${string}` });
+      expect(receipt.status).toBe("success");
+      expect(await evmUsdcBalance(devnet, address as `0x${string}`)).toBe(before - 10_000n);
+      await shot(page, "03-settled");
+    });
+
+    it("rejects a payment: nothing is signed, nothing is paid", async () => {
+      await newChat(page);
+      const signed = log.signed.length;
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      await card.getByRole("button", { name: "Reject" }).click();
+      await cardWithStatus(page, "rejected");
+      expect(log.signed.length).toBe(signed);
+      await expect
+        .poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason"))
+        .not.toBe("approval-required");
+      await shot(page, "04-rejected");
+    });
+
+    it("shows on the card a signature the service refuses, and can still approve", async () => {
+      await newChat(page);
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      log.mode = "wrong-key";
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      const refusal = card.getByTestId("approval").locator(".card-error");
+      await refusal.waitFor({ timeout: 30_000 });
+      expect(await refusal.textContent()).toMatch(/approval_invalid/);
+      expect(await card.getAttribute("data-status")).toBe("awaiting_approval");
+      await shot(page, "05-refused-signature");
+      log.mode = "ok";
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      await cardWithStatus(page, "settled");
+    });
+
+    it("applies a spending limit set on the page: a payment above it is refused, never signed", async () => {
+      await newChat(page);
+      await page.getByRole("button", { name: "Settings" }).click();
+      const perPayment = page.locator("input[name=perTransaction]");
+      await perPayment.fill("0.005");
+      await shot(page, "06-settings");
+      await page.getByRole("button", { name: "Close" }).click();
+      const signed = log.signed.length;
+      await ask(page, "What's the weather in Paris?");
+      await expect
+        .poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason"))
+        .toBe("limit-exceeded");
+      // Refused at the quote, before any payment exists: the e: line shows where it came.
+      const refusal = page.getByTestId("stream-error").last();
+      expect(await refusal.textContent()).toMatch(/limit_exceeded.*perTransaction limit of \$0\.005/);
+      expect(await page.locator("[data-testid=payment-card][data-status=settled]").count()).toBe(0);
+      expect(log.signed.length).toBe(signed);
+      await shot(page, "07-limit-refused");
+      // Back to the default for whoever comes next (the settings are kept in this browser).
+      await page.getByRole("button", { name: "Settings" }).click();
+      await perPayment.fill("1.00");
+      await page.getByRole("button", { name: "Close" }).click();
+    });
+  });
+
+  describe("with no wallet extension: the devnet wallet", () => {
+    let context: BrowserContext;
+    let page: Page;
+
+    beforeAll(async () => {
+      context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      page = await openPage(context);
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("offers the devnet's test wallet and pays with it, approved in the page", async () => {
+      const banner = page.getByTestId("devnet-banner");
+      await banner.waitFor();
+      await shot(page, "08-devnet-banner");
+      await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+      const user = devnet.manifest.evm.wallets.find((w) => w.role === "user");
+      expect(await page.getByTestId("wallet-chip").textContent()).toContain(user?.address.slice(0, 6));
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      const settled = await cardWithStatus(page, "settled");
+      expect(await settled.getByTestId("tx").locator("code").getAttribute("title")).toMatch(
+        /^0x[0-9a-f]{64}$/,
+      );
+      await shot(page, "09-devnet-wallet-settled");
+    });
+
+    it("pays on Solana with the devnet wallet", async (ctx) => {
+      const solana = devnet.manifest.solana;
+      if (!solana?.wallets.some((w) => w.role === "user")) {
+        console.warn("web.test.ts: the devnet has no Solana user wallet here; Solana path skipped");
+        ctx.skip();
+        return;
+      }
+      await newChat(page);
+      await page.getByTestId("wallet-chip").click();
+      await page.getByRole("button", { name: /devnet wallet \(Solana\)/i }).click();
+      await page.getByRole("button", { name: "Settings" }).click();
+      await page.locator("input[name=allowedNetworks]").fill(solana.network);
+      await page.getByRole("button", { name: "Close" }).click();
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      expect(await card.getByTestId("approval").textContent()).toContain("Solana");
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      const settled = await cardWithStatus(page, "settled", 45_000);
+      // Signed on this machine's own Solana node: named local, with no public explorer link.
+      expect(await settled.textContent()).toContain("Local Solana devnet");
+      expect(await settled.getByTestId("tx").textContent()).toContain("no explorer");
+      expect(await settled.getByTestId("tx").locator("code").getAttribute("title")).toMatch(
+        /^[1-9A-HJ-NP-Za-km-z]{64,88}$/,
+      );
+      await shot(page, "10-devnet-wallet-solana-settled");
+    });
+  });
+
+  it("ran without page errors", () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
