@@ -7,9 +7,10 @@ import { EXIT, exitCodeFor } from "../../src/cli/exit.js";
 import { parseKey } from "../../src/cli/keys.js";
 import { main } from "../../src/cli/main.js";
 import { colorFor, paymentLine, Renderer } from "../../src/cli/render.js";
-import type { PaymentUpdate } from "../../src/client/index.js";
+import { Interrupted, JsonDisplay, runTurn } from "../../src/cli/session.js";
+import { ChatClient, type PaymentUpdate } from "../../src/client/index.js";
 import { FINISH_REASONS } from "../../src/errors/index.js";
-import { buildService } from "../helpers.js";
+import { buildService, singleModelRegistry, textModel } from "../helpers.js";
 import { memoryIo, type Served, serve } from "./support.js";
 
 const money = (usd: string) => ({ atomic: String(Math.round(Number(usd) * 1e6)), usd });
@@ -252,5 +253,52 @@ describe("main() against the real service", () => {
     const down = memoryIo();
     expect(await main(["chat", "hi", "--url", "http://127.0.0.1:9"], down.io)).toBe(EXIT.refused);
     expect(down.err()).toContain("cannot reach http://127.0.0.1:9");
+  });
+});
+
+describe("interrupting a turn", () => {
+  let slow: Served;
+  beforeAll(async () => {
+    slow = await serve(
+      buildService(
+        {},
+        { models: singleModelRegistry(textModel(["a", "b", "c", "d", "e"], { delayMs: 200 })) },
+      ),
+    );
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  it("Ctrl-C while an answer streams stops it: exit 130, the words so far kept", async () => {
+    let err = "";
+    let out = "";
+    const controller = new AbortController();
+    const display = new JsonDisplay(
+      (t) => {
+        out += t;
+        if (out.includes('"text":"a"')) controller.abort(new Interrupted("interrupted"));
+      },
+      (t) => {
+        err += t;
+      },
+    );
+    const outcome = await runTurn(
+      {
+        client: new ChatClient({ baseUrl: slow.url }),
+        display,
+        url: slow.url,
+        fields: {},
+        framing: "lines",
+        key: undefined,
+        yes: false,
+        ask: undefined,
+      },
+      [{ role: "user", content: "hi" }],
+      controller.signal,
+    );
+    expect(outcome.exitCode).toBe(EXIT.interrupted);
+    expect(err).toContain("(interrupted)");
+    expect(outcome.messages.at(-1)).toEqual({ role: "assistant", content: "a" });
   });
 });

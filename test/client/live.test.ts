@@ -19,6 +19,7 @@ import {
   PaymentChatTransport,
   type PaymentUIMessage,
   type PaymentUpdate,
+  rejectApproval,
   resumeBody,
   signEvmApproval,
   signSolanaApproval,
@@ -125,10 +126,7 @@ describe("SDK", () => {
     const first = await (await client.chat(body)).collect();
     const waiting = first.awaitingApproval[0] as PaymentUpdate;
     const second = await (
-      await client.reject(
-        resumeBody(body, first.text, { paymentId: waiting.paymentId, reject: true }),
-        waiting.paymentId,
-      )
+      await client.chat(resumeBody(body, first.text, rejectApproval(waiting.paymentId)))
     ).collect();
     expect(second.payments.find((p) => p.paymentId === waiting.paymentId)?.status).toBe("rejected");
     expect((await evmBalances(devnet, "user")).payer).toBe(before.payer);
@@ -241,6 +239,32 @@ describe("terminal chat main()", () => {
     expect(m.err()).toMatch(/✓ .* · settled, tx 0x/);
     expect(code).toBe(0);
     expect(m.out() + m.err()).not.toContain(evmUserKey().slice(2));
+  });
+
+  it("approves on Solana with a solana-keygen key file: signs the transaction, settles, exit 0", async (ctx) => {
+    const secret = devnet.secrets.solana.user;
+    if (!devnet.manifest.solana || !secret) ctx.skip();
+    const dir = mkdtempSync(join(tmpdir(), "chat-key-"));
+    const keyFile = join(dir, "user.json");
+    writeFileSync(keyFile, JSON.stringify([...(secret as Uint8Array)]), { mode: 0o600 });
+    const m = memoryIo();
+    const code = await main(
+      [
+        "chat",
+        WEATHER_PARIS,
+        "--url",
+        served.url,
+        "--key-file",
+        keyFile,
+        "--yes",
+        "--networks",
+        solanaNetwork,
+      ],
+      m.io,
+    );
+    expect(m.err()).toContain(`from ${solanaUser}`);
+    expect(m.err()).toMatch(new RegExp(`✓ .* on ${solanaNetwork} · settled, tx [1-9A-HJ-NP-Za-km-z]{64,88}`));
+    expect(code).toBe(0);
   });
 
   it("without a key: prints what to sign and the exact body to resume with (exit 8); that body, signed, settles", async () => {

@@ -1,0 +1,53 @@
+/**
+ * The SDK as other code gets it: `x402-chat-agent/client` through the package's `exports`, from
+ * plain Node ESM (the built bundle) and with its type declarations.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a JavaScript build script without declarations
+import { CLIENT_OUTFILE, ensureClientBuilt } from "../../scripts/build-client.mjs";
+
+const root = join(import.meta.dirname, "..", "..");
+
+describe("package export x402-chat-agent/client", () => {
+  beforeAll(async () => {
+    await ensureClientBuilt({ types: true });
+  }, 120_000);
+
+  it("imports from plain Node ESM by the package's name", async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        "const m = await import('x402-chat-agent/client'); console.log(JSON.stringify(Object.keys(m).sort()))",
+      ],
+      { cwd: root },
+    );
+    const names = JSON.parse(stdout) as string[];
+    for (const name of [
+      "ChatClient",
+      "ChatHttpError",
+      "PaymentChatTransport",
+      "decodeStream",
+      "signEvmApproval",
+      "signSolanaApproval",
+    ])
+      expect(names).toContain(name);
+  });
+
+  it("declares its types; the bundle carries no npm package inside", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      exports: Record<string, { types: string; default: string }>;
+    };
+    const entry = pkg.exports["./client"];
+    expect(entry && existsSync(join(root, entry.types))).toBe(true);
+    expect(entry && join(root, entry.default)).toBe(CLIENT_OUTFILE);
+    const bundle = readFileSync(CLIENT_OUTFILE, "utf8");
+    expect(bundle).toMatch(/from "zod\/v4"/);
+    expect(bundle).toMatch(/from "@solana\/kit"/);
+  });
+});
