@@ -17,6 +17,13 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import {
+  createKeyPairFromBytes,
+  getBase64EncodedWireTransaction,
+  getBase64Encoder,
+  getTransactionDecoder,
+  partiallySignTransaction,
+} from "@solana/kit";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -31,10 +38,12 @@ import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
 const ROOT = join(import.meta.dirname, "..", "..");
 const ARTIFACTS = join(ROOT, ".data", "artifacts", "web");
 
-/** Debian's chromium, or one named by CHROMIUM_PATH. */
+/** The Chromium named by CHROMIUM_PATH when set (only it), else Debian's. */
 function findChromium(): string | undefined {
-  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
-  return candidates.find((path): path is string => !!path && existsSync(path));
+  const candidates = process.env.CHROMIUM_PATH
+    ? [process.env.CHROMIUM_PATH]
+    : ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
+  return candidates.find((path) => existsSync(path));
 }
 
 const CHROMIUM = findChromium();
@@ -68,6 +77,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
   let server: Awaited<ReturnType<typeof listen>>;
   let browser: Browser;
   const pageErrors: string[] = [];
+  /** Requests the pages made anywhere but the service: none (no CDN, fonts or scripts from outside). */
+  const elsewhere: string[] = [];
   /** The page the running test drives, photographed when the test fails. */
   let current: Page | undefined;
 
@@ -99,6 +110,10 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
   async function openPage(context: BrowserContext): Promise<Page> {
     const page = await context.newPage();
     page.on("pageerror", (error) => pageErrors.push(error.message));
+    page.on("request", (request) => {
+      const url = request.url();
+      if (!url.startsWith(`${server.url}/`) && !url.startsWith("data:")) elsewhere.push(url);
+    });
     current = page;
     await page.goto(server.url);
     return page;
@@ -302,6 +317,114 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
     });
   });
 
+  describe("with a Solana wallet registered through the Wallet Standard", () => {
+    let context: BrowserContext;
+    let page: Page;
+    const asked: Array<{ address: string; chain: string }> = [];
+
+    beforeAll(async () => {
+      const solana = devnet.manifest.solana;
+      const user = solana?.wallets.find((w) => w.role === "user");
+      const secret = user && devnet.secrets.solana[user.name];
+      if (!solana || !user || !secret) return; // the tests below skip
+      const keyPair = await createKeyPairFromBytes(secret);
+      context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      // The wallet's signTransaction, done in Node as an extension would, out of the page.
+      await context.exposeFunction(
+        "__testSolanaSign",
+        async (address: string, chain: string, b64: string) => {
+          asked.push({ address, chain });
+          const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(b64));
+          return getBase64EncodedWireTransaction(await partiallySignTransaction([keyPair], transaction));
+        },
+      );
+      await context.addInitScript(
+        ({ address, publicKey }) => {
+          const w = window as unknown as {
+            __testSolanaSign(address: string, chain: string, b64: string): Promise<string>;
+          };
+          const toB64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+          const fromB64 = (b64: string) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const chains = ["solana:mainnet", "solana:devnet", "solana:localnet"] as const;
+          const account = {
+            address,
+            publicKey: new Uint8Array(publicKey),
+            chains,
+            features: ["solana:signTransaction"],
+          };
+          const wallet = {
+            version: "1.0.0",
+            name: "Test Solana Wallet",
+            icon: "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHdpZHRoPSIzMiIgaGVpZ2h0PSIzMiI+PHJlY3Qgd2lkdGg9IjMyIiBoZWlnaHQ9IjMyIiByeD0iOCIgZmlsbD0iIzBjYTY3OCIvPjwvc3ZnPg==",
+            chains,
+            accounts: [account],
+            features: {
+              "standard:connect": { version: "1.0.0", connect: async () => ({ accounts: [account] }) },
+              "standard:events": { version: "1.0.0", on: () => () => {} },
+              "solana:signTransaction": {
+                version: "1.0.0",
+                supportedTransactionVersions: ["legacy", 0],
+                signTransaction: (
+                  ...inputs: Array<{ account: { address: string }; chain: string; transaction: Uint8Array }>
+                ) =>
+                  Promise.all(
+                    inputs.map(async (input) => ({
+                      signedTransaction: fromB64(
+                        await w.__testSolanaSign(
+                          input.account.address,
+                          input.chain,
+                          toB64(input.transaction),
+                        ),
+                      ),
+                    })),
+                  ),
+              },
+            },
+          };
+          const callback = ({ register }: { register(wallet: unknown): void }) => register(wallet);
+          window.addEventListener("wallet-standard:app-ready", (event) =>
+            callback((event as CustomEvent<{ register(wallet: unknown): void }>).detail),
+          );
+          window.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: callback }));
+        },
+        { address: user.address, publicKey: [...secret.slice(32)] },
+      );
+      page = await openPage(context);
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("finds the wallet, and pays on Solana once it signs the transaction", async (ctx) => {
+      const solana = devnet.manifest.solana;
+      if (!page || !solana) {
+        console.warn("web.test.ts: the devnet has no Solana here; the Wallet Standard path is skipped");
+        ctx.skip();
+        return;
+      }
+      await page.getByRole("button", { name: "Connect wallet" }).click();
+      await page.getByRole("button", { name: /Test Solana Wallet/ }).click();
+      await expect.poll(() => page.getByTestId("wallet-chip").textContent()).toContain("Test Solana Wallet");
+      await page.getByRole("button", { name: "Settings" }).click();
+      await page.locator("input[name=allowedNetworks]").fill(solana.network);
+      await page.getByRole("button", { name: "Close" }).click();
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      expect(await card.getByTestId("approval").textContent()).toContain("Solana transfer transaction");
+      await shot(page, "10-wallet-standard-awaiting");
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      const settled = await cardWithStatus(page, "settled", 45_000);
+      // The wallet was asked for the local chain, not the public devnet whose genesis id it shares.
+      expect(asked).toEqual([
+        { address: solana.wallets.find((w) => w.role === "user")?.address, chain: "solana:localnet" },
+      ]);
+      expect(await settled.getByTestId("tx").locator("code").getAttribute("title")).toMatch(
+        /^[1-9A-HJ-NP-Za-km-z]{64,88}$/,
+      );
+      await shot(page, "11-wallet-standard-settled");
+    });
+  });
+
   describe("with no wallet extension: the devnet wallet", () => {
     let context: BrowserContext;
     let page: Page;
@@ -328,7 +451,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
       expect(await settled.getByTestId("tx").locator("code").getAttribute("title")).toMatch(
         /^0x[0-9a-f]{64}$/,
       );
-      await shot(page, "09-devnet-wallet-settled");
+      await shot(page, "12-devnet-wallet-settled");
     });
 
     it("pays on Solana with the devnet wallet", async (ctx) => {
@@ -355,11 +478,12 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
       expect(await settled.getByTestId("tx").locator("code").getAttribute("title")).toMatch(
         /^[1-9A-HJ-NP-Za-km-z]{64,88}$/,
       );
-      await shot(page, "10-devnet-wallet-solana-settled");
+      await shot(page, "13-devnet-wallet-solana-settled");
     });
   });
 
-  it("ran without page errors", () => {
+  it("ran without page errors, asking nothing of any other origin", () => {
     expect(pageErrors).toEqual([]);
+    expect(elsewhere).toEqual([]);
   });
 });

@@ -27,6 +27,11 @@ export function App() {
   const [settings, setSettings] = useSettings();
   const [showSettings, setShowSettings] = useState(false);
   const { options, devnet } = useWallets();
+  // The embedded devnet's networks: named local, no explorer link, "solana:localnet" to wallets.
+  const localNetworks = useMemo(
+    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
+    [devnet],
+  );
   const [wallet, setWallet] = useState<PageWallet>();
   // The transport asks for the current settings at every request.
   const fields = useRef<TurnFields>({});
@@ -90,7 +95,9 @@ export function App() {
     setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "signing" } }));
     let approval: ApprovalAnswer;
     try {
-      approval = await wallet.approve(payment);
+      approval = await wallet.approve(payment, {
+        local: payment.network !== undefined && localNetworks.has(payment.network),
+      });
     } catch (e) {
       setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "idle", error: walletErrorText(e) } }));
       return;
@@ -110,10 +117,6 @@ export function App() {
   };
 
   const devnetOptions = options.filter((o) => o.source === "devnet");
-  const localNetworks = useMemo(
-    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
-    [devnet],
-  );
   // An `e:` line is already shown where it happened (its card, or inline): no banner for it again.
   const shownInStream = messages
     .at(-1)

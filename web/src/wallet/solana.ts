@@ -39,13 +39,13 @@ async function connectStandard(wallet: SigningWallet, optionId: string): Promise
     icon: wallet.icon,
     chain: "solana",
     address: account.address,
-    async approve(payment) {
+    async approve(payment, { local }) {
       const sign = payment.approval?.sign;
       if (sign?.kind !== "solana-transaction") throw new Error("this payment asks for no Solana transaction");
       const [signed] = await wallet.features[SolanaSignTransaction].signTransaction({
         account,
         transaction: base64ToBytes(sign.transaction),
-        chain: standardChainOf(payment.network),
+        chain: local ? "solana:localnet" : standardChainOf(payment.network),
       });
       if (!signed) throw new Error(`${wallet.name} returned no transaction`);
       return { paymentId: payment.paymentId, transaction: bytesToBase64(signed.signedTransaction) };

@@ -2,6 +2,12 @@ import type { ApprovalAnswer, PaymentUpdate } from "../chat/types.js";
 
 export type ChainKind = "evm" | "solana";
 
+/** What the page knows of the payment's network that the update does not say. */
+export interface ApproveContext {
+  /** The network is the service's embedded devnet (a local node, even with a public genesis id). */
+  local: boolean;
+}
+
 /** A connected wallet: who pays, and how it answers a payment that awaits approval. */
 export interface PageWallet {
   /** The option it was connected from. */
@@ -14,7 +20,7 @@ export interface PageWallet {
    * Sign what a payment awaiting approval asks (`payment.approval.sign`; the wallet shows its own
    * prompt); resolves with the next request's `approval`.
    */
-  approve(payment: PaymentUpdate): Promise<ApprovalAnswer>;
+  approve(payment: PaymentUpdate, context: ApproveContext): Promise<ApprovalAnswer>;
 }
 
 /** A wallet the page found (EIP-6963, window.ethereum, the Wallet Standard, or the devnet's test wallets). */
