@@ -12,6 +12,7 @@ import {
   rejectApproval,
   resumeBody,
   type StreamEvent,
+  withAssistantText,
 } from "../client/index.js";
 import { EXIT, exitCodeFor } from "./exit.js";
 import { canSign, type LocalKey, signWith } from "./keys.js";
@@ -105,10 +106,10 @@ export async function runTurn(
     } catch (error) {
       const outcome = failure(session, error);
       session.display.close();
-      return { ...outcome, finish, messages: withAssistant(conversation, text) };
+      return { ...outcome, finish, messages: withAssistantText(conversation, text) };
     }
     session.display.close();
-    conversation = withAssistant(body.messages, text);
+    conversation = withAssistantText(body.messages, text);
     if (!finish) return { exitCode: EXIT.error, finish, messages: conversation };
     if (finish.finishReason !== "approval-required") {
       return { exitCode: exitCodeFor(finish.finishReason), finish, messages: conversation };
@@ -125,10 +126,6 @@ export async function runTurn(
     session.display.note("reject" in answer ? "Rejecting the payment..." : "Signed. Resuming...");
     body = resumeBody(body, text, answer);
   }
-}
-
-function withAssistant(messages: ChatMessage[], text: string): ChatMessage[] {
-  return text.trim() === "" ? messages : [...messages, { role: "assistant", content: text }];
 }
 
 function failure(session: Session, error: unknown): { exitCode: number } {

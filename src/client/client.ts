@@ -134,7 +134,8 @@ export class ChatClient {
             code: "no_body",
           })
         : await errorFromResponse(response);
-      const wait = error.retryAfterSeconds ?? 0;
+      // The service always says how long; without it, a second rather than at once.
+      const wait = error.retryAfterSeconds ?? 1;
       if (error.status !== 429 || attempt > retry.maxRetries || wait > retry.maxWaitSeconds) throw error;
       this.options.onRateLimited?.({ waitSeconds: wait, attempt, error });
       await sleep(wait * 1000, options.signal);
@@ -284,12 +285,23 @@ export function resumeBody(
   assistantText: string,
   answer: ApprovalAnswer,
 ): ChatRequestBody {
-  const messages =
-    assistantText.trim() === ""
-      ? request.messages
-      : [...request.messages, { role: "assistant" as const, content: assistantText }];
   const { approval: _previous, ...rest } = request;
-  return { ...rest, messages, approval: answer };
+  return { ...rest, messages: withAssistantText(request.messages, assistantText), approval: answer };
+}
+
+/**
+ * The conversation with the assistant's words of a turn added: to the assistant's last message
+ * when the conversation ends with one (a turn resumed after an approval goes on in the same
+ * message), else as a new message. Empty words add nothing.
+ */
+export function withAssistantText(messages: ChatMessage[], text: string): ChatMessage[] {
+  if (text.trim() === "") return messages;
+  const last = messages.at(-1);
+  if (last?.role === "assistant") {
+    const gap = /\s$/.test(last.content) || /^\s/.test(text) ? "" : "\n\n";
+    return [...messages.slice(0, -1), { role: "assistant", content: last.content + gap + text }];
+  }
+  return [...messages, { role: "assistant", content: text }];
 }
 
 function retryPolicy(option: boolean | RateLimitRetry | undefined): Required<RateLimitRetry> {

@@ -54,6 +54,7 @@ export {
   type SpendingLimits,
   TurnCollector,
   type Usd,
+  withAssistantText,
 } from "./client.js";
 export { ChatHttpError, isChatHttpError, type Problem, parseRetryAfter } from "./errors.js";
 export {

@@ -3,8 +3,10 @@ import {
   ChatClient,
   ChatHttpError,
   ProtocolError,
+  resumeBody,
   type StreamEvent,
   TurnCollector,
+  withAssistantText,
 } from "../../src/client/index.js";
 import { buildService, singleModelRegistry, textModel } from "../helpers.js";
 import { type Served, serve } from "./support.js";
@@ -178,5 +180,23 @@ describe("SDK and the rate limit", () => {
     const pending = client.chat(HI, { signal: controller.signal });
     setTimeout(() => controller.abort(new DOMException("gave up", "AbortError")), 300);
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+  });
+});
+
+describe("resuming after an approval", () => {
+  it("the body: the conversation, the assistant's words, the answer; a resumed turn's words join the same message", () => {
+    const body = { ...HI, walletAddress: "0xabc", approval: { paymentId: "old", reject: true as const } };
+    const answer = { paymentId: "pay_1", signature: `0x${"1".repeat(130)}` as const };
+    expect(resumeBody(body, "It costs $0.01.", answer)).toEqual({
+      walletAddress: "0xabc",
+      messages: [...HI.messages, { role: "assistant", content: "It costs $0.01." }],
+      approval: answer,
+    });
+    expect(resumeBody(body, "  ", answer).messages).toEqual(HI.messages);
+    const once = withAssistantText(HI.messages, "Approve it.");
+    expect(withAssistantText(once, "Paid.")).toEqual([
+      ...HI.messages,
+      { role: "assistant", content: "Approve it.\n\nPaid." },
+    ]);
   });
 });
