@@ -297,6 +297,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
       await page.getByRole("button", { name: "Settings" }).click();
       const perPayment = page.locator("input[name=perTransaction]");
       await perPayment.fill("0.005");
+      await page.locator("select[name=model]").selectOption("aimodel-1.5-flash");
       await shot(page, "06-settings");
       await page.getByRole("button", { name: "Close" }).click();
       const signed = log.signed.length;
@@ -309,10 +310,13 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
       expect(await refusal.textContent()).toMatch(/limit_exceeded.*perTransaction limit of \$0\.005/);
       expect(await page.locator("[data-testid=payment-card][data-status=settled]").count()).toBe(0);
       expect(log.signed.length).toBe(signed);
+      // The model chosen on the page went with the request (d: names the alias asked for).
+      expect(await page.getByTestId("finish").last().textContent()).toContain("aimodel-1.5-flash");
       await shot(page, "07-limit-refused");
       // Back to the default for whoever comes next (the settings are kept in this browser).
       await page.getByRole("button", { name: "Settings" }).click();
       await perPayment.fill("1.00");
+      await page.locator("select[name=model]").selectOption("aimodel-2.0-flash-exp");
       await page.getByRole("button", { name: "Close" }).click();
     });
   });

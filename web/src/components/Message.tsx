@@ -87,7 +87,10 @@ export function Message({ message, ...cardProps }: Props) {
             <code title={finish.transactionHash}>{shortHash(finish.transactionHash)}</code>
           ) : null}
           <span className="muted">
-            {finish.provider} · {finish.modelId} · {finish.usage.totalTokens} tokens
+            <span title="the model asked for, and what served it">
+              {finish.model} ({finish.provider} {finish.modelId})
+            </span>{" "}
+            · {finish.usage.totalTokens} tokens
           </span>
         </div>
       ) : null}
