@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { createKeyPairSignerFromBytes, type KeyPairSigner } from "@solana/kit";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import {
@@ -29,6 +29,14 @@ export async function loadKeyFile(path: string): Promise<LocalKey> {
     );
   }
   return parseKey(text);
+}
+
+/** A warning when others may read the key file (as ssh warns), else undefined. */
+export async function keyFileWarning(path: string): Promise<string | undefined> {
+  if (process.platform === "win32") return undefined;
+  const mode = (await stat(path).catch(() => undefined))?.mode;
+  if (mode === undefined || (mode & 0o077) === 0) return undefined;
+  return `Warning: ${path} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it.`;
 }
 
 /** Parse a key file's text (see {@link loadKeyFile}). */

@@ -3,7 +3,7 @@ import { createInterface, type Interface } from "node:readline";
 import { ChatClient, type ChatMessage } from "../client/index.js";
 import { type CliOptions, parseCliArgs, USAGE, UsageError } from "./args.js";
 import { EXIT } from "./exit.js";
-import { type LocalKey, loadKeyFile } from "./keys.js";
+import { keyFileWarning, type LocalKey, loadKeyFile } from "./keys.js";
 import { colorFor, Renderer } from "./render.js";
 import { type Display, Interrupted, JsonDisplay, runTurn, type Session } from "./session.js";
 
@@ -52,6 +52,13 @@ class Lines {
       this.waiter?.(undefined);
       this.waiter = undefined;
     });
+  }
+
+  /** Give up waiting: the pending `next` resolves to undefined (Ctrl-C at a question). */
+  cancel(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.(undefined);
   }
 
   /** The next line, after showing `prompt`; undefined at the end of input. */
@@ -115,6 +122,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         { write: errWrite, isTTY: Boolean(io.stderr.isTTY) },
         { color },
       );
+  const warning = options.keyFile ? await keyFileWarning(options.keyFile) : undefined;
+  if (warning) display.alert(warning);
   const client = new ChatClient({
     baseUrl: options.url,
     ...(options.token ? { token: options.token } : {}),
@@ -155,8 +164,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
   let current: AbortController | undefined;
   let quit = false;
   const interrupt = () => {
-    if (current) current.abort(new Interrupted("interrupted"));
-    else {
+    if (current) {
+      current.abort(new Interrupted("interrupted"));
+      lines?.cancel();
+    } else {
       quit = true;
       rl?.close();
     }

@@ -122,6 +122,10 @@ export async function runTurn(
       return { exitCode: EXIT.approvalRequired, finish, messages: conversation };
     }
     const answer = await decide(session, waiting, body, text);
+    if (signal?.aborted) {
+      session.display.alert("(interrupted: the payment stays pending until it expires)");
+      return { exitCode: EXIT.interrupted, finish, messages: conversation };
+    }
     if (!answer) return { exitCode: EXIT.approvalRequired, finish, messages: conversation };
     session.display.note("reject" in answer ? "Rejecting the payment..." : "Signed. Resuming...");
     body = resumeBody(body, text, answer);
@@ -175,7 +179,8 @@ async function decide(
     let yes = session.yes;
     if (!yes && session.ask) {
       const reply = await session.ask(`Approve and sign with ${key.address}? [y/N] `);
-      if (reply === undefined) return pending(session, update, body, assistantText);
+      // No answer (end of input, Ctrl-C): say how to approve later, ask nothing more.
+      if (reply === undefined) return pending({ ...session, ask: undefined }, update, body, assistantText);
       yes = /^y(es)?$/i.test(reply.trim());
       if (!yes) return rejectApproval(update.paymentId);
     }

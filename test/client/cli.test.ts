@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCliArgs } from "../../src/cli/args.js";
 import { EXIT, exitCodeFor } from "../../src/cli/exit.js";
-import { parseKey } from "../../src/cli/keys.js";
+import { keyFileWarning, parseKey } from "../../src/cli/keys.js";
 import { main } from "../../src/cli/main.js";
 import { colorFor, paymentLine, Renderer } from "../../src/cli/render.js";
 import { Interrupted, JsonDisplay, runTurn } from "../../src/cli/session.js";
@@ -139,6 +139,14 @@ describe("key files", () => {
     const pub = publicKey.export({ format: "der", type: "spki" }).subarray(-32);
     const key = await parseKey(JSON.stringify([...secret, ...pub]));
     expect(key.chain).toBe("solana");
+  });
+
+  it("warns when others may read the key file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cli-key-"));
+    writeFileSync(join(dir, "open.key"), "x", { mode: 0o644 });
+    writeFileSync(join(dir, "closed.key"), "x", { mode: 0o600 });
+    expect(await keyFileWarning(join(dir, "open.key"))).toMatch(/can be read by other users \(mode 644\)/);
+    expect(await keyFileWarning(join(dir, "closed.key"))).toBeUndefined();
   });
 
   it("refuses anything else without echoing it", async () => {

@@ -108,6 +108,14 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
     writeFileSync(keyFile, key, { mode: 0o600 });
     start("approve", ["chat", "--url", served.url, "--key-file", keyFile]);
     await waitFor("approve", /you ›/);
+    // Ctrl-C at the question: nothing signed, the payment left pending, back at the prompt.
+    type("approve", WEATHER_PARIS);
+    await waitFor("approve", /Approve and sign with 0x[0-9a-fA-F]{40}\? \[y\/N\]/);
+    tmux("send-keys", "-t", "approve", "C-c");
+    await waitFor("approve", /\(interrupted: the payment stays pending until it expires\)\n+you ›/);
+    // Asked again, answered yes.
+    tmux("send-keys", "-t", "approve", "C-l");
+    tmux("clear-history", "-t", "approve");
     type("approve", WEATHER_PARIS);
     const asked = await waitFor("approve", /Approve and sign with 0x[0-9a-fA-F]{40}\? \[y\/N\]/);
     expect(asked).toMatch(/\? .*\$0\.01 on eip155:31337 · awaiting your approval/);
