@@ -7,7 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { Hono } from "hono";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, describe, expect, it } from "vitest";
 import { bootstrap } from "../../src/bootstrap.js";
 import { loadConfig } from "../../src/config/index.js";
@@ -16,6 +18,7 @@ import { serveWeb } from "../../src/http/static.js";
 import { silentLogger } from "../../src/log/index.js";
 import { createService } from "../../src/service.js";
 import { testConfig } from "../helpers.js";
+import { boot, startTestDevnet } from "../payments/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "web-static-"));
 mkdirSync(join(dir, "assets"));
@@ -114,6 +117,45 @@ describe("the service's routes", () => {
     const wallets = await service.app.request(DEVNET_WALLETS_PATH);
     expect(wallets.status).toBe(404);
     expect(wallets.headers.get("content-type")).toMatch(/problem\+json/);
+  });
+
+  it("with the embedded devnet, hands the page its user wallets: the manifest's addresses, their keys", async () => {
+    const devnet = await startTestDevnet();
+    const booted = await boot(devnet, { store: "pglite" });
+    try {
+      const response = await booted.running.service.app.request(DEVNET_WALLETS_PATH);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      expect(response.headers.get("access-control-allow-origin")).toBeNull(); // no other site reads it
+      const body = (await response.json()) as {
+        notice: string;
+        evm: { address: string; network: string; chainId: number; privateKey: `0x${string}` };
+        solana: { address: string; network: string; secretKey: number[] } | null;
+      };
+      const evmUser = devnet.manifest.evm.wallets.find((w) => w.role === "user");
+      expect(body.evm.address).toBe(evmUser?.address);
+      expect(privateKeyToAccount(body.evm.privateKey).address).toBe(evmUser?.address);
+      expect(body.evm).toMatchObject({
+        network: devnet.manifest.evm.network,
+        chainId: devnet.manifest.evm.chainId,
+      });
+      // Only the user wallets: no payer, merchant or facilitator key.
+      const others = devnet.manifest.evm.wallets.filter((w) => w.role !== "user").map((w) => w.name);
+      const otherKeys = others.flatMap((name) => devnet.secrets.evm[name]?.slice(2) ?? []);
+      expect(otherKeys.length).toBeGreaterThan(0);
+      for (const key of otherKeys) expect(JSON.stringify(body)).not.toContain(key);
+      if (devnet.manifest.solana) {
+        const solanaUser = devnet.manifest.solana.wallets.find((w) => w.role === "user");
+        expect(body.solana?.address).toBe(solanaUser?.address);
+        const signer = await createKeyPairSignerFromBytes(new Uint8Array(body.solana?.secretKey ?? []));
+        expect(signer.address).toBe(solanaUser?.address);
+      } else {
+        expect(body.solana).toBeNull();
+      }
+    } finally {
+      await booted.close();
+      await devnet.stop();
+    }
   });
 
   it("has no devnet wallet route when paying on configured networks", async () => {
