@@ -110,6 +110,12 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
   async function openPage(context: BrowserContext): Promise<Page> {
     const page = await context.newPage();
     page.on("pageerror", (error) => pageErrors.push(error.message));
+    // Console errors too: a Content-Security-Policy violation is only reported there. (A refused
+    // request, such as the 400 a bad signature gets on purpose, is the test's to check.)
+    page.on("console", (message) => {
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))
+        pageErrors.push(`console: ${message.text()}`);
+    });
     page.on("request", (request) => {
       const url = request.url();
       if (!url.startsWith(`${server.url}/`) && !url.startsWith("data:")) elsewhere.push(url);
