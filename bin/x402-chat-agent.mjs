@@ -20,6 +20,13 @@ try {
   register();
   entry = new URL("../src/cli/main.ts", import.meta.url).href;
 }
+// A reader that goes away (`| head`) ends the chat quietly, as it would any Unix filter.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
 const { main } = await import(entry);
 process.exitCode = await main(process.argv.slice(2), {
   stdin: process.stdin,
