@@ -38,8 +38,9 @@ Options:
   --token TOKEN          bearer token (default $X402_CHAT_TOKEN)
   --key-file PATH        sign approvals locally: EVM hex private key, or a solana-keygen JSON array
   --yes                  approve with the key file without asking
-  --devnet [ROLE]        token and wallet of the local devnet's manifest (ROLE payer or user;
-                         default payer; the manifest at $DEVNET_MANIFEST or .data/devnet/manifest.json)
+  --devnet [ROLE]        a wallet of the local devnet's manifest: payer (the default, with the
+                         dev token) or user (approves in its own wallet: use --key-file); the
+                         manifest at $DEVNET_MANIFEST or .data/devnet/manifest.json
   --per-transaction USD  spending limits of this chat (they only tighten the server's)
   --per-request USD
   --daily USD
@@ -142,7 +143,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (values.devnet !== undefined) {
     const role = values.devnet === "" ? "payer" : values.devnet;
     const identity = devnetIdentity(role, env);
-    token = values.token ?? identity.token;
+    // The dev token lets the server sign for the payer wallets; the user wallet approves itself.
+    if (role !== "user") token = values.token ?? identity.token;
     wallet = values.wallet ?? identity.wallet;
   }
   const maxTokens = number("max-tokens", values["max-tokens"]);

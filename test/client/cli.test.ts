@@ -100,6 +100,7 @@ describe("command line", () => {
     });
     expect(parseCliArgs(["chat", "--devnet", "user", "hello"], env)).toMatchObject({
       wallet: "0xU",
+      token: undefined,
       question: "hello",
     });
   });
