@@ -325,6 +325,27 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
       await page.locator("select[name=model]").selectOption("aimodel-2.0-flash-exp");
       await page.getByRole("button", { name: "Close" }).click();
     });
+
+    it("shows a refusal before the stream with its code (an unknown bearer token: 401)", async () => {
+      await newChat(page);
+      await page.getByRole("button", { name: "Settings" }).click();
+      await page.locator("input[name=token]").fill("not-a-token-of-this-service");
+      await page.getByRole("button", { name: "Close" }).click();
+      await ask(page, "Hello");
+      const banner = page.getByTestId("chat-error");
+      await banner.waitFor();
+      expect(await banner.textContent()).toContain("(unauthorized)");
+      await shot(page, "08-refused-401");
+      await page.getByRole("button", { name: "Settings" }).click();
+      await page.locator("input[name=token]").fill("");
+      await page.getByRole("button", { name: "Close" }).click();
+      await banner.getByRole("button", { name: "Dismiss" }).click();
+      await ask(page, "Hello");
+      await expect
+        .poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason"))
+        .toBe("stop");
+      expect(await page.getByTestId("chat-error").count()).toBe(0);
+    });
   });
 
   describe("with a Solana wallet registered through the Wallet Standard", () => {
@@ -450,7 +471,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", () => {
     it("offers the devnet's test wallet and pays with it, approved in the page", async () => {
       const banner = page.getByTestId("devnet-banner");
       await banner.waitFor();
-      await shot(page, "08-devnet-banner");
+      await shot(page, "09-devnet-banner");
       await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
       const user = devnet.manifest.evm.wallets.find((w) => w.role === "user");
       expect(await page.getByTestId("wallet-chip").textContent()).toContain(user?.address.slice(0, 6));
