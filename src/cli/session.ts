@@ -248,7 +248,7 @@ export function printInstructions(
     display.print(approval.sign.transaction);
   }
   display.print(
-    `Then POST ${new URL("/api/chat", session.url).href} with the same Authorization header and this body, ${placeholder} replaced by the ${field === "signature" ? "0x signature (65 bytes)" : "signed transaction, base64"}, before ${approval.expiresAt}:`,
+    `Then POST ${new URL("/api/chat", session.url).href} with this body (and the Authorization header used before, if any), ${placeholder} replaced by the ${field === "signature" ? "0x signature (65 bytes)" : "signed transaction, base64"}, before ${approval.expiresAt}:`,
   );
   display.print(JSON.stringify(resume));
   display.print(
