@@ -167,6 +167,7 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
       ...(record ? { record } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(token ? { bearerToken: token } : {}),
+      ...(identity ? { caller: identity } : {}),
       clientSignal: c.req.raw.signal,
     });
   } catch (error) {

@@ -242,7 +242,18 @@ describe("approval: threshold, refusals and statuses", () => {
       spendingLimits: { approvalAbove: "0.001" },
     });
     expect(above.finish.finishReason).toBe("approval-required");
-    expect(awaiting(above).approval.wallet).toBe(payer);
+    const ask = awaiting(above);
+    expect(ask.approval.wallet).toBe(payer);
+    // Asked with a bearer token: the approval must come from the same caller, and then it pays.
+    const account = privateKeyToAccount(devnet.secrets.evm.payer as `0x${string}`);
+    const body = resumeBody(above, payer, {
+      paymentId: ask.paymentId,
+      signature: await signEvm(ask, account),
+    });
+    const anonymous = await resume(body);
+    expect(await problem(anonymous)).toMatchObject({ status: 400, code: "approval_wrong_caller" });
+    const paid = await chat(booted.running, { body, token: token() });
+    expect(paid.finish.finishReason).toBe("payment-complete");
   });
 
   it("refuses answers that do not approve exactly the stored payment, and pays nothing", async () => {
