@@ -43,12 +43,16 @@ export function webStaleness() {
 /** Build now (Vite, production) and write the stamp; returns how many sources went in. */
 export async function buildWeb() {
   // A production build whatever the caller's NODE_ENV (vitest sets "test": React's development build).
+  const callers = process.env.NODE_ENV;
   process.env.NODE_ENV = "production";
-  const { build } = await import("vite");
-  const result = await build({
-    configFile: join(root, "web", "vite.config.ts"),
-    logLevel: "warn",
-  });
+  let result;
+  try {
+    const { build } = await import("vite");
+    result = await build({ configFile: join(root, "web", "vite.config.ts"), logLevel: "warn" });
+  } finally {
+    if (callers === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = callers;
+  }
   const outputs = Array.isArray(result) ? result : [result];
   const sources = new Set();
   for (const output of outputs) {
