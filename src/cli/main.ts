@@ -119,7 +119,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
     ? new JsonDisplay(outWrite, errWrite)
     : new Renderer(
         { write: outWrite, isTTY: Boolean(io.stdout.isTTY) },
-        { write: errWrite, isTTY: Boolean(io.stderr.isTTY) },
+        {
+          write: errWrite,
+          isTTY: Boolean(io.stderr.isTTY),
+          columns: () => (io.stderr as { columns?: number }).columns,
+        },
         { color },
       );
   const warning = options.keyFile ? await keyFileWarning(options.keyFile) : undefined;

@@ -18,6 +18,8 @@ export interface Sink {
   write(text: string): void;
   /** Whether this is a terminal (live lines, spinners and colours). */
   isTTY: boolean;
+  /** The terminal's width now: a live line is kept to one row, so redrawing it in place works. */
+  columns?: () => number | undefined;
 }
 
 export interface Style {
@@ -246,7 +248,13 @@ export class Renderer {
 
   private drawLive(): void {
     if (!this.live) return;
-    this.err.write(`\r\x1b[2K${this.mark(this.live.status, !this.live.done)} ${this.live.text}`);
+    const width = this.live.done ? undefined : this.err.columns?.();
+    // A line wider than the terminal wraps, and `\r` would redraw only its last row.
+    const text =
+      width && this.live.text.length > width - 3
+        ? `${this.live.text.slice(0, Math.max(0, width - 4))}…`
+        : this.live.text;
+    this.err.write(`\r\x1b[2K${this.mark(this.live.status, !this.live.done)} ${text}`);
   }
 
   private endLive(): void {

@@ -208,6 +208,22 @@ describe("rendering", () => {
     expect(c.err()).toContain("\x1b[32m✓");
   });
 
+  it("on a narrow TTY a live line is cut to one row; its final state is shown whole", () => {
+    let err = "";
+    const renderer = new Renderer(
+      { write: () => {}, isTTY: true },
+      { write: (t) => (err += t), isTTY: true, columns: () => 40 },
+      { color: false },
+    );
+    renderer.event({ type: "payment", payment: { ...QUOTED, status: "submitted" } });
+    const live = err.split("\r\x1b[2K").at(-1) ?? "";
+    expect(live.length).toBeLessThanOrEqual(39);
+    expect(live.endsWith("…")).toBe(true);
+    renderer.event({ type: "payment", payment: { ...QUOTED, status: "settled", transaction: "0xfeed" } });
+    renderer.close();
+    expect(err.split("\r\x1b[2K").at(-1)).toContain("settled, tx 0xfeed");
+  });
+
   it("colour only on a TTY and never with NO_COLOR", () => {
     expect(colorFor(true, {})).toBe(true);
     expect(colorFor(false, {})).toBe(false);

@@ -30,7 +30,7 @@ function tmux(...args: string[]): string {
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 /** Start the chat in a new tmux window; the shell says EXIT=<code> when it ends. */
-function start(name: string, args: string[]): void {
+function start(name: string, args: string[], width = 150): void {
   const command = `TERM=xterm-256color ${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(" ")}; echo EXIT=$?; sleep 600`;
   tmux(
     "new-session",
@@ -38,7 +38,7 @@ function start(name: string, args: string[]): void {
     "-s",
     name,
     "-x",
-    "150",
+    String(width),
     "-y",
     "60",
     `env -u NO_COLOR -u FORCE_COLOR sh -c ${quote(command)}`,
@@ -86,7 +86,8 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
 
   it("interactive: the answer streams, the payment is one live line ending settled with its hash; Ctrl-C at the prompt quits (130)", async () => {
     const payer = walletAddress(devnet, "evm", "payer");
-    start("pay", ["chat", "--url", served.url, "--token", devnet.manifest.devToken, "--wallet", payer]);
+    // 80 columns: the status line is wider, so the live line must keep to one row to redraw cleanly.
+    start("pay", ["chat", "--url", served.url, "--token", devnet.manifest.devToken, "--wallet", payer], 80);
     await waitFor("pay", /you ›/);
     type("pay", WEATHER_PARIS);
     const text = await waitFor("pay", /\(payment-complete · 1 paid\)/);
