@@ -12,7 +12,7 @@ import { useWallets } from "./wallet/useWallets.js";
 
 const EXAMPLES = [
   "What's the weather in Paris?",
-  "What paid services can you find?",
+  "What can I buy?",
   "Buy the premium report on AI",
 ];
 
