@@ -159,9 +159,10 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
    */
   async function contextWithWallet(
     log: TestWalletLog,
+    wallet = "user",
   ): Promise<{ context: BrowserContext; address: string }> {
-    const key = devnet.secrets.evm.user;
-    if (!key) throw new Error("the devnet has no user wallet");
+    const key = devnet.secrets.evm[wallet];
+    if (!key) throw new Error(`the devnet has no ${wallet} wallet`);
     const account = privateKeyToAccount(key);
     const other = privateKeyToAccount(devnet.secrets.evm.merchant ?? key);
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
@@ -352,6 +353,46 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     });
   });
 
+  describe("with a wallet the server holds a key for (the dev token)", () => {
+    let context: BrowserContext;
+    let page: Page;
+    const log: TestWalletLog = { signed: [], mode: "ok" };
+
+    beforeAll(async () => {
+      ({ context } = await contextWithWallet(log, "payer"));
+      page = await openPage(context);
+      await page.getByRole("button", { name: "Connect wallet" }).click();
+      await page.getByRole("button", { name: /Test Wallet/ }).click();
+      await page.getByTestId("wallet-chip").waitFor();
+      await page.getByRole("button", { name: "Settings" }).click();
+      await page.locator("input[name=token]").fill(devnet.manifest.devToken);
+      await page.getByRole("button", { name: "Close" }).click();
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("pays without asking below 'Ask me above', and asks the wallet above it", async () => {
+      await ask(page, "What's the weather in Paris?");
+      await cardWithStatus(page, "settled");
+      expect(log.signed).toEqual([]); // the server signed
+      expect(await page.locator("[data-testid=payment-card]").last().textContent()).not.toContain(
+        "Waiting for your approval",
+      );
+
+      await newChat(page);
+      await page.getByRole("button", { name: "Settings" }).click();
+      await page.locator("input[name=approvalAbove]").fill("0.005");
+      await page.getByRole("button", { name: "Close" }).click();
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      await shot(page, "09-approval-above");
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      await cardWithStatus(page, "settled");
+      expect(log.signed.map((s) => s.primaryType)).toEqual(["TransferWithAuthorization"]);
+    });
+  });
+
   describe("with a Solana wallet registered through the Wallet Standard", () => {
     let context: BrowserContext;
     let page: Page;
@@ -475,7 +516,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     it("offers the devnet's test wallet and pays with it, approved in the page", async () => {
       const banner = page.getByTestId("devnet-banner");
       await banner.waitFor();
-      await shot(page, "09-devnet-banner");
+      await shot(page, "12-devnet-banner");
       await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
       const user = devnet.manifest.evm.wallets.find((w) => w.role === "user");
       expect(await page.getByTestId("wallet-chip").textContent()).toContain(user?.address.slice(0, 6));
@@ -486,7 +527,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       expect(await settled.getByTestId("tx").locator("code").getAttribute("title")).toMatch(
         /^0x[0-9a-f]{64}$/,
       );
-      await shot(page, "12-devnet-wallet-settled");
+      await shot(page, "13-devnet-wallet-settled");
     });
 
     it("pays on Solana with the devnet wallet", async (ctx) => {
@@ -513,7 +554,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       expect(await settled.getByTestId("tx").locator("code").getAttribute("title")).toMatch(
         /^[1-9A-HJ-NP-Za-km-z]{64,88}$/,
       );
-      await shot(page, "13-devnet-wallet-solana-settled");
+      await shot(page, "14-devnet-wallet-solana-settled");
     });
   });
 
