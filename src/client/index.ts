@@ -64,6 +64,7 @@ export {
   type PaymentChatTransportOptions,
   type PaymentDataTypes,
   type PaymentUIMessage,
+  paymentChatSchemas,
   type TurnFields,
   toServiceMessages,
 } from "./transport.js";

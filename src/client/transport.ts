@@ -5,7 +5,15 @@ import type {
   UIMessage,
   UIMessageChunk,
 } from "ai";
-import type { ErrorPayload, FinishPayload, PaymentUpdate, StreamEvent } from "../protocol/stream.js";
+import {
+  type ErrorPayload,
+  errorPayloadSchema,
+  type FinishPayload,
+  finishPayloadSchema,
+  type PaymentUpdate,
+  paymentUpdateSchema,
+  type StreamEvent,
+} from "../protocol/stream.js";
 import {
   type ApprovalAnswer,
   ChatClient,
@@ -38,6 +46,23 @@ export type PaymentDataTypes = {
 
 /** The UI message `useChat` holds with this transport; its metadata is the turn's `d:` payload. */
 export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes>;
+
+/**
+ * The protocol's own schemas for `useChat`'s `dataPartSchemas` and `messageMetadataSchema`, so
+ * parts and metadata are validated as they arrive (messages restored from storage too):
+ * `useChat({ transport, ...paymentChatSchemas })`.
+ */
+export const paymentChatSchemas = {
+  // ai@6 looks a part's schema up by its name (`payment`) when it checks stored messages, but by
+  // its chunk type (`data-payment`) while a stream arrives: both, so both are checked.
+  dataPartSchemas: {
+    payment: paymentUpdateSchema,
+    error: errorPayloadSchema,
+    "data-payment": paymentUpdateSchema,
+    "data-error": errorPayloadSchema,
+  },
+  messageMetadataSchema: finishPayloadSchema,
+};
 
 /** Request fields the transport sends besides the messages, from options or `sendMessage`'s `body`. */
 export type TurnFields = Omit<ChatRequestBody, "messages">;
@@ -191,7 +216,8 @@ export function eventsToChunks(events: AsyncIterable<StreamEvent>): ReadableStre
           controller.enqueue({
             type: "finish",
             finishReason: uiFinishReason(event.finish.finishReason),
-            messageMetadata: event.finish,
+            // A resumed turn's metadata is merged over the stopped turn's: say there is no approval left.
+            messageMetadata: { ...event.finish, approvals: event.finish.approvals ?? [] },
           });
           if (lastError) controller.enqueue({ type: "error", errorText: lastError.message });
           break;

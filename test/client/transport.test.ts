@@ -8,6 +8,7 @@ import {
   PaymentChatTransport,
   type PaymentUIMessage,
   type PaymentUpdate,
+  paymentChatSchemas,
   type StreamEvent,
   toServiceMessages,
 } from "../../src/client/index.js";
@@ -70,7 +71,11 @@ describe("events -> UI message chunks", () => {
       "text-end",
       "finish",
     ]);
-    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop", messageMetadata: FINISH });
+    expect(chunks.at(-1)).toEqual({
+      type: "finish",
+      finishReason: "stop",
+      messageMetadata: { ...FINISH, approvals: [] },
+    });
   });
 
   it("a card updates in place: one data-payment part per payment, at its first position", async () => {
@@ -81,7 +86,7 @@ describe("events -> UI message chunks", () => {
       id: "pay_1",
       data: { status: "settled", transaction: "0xabc" },
     });
-    expect(message?.metadata).toEqual(FINISH);
+    expect(message?.metadata).toEqual({ ...FINISH, approvals: [] });
   });
 
   it("an e: is a data-error part where it happened and one error chunk after the finish", async () => {
@@ -157,6 +162,7 @@ describe("PaymentChatTransport driven as useChat drives it", () => {
   it("a turn against the real service becomes an assistant message with the d: payload as metadata", async () => {
     const chat = new TestChat<PaymentUIMessage>({
       transport: new PaymentChatTransport({ baseUrl: served.url }),
+      ...paymentChatSchemas,
     });
     await chat.sendMessage({ text: "hi" });
     expect(chat.status).toBe("ready");
@@ -234,7 +240,7 @@ describe("PaymentChatTransport driven as useChat drives it", () => {
       fetch: fakeFetch,
       fields: () => ({ walletAddress: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" }),
     });
-    const chat = new TestChat<PaymentUIMessage>({ transport });
+    const chat = new TestChat<PaymentUIMessage>({ transport, ...paymentChatSchemas });
     await chat.sendMessage({ text: "Weather in Paris?" });
     const asked = chat.messages[1];
     expect(asked?.metadata?.finishReason).toBe("approval-required");
@@ -264,5 +270,31 @@ describe("PaymentChatTransport driven as useChat drives it", () => {
       }),
     ]);
     expect(resumed?.metadata?.finishReason).toBe("payment-complete");
+    expect(resumed?.metadata?.approvals).toEqual([]);
+  });
+
+  it("with paymentChatSchemas, a malformed payment part is refused as it arrives", async () => {
+    const transport = {
+      sendMessages: async () =>
+        new ReadableStream<UIMessageChunk>({
+          start(controller) {
+            controller.enqueue({ type: "start" });
+            controller.enqueue({
+              type: "data-payment",
+              id: "pay_1",
+              data: { paymentId: "pay_1", status: "paid?" },
+            });
+            controller.close();
+          },
+        }),
+      reconnectToStream: async () => null,
+    };
+    const unchecked = new TestChat<PaymentUIMessage>({ transport });
+    await unchecked.sendMessage({ text: "hi" });
+    expect(unchecked.status).toBe("ready");
+    const chat = new TestChat<PaymentUIMessage>({ transport, ...paymentChatSchemas });
+    await chat.sendMessage({ text: "hi" });
+    expect(chat.status).toBe("error");
+    expect(chat.error?.message).toMatch(/data-payment|pay_1|status/);
   });
 });
