@@ -1,5 +1,6 @@
 import { useChat } from "@ai-sdk/react";
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
+import { paymentChatSchemas } from "../../src/client/index.js";
 import { createTransport, describeError } from "./chat/transport.js";
 import type { ApprovalAnswer, ChatMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
 import { Message } from "./components/Message.js";
@@ -10,11 +11,7 @@ import { requestFields, useSettings } from "./settings.js";
 import type { PageWallet, WalletOption } from "./wallet/types.js";
 import { useWallets } from "./wallet/useWallets.js";
 
-const EXAMPLES = [
-  "What's the weather in Paris?",
-  "What can I buy?",
-  "Buy the premium report on AI",
-];
+const EXAMPLES = ["What's the weather in Paris?", "What can I buy?", "Buy the premium report on AI"];
 
 /** A wallet's refusal to sign, in words (EIP-1193 code 4001 is the user saying no). */
 function walletErrorText(error: unknown): string {
@@ -42,8 +39,10 @@ export function App() {
     () => createTransport({ fields: () => fields.current, token: () => token.current }),
     [],
   );
+  // The protocol's schemas check every part and finish as it arrives.
   const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<ChatMessage>({
     transport,
+    ...paymentChatSchemas,
   });
   const [approvals, setApprovals] = useState<Record<string, ApprovalState>>({});
   const [input, setInput] = useState("");

@@ -5,20 +5,13 @@ import type { ChatMessage } from "./types.js";
 /**
  * The page's `useChat` transport: the SDK's own (`x402-chat-agent/client`, src/client/transport.ts),
  * asked at every request for the page's current settings and token. A 429 is shown, not waited out
- * silently. Its messages carry `data-payment` and `data-error` parts and the `d:` payload as
- * metadata; the page's message type names exactly those parts.
+ * silently.
  */
 export function createTransport(source: {
   fields: () => TurnFields;
   token: () => string | undefined;
 }): ChatTransport<ChatMessage> {
-  const transport = new PaymentChatTransport({
-    fields: source.fields,
-    token: source.token,
-    rateLimitRetry: false,
-  });
-  // Same messages at run time; the page's type lists the two data parts without an index signature.
-  return transport as unknown as ChatTransport<ChatMessage>;
+  return new PaymentChatTransport({ fields: source.fields, token: source.token, rateLimitRetry: false });
 }
 
 /** An error for people: a refusal's detail and code (and when to retry), or the error's message. */

@@ -1,5 +1,7 @@
-import type { UIMessage } from "ai";
-import type {
+import type { PaymentUIMessage } from "../../../src/client/index.js";
+
+export type { ApprovalAnswer, TurnFields } from "../../../src/client/index.js";
+export type {
   ApprovalRequest,
   BudgetMeter,
   ErrorPayload,
@@ -8,15 +10,8 @@ import type {
   PaymentUpdate,
 } from "../../../src/protocol/stream.js";
 
-export type { ApprovalRequest, BudgetMeter, ErrorPayload, FinishPayload, LimitMeter, PaymentUpdate };
-
-/** The data parts the page draws: one `payment` part per payment id (updated in place), one per `e:` line. */
-export type ChatDataParts = {
-  payment: PaymentUpdate;
-  error: ErrorPayload;
-};
-
-/** A chat message as `useChat` holds it; the assistant's metadata is the turn's `d:` payload. */
-export type ChatMessage = UIMessage<FinishPayload | undefined, ChatDataParts>;
-
-export type { ApprovalAnswer, TurnFields } from "../../../src/client/index.js";
+/**
+ * A chat message as `useChat` holds it with the SDK's transport: text, one `data-payment` part per
+ * payment id (updated in place), a `data-error` part per `e:` line, and the `d:` payload as metadata.
+ */
+export type ChatMessage = PaymentUIMessage;
