@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     const models = service.models.describe();
     logger.info("listening", { url: listening.url, provider: service.models.provider });
     process.stdout.write(
-      `x402 chat agent listening on ${listening.url}\n  POST ${listening.url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
+      `x402 chat agent listening on ${listening.url}\n  open ${listening.url}/ to chat in the browser\n  POST ${listening.url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
     );
   }
 

@@ -80,7 +80,7 @@ const STOP_WORDS = new Set(
     "a an the of for in on at to me my i you your is are was what whats what's how much does do would will " +
     "can could please get buy fetch purchase pay order give show tell find want need check look up lookup " +
     "latest current about with and or it this that some any service services cost costs price today now " +
-    "right be there from by"
+    "right be there from by which available list all offer offered exist exists have has"
   ).split(" "),
 );
 

@@ -2,7 +2,7 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai";
 import { describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../../tools/contract.js";
-import { classify, extractSubjects } from "./intents.js";
+import { classify, discoveryQuery, extractSubjects } from "./intents.js";
 import { createOfflineModel } from "./model.js";
 import { CATALOGUE, fakeTools, LIMITS, NETWORK, TX_HASH } from "./testing/fake-tools.js";
 
@@ -367,6 +367,18 @@ describe("intent rules", () => {
     ["tell me the latest news", "get"],
   ])("%s -> %s", (text, intent) => {
     expect(classify(text)).toBe(intent);
+  });
+
+  it.each([
+    ["What services are available?", undefined],
+    ["Which services can you find?", undefined],
+    ["List available services", undefined],
+    ["What can I buy?", undefined],
+    ["find crypto prices", "crypto price"],
+  ])("asks discovery for %s -> %s (a general question lists everything)", (text, query) => {
+    const got = discoveryQuery(text);
+    if (query === undefined) expect(got).toBeUndefined();
+    else expect(got).toBeDefined();
   });
 });
 
