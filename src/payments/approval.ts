@@ -231,6 +231,9 @@ export class ApprovalDesk {
       throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
     }
     const reserved = await run.approve({ limits, authorization });
+    if (reserved && "notAwaiting" in reserved && reserved.notAwaiting === "expired") {
+      throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
+    }
     if (reserved && "notAwaiting" in reserved) {
       throw new AppError("approval_used", `The payment of ${message} was already ${reserved.notAwaiting}.`);
     }

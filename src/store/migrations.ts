@@ -141,6 +141,7 @@ export const MIGRATIONS: readonly Migration[] = [
         v_request_id text;
         v_amount numeric;
         v_status text;
+        v_expires timestamptz;
         v_today numeric;
         v_request numeric;
       BEGIN
@@ -151,10 +152,15 @@ export const MIGRATIONS: readonly Migration[] = [
         END IF;
         INSERT INTO ${s}.wallet_budgets (wallet, created_at) VALUES (v_wallet, p_now)
           ON CONFLICT (wallet) DO UPDATE SET wallet = excluded.wallet;
-        SELECT p.status, p.request_id, p.amount INTO v_status, v_request_id, v_amount
+        SELECT p.status, p.request_id, p.amount, p.expires_at
+          INTO v_status, v_request_id, v_amount, v_expires
           FROM ${s}.payments p WHERE p.payment_id = p_payment_id FOR UPDATE;
         IF v_status <> 'awaiting_approval' THEN
           RETURN QUERY SELECT 'status:' || v_status, '0', '0';
+          RETURN;
+        END IF;
+        IF v_expires IS NOT NULL AND v_expires <= p_now THEN
+          RETURN QUERY SELECT 'status:expired', '0', '0';
           RETURN;
         END IF;
         SELECT coalesce(sum(p.amount) FILTER (WHERE p.wallet = v_wallet AND p.created_at > p_since), 0),
