@@ -78,6 +78,18 @@ export type QuoteResult =
     }
   | { kind: "refused"; reason: Reason; message: string; details?: Record<string, unknown> };
 
+/** A payment that passed admission: what signing it (or asking the wallet to) works from. */
+interface Admitted {
+  run: PaymentRun;
+  request: PaymentRequest;
+  wallet: Wallet;
+  limits: EffectiveLimits;
+  probed: PaymentDemandProbe;
+  chosen: ChosenOffer;
+  /** Balance reads started while the service was probed, by network and asset. */
+  balances: Map<string, Promise<bigint | undefined>>;
+}
+
 /** At most this many balance reads are started before the offer is known. */
 const PREFETCH_BALANCES = 3;
 
@@ -229,25 +241,17 @@ export class PaymentPipeline {
       // No usable server key, or more than a delegated key may sign alone: the user's wallet signs.
       const above = limits.approvalAbove !== undefined && chosen.amount > limits.approvalAbove;
       if (!signer.ok || above) {
-        return await this.askApproval(run, request, wallet, limits, probed, chosen, balances, seen);
+        return await this.askApproval({ run, request, wallet, limits, probed, chosen, balances }, seen);
       }
-      return await this.execute(run, request, wallet, limits, probed, chosen, balances, signer.signer);
+      return await this.execute({ run, request, wallet, limits, probed, chosen, balances }, signer.signer);
     } catch (error) {
       this.deps.onError?.(error, "payment");
       return run.crashed(error);
     }
   }
 
-  private async execute(
-    run: PaymentRun,
-    request: PaymentRequest,
-    wallet: Wallet,
-    limits: EffectiveLimits,
-    probed: PaymentDemandProbe,
-    chosen: ChosenOffer,
-    balances: Map<string, Promise<bigint | undefined>>,
-    signer: SignerAccess,
-  ): Promise<PaymentOutcome> {
+  private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
+    const { run, request, wallet, limits, probed, chosen, balances } = admitted;
     const { offer, amount } = chosen;
     // Sign in memory while the balance is read. The signature leaves the process only after the
     // reservation and the intent are one durable write; a refused one is dropped unseen.
@@ -282,15 +286,10 @@ export class PaymentPipeline {
    * budget until the approval reserves it.
    */
   private async askApproval(
-    run: PaymentRun,
-    request: PaymentRequest,
-    wallet: Wallet,
-    limits: EffectiveLimits,
-    probed: PaymentDemandProbe,
-    chosen: ChosenOffer,
-    balances: Map<string, Promise<bigint | undefined>>,
+    admitted: Admitted,
     snapshot: BudgetSnapshot | undefined,
   ): Promise<PaymentOutcome> {
+    const { run, request, wallet, limits, probed, chosen, balances } = admitted;
     const { offer, amount } = chosen;
     const draft = this.deps.signers.draftFor(wallet, offer.network);
     const [spent, balance, signed] = await Promise.all([
