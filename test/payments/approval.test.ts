@@ -7,9 +7,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  createKeyPairFromBytes,
   createKeyPairSignerFromBytes,
   getBase64EncodedWireTransaction,
   getTransactionDecoder,
+  signBytes,
   type Transaction,
 } from "@solana/kit";
 import { createWalletClient, erc20Abi, http, type PrivateKeyAccount } from "viem";
@@ -203,6 +205,59 @@ describe.each(STORES)("approval in the user's wallet (%s)", (store) => {
     const after = await solanaBalances(devnet, "user");
     expect(before.payer - after.payer).toBe(price);
     expect(after.merchant - before.merchant).toBe(price);
+  });
+
+  it("Solana: a transaction that differs from the stored one, or is signed by another key, pays nothing", async () => {
+    const before = await solanaBalances(devnet, "user");
+    const first = await chat(booted.running, { wallet: solUser });
+    const ask = awaiting(first);
+    const sign = ask.approval.sign;
+    if (sign.kind !== "solana-transaction") throw new Error("not a Solana approval");
+    // The same transaction with one byte of its message changed (the amount, payee or memo), signed.
+    const bytes = Buffer.from(sign.transaction, "base64");
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 0xff;
+    const tampered = await signSolana({
+      ...ask,
+      approval: { ...ask.approval, sign: { ...sign, transaction: bytes.toString("base64") } },
+    } as Awaiting);
+    // Another key's signature over the right message, put in the wallet's slot.
+    const strangerKey = devnet.secrets.solana["payer-2"];
+    if (!strangerKey) throw new Error("no payer-2 key");
+    const original = getTransactionDecoder().decode(Buffer.from(sign.transaction, "base64")) as Transaction;
+    const forged = await signBytes(
+      (await createKeyPairFromBytes(strangerKey)).privateKey,
+      original.messageBytes,
+    );
+    const stranger = getBase64EncodedWireTransaction({
+      ...original,
+      signatures: { ...original.signatures, [solUser]: forged },
+    } as Transaction);
+    for (const transaction of [tampered, stranger, sign.transaction]) {
+      const response = await booted.running.service.app.request("/api/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(resumeBody(first, solUser, { paymentId: ask.paymentId, transaction })),
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { code: string }).code).toBe("approval_invalid");
+    }
+    expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("awaiting_approval");
+    expect(await solanaBalances(devnet, "user")).toEqual(before);
+  });
+
+  it("a signature made for one payment does not approve another", async () => {
+    const one = awaiting(await chat(booted.running, { wallet: evmUser }));
+    const secondTurn = await chat(booted.running, { wallet: evmUser });
+    const two = awaiting(secondTurn);
+    const response = await booted.running.service.app.request("/api/chat", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(
+        resumeBody(secondTurn, evmUser, { paymentId: two.paymentId, signature: await signEvm(one) }),
+      ),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { code: string }).code).toBe("approval_invalid");
   });
 });
 
