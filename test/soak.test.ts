@@ -10,8 +10,13 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { createKeyPairSignerFromBytes } from "@solana/kit";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChatClient, signEvmApproval, signSolanaApproval } from "../src/client/index.js";
+import { HARDHAT_TEST_KEYS } from "../src/devnet/evm/accounts.js";
 import type { DevnetManifest } from "../src/devnet/index.js";
+import { solanaKeypair } from "../src/devnet/solana/keys.js";
 
 const PAUSE_MS = 125_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -101,8 +106,41 @@ describe.skipIf(process.env.SKIP_SOAK === "1")("the service after two minutes", 
     expect(solana.payments?.[0]?.network).toBe(manifest.solana.network);
   }
 
+  /**
+   * The devnet's `user` wallet (its key is not the service's) asks, signs in "its wallet" (the
+   * published test keys) through the SDK, and resumes: the payment settles.
+   */
+  async function expectApprovalPays(chain: "evm" | "solana"): Promise<void> {
+    const wallets = chain === "evm" ? manifest.evm.wallets : (manifest.solana?.wallets ?? []);
+    const walletAddress = wallets.find((w) => w.role === "user")?.address;
+    if (!walletAddress) throw new Error(`no ${chain} user wallet`);
+    const client = new ChatClient({ baseUrl: url });
+    const body = {
+      messages: [{ role: "user" as const, content: "What's the weather in Lima?" }],
+      walletAddress,
+    };
+    const first = await (await client.chat(body)).collect();
+    expect(first.finish.finishReason, first.text).toBe("approval-required");
+    const ask = first.awaitingApproval[0];
+    if (!ask) throw new Error("no payment awaits approval");
+    const answer =
+      chain === "evm"
+        ? await signEvmApproval(ask, privateKeyToAccount(HARDHAT_TEST_KEYS[6] as `0x${string}`))
+        : await signSolanaApproval(
+            ask,
+            await createKeyPairSignerFromBytes((await solanaKeypair("user")).secretKey),
+          );
+    const second = await (
+      await client.approve(
+        { ...body, messages: [...body.messages, { role: "assistant", content: first.text }] },
+        answer,
+      )
+    ).collect();
+    expect(second.finish, JSON.stringify(second.finish)).toMatchObject({ finishReason: "payment-complete" });
+  }
+
   it(
-    "pays on both chains, again after two minutes, then stops cleanly on SIGTERM",
+    "pays on both chains, again after two minutes (with a server key and approved in the wallet), then stops cleanly on SIGTERM",
     async () => {
       if (process.platform === "linux" && process.arch === "x64")
         expect(manifest.solana, manifest.solanaUnavailableReason).not.toBeNull();
@@ -110,6 +148,8 @@ describe.skipIf(process.env.SKIP_SOAK === "1")("the service after two minutes", 
       await sleep(PAUSE_MS);
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
       await expectBothChainsPay(1);
+      await expectApprovalPays("evm");
+      if (manifest.solana) await expectApprovalPays("solana");
       const exited = once(child, "exit");
       child.kill("SIGTERM");
       const [code] = await exited;
