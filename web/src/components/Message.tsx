@@ -2,6 +2,7 @@ import type { ChatMessage, ErrorPayload, PaymentUpdate } from "../chat/types.js"
 import { shortHash } from "../format.js";
 import type { PageWallet } from "../wallet/types.js";
 import { type ApprovalState, PaymentCard } from "./PaymentCard.js";
+import { approvalExpired, useNow } from "./useNow.js";
 
 interface Props {
   message: ChatMessage;
@@ -26,6 +27,16 @@ const FINISH_LABELS: Record<string, string> = {
 
 /** One message: text as it streams, a card per payment, errors, and the turn's finish line. */
 export function Message({ message, ...cardProps }: Props) {
+  const finish = message.metadata;
+  // A turn left waiting whose every approval window has passed waits no more.
+  const waits = message.parts.flatMap((p) =>
+    p.type === "data-payment" && p.data.status === "awaiting_approval" ? [p.data.approval?.expiresAt] : [],
+  );
+  const now = useNow(finish?.finishReason === "approval-required" && waits.length > 0);
+  const lapsed =
+    finish?.finishReason === "approval-required" &&
+    waits.length > 0 &&
+    waits.every((at) => approvalExpired(at, now));
   if (message.role === "user") {
     return (
       <div className="msg msg-user" data-testid="user-message">
@@ -43,7 +54,6 @@ export function Message({ message, ...cardProps }: Props) {
   );
   const errorsFor = (paymentId: string): ErrorPayload[] =>
     message.parts.flatMap((p) => (p.type === "data-error" && p.data.paymentId === paymentId ? [p.data] : []));
-  const finish = message.metadata;
   return (
     <div className="msg msg-assistant" data-testid="assistant-message">
       {message.parts.map((part, i) => {
@@ -80,8 +90,10 @@ export function Message({ message, ...cardProps }: Props) {
       })}
       {finish ? (
         <div className="finish" data-testid="finish" data-finish-reason={finish.finishReason}>
-          <span className={`finish-reason finish-${finish.finishReason}`}>
-            {FINISH_LABELS[finish.finishReason] ?? finish.finishReason}
+          <span className={`finish-reason finish-${lapsed ? "approval-expired" : finish.finishReason}`}>
+            {lapsed
+              ? "Approval expired: nothing was paid"
+              : (FINISH_LABELS[finish.finishReason] ?? finish.finishReason)}
           </span>
           {finish.transactionHash ? (
             <code title={finish.transactionHash}>{shortHash(finish.transactionHash)}</code>

@@ -5,6 +5,7 @@ import type { ErrorPayload, PaymentUpdate } from "../chat/types.js";
 import { explorerTxUrl, networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
 import type { PageWallet } from "../wallet/types.js";
 import { BudgetMeter } from "./BudgetMeter.js";
+import { approvalExpired, useNow } from "./useNow.js";
 
 /** What the page is doing about this card's approval: signing in the wallet, sending, or what went wrong. */
 export interface ApprovalState {
@@ -24,16 +25,6 @@ interface Props {
   localNetworks: ReadonlySet<string>;
   onApprove(payment: PaymentUpdate): void;
   onReject(payment: PaymentUpdate): void;
-}
-
-function useNow(active: boolean): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, [active]);
-  return now;
 }
 
 /** A service without a name: its host and path ("api.example.com/weather"), no query. */
@@ -66,7 +57,7 @@ function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }:
   const now = useNow(true);
   if (!request) return null;
   const left = expiresAt - now;
-  const expired = Number.isFinite(left) && left <= 0;
+  const expired = approvalExpired(request.expiresAt, now);
   const sameWallet = wallet?.address.toLowerCase() === request.wallet.toLowerCase();
   // What would be signed must be what the card shows (amount, payee, wallet); otherwise no signing.
   const { mismatches } = describeApproval(payment);
@@ -114,6 +105,11 @@ function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }:
           {expired ? "Expired" : Number.isFinite(left) ? `Expires in ${countdown(left)}` : ""}
         </span>
       </div>
+      {expired ? (
+        <p className="approval-warning" data-testid="approval-expired">
+          The time to approve has passed: nothing was signed or paid. Ask again for a new quote.
+        </p>
+      ) : null}
       {approval?.error ? (
         <p className="card-error" role="alert">
           {approval.error}
@@ -134,26 +130,32 @@ function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }:
 /** One payment, following its `p:` updates: cost, budget, status, approval, transaction. */
 export function PaymentCard(props: Props) {
   const { payment, errors } = props;
-  const history = useHistory(payment.status);
-  const tone = statusTone(payment.status);
+  const waiting = payment.status === "awaiting_approval";
+  // A wait past its expiry is over (the service refuses a late signature): the card says so.
+  const lapsed = approvalExpired(payment.approval?.expiresAt, useNow(waiting)) && waiting;
+  const shown: PaymentStatus = lapsed ? "expired" : payment.status;
+  const history = useHistory(shown);
+  const tone = statusTone(shown);
   const service = payment.service.name ?? serviceLabel(payment.service.url);
   const local = payment.network !== undefined && props.localNetworks.has(payment.network);
   const explorer =
     payment.transaction && !local ? explorerTxUrl(payment.network, payment.transaction) : undefined;
   // The update's own message explains a refusal or failure; while it waits, the approval box speaks.
   const problems = [
-    ...(payment.message && tone === "bad" && !errors.some((e) => e.message === payment.message)
+    ...(payment.message &&
+    statusTone(payment.status) === "bad" &&
+    !errors.some((e) => e.message === payment.message)
       ? [payment.message]
       : []),
     ...errors.map((e) => e.message),
   ];
-  const note =
-    payment.message && tone !== "bad" && payment.status !== "awaiting_approval" ? payment.message : undefined;
+  const note = payment.message && tone !== "bad" && !waiting ? payment.message : undefined;
   return (
     <article
       className={`card payment tone-${tone}`}
       data-testid="payment-card"
       data-status={payment.status}
+      data-expired={lapsed ? "" : undefined}
       data-payment-id={payment.paymentId}
     >
       <header className="card-head">
@@ -169,7 +171,7 @@ export function PaymentCard(props: Props) {
             {usd(payment.amount?.usd)}
           </div>
           <span className={`status status-${tone}`} data-testid="status">
-            {STATUS_LABELS[payment.status]}
+            {STATUS_LABELS[shown]}
           </span>
         </div>
       </header>
