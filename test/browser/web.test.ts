@@ -530,6 +530,43 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await shot(page, "13-devnet-wallet-settled");
     });
 
+    it("keeps the chat through a reload, so a waiting card can still be approved; a lapsed one says expired", async () => {
+      // A page of its own: its clock is moved on below.
+      const other = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      try {
+        const tab = await openPage(other);
+        await tab.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+        await ask(tab, "What's the weather in Madrid?");
+        await cardWithStatus(tab, "awaiting_approval");
+        await tab.reload();
+        // The conversation is back, and so is the devnet wallet (it signs in the page).
+        await tab.getByTestId("wallet-chip").waitFor();
+        const waiting = await cardWithStatus(tab, "awaiting_approval");
+        await waiting.getByRole("button", { name: /^Approve/ }).click();
+        await cardWithStatus(tab, "settled");
+
+        await ask(tab, "What's the weather in Rome?");
+        const card = await cardWithStatus(tab, "awaiting_approval");
+        // Past the approval window (~50 s) without waiting for it.
+        await tab.clock.setFixedTime(Date.now() + 120_000);
+        await tab.locator("[data-testid=payment-card][data-expired]").waitFor({ timeout: 10_000 });
+        expect(await card.getByTestId("status").textContent()).toBe("Expired");
+        expect(await card.getByRole("button", { name: /^Approve/ }).isDisabled()).toBe(true);
+        expect(await card.getByTestId("approval-expired").textContent()).toContain(
+          "nothing was signed or paid",
+        );
+        expect(await tab.getByTestId("finish").last().textContent()).toContain("Approval expired");
+        await shot(tab, "15-approval-expired");
+
+        await newChat(tab);
+        await tab.reload();
+        await tab.getByText("Ask for something a paid service knows").waitFor();
+        expect(await tab.locator("[data-testid=payment-card]").count()).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
+
     it("pays on Solana with the devnet wallet", async (ctx) => {
       const solana = devnet.manifest.solana;
       if (!solana?.wallets.some((w) => w.role === "user")) {

@@ -1,6 +1,7 @@
 import { useChat } from "@ai-sdk/react";
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { paymentChatSchemas } from "../../src/client/index.js";
+import { loadConversation, loadWalletChoice, saveConversation, saveWalletChoice } from "./chat/persist.js";
 import { createTransport, describeError } from "./chat/transport.js";
 import type { ApprovalAnswer, ChatMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
 import { Message } from "./components/Message.js";
@@ -40,8 +41,11 @@ export function App() {
     [],
   );
   // The protocol's schemas check every part and finish as it arrives.
+  // A reload finds the conversation as it was (a card awaiting approval can still be approved).
+  const [restored] = useState(loadConversation);
   const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<ChatMessage>({
     transport,
+    messages: restored,
     ...paymentChatSchemas,
   });
   const [approvals, setApprovals] = useState<Record<string, ApprovalState>>({});
@@ -64,6 +68,17 @@ export function App() {
     }));
   }, [busy, error]);
 
+  useEffect(() => {
+    if (!busy) saveConversation(messages);
+  }, [busy, messages]);
+
+  // The devnet wallet signs in the page, so a reload reconnects it; a browser wallet is asked again.
+  useEffect(() => {
+    const choice = loadWalletChoice();
+    const option = options.find((o) => o.id === choice && o.source === "devnet");
+    if (!wallet && option) void option.connect().then(setWallet);
+  }, [options, wallet]);
+
   // Follow the stream (scroll on new parts and on growing text alike).
   const lastPartsLength = messages.at(-1)?.parts.length ?? 0;
   const lastText = messages.at(-1)?.parts.at(-1);
@@ -72,7 +87,15 @@ export function App() {
     bottom.current?.scrollIntoView({ block: "end" });
   }, [messages.length, lastPartsLength, lastText]);
 
-  const connect = async (option: WalletOption) => setWallet(await option.connect());
+  const connect = async (option: WalletOption) => {
+    const connected = await option.connect();
+    setWallet(connected);
+    saveWalletChoice(connected.optionId);
+  };
+  const disconnect = () => {
+    setWallet(undefined);
+    saveWalletChoice(undefined);
+  };
 
   const send = (text: string) => {
     const question = text.trim();
@@ -143,12 +166,7 @@ export function App() {
           >
             Settings
           </button>
-          <WalletMenu
-            options={options}
-            wallet={wallet}
-            onConnect={connect}
-            onDisconnect={() => setWallet(undefined)}
-          />
+          <WalletMenu options={options} wallet={wallet} onConnect={connect} onDisconnect={disconnect} />
         </div>
       </header>
 

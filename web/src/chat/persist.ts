@@ -1,0 +1,48 @@
+import type { ChatMessage } from "./types.js";
+
+/**
+ * The conversation and the chosen wallet kept in this tab's sessionStorage, so a reload (say, while
+ * a payment waits for approval) finds the chat as it was and its card can still be approved before
+ * it expires. Closing the tab forgets both; storage being off only loses that comfort.
+ */
+const CONVERSATION = "x402-chat-agent.conversation";
+const WALLET = "x402-chat-agent.wallet";
+
+function read(key: string): string | null {
+  try {
+    return sessionStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function write(key: string, value: string | undefined): void {
+  try {
+    if (value === undefined) sessionStorage.removeItem(key);
+    else sessionStorage.setItem(key, value);
+  } catch {
+    // storage off or full: the page still works, a reload starts afresh
+  }
+}
+
+export function loadConversation(): ChatMessage[] {
+  try {
+    const saved: unknown = JSON.parse(read(CONVERSATION) ?? "[]");
+    return Array.isArray(saved) ? (saved as ChatMessage[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function saveConversation(messages: ChatMessage[]): void {
+  write(CONVERSATION, messages.length > 0 ? JSON.stringify(messages) : undefined);
+}
+
+/** The wallet option last connected in this tab (`devnet:evm`, an EIP-6963 id...). */
+export function loadWalletChoice(): string | undefined {
+  return read(WALLET) ?? undefined;
+}
+
+export function saveWalletChoice(optionId: string | undefined): void {
+  write(WALLET, optionId);
+}
