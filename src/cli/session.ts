@@ -185,6 +185,10 @@ async function decide(
       if (!yes) return rejectApproval(update.paymentId);
     }
     if (yes) return signWith(key, update);
+    // A key, but nobody to say y/n (one-shot, stdin not a terminal): say how to sign here next time.
+    display.note(
+      `Not signed: nobody can answer y/n here. Add --yes to sign with the key file without asking.`,
+    );
     return pending(session, update, body, assistantText);
   }
   if (key)

@@ -254,6 +254,18 @@ describe("terminal chat main()", () => {
     expect(m.out() + m.err()).not.toContain(evmUserKey().slice(2));
   });
 
+  it("with --key-file but nobody to answer y/n (one-shot, stdin not a terminal): signs nothing, says --yes would (8)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "chat-key-"));
+    const keyFile = join(dir, "user.key");
+    writeFileSync(keyFile, `${evmUserKey()}\n`, { mode: 0o600 });
+    const m = memoryIo();
+    const code = await main(["chat", WEATHER_PARIS, "--url", served.url, "--key-file", keyFile], m.io);
+    expect(code).toBe(8);
+    expect(m.err()).toContain("Add --yes to sign with the key file without asking.");
+    expect(m.err()).not.toContain("Signed. Resuming...");
+    expect(m.out()).toContain("<SIGNATURE>");
+  });
+
   it("approves on Solana with a solana-keygen key file: signs the transaction, settles, exit 0", async (ctx) => {
     const secret = devnet.secrets.solana.user;
     if (!devnet.manifest.solana || !secret) ctx.skip();
