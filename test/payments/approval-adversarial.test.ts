@@ -8,8 +8,11 @@
  * Tests marked `it.fails` reproduce a problem found here (see the comment on each); the others pin
  * the safe behaviour.
  */
+import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   createKeyPairFromBytes,
   createKeyPairSignerFromBytes,
@@ -1070,6 +1073,84 @@ describe("approval while the asking turn is still streaming", () => {
     await other.text();
     expect(before.payer - (await evmBalances(devnet, "user")).payer).toBe(price);
   }, 60_000);
+});
+
+describe("a restart between the approval and the settlement", () => {
+  it("the paid call outlives the process: after the restart the payment is settled from the chain, counted once, never re-sent", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "approval-adv-"));
+    const env = { ALLOW_PRIVATE_ORIGINS: proxy.url, SHUTDOWN_GRACE_MS: "200", SERVICE_TIMEOUT_MS: "2000" };
+    try {
+      proxy.reset();
+      const price = priceOf(devnet, "weather");
+      const a = await boot(devnet, { store: "pglite", dataDir: dir, models: models.registry, env });
+      const message = models.script("restart", [
+        [
+          {
+            toolName: "pay_and_fetch",
+            input: { url: `${proxy.url}${proxy.path}`, method: "GET", query: { city: "Paris" } },
+          },
+        ],
+      ]);
+      const first = await readChat(
+        await a.running.service.app.request("/api/chat", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ messages: [{ role: "user", content: message }], walletAddress: evmUser }),
+        }),
+      );
+      const ask = awaiting(first);
+      const signature = await signEvm(ask);
+      // The service takes the paid call, keeps it past the service timeout and the shutdown, then settles.
+      const arrived = gate();
+      proxy.onPaid = async () => {
+        arrived.open();
+        await new Promise((r) => setTimeout(r, 3000));
+        return "forward";
+      };
+      const before = await evmBalances(devnet, "user");
+      const body = resumeBody(evmUser, { paymentId: ask.paymentId, signature }, {}, message);
+      const response = await a.running.service.app.request("/api/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      const streamed = response.text();
+      await arrived.promise;
+      await a.close();
+      await streamed;
+      // Let the held call reach the real service and settle.
+      await poll(
+        async () => (before.payer - (await evmBalances(devnet, "user")).payer === price ? true : undefined),
+        15_000,
+        "the settlement on chain",
+      );
+      const b = await boot(devnet, { store: "pglite", dataDir: dir, models: models.registry, env });
+      try {
+        const ledgerB = ledgerOf(b.running);
+        const row = await ledgerB.get(ask.paymentId);
+        expect(["submitted", "unknown", "settled"]).toContain(row?.status);
+        await b.running.payments?.reconciler.resolve(ask.paymentId);
+        expect((await ledgerB.get(ask.paymentId))?.status).toBe("settled");
+        expect((await ledgerB.spending(evmUser, new Date())).today).toBeGreaterThanOrEqual(price);
+        // The same answer after the restart: replayed or refused, never sent again.
+        const again = await b.running.service.app.request("/api/chat", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        expect([200, 400]).toContain(again.status);
+        if (again.status === 200) expect(again.headers.get("idempotent-replayed")).toBe("true");
+        await again.text();
+        expect(proxy.paid).toBe(1);
+        expect(before.payer - (await evmBalances(devnet, "user")).payer).toBe(price);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
 
 /*
