@@ -530,7 +530,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await shot(page, "13-devnet-wallet-settled");
     });
 
-    it("keeps the chat through a reload, so a waiting card can still be approved; a lapsed one says expired", async () => {
+    it("keeps the chat through a reload, so a waiting card can still be approved; one left behind or lapsed is not offered", async () => {
       // A page of its own: its clock is moved on below.
       const other = await browser.newContext({ viewport: { width: 1100, height: 900 } });
       try {
@@ -545,11 +545,25 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         await waiting.getByRole("button", { name: /^Approve/ }).click();
         await cardWithStatus(tab, "settled");
 
+        // Asked again before approving: the earlier card is not offered any more (its approval
+        // would resume the turn in the newer answer), the newer one is.
+        await ask(tab, "What's the weather in Lima?");
+        const earlierId = await (await cardWithStatus(tab, "awaiting_approval")).getAttribute(
+          "data-payment-id",
+        );
+        const earlier = tab.locator(`[data-testid=payment-card][data-payment-id="${earlierId}"]`);
         await ask(tab, "What's the weather in Rome?");
+        await poll(() =>
+          tab.locator("[data-testid=payment-card][data-status=awaiting_approval]").count(),
+        ).toBe(2);
+        expect(await earlier.getByTestId("approval-superseded").isVisible()).toBe(true);
+        expect(await earlier.getByRole("button", { name: /^Approve/ }).isDisabled()).toBe(true);
         const card = await cardWithStatus(tab, "awaiting_approval");
+        expect(await card.getByTestId("approval-superseded").count()).toBe(0);
+        expect(await card.getByRole("button", { name: /^Approve/ }).isEnabled()).toBe(true);
         // Past the approval window (~50 s) without waiting for it.
         await tab.clock.setFixedTime(Date.now() + 120_000);
-        await tab.locator("[data-testid=payment-card][data-expired]").waitFor({ timeout: 10_000 });
+        await tab.locator("[data-testid=payment-card][data-expired]").last().waitFor({ timeout: 10_000 });
         expect(await card.getByTestId("status").textContent()).toBe("Expired");
         expect(await card.getByRole("button", { name: /^Approve/ }).isDisabled()).toBe(true);
         expect(await card.getByTestId("approval-expired").textContent()).toContain(

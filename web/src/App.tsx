@@ -210,10 +210,11 @@ export function App() {
               </div>
             </div>
           ) : (
-            messages.map((message) => (
+            messages.map((message, index) => (
               <Message
                 key={message.id}
                 message={message}
+                last={index === messages.length - 1}
                 wallet={wallet}
                 approvals={approvals}
                 canAct={!busy}

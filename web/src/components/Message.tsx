@@ -9,6 +9,8 @@ interface Props {
   wallet: PageWallet | undefined;
   approvals: Record<string, ApprovalState>;
   canAct: boolean;
+  /** Whether this is the conversation's last message (only its cards can be approved). */
+  last: boolean;
   localNetworks: ReadonlySet<string>;
   onApprove(payment: PaymentUpdate): void;
   onReject(payment: PaymentUpdate): void;
@@ -26,7 +28,7 @@ const FINISH_LABELS: Record<string, string> = {
 };
 
 /** One message: text as it streams, a card per payment, errors, and the turn's finish line. */
-export function Message({ message, ...cardProps }: Props) {
+export function Message({ message, last, ...cardProps }: Props) {
   const finish = message.metadata;
   // A turn left waiting whose every approval window has passed waits no more.
   const waits = message.parts.flatMap((p) =>
@@ -72,6 +74,7 @@ export function Message({ message, ...cardProps }: Props) {
                 payment={part.data}
                 errors={errorsFor(part.data.paymentId)}
                 approval={cardProps.approvals[part.data.paymentId]}
+                superseded={!last}
                 {...cardProps}
               />
             );

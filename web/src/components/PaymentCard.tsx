@@ -21,6 +21,11 @@ interface Props {
   approval: ApprovalState | undefined;
   /** False while another turn streams: one request at a time. */
   canAct: boolean;
+  /**
+   * The card is in an earlier answer than the last: its approval would resume the turn in the last
+   * answer, not here, so it is not offered (the chat moved on; the payment lapses unpaid).
+   */
+  superseded: boolean;
   /** Networks of the embedded devnet (no explorer has their transactions). */
   localNetworks: ReadonlySet<string>;
   onApprove(payment: PaymentUpdate): void;
@@ -51,7 +56,15 @@ function useHistory(status: PaymentStatus): PaymentStatus[] {
   return history;
 }
 
-function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }: Omit<Props, "errors">) {
+function ApprovalBox({
+  payment,
+  wallet,
+  approval,
+  canAct,
+  superseded,
+  onApprove,
+  onReject,
+}: Omit<Props, "errors">) {
   const request = payment.approval;
   const expiresAt = request ? Date.parse(request.expiresAt) : Number.NaN;
   const now = useNow(true);
@@ -89,7 +102,7 @@ function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }:
         <button
           type="button"
           className="primary"
-          disabled={!canAct || busy || expired || !sameWallet || mismatches.length > 0}
+          disabled={!canAct || superseded || busy || expired || !sameWallet || mismatches.length > 0}
           onClick={() => onApprove(payment)}
         >
           {approval?.phase === "signing"
@@ -98,13 +111,22 @@ function ApprovalBox({ payment, wallet, approval, canAct, onApprove, onReject }:
               ? "Sending…"
               : `Approve ${usd(payment.amount?.usd)}`}
         </button>
-        <button type="button" disabled={!canAct || busy || expired} onClick={() => onReject(payment)}>
+        <button
+          type="button"
+          disabled={!canAct || superseded || busy || expired}
+          onClick={() => onReject(payment)}
+        >
           Reject
         </button>
         <span className="approval-expiry">
           {expired ? "Expired" : Number.isFinite(left) ? `Expires in ${countdown(left)}` : ""}
         </span>
       </div>
+      {superseded && !expired ? (
+        <p className="approval-warning" data-testid="approval-superseded">
+          The chat has moved on since this was asked: nothing will be paid. Ask again to get it.
+        </p>
+      ) : null}
       {expired ? (
         <p className="approval-warning" data-testid="approval-expired">
           The time to approve has passed: nothing was signed or paid. Ask again for a new quote.
