@@ -54,6 +54,9 @@ function evmAuthorization(payment: PaymentOnChain): EvmAuthorization | undefined
 /** What the stand-in signer returns: 65 zero bytes, replaced by the wallet's signature on approval. */
 const NO_SIGNATURE = `0x${"00".repeat(65)}` as const;
 
+/** Half the secp256k1 group order: a canonical signature's s is at most this. */
+const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
 /** Seconds kept in hand after an approval to submit the payment before `validBefore`. */
 const SUBMIT_MARGIN_SECONDS = 10;
 
@@ -274,6 +277,13 @@ export const evm: ChainFamily<EvmKey> = {
       )
     ) {
       throw new WalletAnswerMismatch("the stored payment and its typed data differ");
+    }
+    // Only canonical signatures: the token contract refuses a high-s one (malleability), which
+    // would fail on chain after the approval was used up.
+    const s = BigInt(`0x${answer.signature.slice(66, 130)}`);
+    const v = Number.parseInt(answer.signature.slice(130, 132), 16);
+    if (s > HALF_ORDER || ![0, 1, 27, 28].includes(v)) {
+      throw new WalletAnswerMismatch("the signature is not in canonical form (low s, v of 27 or 28)");
     }
     let signer: string;
     try {

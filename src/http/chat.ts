@@ -199,7 +199,7 @@ async function resumeTurn(
   }
   const proof =
     answer.kind === "signature"
-      ? answer.signature
+      ? answer.signature.toLowerCase() // hex case carries no meaning: one signature, one key
       : answer.kind === "transaction"
         ? answer.transaction
         : "reject";

@@ -16,6 +16,7 @@ import type { PaymentPipeline } from "./pipeline.js";
 import { checkSpend, isServiceAllowed, type Requirement } from "./policy.js";
 import { probe, type Target } from "./probe.js";
 import { PaymentRun } from "./run.js";
+import { IllegalTransitionError } from "./state.js";
 import { checkSigned, paymentHeaders } from "./x402.js";
 
 /**
@@ -153,7 +154,7 @@ export class ApprovalDesk {
     }
 
     if (answer.kind === "reject") {
-      await run.reject();
+      await run.reject().catch((error: unknown) => this.lostRace(error, record.paymentId, message));
       return this.resumed(record, observer, async () => ({
         status: "rejected",
         paymentId: record.paymentId,
@@ -215,7 +216,8 @@ export class ApprovalDesk {
     }
     if (probed.kind === "free" || !probed.demand.offers.some((offer) => sameOffer(offer, requirement))) {
       const why = `${record.service} no longer asks $${formatUsd(record.amount)} on ${record.network}; nothing was paid. Ask again for a new quote.`;
-      await run.termsChanged(why).catch(() => {});
+      // Only if it still waits: another answer may have approved it meanwhile (its payment goes on).
+      await run.termsChanged(why).catch((error: unknown) => this.lostRace(error, record.paymentId, message));
       throw new AppError("price_changed", why);
     }
 
@@ -253,6 +255,24 @@ export class ApprovalDesk {
         return run.crashed(error);
       }
     });
+  }
+
+  /**
+   * A step decided on the row as it was read failed because another request (or the reconciler)
+   * moved it since: say what it is now, as the first check would have.
+   */
+  private async lostRace(error: unknown, paymentId: string, message: string): Promise<never> {
+    if (!(error instanceof IllegalTransitionError)) throw error;
+    const now = await this.deps.ledger.get(paymentId);
+    if (now?.status === "expired")
+      throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
+    throw new AppError(
+      "approval_used",
+      `The payment of ${message} was already ${now?.status ?? "answered"}.`,
+      {
+        details: { status: now?.status },
+      },
+    );
   }
 
   /**

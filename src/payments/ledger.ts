@@ -154,6 +154,12 @@ export interface Ledger {
     to: LedgerStatus,
     fields: TransitionFields,
     now: Date,
+    /**
+     * Move only from this status: a step decided on a status read earlier (an approval's answer
+     * checked against a row that another request has since moved) must not apply to a newer one.
+     * Throws IllegalTransitionError (with the status found) when the row is no longer in it.
+     */
+    from?: LedgerStatus,
   ): Promise<PaymentRecord>;
   get(paymentId: string): Promise<PaymentRecord | undefined>;
   /** Oldest first; e.g. the reconciler lists `unknown`, `signed` and `submitted`. */

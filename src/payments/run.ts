@@ -7,7 +7,7 @@ import { type BudgetBase, budgetMeter } from "./budget.js";
 import type { Ledger, PaymentRecord, TransitionFields } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import type { AmountLimits, LimitRefusal, Requirement } from "./policy.js";
-import { assertTransition, isTerminal, type LedgerStatus } from "./state.js";
+import { assertTransition, isLedgerStatus, isTerminal, type LedgerStatus } from "./state.js";
 import type { Unclear } from "./unclear.js";
 
 /** What one payment is about, fixed from the quote on. */
@@ -135,20 +135,20 @@ export class PaymentRun {
 
   /** The user declined in the wallet: nothing is paid, ever, with this payment. */
   async reject(): Promise<PaymentOutcome> {
-    await this.move("rejected", { error: "declined in the wallet" });
+    await this.move("rejected", { error: "declined in the wallet" }, true);
     this.step("rejected", { message: "Declined in the wallet; nothing was paid." });
     return this.outcome("rejected");
   }
 
   /** Too late: the authorization's window (or the Solana blockhash) has passed unused. */
   async expire(): Promise<void> {
-    await this.move("expired", { error: "approval window passed" });
+    await this.move("expired", { error: "approval window passed" }, true);
     this.step("expired", { message: "The approval came too late; nothing was paid." });
   }
 
   /** The service's terms changed before the approval could be used: never paid. */
   async termsChanged(message: string): Promise<void> {
-    await this.move("failed", { error: "price_changed" });
+    await this.move("failed", { error: "price_changed" }, true);
     this.step("failed", { reason: "price_changed", message });
   }
 
@@ -267,9 +267,11 @@ export class PaymentRun {
     return this.failure("unknown", "outcome_unrecorded", message);
   }
 
-  private async move(to: LedgerStatus, fields: TransitionFields): Promise<void> {
+  /** `strict`: only if the row is still in this run's status (its other steps tolerate a reconciler's). */
+  private async move(to: LedgerStatus, fields: TransitionFields, strict = false): Promise<void> {
     assertTransition(this.status, to);
-    await this.ledger.transition(this.facts.paymentId, to, fields, this.now());
+    const only = strict && isLedgerStatus(this.status) ? this.status : undefined;
+    await this.ledger.transition(this.facts.paymentId, to, fields, this.now(), only);
   }
 
   /** The stream and the turn's summary follow the state machine together. */

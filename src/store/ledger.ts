@@ -18,6 +18,7 @@ import { checkSpend } from "../payments/policy.js";
 import {
   assertTransition,
   canTransition,
+  IllegalTransitionError,
   LEDGER_STATUSES,
   type LedgerStatus,
   SPENT_STATUSES,
@@ -193,12 +194,14 @@ export class PgLedger implements Ledger {
     to: LedgerStatus,
     fields: TransitionFields,
     now: Date,
+    only?: LedgerStatus,
   ): Promise<PaymentRecord> {
     const entry: StatusEntry = { status: to, at: now.toISOString() };
     if (fields.txHash !== undefined) entry.txHash = fields.txHash;
     if (fields.payer !== undefined) entry.payer = fields.payer;
     if (fields.error !== undefined) entry.error = fields.error;
-    const from = LEDGER_STATUSES.filter((status) => canTransition(status, to));
+    if (only !== undefined) assertTransition(only, to);
+    const from = LEDGER_STATUSES.filter((status) => canTransition(status, to) && (only ?? status) === status);
 
     // One statement: the row lock, the state check (status IN allowed sources) and the history
     // append happen atomically, in one round trip. A concurrent step re-evaluates the WHERE after
@@ -227,6 +230,7 @@ export class PgLedger implements Ledger {
         .from(payments)
         .where(eq(payments.paymentId, paymentId));
       if (!current) throw new PaymentNotFoundError(paymentId);
+      if (only !== undefined && current.status !== only) throw new IllegalTransitionError(current.status, to);
       assertTransition(current.status, to);
     }
     throw new Error(`payment ${paymentId} kept changing while moving it to ${to}`);

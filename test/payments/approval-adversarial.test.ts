@@ -5,7 +5,7 @@
  * and races with the reconciler and the ledger. Run against the real devnet in process, as
  * test/payments/approval.test.ts does; the user's wallet is a viem account / `@solana/kit` signer.
  *
- * Tests marked `it.fails` reproduce a problem found here (see the comment on each); the others pin
+ * Tests whose comment says PROBLEM reproduced a problem found here, since fixed (see each); the others pin
  * the safe behaviour.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -304,8 +304,9 @@ async function today(wallet: string): Promise<bigint> {
 
 describe("a hostile paid service", () => {
   /*
-   * PROBLEM 1 (money): two different valid answers for one payment (here the same signature in
-   * upper- and lower-case hex, which are two idempotency keys). Both read the row while it awaits
+   * PROBLEM 1 (money, fixed: the stale step now applies only to a row still awaiting approval,
+   * and the losing answer gets 400 approval_used): two different valid answers for one payment
+   * (first found with the same signature in upper- and lower-case hex; now with v as 0/1). Both read the row while it awaits
    * approval. The first re-probes, approves (row `submitted`) and sends the paid call. The second's
    * re-probe is answered differently (here: the service says the call is free now); it then calls
    * `run.termsChanged()`, whose `ledger.transition(.., "failed")` accepts ANY source state that may
@@ -314,14 +315,18 @@ describe("a hostile paid service", () => {
    * keeps `failed` (not counted as spent, never reconciled) while the money moved: the daily limit
    * no longer sees it and the record of a settled payment is lost.
    */
-  it.fails("PROBLEM: a losing answer whose re-probe sees changed terms marks the winner's submitted payment failed", {
+  it("two valid answers racing, the loser's re-probe seeing changed terms: the winner's payment settles and counts", {
     timeout: 60_000,
   }, async () => {
     proxy.reset();
     const price = priceOf(devnet, "weather");
     const { ask, message } = await askViaProxy();
     const signature = await signEvm(ask);
-    const upper = `0x${signature.slice(2).toUpperCase()}` as const;
+    // A second valid answer: the same signature with v as 0/1 instead of 27/28 (hex case no
+    // longer makes two answers: the service reads hex case-insensitively).
+    const v = Number.parseInt(signature.slice(130), 16);
+    const upper =
+      `${signature.slice(0, 130)}${(v >= 27 ? v - 27 : v + 27).toString(16).padStart(2, "0")}` as `0x${string}`;
     proxy.probes = 0;
     const secondProbe = gate();
     const paidArrived = gate();
@@ -476,14 +481,15 @@ describe("a hostile paid service", () => {
 
 describe("races", () => {
   /*
-   * PROBLEM 2 (status): a rejection racing an approval. `resume` reads the row (awaiting), then
+   * PROBLEM 2 (status; fixed: the rejection applies only to a row still awaiting approval, else
+   * the client hears what the row is now): a rejection racing an approval. `resume` reads the row (awaiting), then
    * reads the budget; if the approval's `approve_payment` moves the row to `submitted` in between,
    * `run.reject()` -> `ledger.transition(.., "rejected")` throws IllegalTransitionError, which is not
    * an AppError: the client gets 500 `internal` (and the log an error) instead of 400
    * `approval_used`. The same happens when the reconciler's sweep expires the row in that window.
    * The budget read is held here to make the window certain.
    */
-  it.fails("PROBLEM: a rejection that loses the race to an approval answers 500, not 400 approval_used", async () => {
+  it("a rejection that loses the race to an approval answers 400 approval_used (it was 500)", async () => {
     const { first, ask } = await (async () => {
       const r = await chat(booted.running, { wallet: evmUser });
       return { first: r, ask: awaiting(r) };
@@ -743,7 +749,7 @@ describe("a hostile client", () => {
   });
 
   /*
-   * PROBLEM 3 (validation): a high-s (EIP-2 non-canonical) signature, s' = n - s with v flipped,
+   * PROBLEM 3 (validation; fixed: completeForWallet refuses s > n/2 and v outside 0/1/27/28): a high-s (EIP-2 non-canonical) signature, s' = n - s with v flipped,
    * recovers to the wallet in viem's `recoverTypedDataAddress` (evm.ts completeForWallet), so it
    * passes every check before the stream; the token (DevUSDC, like USDC and OpenZeppelin's ECDSA)
    * refuses s > n/2, so the facilitator's simulation fails after the row is `submitted`. Actual:
@@ -752,7 +758,7 @@ describe("a hostile client", () => {
    * up (the canonical signature now gets 400 approval_used). Expected by the docs: 400
    * `approval_invalid` before the stream, the payment still waiting.
    */
-  it.fails("PROBLEM: a high-s signature is accepted before the stream, then fails on chain and burns the payment", async () => {
+  it("a high-s signature is refused approval_invalid before the stream, and the payment keeps waiting", async () => {
     const r = await chat(booted.running, { wallet: evmUser });
     const ask = awaiting(r);
     const signature = await signEvm(ask);

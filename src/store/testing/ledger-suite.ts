@@ -296,6 +296,59 @@ export function describeLedger(
       expect((await ledger.get(input.paymentId))?.history).toHaveLength(2);
     });
 
+    it("waits for approval holding no budget; approving reserves against the limits as they are, once", async () => {
+      const wallet = newWallet();
+      const asked = payment({ wallet, amount: 3n * USD });
+      const { limits: _limits, ...facts } = asked;
+      await ledger.recordAwaiting({ ...facts, caller: null, approval: { sign: "x" }, expiresAt: at(60) });
+      expect((await ledger.spending(wallet, T0)).today).toBe(0n);
+      const tight = { perTransaction: 10n * USD, perRequest: 10n * USD, daily: 4n * USD };
+      // Something else spends 2 of the 4 meanwhile: the approval no longer fits.
+      await ledger.reserve(payment({ wallet, amount: 2n * USD }));
+      const refused = await ledger.approve({
+        paymentId: asked.paymentId,
+        limits: tight,
+        authorization: {},
+        now: at(1),
+      });
+      expect(refused).toMatchObject({ ok: false, limit: "daily", remainingAtomic: 2n * USD });
+      expect((await ledger.get(asked.paymentId))?.status).toBe("awaiting_approval");
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          ledger.approve({
+            paymentId: asked.paymentId,
+            limits: roomy,
+            authorization: { k: "v" },
+            now: at(2),
+          }),
+        ),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      expect(
+        results.filter((r) => !r.ok && "notAwaiting" in r && r.notAwaiting === "submitted"),
+      ).toHaveLength(3);
+      const row = await ledger.get(asked.paymentId);
+      expect(row?.history.map((h) => h.status)).toEqual([
+        "awaiting_approval",
+        "reserved",
+        "signed",
+        "submitted",
+      ]);
+      expect((await ledger.spending(wallet, T0)).today).toBe(5n * USD);
+      // A step decided on an older status does not apply to the newer one.
+      await expect(
+        ledger.transition(asked.paymentId, "rejected", {}, at(3), "awaiting_approval"),
+      ).rejects.toThrow(IllegalTransitionError);
+      expect((await ledger.get(asked.paymentId))?.status).toBe("submitted");
+      // Past its expiry an approval is refused, whatever the limits.
+      const late = payment({ wallet: newWallet() });
+      const { limits: _l, ...lateFacts } = late;
+      await ledger.recordAwaiting({ ...lateFacts, caller: null, approval: {}, expiresAt: at(5) });
+      expect(
+        await ledger.approve({ paymentId: late.paymentId, limits: roomy, authorization: {}, now: at(6) }),
+      ).toEqual({ ok: false, notAwaiting: "expired" });
+    });
+
     it("refuses a duplicate payment id", async () => {
       const wallet = newWallet();
       const input = payment({ wallet });
