@@ -334,7 +334,9 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     });
 
     it("shows a refusal before the stream with its code (an unknown bearer token: 401)", async () => {
+      // A new chat keeps nothing of the last one: not the limit refusal's error either.
       await newChat(page);
+      expect(await page.getByTestId("chat-error").count()).toBe(0);
       await page.getByRole("button", { name: "Settings" }).click();
       await page.locator("input[name=token]").fill("not-a-token-of-this-service");
       await page.getByRole("button", { name: "Close" }).click();

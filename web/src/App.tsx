@@ -133,6 +133,14 @@ export function App() {
     await answer(payment, { paymentId: payment.paymentId, reject: true }, walletAddress);
   };
 
+  /** A new conversation: nothing of the last one stays, its errors included. */
+  const newChat = () => {
+    clearError();
+    setCardError(undefined);
+    setApprovals({});
+    setMessages([]);
+  };
+
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
     send(input);
@@ -261,7 +269,7 @@ export function App() {
             </button>
           )}
           {messages.length > 0 && !busy ? (
-            <button type="button" className="ghost" onClick={() => setMessages([])}>
+            <button type="button" className="ghost" onClick={newChat}>
               New chat
             </button>
           ) : null}
