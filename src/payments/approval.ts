@@ -46,6 +46,8 @@ export interface StoredApproval {
   target: Target;
   /** The authorization window signed, in seconds. */
   window: number;
+  /** The service's name as discovery listed it, when known (display only). */
+  serviceName?: string;
 }
 
 export interface ResumeInput {
@@ -59,8 +61,9 @@ export interface ResumeInput {
 /** A payment the wallet answered, checked and, when approved, reserved: it runs inside the turn. */
 export interface Resumed {
   paymentId: string;
-  /** The service paid (its URL). */
+  /** The service paid (its URL), and its name when known. */
   service: string;
+  serviceName?: string;
   /** Continue in the turn: the updates queued so far go out first, then the payment's own. */
   run(observer: PaymentObserver): Promise<PaymentOutcome>;
 }
@@ -134,7 +137,13 @@ export class ApprovalDesk {
     }
     const terms = stored(record);
     const observer = new QueuedObserver();
-    const run = PaymentRun.resume(ledger, observer, record, this.now, this.deps.onError);
+    const run = PaymentRun.resume(
+      ledger,
+      observer,
+      { ...record, ...(terms.serviceName ? { serviceName: terms.serviceName } : {}) },
+      this.now,
+      this.deps.onError,
+    );
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
     if (record.status !== "awaiting_approval") {
       if (record.status === "expired")
@@ -285,9 +294,11 @@ export class ApprovalDesk {
     finish: () => Promise<PaymentOutcome>,
   ): Resumed {
     const outcome = finish();
+    const name = (record.approval as Partial<StoredApproval> | null)?.serviceName;
     return {
       paymentId: record.paymentId,
       service: record.service,
+      ...(name ? { serviceName: name } : {}),
       run: async (turn) => {
         observer.attach(turn);
         return outcome;

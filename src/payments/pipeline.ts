@@ -180,7 +180,8 @@ export class PaymentPipeline {
   }
 
   /** Pay for one call and fetch its answer, or say why not. Every refusal and failure is reported. */
-  async pay(request: PaymentRequest, input: PayInput): Promise<PaymentOutcome> {
+  /** `serviceName`: the service's name as discovery listed it (display only). */
+  async pay(request: PaymentRequest, input: PayInput, serviceName?: string): Promise<PaymentOutcome> {
     const wallet = request.wallet;
     if (!wallet)
       return this.refuseEarly(
@@ -222,6 +223,7 @@ export class PaymentPipeline {
         requestId: request.requestId,
         wallet: wallet.address,
         service: probed.payee.url,
+        ...(serviceName ? { serviceName } : {}),
         network: chosen.offer.network,
         asset: chosen.offer.asset,
         payTo: chosen.offer.payTo,
@@ -309,6 +311,7 @@ export class PaymentPipeline {
     }
     const sign = draft.request(signed.payload);
     const stored: StoredApproval = {
+      ...(run.facts.serviceName ? { serviceName: run.facts.serviceName } : {}),
       payload: signed.payload,
       sign,
       target: probed.payee,

@@ -17,6 +17,8 @@ export interface RunFacts {
   wallet: string;
   /** The URL of the service that issued the demand (the one paid). */
   service: string;
+  /** Its name, as discovery listed it, when known. Untrusted text, for display. */
+  serviceName?: string;
   network: string;
   asset: string;
   payTo: string;
@@ -58,7 +60,7 @@ export class PaymentRun {
   static resume(
     ledger: Ledger,
     observer: PaymentObserver,
-    record: PaymentRecord,
+    record: PaymentRecord & { serviceName?: string },
     now: () => Date,
     onError?: (error: unknown, context: string) => void,
   ): PaymentRun {
@@ -97,8 +99,9 @@ export class PaymentRun {
     expiresAt: Date;
   }): Promise<PaymentOutcome> {
     const { facts } = this;
+    const { serviceName: _name, ...row } = facts;
     await this.ledger.recordAwaiting({
-      ...facts,
+      ...row,
       caller: input.caller,
       requirement: input.requirement,
       approval: input.stored,
@@ -296,7 +299,7 @@ export class PaymentRun {
     const budget = this.budget ? budgetMeter(this.budget, facts.amount, status) : undefined;
     this.observer.update({
       paymentId: facts.paymentId,
-      service: { url: facts.service },
+      service: { url: facts.service, ...(facts.serviceName ? { name: facts.serviceName } : {}) },
       amount: { atomic: facts.amount.toString(), usd: this.usd, asset: facts.asset },
       network: facts.network,
       payTo: facts.payTo,

@@ -98,7 +98,13 @@ function observerOf(ctx: TurnContext): PaymentRequest["observer"] {
 export function approvalPrelude(resumed: Resumed): TurnPrelude {
   return async (ctx) => {
     const outcome = await resumed.run(observerOf(ctx));
-    const output = await fromOutside(Promise.resolve({ ...toPayOutput(outcome), service: resumed.service }));
+    const output = await fromOutside(
+      Promise.resolve({
+        ...toPayOutput(outcome),
+        service: resumed.service,
+        ...(resumed.serviceName ? { serviceName: resumed.serviceName } : {}),
+      }),
+    );
     return { toolName: TOOL_NAMES.pay, input: { url: resumed.service }, output };
   };
 }
@@ -127,6 +133,9 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
   return (ctx) => {
     const request = paymentRequest(ctx);
     const paid = new Map<string, Promise<PayOutput>>();
+    // Names of the services discovery listed in this turn, by URL without its query: for display.
+    const names = new Map<string, string>();
+    const nameOf = (url: string) => names.get(url.split("?")[0] ?? url);
     // Prices quoted in this turn, by call: a payment is never above the quote, even when the model
     // forgets to pass maxUsd.
     const quoted = new Map<string, string>();
@@ -134,7 +143,7 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
     async function pay(input: Parameters<PaymentPipeline["pay"]>[1]): Promise<PayOutput> {
       if (ctx.signal.aborted)
         return { status: "refused", error: { code: "aborted", message: "The request ended." } };
-      return toPayOutput(await deps.pipeline.pay(request, input));
+      return toPayOutput(await deps.pipeline.pay(request, input, nameOf(input.url)));
     }
 
     async function quote(input: QuoteInput): Promise<QuoteOutput> {
@@ -196,6 +205,7 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
           paymentRequired: true,
           offers,
           chosen: null,
+          ...(admission.chosen ? { wouldPay: toOffer(admission.chosen.offer) } : {}),
           refusal: { code: admission.reason, message: admission.message },
         };
       }
@@ -246,7 +256,12 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
         description:
           "Find paid x402 services (name, description, URL, method, price in USD, networks, input parameters). Call this first to learn which services exist.",
         inputSchema: discoverInputSchema,
-        execute: (input) => fromOutside(deps.discovery.search(input.query, ctx.signal)),
+        execute: async (input) => {
+          const found = await fromOutside(deps.discovery.search(input.query, ctx.signal));
+          for (const service of found.services)
+            names.set(service.url.split("?")[0] ?? service.url, service.name);
+          return found;
+        },
       }),
       [TOOL_NAMES.quote]: tool({
         description:

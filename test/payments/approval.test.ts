@@ -143,6 +143,8 @@ describe.each(STORES)("approval in the user's wallet (%s)", (store) => {
     expect(sign.kind).toBe("evm-typed-data");
     if (sign.kind !== "evm-typed-data") return;
     expect(sign.typedData.primaryType).toBe("TransferWithAuthorization");
+    // The card can say what it pays for: the name discovery listed, beside the URL.
+    expect(ask.service.name).toBe("Weather now");
     expect(sign.typedData.types.EIP712Domain).toBeDefined();
     expect(sign.typedData.message).toMatchObject({ from: evmUser, value: price.toString() });
     expect(String(sign.typedData.message.to).toLowerCase()).toBe(String(ask.payTo).toLowerCase());
@@ -166,6 +168,7 @@ describe.each(STORES)("approval in the user's wallet (%s)", (store) => {
     expect(second.payments.at(-1)?.budget?.daily.spent.atomic).toBe(price.toString());
     const text = second.events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
     expect(text).toMatch(/Paris/);
+    expect(text).toMatch(/Weather now returned/);
     const after = await evmBalances(devnet, "user");
     expect(before.payer - after.payer).toBe(price);
     expect(after.merchant - before.merchant).toBe(price);

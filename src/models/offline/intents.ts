@@ -11,6 +11,7 @@ import type { DiscoveredService, ServiceParam } from "../../tools/contract.js";
  * | `discover` | "what services", "find services", "discover", "what can I buy"               |
  * | `cost`     | "how much is the weather", "what would X cost", "price of the weather service" |
  * | `get`      | "what's the weather in Paris", "get me the BTC price", "latest news about AI", "buy the premium report" |
+ * | `get`      | a follow-up naming only a topic: "and the weather in Tokyo?", "bitcoin?"     |
  * | `help`     | anything else: greetings, thanks                                             |
  */
 export type Intent = "batch" | "budget" | "discover" | "cost" | "get" | "help";
@@ -48,6 +49,9 @@ export function classify(text: string): Intent {
   for (const [intent, pattern] of RULES) {
     if (pattern.test(lower)) return intent;
   }
+  // A follow-up that only names what it wants ("and the weather in Tokyo?") asks for it.
+  const words = keywords(lower);
+  if (TOPICS.some((topic) => words.some((w) => topic.words.includes(w)))) return "get";
   return "help";
 }
 

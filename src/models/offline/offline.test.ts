@@ -365,6 +365,8 @@ describe("intent rules", () => {
     ["what can you do?", "help"],
     ["What is x402?", "help"],
     ["tell me the latest news", "get"],
+    ["And the weather in Tokyo?", "get"],
+    ["thanks!", "help"],
   ])("%s -> %s", (text, intent) => {
     expect(classify(text)).toBe(intent);
   });

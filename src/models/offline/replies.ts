@@ -159,7 +159,8 @@ function sameOffer(a: Offer, b: Offer | null): boolean {
 
 /** Why the policy would not pay (quote with `chosen: null`). */
 export function refusalText(service: DiscoveredService, quote: Extract<QuoteOutput, { ok: true }>): string {
-  const price = quote.offers[0] ? ` It asks ${offerText(quote.offers[0])}.` : "";
+  const offer = quote.wouldPay ?? quote.offers[0];
+  const price = offer ? ` It asks ${offerText(offer)}.` : "";
   const why = quote.refusal
     ? `${oneLine(quote.refusal.message)} (${quote.refusal.code})`
     : "no offer fits your limits";
@@ -223,9 +224,9 @@ export function payReply(service: DiscoveredService, pay: PayOutput): string {
 
 /** The answer after an approval: the payment's result, for the service it paid. */
 export function approvedReply(pay: PayOutput): string {
-  let name = "the service";
+  let name = pay.serviceName ?? "the service";
   try {
-    if (pay.service) name = new URL(pay.service).host;
+    if (!pay.serviceName && pay.service) name = new URL(pay.service).host;
   } catch {
     // keep the generic name
   }
