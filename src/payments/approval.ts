@@ -10,6 +10,7 @@ import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../protocol/index.js";
 import { spentOf } from "./budget.js";
+import { type DeliveryDeps, deliver } from "./delivery.js";
 import type { Ledger, PaymentRecord } from "./ledger.js";
 import type { PaymentObserver, PaymentOutcome } from "./outcome.js";
 import type { PaymentPipeline } from "./pipeline.js";
@@ -68,12 +69,10 @@ export interface Resumed {
   run(observer: PaymentObserver): Promise<PaymentOutcome>;
 }
 
-export interface ApprovalDeps {
+export interface ApprovalDeps extends DeliveryDeps {
   ledger: Ledger;
   pipeline: PaymentPipeline;
   chains: { balance(network: string, asset: string, owner: string): Promise<bigint> };
-  fetch: Parameters<typeof probe>[0];
-  serviceTimeoutMs: number;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
 }
@@ -258,7 +257,7 @@ export class ApprovalDesk {
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {
       try {
-        return await this.deps.pipeline.deliver(run, terms.target, headers);
+        return await deliver(this.deps, run, terms.target, headers);
       } catch (error) {
         this.deps.onError?.(error, "approved payment");
         return run.crashed(error);

@@ -88,6 +88,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     ledger,
     pipeline,
     chains,
+    reconciler,
     fetch: safeFetch,
     serviceTimeoutMs: options.serviceTimeoutMs,
     ...(options.onError ? { onError: options.onError } : {}),

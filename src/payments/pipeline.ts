@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { type Chains, walletCanUse } from "../chains/index.js";
+import type { Chains } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
-import type { SafeFetch, SafeResponse } from "../outbound/index.js";
+import type { SafeFetch } from "../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../protocol/index.js";
 import type { PayInput, QuoteInput } from "../tools/contract.js";
 import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "./admission.js";
 import type { StoredApproval } from "./approval.js";
+import { BalanceReads, refuseIfShort } from "./balances.js";
 import { spentOf } from "./budget.js";
-import type { BudgetSnapshot, Ledger, PaymentRecord } from "./ledger.js";
+import { type DeliveryDeps, deliver } from "./delivery.js";
+import type { BudgetSnapshot, Ledger } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import {
   checkSpend,
@@ -25,8 +27,7 @@ import type { Reconciler } from "./reconciler.js";
 import { PaymentRun } from "./run.js";
 import type { SignerAccess, SignerRegistry } from "./signers.js";
 import { countsAsSpent } from "./state.js";
-import { unclearReason } from "./unclear.js";
-import { readSettlement, type SignedPayment, signOffer } from "./x402.js";
+import { type SignedPayment, signOffer } from "./x402.js";
 
 /** Settings of the payment pipeline (server configuration, see docs/payments.md). */
 export interface PipelineConfig extends AdmissionPolicy {
@@ -86,17 +87,9 @@ interface Admitted {
   limits: EffectiveLimits;
   probed: PaymentDemandProbe;
   chosen: ChosenOffer;
-  /** Balance reads started while the service was probed, by network and asset. */
-  balances: Map<string, Promise<bigint | undefined>>;
+  /** Balance reads, started while the service was probed. */
+  balances: BalanceReads;
 }
-
-/** At most this many balance reads are started before the offer is known. */
-const PREFETCH_BALANCES = 3;
-
-const balanceKey = (network: string, asset: string) => `${network} ${asset.toLowerCase()}`;
-
-/** How long an unclear payment's immediate check on chain may hold the stream. */
-const RESOLVE_NOW_MS = 5000;
 
 /** A limit refused the reservation: the in-memory signature, if any, is dropped unseen. */
 export function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): PaymentOutcome {
@@ -120,8 +113,16 @@ export function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): Payment
 export class PaymentPipeline {
   private readonly now: () => Date;
 
+  private readonly delivery: DeliveryDeps;
+
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.delivery = {
+      fetch: deps.fetch,
+      ledger: deps.ledger,
+      reconciler: deps.reconciler,
+      serviceTimeoutMs: deps.config.serviceTimeoutMs,
+    };
   }
 
   limitsFor(request: Pick<PaymentRequest, "spendingLimits">): EffectiveLimits {
@@ -190,7 +191,7 @@ export class PaymentPipeline {
         "No wallet was given with this request, so nothing can be paid.",
       );
     const limits = this.limitsFor(request);
-    const balances = this.prefetchBalances(wallet, limits);
+    const balances = new BalanceReads(this.deps.chains, wallet, this.deps.config.assets, limits);
     // The budget meter's numbers, read while the service is probed (off the critical path).
     const snapshot = this.deps.ledger
       .budget(wallet.address, request.requestId, new Date(request.now()))
@@ -253,15 +254,12 @@ export class PaymentPipeline {
   }
 
   private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
-    const { run, request, wallet, limits, probed, chosen, balances } = admitted;
+    const { run, request, limits, probed, chosen, balances } = admitted;
     const { offer, amount } = chosen;
     // Sign in memory while the balance is read. The signature leaves the process only after the
     // reservation and the intent are one durable write; a refused one is dropped unseen.
-    const [signed, balance] = await Promise.all([
-      this.sign(probed, chosen, signer),
-      this.balance(wallet, offer, balances),
-    ]);
-    const poor = this.balanceRefusal(run, balance, amount, offer.network);
+    const [signed, balance] = await Promise.all([this.sign(probed, chosen, signer), balances.of(offer)]);
+    const poor = refuseIfShort(run, balance, amount, offer.network);
     if (poor) return poor;
     if (!signed) return run.fail("signing_failed", "The payment could not be signed.");
     // The deadline again: the reads above took time.
@@ -277,7 +275,7 @@ export class PaymentPipeline {
       authorization: signed.authorization,
     });
     if (refusal) return refuseOverLimit(run, refusal);
-    return this.deliver(run, probed.payee, signed.headers);
+    return deliver(this.delivery, run, probed.payee, signed.headers);
   }
 
   /**
@@ -296,12 +294,12 @@ export class PaymentPipeline {
     const draft = this.deps.signers.draftFor(wallet, offer.network);
     const [spent, balance, signed] = await Promise.all([
       snapshot ? spentOf(snapshot) : this.spent(request),
-      this.balance(wallet, offer, balances),
+      balances.of(offer),
       this.sign(probed, chosen, { schemeFor: () => draft.schemes }),
     ]);
     const check = checkSpend(amount, limits, spent);
     if (!check.ok) return refuseOverLimit(run, check);
-    const poor = this.balanceRefusal(run, balance, amount, offer.network);
+    const poor = refuseIfShort(run, balance, amount, offer.network);
     if (poor) return poor;
     if (!signed) return run.fail("signing_failed", "The payment could not be prepared for your wallet.");
     const nowS = Math.floor(request.now() / 1000);
@@ -324,80 +322,6 @@ export class PaymentPipeline {
       sign,
       expiresAt: new Date(expiresS * 1000),
     });
-  }
-
-  /**
-   * Send the paid request and record what came of it: settled with the service's answer, or
-   * unclear (counted as spent, never signed again, asked of the chain once now). The row is
-   * `submitted` with its intent before this is called.
-   */
-  async deliver(run: PaymentRun, payee: Target, headers: Record<string, string>): Promise<PaymentOutcome> {
-    const response = await this.sendPaid(payee, headers);
-    const settlement = response ? readSettlement((n) => response.headers.get(n)) : undefined;
-    if (response && response.status >= 200 && response.status < 300 && settlement?.success) {
-      return run.settled(
-        { transaction: settlement.transaction, ...(settlement.payer ? { payer: settlement.payer } : {}) },
-        response,
-      );
-    }
-    // Anything else after sending is unclear: it counts as spent, is never signed again, and the
-    // reconciler resolves it from the chain (asked once right now, bounded in time).
-    const unclear = unclearReason(response);
-    await run.unclear(unclear);
-    return run.finishUnclear(unclear, await this.resolveSoon(run.paymentId), response);
-  }
-
-  private balance(
-    wallet: Wallet,
-    offer: Requirement,
-    balances: Map<string, Promise<bigint | undefined>>,
-  ): Promise<bigint | undefined> {
-    return (
-      balances.get(balanceKey(offer.network, offer.asset)) ??
-      this.deps.chains.balance(offer.network, offer.asset, wallet.address).catch(() => undefined)
-    );
-  }
-
-  private balanceRefusal(
-    run: PaymentRun,
-    balance: bigint | undefined,
-    amount: bigint,
-    network: string,
-  ): PaymentOutcome | undefined {
-    if (balance === undefined)
-      return run.refuse("balance_unreadable", `Could not read the wallet's balance on ${network}.`);
-    if (balance < amount) {
-      return run.refuse(
-        "insufficient_balance",
-        `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(amount)} price.`,
-        { balanceUsd: formatUsd(balance) },
-      );
-    }
-    return undefined;
-  }
-
-  /**
-   * The wallet's balance on the few networks it could pay on, read while the service is probed
-   * (the read is off the critical path). More than a few candidates: read after the offer is chosen.
-   */
-  private prefetchBalances(
-    wallet: Wallet,
-    limits: EffectiveLimits,
-  ): Map<string, Promise<bigint | undefined>> {
-    const pairs = limits.allowedNetworks
-      .filter((network) => walletCanUse(wallet.chain, network))
-      .flatMap((network) =>
-        (this.deps.config.assets[network] ?? []).map((asset) => [network, asset] as const),
-      );
-    const reads = new Map<string, Promise<bigint | undefined>>();
-    if (pairs.length > PREFETCH_BALANCES) return reads;
-    for (const [network, asset] of pairs) {
-      reads.set(
-        balanceKey(network, asset),
-        this.deps.chains.balance(network, asset, wallet.address).catch(() => undefined),
-      );
-    }
-    return reads;
   }
 
   private async probe(request: PaymentRequest, target: Target, limits: EffectiveLimits) {
@@ -436,27 +360,6 @@ export class PaymentPipeline {
     }
   }
 
-  /**
-   * The paid request goes to the URL that issued the demand and nowhere else: a redirect to another
-   * origin comes back as the (unclear) answer instead of being followed. Deliberately not the
-   * client's signal: a payment in flight finishes and is recorded.
-   */
-  private async sendPaid(payee: Target, headers: Record<string, string>): Promise<SafeResponse | undefined> {
-    const origin = new URL(payee.url).origin;
-    try {
-      return await this.deps.fetch(payee.url, {
-        method: payee.method,
-        headers: { ...headers, ...(payee.body ? { "content-type": "application/json" } : {}) },
-        ...(payee.body ? { body: payee.body } : {}),
-        signal: AbortSignal.timeout(this.deps.config.serviceTimeoutMs),
-        allowOrigin: (next) => next === origin,
-        followCrossOrigin: false,
-      });
-    } catch {
-      return undefined;
-    }
-  }
-
   /** Refused before any quote: nothing to stream but the error. */
   private refuseEarly(
     request: PaymentRequest,
@@ -468,26 +371,5 @@ export class PaymentPipeline {
     request.observer.error(new AppError(code, message, { details }));
     const status = reason === "service_unavailable" || reason === "unreadable_demand" ? "failed" : "refused";
     return { status, error: { code, reason, message, details } };
-  }
-
-  /**
-   * Ask the reconciler once, bounded in time (the stream has a deadline). If the background sweep
-   * resolved the row first, the transition race is lost harmlessly: read what it recorded.
-   */
-  private async resolveSoon(paymentId: string): Promise<PaymentRecord | undefined> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), RESOLVE_NOW_MS);
-    });
-    try {
-      return await Promise.race([
-        this.deps.reconciler.resolve(paymentId).catch(() => this.deps.ledger.get(paymentId)),
-        timeout,
-      ]);
-    } catch {
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }

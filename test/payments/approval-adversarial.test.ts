@@ -27,8 +27,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger } from "../../src/payments/ledger.js";
-import type { PaymentUpdate } from "../../src/protocol/index.js";
 import {
+  type Awaiting,
+  awaiting,
   type Booted,
   boot,
   type ChatResult,
@@ -37,16 +38,16 @@ import {
   ledgerOf,
   poll,
   priceOf,
+  problem,
   readChat,
   ScriptedModels,
   secretStrings,
   serviceUrl,
+  signTypedDataOf,
   solanaBalances,
   startTestDevnet,
   WEATHER_PARIS,
 } from "./harness.js";
-
-type Awaiting = PaymentUpdate & { approval: NonNullable<PaymentUpdate["approval"]> };
 
 /** secp256k1's group order: `n - s` is the other (high-s) signature of the same message. */
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -184,29 +185,7 @@ afterAll(async () => {
 
 const ledger = (): Ledger => ledgerOf(booted.running);
 
-function awaiting(result: ChatResult): Awaiting {
-  const update = result.payments.find((p) => p.status === "awaiting_approval");
-  if (!update?.approval) throw new Error(`no approval asked: ${result.raw.slice(0, 800)}`);
-  return update as Awaiting;
-}
-
-async function signEvm(request: Awaiting, account: PrivateKeyAccount = user): Promise<`0x${string}`> {
-  const sign = request.approval.sign;
-  if (sign.kind !== "evm-typed-data") throw new Error("not an EVM approval");
-  const { EIP712Domain: _domain, ...types } = sign.typedData.types;
-  const message = sign.typedData.message;
-  return account.signTypedData({
-    domain: { ...sign.typedData.domain, chainId: Number(sign.typedData.domain.chainId) },
-    types,
-    primaryType: sign.typedData.primaryType,
-    message: {
-      ...message,
-      value: BigInt(String(message.value)),
-      validAfter: BigInt(String(message.validAfter)),
-      validBefore: BigInt(String(message.validBefore)),
-    },
-  } as Parameters<PrivateKeyAccount["signTypedData"]>[0]);
-}
+const signEvm = (request: Awaiting, account: PrivateKeyAccount = user) => signTypedDataOf(request, account);
 
 /** The same signature with s replaced by n - s and v flipped: recovers to the same key (EIP-2 forbids it). */
 function highS(signature: `0x${string}`): `0x${string}` {
@@ -262,15 +241,6 @@ const post = (body: unknown, headers: Record<string, string> = {}, signal?: Abor
     body: typeof body === "string" ? body : JSON.stringify(body),
     ...(signal ? { signal } : {}),
   });
-
-async function problem(response: Response): Promise<{ status: number; code?: string; [k: string]: unknown }> {
-  const text = await response.text();
-  try {
-    return { status: response.status, ...(JSON.parse(text) as { code: string }) };
-  } catch {
-    return { status: response.status, raw: text.slice(0, 300) };
-  }
-}
 
 /** Turn 1 against the hostile proxy (a scripted model that pays it). */
 async function askViaProxy(wallet = evmUser): Promise<{ first: ChatResult; ask: Awaiting; message: string }> {

@@ -19,8 +19,9 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
-import type { PaymentUpdate } from "../../src/protocol/index.js";
 import {
+  type Awaiting,
+  awaiting,
   type Booted,
   boot,
   type ChatResult,
@@ -29,9 +30,11 @@ import {
   evmBalances,
   ledgerOf,
   priceOf,
+  problem,
   STORES,
   secretStrings,
   serviceUrl,
+  signTypedDataOf,
   solanaBalances,
   startTestDevnet,
   WEATHER_PARIS,
@@ -54,37 +57,12 @@ afterAll(async () => {
   await devnet?.stop();
 });
 
-type Awaiting = PaymentUpdate & { approval: NonNullable<PaymentUpdate["approval"]> };
-
-function awaiting(result: ChatResult): Awaiting {
-  const update = result.payments.find((p) => p.status === "awaiting_approval");
-  if (!update?.approval) throw new Error(`no approval asked: ${result.raw.slice(0, 800)}`);
-  return update as Awaiting;
-}
-
-/** What a wallet does with `eth_signTypedData_v4`'s input: viem hashes it with bigints. */
-async function signEvm(
+/** The user's wallet signs (viem local account). */
+const signEvm = (
   request: Awaiting,
   account: PrivateKeyAccount = user,
-  tamper?: (m: Record<string, unknown>) => void,
-) {
-  const sign = request.approval.sign;
-  if (sign.kind !== "evm-typed-data") throw new Error("not an EVM approval");
-  const { EIP712Domain: _domain, ...types } = sign.typedData.types;
-  const message = { ...sign.typedData.message };
-  tamper?.(message);
-  return account.signTypedData({
-    domain: { ...sign.typedData.domain, chainId: Number(sign.typedData.domain.chainId) },
-    types,
-    primaryType: sign.typedData.primaryType,
-    message: {
-      ...message,
-      value: BigInt(String(message.value)),
-      validAfter: BigInt(String(message.validAfter)),
-      validBefore: BigInt(String(message.validBefore)),
-    },
-  } as Parameters<PrivateKeyAccount["signTypedData"]>[0]);
-}
+  tamper?: (message: Record<string, unknown>) => void,
+) => signTypedDataOf(request, account, tamper);
 
 /** What a Solana wallet does with `signTransaction`: add its signature, change nothing else. */
 async function signSolana(request: Awaiting, secret = devnet.secrets.solana.user): Promise<string> {
@@ -273,10 +251,6 @@ describe("approval: threshold, refusals and statuses", () => {
       headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify(body),
     });
-  const problem = async (response: Response) => ({
-    status: response.status,
-    ...((await response.json()) as { code: string }),
-  });
 
   beforeAll(async () => {
     booted = await boot(devnet, { store: "pglite" });

@@ -8,6 +8,7 @@ import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from "@ai-sdk/p
 import { getBase58Decoder } from "@solana/kit";
 import { MockLanguageModelV3 } from "ai/test";
 import postgres from "postgres";
+import type { PrivateKeyAccount } from "viem";
 import { bootstrap, type Running } from "../../src/bootstrap.js";
 import { loadConfig } from "../../src/config/index.js";
 import { type Devnet, startDevnet } from "../../src/devnet/index.js";
@@ -317,4 +318,53 @@ export function payCall(devnet: Devnet, id = "weather", extra: Record<string, un
     toolName: "pay_and_fetch",
     input: { url: serviceUrl(devnet, id), method: "GET", query, ...extra },
   };
+}
+
+/** A `p:` update that asks the user's wallet to approve. */
+export type Awaiting = PaymentUpdate & { approval: NonNullable<PaymentUpdate["approval"]> };
+
+/** The payment of a turn that stopped for approval; throws (with the stream) when none did. */
+export function awaiting(result: ChatResult): Awaiting {
+  const update = result.payments.find((p) => p.status === "awaiting_approval");
+  if (!update?.approval) throw new Error(`no approval asked: ${result.raw.slice(0, 800)}`);
+  return update as Awaiting;
+}
+
+/**
+ * What a wallet does with `eth_signTypedData_v4`'s input (viem hashes it with bigints); `tamper`
+ * changes the message first, to sign terms other than the stored ones.
+ */
+export async function signTypedDataOf(
+  request: Awaiting,
+  account: PrivateKeyAccount,
+  tamper?: (message: Record<string, unknown>) => void,
+): Promise<`0x${string}`> {
+  const sign = request.approval.sign;
+  if (sign.kind !== "evm-typed-data") throw new Error("not an EVM approval");
+  const { EIP712Domain: _domain, ...types } = sign.typedData.types;
+  const message = { ...sign.typedData.message };
+  tamper?.(message);
+  return account.signTypedData({
+    domain: { ...sign.typedData.domain, chainId: Number(sign.typedData.domain.chainId) },
+    types,
+    primaryType: sign.typedData.primaryType,
+    message: {
+      ...message,
+      value: BigInt(String(message.value)),
+      validAfter: BigInt(String(message.validAfter)),
+      validBefore: BigInt(String(message.validBefore)),
+    },
+  } as Parameters<PrivateKeyAccount["signTypedData"]>[0]);
+}
+
+/** A refusal's status and problem+json body (or the raw text when it is not JSON). */
+export async function problem(
+  response: Response,
+): Promise<{ status: number; code?: string; [k: string]: unknown }> {
+  const text = await response.text();
+  try {
+    return { status: response.status, ...(JSON.parse(text) as { code: string }) };
+  } catch {
+    return { status: response.status, raw: text.slice(0, 300) };
+  }
 }
