@@ -92,7 +92,7 @@ interface Admitted {
 }
 
 /** A limit refused the reservation: the in-memory signature, if any, is dropped unseen. */
-export function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): PaymentOutcome {
+function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): PaymentOutcome {
   const amount = refusal.amountAtomic;
   return run.refuse(
     "limit_exceeded",

@@ -117,6 +117,10 @@ describe.each(STORES)("approval in the user's wallet (%s)", (store) => {
     expect(first.finish.finishReason).toBe("approval-required");
     expect(first.finish.approvals).toEqual([{ paymentId: ask.paymentId, expiresAt: ask.approval.expiresAt }]);
     expect(first.errors).toEqual([]);
+    // The agent says in plain words what to approve, and that nothing is paid yet.
+    const asked = first.events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+    expect(asked).toMatch(/approve the payment of \$0\.01/);
+    expect(asked).toMatch(/Nothing has been paid yet/);
     const sign = ask.approval.sign;
     expect(sign.kind).toBe("evm-typed-data");
     if (sign.kind !== "evm-typed-data") return;
