@@ -560,12 +560,16 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         ).toBe(2);
         expect(await earlier.getByTestId("approval-superseded").isVisible()).toBe(true);
         expect(await earlier.getByRole("button", { name: /^Approve/ }).isDisabled()).toBe(true);
-        const card = await cardWithStatus(tab, "awaiting_approval");
+        // Pinned by its payment id: a locator by status would move to another card once this one expires.
+        const latestId = await (await cardWithStatus(tab, "awaiting_approval")).getAttribute(
+          "data-payment-id",
+        );
+        const card = tab.locator(`[data-testid=payment-card][data-payment-id="${latestId}"]`);
         expect(await card.getByTestId("approval-superseded").count()).toBe(0);
         expect(await card.getByRole("button", { name: /^Approve/ }).isEnabled()).toBe(true);
         // Past the approval window (~50 s) without waiting for it.
         await tab.clock.setFixedTime(Date.now() + 120_000);
-        await tab.locator("[data-testid=payment-card][data-expired]").last().waitFor({ timeout: 10_000 });
+        await card.and(tab.locator("[data-expired]")).waitFor({ timeout: 10_000 });
         expect(await card.getByTestId("status").textContent()).toBe("Expired");
         expect(await card.getByRole("button", { name: /^Approve/ }).isDisabled()).toBe(true);
         expect(await card.getByTestId("approval-expired").textContent()).toContain(
