@@ -17,7 +17,7 @@ import { silentLogger } from "../src/log/index.js";
 import type { Ledger } from "../src/payments/ledger.js";
 import { decodeStream, type StreamEvent } from "../src/protocol/index.js";
 import { PgIdempotencyStore } from "../src/store/idempotency.js";
-import { guardLedger } from "../src/store/index.js";
+import { guardLedger, postgresQuery } from "../src/store/index.js";
 import { PgLedger } from "../src/store/ledger.js";
 import {
   budgetInputSchema,
@@ -63,7 +63,7 @@ beforeAll(async () => {
     backoff: () => 0,
     onnotice: () => {},
   });
-  rawLedger = new PgLedger(drizzle(sql));
+  rawLedger = new PgLedger(drizzle(sql), postgresQuery(sql));
   downLedger = guardLedger(rawLedger);
   downIdempotency = guardLedger(new PgIdempotencyStore(drizzle(sql)));
 });

@@ -5,6 +5,7 @@ import { createChains, type SignerKey, signerKeySchema } from "../chains/index.j
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
 import { ApprovalDesk, type ResumeInput } from "./approval.js";
+import { BalanceBook } from "./balances.js";
 import type { Ledger } from "./ledger.js";
 import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
@@ -78,7 +79,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     config: options,
     ledger,
     signers,
-    chains,
+    balances: new BalanceBook(chains),
     fetch: safeFetch,
     reconciler,
     ...(options.onError ? { onError: options.onError } : {}),

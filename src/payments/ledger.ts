@@ -114,8 +114,13 @@ export interface ReserveInput {
   now: Date;
 }
 
-/** Either the payment is reserved (and counts as spent from now on) or a limit refused it. */
-export type ReserveResult = { ok: true; payment: PaymentRecord } | LimitRefusal;
+/**
+ * Either the payment is reserved (and counts as spent from now on) or a limit refused it; either
+ * way with the budget as the reservation read it, holding the wallet's lock, before this payment.
+ */
+export type ReserveResult = ({ ok: true; payment: PaymentRecord } | LimitRefusal) & {
+  budget: BudgetSnapshot;
+};
 
 /** Facts learned along the way. Authorization data is kept for reconciliation; never signatures or keys. */
 export interface TransitionFields {
@@ -142,7 +147,7 @@ export interface Ledger {
    * Check-and-reserve in one transaction: lock the wallet's budget row, sum what counts as spent
    * (state.ts) in the rolling 24 h before `now` and in this request, run checkSpend, insert the
    * payment as `reserved`. Settled + pending never exceeds a limit, however many run at once.
-   * Throws when `paymentId` already exists.
+   * The sums come back as the budget meter's snapshot. Throws when `paymentId` already exists.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**
@@ -160,7 +165,7 @@ export interface Ledger {
      * Throws IllegalTransitionError (with the status found) when the row is no longer in it.
      */
     from?: LedgerStatus,
-  ): Promise<PaymentRecord>;
+  ): Promise<void>;
   get(paymentId: string): Promise<PaymentRecord | undefined>;
   /** Oldest first; e.g. the reconciler lists `unknown`, `signed` and `submitted`. */
   listByStatus(statuses: readonly LedgerStatus[]): Promise<PaymentRecord[]>;

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { Chains } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { SafeFetch } from "../outbound/index.js";
@@ -7,10 +6,10 @@ import type { SpendingLimitsInput, Wallet } from "../protocol/index.js";
 import type { PayInput, QuoteInput } from "../tools/contract.js";
 import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "./admission.js";
 import type { StoredApproval } from "./approval.js";
-import { BalanceReads, refuseIfShort } from "./balances.js";
+import { type BalanceBook, BalanceReads, refuseIfShort } from "./balances.js";
 import { spentOf } from "./budget.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
-import type { BudgetSnapshot, Ledger } from "./ledger.js";
+import type { Ledger } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import {
   checkSpend,
@@ -40,7 +39,8 @@ export interface PipelineDeps {
   config: PipelineConfig;
   ledger: Ledger;
   signers: SignerRegistry;
-  chains: Pick<Chains, "balance">;
+  /** The wallets' balances as last read (a courtesy check before signing). */
+  balances: BalanceBook;
   fetch: SafeFetch;
   reconciler: Reconciler;
   now?: () => Date;
@@ -191,12 +191,10 @@ export class PaymentPipeline {
         "No wallet was given with this request, so nothing can be paid.",
       );
     const limits = this.limitsFor(request);
-    const balances = new BalanceReads(this.deps.chains, wallet, this.deps.config.assets, limits);
-    // The budget meter's numbers, read while the service is probed (off the critical path).
-    const snapshot = this.deps.ledger
-      .budget(wallet.address, request.requestId, new Date(request.now()))
-      .catch(() => undefined);
-    const probed = await this.probe(request, buildTarget(input), limits);
+    // The probe leaves first; the wallet's balance is read while the service answers.
+    const probing = this.probe(request, buildTarget(input), limits);
+    const balances = new BalanceReads(this.deps.balances, wallet, this.deps.config.assets, limits);
+    const probed = await probing;
     if (probed.kind === "refused")
       return this.refuseEarly(request, probed.reason, probed.message, probed.details);
     if (probed.kind === "free") return { status: "free", response: probed.response };
@@ -233,24 +231,37 @@ export class PaymentPipeline {
       this.now,
       this.deps.onError,
     );
-    const seen = await snapshot;
-    if (seen) run.measure({ limits, snapshot: seen });
-    // The cost estimate goes out before anything is signed. From here on the payment runs to its
-    // outcome even if the client leaves (its record must not be lost).
-    run.quoted();
-    if (!admission.ok) return run.refuse(admission.reason, admission.message, admission.details);
+    // From here on the payment runs to its outcome even if the client leaves (its record must not
+    // be lost). Its `quoted` update, with the budget meter, goes out before anything is sent.
+    const admitted: Admitted = { run, request, wallet, limits, probed, chosen, balances };
     try {
+      if (!admission.ok) {
+        await this.announce(admitted);
+        return run.refuse(admission.reason, admission.message, admission.details);
+      }
       const signer = await this.deps.signers.find(wallet, request.bearerToken);
       // No usable server key, or more than a delegated key may sign alone: the user's wallet signs.
       const above = limits.approvalAbove !== undefined && chosen.amount > limits.approvalAbove;
-      if (!signer.ok || above) {
-        return await this.askApproval({ run, request, wallet, limits, probed, chosen, balances }, seen);
-      }
-      return await this.execute({ run, request, wallet, limits, probed, chosen, balances }, signer.signer);
+      if (!signer.ok || above) return await this.askApproval(admitted);
+      return await this.execute(admitted, signer.signer);
     } catch (error) {
       this.deps.onError?.(error, "payment");
       return run.crashed(error);
     }
+  }
+
+  /**
+   * The `quoted` update with the budget meter read now, for a payment that stops or waits before
+   * a reservation (which would read the budget itself); the spending read, for the checks.
+   */
+  private async announce(admitted: Admitted): Promise<SpentSoFar | undefined> {
+    const { run, request, wallet, limits } = admitted;
+    const snapshot = await this.deps.ledger
+      .budget(wallet.address, request.requestId, new Date(request.now()))
+      .catch(() => undefined);
+    if (snapshot) run.measure({ limits, snapshot });
+    run.quoted();
+    return snapshot ? spentOf(snapshot) : undefined;
   }
 
   private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
@@ -258,12 +269,17 @@ export class PaymentPipeline {
     const { offer, amount } = chosen;
     // Sign in memory while the balance is read. The signature leaves the process only after the
     // reservation and the intent are one durable write; a refused one is dropped unseen.
-    const [signed, balance] = await Promise.all([this.sign(probed, chosen, signer), balances.of(offer)]);
-    const poor = refuseIfShort(run, balance, amount, offer.network);
-    if (poor) return poor;
-    if (!signed) return run.fail("signing_failed", "The payment could not be signed.");
+    const [signed, balance] = await Promise.all([
+      this.sign(probed, chosen, signer),
+      balances.of(offer, amount),
+    ]);
     // The deadline again: the reads above took time.
-    if (request.deadline - request.now() < this.deps.config.minTimeLeftMs) {
+    const late = request.deadline - request.now() < this.deps.config.minTimeLeftMs;
+    if (balance === undefined || balance < amount || !signed || late) {
+      await this.announce(admitted);
+      const poor = refuseIfShort(run, balance, amount, offer.network);
+      if (poor) return poor;
+      if (!signed) return run.fail("signing_failed", "The payment could not be signed.");
       return run.refuse(
         "too_little_time",
         "Too little time is left in this request to complete a payment safely.",
@@ -275,7 +291,10 @@ export class PaymentPipeline {
       authorization: signed.authorization,
     });
     if (refusal) return refuseOverLimit(run, refusal);
-    return deliver(this.delivery, run, probed.payee, signed.headers);
+    balances.sent(offer, amount);
+    const outcome = await deliver(this.delivery, run, probed.payee, signed.headers);
+    if (outcome.status !== "paid" || outcome.error) balances.unsure(offer);
+    return outcome;
   }
 
   /**
@@ -285,18 +304,16 @@ export class PaymentPipeline {
    * a held key, with a stand-in signer; the row is stored with what the wallet signs, and holds no
    * budget until the approval reserves it.
    */
-  private async askApproval(
-    admitted: Admitted,
-    snapshot: BudgetSnapshot | undefined,
-  ): Promise<PaymentOutcome> {
+  private async askApproval(admitted: Admitted): Promise<PaymentOutcome> {
     const { run, request, wallet, limits, probed, chosen, balances } = admitted;
     const { offer, amount } = chosen;
     const draft = this.deps.signers.draftFor(wallet, offer.network);
-    const [spent, balance, signed] = await Promise.all([
-      snapshot ? spentOf(snapshot) : this.spent(request),
-      balances.of(offer),
+    const [read, balance, signed] = await Promise.all([
+      this.announce(admitted),
+      balances.of(offer, amount),
       this.sign(probed, chosen, { schemeFor: () => draft.schemes }),
     ]);
+    const spent = read ?? (await this.spent(request));
     const check = checkSpend(amount, limits, spent);
     if (!check.ok) return refuseOverLimit(run, check);
     const poor = refuseIfShort(run, balance, amount, offer.network);

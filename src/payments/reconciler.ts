@@ -1,5 +1,5 @@
 import type { Chains } from "../chains/index.js";
-import type { Ledger, PaymentRecord } from "./ledger.js";
+import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "./ledger.js";
 import type { LedgerStatus } from "./state.js";
 
 /**
@@ -37,8 +37,13 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<unknown> = Promise.resolve();
 
-  const move = (id: string, to: LedgerStatus, fields: Parameters<Ledger["transition"]>[2]) =>
-    ledger.transition(id, to, fields, now());
+  /** Move a row and read it back as it now stands. */
+  const move = async (id: string, to: LedgerStatus, fields: Parameters<Ledger["transition"]>[2]) => {
+    await ledger.transition(id, to, fields, now());
+    const row = await ledger.get(id);
+    if (!row) throw new PaymentNotFoundError(id);
+    return row;
+  };
 
   async function resolveRecord(record: PaymentRecord): Promise<PaymentRecord> {
     let current = record;
@@ -67,9 +72,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       // Approvals the wallet never gave in time: nothing was signed, nothing can be paid.
       for (const row of await ledger.listByStatus(["awaiting_approval"])) {
         if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
-          await move(row.paymentId, "expired", { error: "approval window passed" }).catch((e: unknown) =>
-            options.onError?.(e),
-          );
+          await ledger
+            .transition(row.paymentId, "expired", { error: "approval window passed" }, now())
+            .catch((e: unknown) => options.onError?.(e));
         }
       }
       const cutoff = now().getTime() - options.staleMs;
@@ -80,9 +85,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         if (row.status !== "unknown" && row.updatedAt.getTime() > cutoff) continue;
         if (row.status === "reserved") {
           // Reserved by an attempt that died before signing: nothing can be paid with it.
-          await move(row.paymentId, "released", { error: "attempt ended before signing" }).catch(
-            (e: unknown) => options.onError?.(e),
-          );
+          await ledger
+            .transition(row.paymentId, "released", { error: "attempt ended before signing" }, now())
+            .catch((e: unknown) => options.onError?.(e));
           resolved++;
           continue;
         }

@@ -33,6 +33,8 @@ export interface RunFacts {
  */
 export class PaymentRun {
   private status: PaymentStatus = "quoted";
+  /** Whether the `quoted` update went out: it always goes first, whatever step comes next. */
+  private announced = false;
   /** Whether the ledger holds a row for this payment (from the reservation, or the approval request, on). */
   private recorded = false;
   private readonly usd: string;
@@ -66,6 +68,7 @@ export class PaymentRun {
   ): PaymentRun {
     const run = new PaymentRun(ledger, observer, record, now, onError);
     run.status = "awaiting_approval";
+    run.announced = true;
     run.recorded = true;
     return run;
   }
@@ -75,8 +78,14 @@ export class PaymentRun {
     this.budget = budget;
   }
 
-  /** The cost estimate, streamed before anything is signed. */
+  /**
+   * The cost estimate, before anything leaves the process. A payment signed by a server key
+   * announces it with its reservation (whose sums give the meter); any other step announces it
+   * first if nothing has yet.
+   */
   quoted(): void {
+    if (this.announced) return;
+    this.announced = true;
     this.emit("quoted", { message: `${this.facts.service} costs $${this.usd} on ${this.facts.network}` });
   }
 
@@ -180,6 +189,8 @@ export class PaymentRun {
       intent: { authorization: input.authorization },
       now: this.now(),
     });
+    this.measure({ limits: input.limits, snapshot: reserved.budget });
+    this.quoted();
     if (!reserved.ok) return reserved;
     this.recorded = true;
     for (const status of ["reserved", "signed", "submitted"] as const) this.step(status);
@@ -280,6 +291,7 @@ export class PaymentRun {
   /** The stream and the turn's summary follow the state machine together. */
   private step(status: PaymentStatus, extra: Partial<PaymentUpdate> = {}): void {
     if (status !== this.status) assertTransition(this.status, status);
+    this.quoted();
     this.status = status;
     this.emit(status, extra);
     const { facts } = this;

@@ -5,7 +5,7 @@ import postgres from "postgres";
 import type { Ledger } from "../payments/ledger.js";
 import { guardLedger } from "./errors.js";
 import { PgIdempotencyStore } from "./idempotency.js";
-import { PgLedger } from "./ledger.js";
+import { type DriverQuery, PgLedger } from "./ledger.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
 import { prepareDataDir } from "./template.js";
 
@@ -64,7 +64,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     }
     return {
       kind: "postgres",
-      ledger: guardLedger(new PgLedger(db)),
+      ledger: guardLedger(new PgLedger(db, postgresQuery(client))),
       idempotency: guardLedger(new PgIdempotencyStore(db)),
       close: () => client.end({ timeout: 5 }),
     };
@@ -80,7 +80,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await migrate(db, schema);
     return {
       kind: "pglite",
-      ledger: guardLedger(new PgLedger(db)),
+      ledger: guardLedger(new PgLedger(db, pgliteQuery(client))),
       idempotency: guardLedger(new PgIdempotencyStore(db)),
       close: () => client.close(),
     };
@@ -88,4 +88,14 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await client.close();
     throw error;
   }
+}
+
+/** The ledger's hot queries on postgres.js (a pooled connection, parameters as given). */
+export function postgresQuery(client: postgres.Sql): DriverQuery {
+  return (text, params) => client.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+}
+
+/** The ledger's hot queries on PGlite. */
+export function pgliteQuery(client: PGlite): DriverQuery {
+  return async (text, params) => (await client.query<Record<string, unknown>>(text, [...params])).rows;
 }

@@ -98,9 +98,8 @@ export function describeLedger(
       );
       expect(over.ok).toBe(false);
       expect((await ledger.spending(wallet, T0)).today).toBe(USD);
-      expect(
-        (await ledger.transition(result.payment.paymentId, "settled", { txHash: "0xabc" }, T0)).status,
-      ).toBe("settled");
+      await ledger.transition(result.payment.paymentId, "settled", { txHash: "0xabc" }, T0);
+      expect((await ledger.get(result.payment.paymentId))?.status).toBe("settled");
     });
 
     it("keeps amounts beyond 64 bits exact", async () => {
@@ -154,8 +153,37 @@ export function describeLedger(
         limitAtomic: USD,
         remainingAtomic: USD,
         amountAtomic: 2n * USD,
+        budget: { daySpent: 0n, dayPending: 0n, requestSpent: 0n, requestPending: 0n },
       });
       expect(await ledger.get(input.paymentId)).toBeUndefined();
+    });
+
+    it("returns the budget it reserved against, split into spent and pending, as budget() reads it", async () => {
+      const wallet = newWallet();
+      const requestId = `req_${randomUUID()}`;
+      const sent = { authorization: { nonce: "0x01" } };
+      const settled = payment({ wallet, requestId, amount: 3n * USD, intent: sent });
+      const unclear = payment({ wallet, amount: 2n * USD, intent: sent });
+      const pending = payment({ wallet, requestId, amount: USD });
+      const released = payment({ wallet, requestId, amount: 7n * USD });
+      for (const p of [settled, unclear, pending, released]) expect((await ledger.reserve(p)).ok).toBe(true);
+      await ledger.transition(settled.paymentId, "settled", { txHash: "0x01" }, T0);
+      await ledger.transition(unclear.paymentId, "unknown", { error: "timeout after send" }, T0);
+      await ledger.transition(released.paymentId, "released", {}, T0);
+      const expected = { daySpent: 5n * USD, dayPending: USD, requestSpent: 3n * USD, requestPending: USD };
+      expect(await ledger.budget(wallet, requestId, T0)).toEqual(expected);
+
+      // The sums are those before this payment, whether it is reserved or refused.
+      const next = await ledger.reserve(payment({ wallet, requestId, amount: USD }));
+      expect(next).toMatchObject({ ok: true, budget: expected });
+      const refused = await ledger.reserve(
+        payment({ wallet, requestId, amount: USD, limits: { ...roomy, perRequest: 5n * USD } }),
+      );
+      expect(refused).toMatchObject({
+        ok: false,
+        limit: "perRequest",
+        budget: { ...expected, requestPending: 2n * USD, dayPending: 2n * USD },
+      });
     });
 
     it("refuses what would pass the per-request limit, naming what remains", async () => {
@@ -239,12 +267,8 @@ export function describeLedger(
       const authorization = { nonce: "0x01", validBefore: "1772366460" };
       await ledger.transition(input.paymentId, "signed", { authorization }, at(10));
       await ledger.transition(input.paymentId, "submitted", {}, at(20));
-      const settled = await ledger.transition(
-        input.paymentId,
-        "settled",
-        { txHash: "0xfeed", payer: wallet },
-        at(30),
-      );
+      await ledger.transition(input.paymentId, "settled", { txHash: "0xfeed", payer: wallet }, at(30));
+      const settled = await ledger.get(input.paymentId);
       expect(settled).toMatchObject({
         status: "settled",
         txHash: "0xfeed",
@@ -257,8 +281,8 @@ export function describeLedger(
           { status: "settled", at: at(30).toISOString(), txHash: "0xfeed", payer: wallet },
         ],
       });
-      expect(settled.settledAt?.getTime()).toBe(at(30).getTime());
-      expect(settled.updatedAt.getTime()).toBe(at(30).getTime());
+      expect(settled?.settledAt?.getTime()).toBe(at(30).getTime());
+      expect(settled?.updatedAt.getTime()).toBe(at(30).getTime());
       expect(await ledger.spending(wallet, at(40))).toMatchObject({ settled: USD, today: USD });
     });
 
