@@ -8,7 +8,7 @@ import { scaleScenario } from "./scale.js";
 /**
  * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
  * report (paste it into docs/benchmarks.md). Options: --duration=ms per load measurement (default
- * 5000), --rounds=N paid calls (default 40), --scale-turns=N and --scale-concurrency=N for the scale
+ * 5000), --rounds=N paid calls (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
  * scenario (default 200 and 50), --only=chat,paid,scale to run some scenarios only. Exits 1 when a
  * scenario reports a failure (the scale scenario's failed turns or ledger/chain mismatch).
  */
@@ -65,7 +65,7 @@ async function chatScenario(): Promise<string[]> {
   return [...out, "", ...ratios];
 }
 
-const rounds = Number(option("rounds") ?? 40);
+const rounds = Number(option("rounds") ?? 100);
 const scenarios: Record<string, () => Promise<string[]>> = {
   chat: chatScenario,
   paid: () => paidScenario(rounds),
