@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -10,12 +11,15 @@ import { silentLogger } from "../src/log/index.js";
 import { createPayments } from "../src/payments/index.js";
 import { SUGGESTED_LIMITS } from "../src/payments/policy.js";
 import { closeServer, listen } from "../src/service.js";
-import { openStore } from "../src/store/index.js";
+import { openStore, type Store } from "../src/store/index.js";
+import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
 
 /**
  * The paid path, side by side in one run: the official `@x402/fetch` paying a devnet service
  * directly, and this service's pipeline (quote, policy, balance, ledger, sign, settle, record)
- * paying the same service. Then whole chat turns with a payment through the offline model.
+ * paying the same service, with its ledger on embedded PGlite and on a PostgreSQL server
+ * (`DATABASE_URL`, or the local one; skipped when none answers). Then whole chat turns with a
+ * payment through the offline model.
  */
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const pct = (xs: number[], p: number) => {
@@ -41,66 +45,86 @@ export async function paidScenario(rounds: number): Promise<string[]> {
     client.setSpendControls(false);
     const direct = wrapFetchWithPayment(fetch, client);
 
-    const store = await openStore({ dataDir: "memory://" });
-    const payments = createPayments({
-      ledger: store.ledger,
-      discoveryUrls: [m.discoveryUrl],
-      rpcUrls: { [m.evm.network]: m.evm.rpcUrl },
-      assets: { [m.evm.network]: [m.evm.usdc] },
-      allowPrivateOrigins: [new URL(weather.url).origin, new URL(m.facilitatorUrl).origin],
-      signerKeys: [{ chain: "evm", privateKey: key, tokens: [m.devToken] }],
-      preferredNetworks: [],
-      limits: { ...SUGGESTED_LIMITS, allowedNetworks: [m.evm.network], allowedServices: "any" },
-      maxTimeoutSeconds: 600,
-      minTimeLeftMs: 0,
-      serviceTimeoutMs: 15_000,
-      reconcileIntervalMs: 3_600_000,
-    });
-    const tools = (requestId: string) => {
-      const ctx: TurnContext = {
-        requestId,
-        wallet: { chain: "evm", address: payer.address },
-        bearerToken: m.devToken,
-        signal: new AbortController().signal,
-        deadline: Date.now() + 50_000,
-        now: Date.now,
-        emitPayment: () => {},
-        recordPayment: () => {},
-        reportError: (e) => {
-          throw e;
-        },
+    // The pipeline on each ledger: embedded PGlite (in memory), and a PostgreSQL server when one
+    // answers. Every path pays the same service; rounds alternate so drift hits all equally.
+    const ledgers: { label: string; store: Store; dropSchema?: string }[] = [
+      { label: "PGlite (embedded, in memory)", store: await openStore({ dataDir: "memory://" }) },
+    ];
+    const databaseUrl = benchDatabaseUrl();
+    const unavailable = await postgresUnavailable(databaseUrl);
+    if (!unavailable) {
+      const schema = `bench_paid_${randomBytes(4).toString("hex")}`;
+      ledgers.push({
+        label: "PostgreSQL server",
+        store: await openStore({ databaseUrl, schema }),
+        dropSchema: schema,
+      });
+    }
+    const paths = ledgers.map(({ label, store }) => {
+      const payments = createPayments({
+        ledger: store.ledger,
+        discoveryUrls: [m.discoveryUrl],
+        rpcUrls: { [m.evm.network]: m.evm.rpcUrl },
+        assets: { [m.evm.network]: [m.evm.usdc] },
+        allowPrivateOrigins: [new URL(weather.url).origin, new URL(m.facilitatorUrl).origin],
+        signerKeys: [{ chain: "evm", privateKey: key, tokens: [m.devToken] }],
+        preferredNetworks: [],
+        limits: { ...SUGGESTED_LIMITS, allowedNetworks: [m.evm.network], allowedServices: "any" },
+        maxTimeoutSeconds: 600,
+        minTimeLeftMs: 0,
+        serviceTimeoutMs: 15_000,
+        reconcileIntervalMs: 3_600_000,
+      });
+      const pay = async (i: number) => {
+        const ctx: TurnContext = {
+          requestId: `bench-${label}-${i}`,
+          wallet: { chain: "evm", address: payer.address },
+          bearerToken: m.devToken,
+          signal: new AbortController().signal,
+          deadline: Date.now() + 50_000,
+          now: Date.now,
+          emitPayment: () => {},
+          recordPayment: () => {},
+          reportError: (e) => {
+            throw e;
+          },
+        };
+        const tool = payments.tools(ctx).pay_and_fetch;
+        if (!tool?.execute) throw new Error("no pay tool");
+        const out = (await tool.execute({ url }, { toolCallId: `t${i}`, messages: [] })) as {
+          status: string;
+        };
+        if (out.status !== "paid") throw new Error(`pipeline did not pay: ${JSON.stringify(out)}`);
       };
-      return payments.tools(ctx);
-    };
-    const pipelineCall = async (i: number) => {
-      const pay = tools(`bench-${i}`).pay_and_fetch;
-      if (!pay?.execute) throw new Error("no pay tool");
-      const out = (await pay.execute({ url }, { toolCallId: `t${i}`, messages: [] })) as { status: string };
-      if (out.status !== "paid") throw new Error(`pipeline did not pay: ${JSON.stringify(out)}`);
-    };
+      return { label, payments, pay, times: [] as number[] };
+    });
     const directCall = async () => {
       const res = await direct(url);
       if (res.status !== 200) throw new Error(`direct payment failed: ${res.status}`);
       await res.arrayBuffer();
     };
 
-    // Warm both paths, then alternate so drift hits both equally.
+    // Warm every path, then alternate so drift hits all of them equally.
     for (let i = 0; i < 5; i++) {
       await directCall();
-      await pipelineCall(-i - 1);
+      for (const path of paths) await path.pay(-i - 1);
     }
     const directTimes: number[] = [];
-    const pipelineTimes: number[] = [];
     for (let i = 0; i < rounds; i++) {
-      let t = process.hrtime.bigint();
+      const t = process.hrtime.bigint();
       await directCall();
       directTimes.push(ms(t));
-      t = process.hrtime.bigint();
-      await pipelineCall(i);
-      pipelineTimes.push(ms(t));
+      for (const path of paths) {
+        const start = process.hrtime.bigint();
+        await path.pay(i);
+        path.times.push(ms(start));
+      }
     }
-    await payments.close();
-    await store.close();
+    for (const { payments } of paths) await payments.close();
+    for (const ledger of ledgers) {
+      await ledger.store.close();
+      if (ledger.dropSchema) await dropSchema(databaseUrl, ledger.dropSchema);
+    }
 
     // Whole chat turns with a payment, over HTTP, offline model.
     const running = await bootstrap(
@@ -131,18 +155,26 @@ export async function paidScenario(rounds: number): Promise<string[]> {
     await running.service.shutdown();
 
     const d50 = pct(directTimes, 50);
-    const p50 = pct(pipelineTimes, 50);
     return [
       "### Paid path: this service's pipeline vs the official `@x402/fetch` paying the same devnet service",
       "",
-      `EVM devnet, weather service ($0.01), ${rounds} payments each, alternating, sequential; ledger on embedded PGlite (in memory).`,
+      `EVM devnet, weather service ($0.01), ${rounds} payments per path, alternating, sequential.`,
       "",
-      "| path | p50 ms | p99 ms |",
-      "|---|---|---|",
-      `| \`@x402/fetch\` direct | ${f(d50)} | ${f(pct(directTimes, 99))} |`,
-      `| pipeline (probe, admit, sign, reserve + intent, submit, settle + record) | ${f(p50)} | ${f(pct(pipelineTimes, 99))} |`,
+      "| path | p50 ms | p99 ms | / direct at p50 |",
+      "|---|---|---|---|",
+      `| \`@x402/fetch\` direct | ${f(d50)} | ${f(pct(directTimes, 99))} | 1.00 |`,
+      ...paths.map(
+        ({ label, times }) =>
+          `| pipeline, ledger on ${label} | ${f(pct(times, 50))} | ${f(pct(times, 99))} | ${(pct(times, 50) / d50).toFixed(2)} |`,
+      ),
       "",
-      `- pipeline / direct at p50: ${(p50 / d50).toFixed(2)} (target <= 1.10)`,
+      ...paths.map(
+        ({ label, times }) =>
+          `- pipeline (${label}) / direct at p50: ${(pct(times, 50) / d50).toFixed(2)} (target <= 1.10)`,
+      ),
+      ...(unavailable
+        ? [`- PostgreSQL row skipped: no server answers at ${redact(databaseUrl)} (${unavailable}).`]
+        : []),
       "",
       "### One chat turn with a payment (offline model, over HTTP)",
       "",

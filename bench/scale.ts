@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
 import { createPublicClient, createWalletClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
@@ -13,6 +12,7 @@ import { evmUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
 import { silentLogger } from "../src/log/index.js";
 import { LEDGER_STATUSES } from "../src/payments/state.js";
 import { closeServer, listen } from "../src/service.js";
+import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
 
 /**
  * Scale: many paid chat turns at once, spread over several wallets, with the ledger on embedded
@@ -43,7 +43,6 @@ const usd = (atomic: bigint) => `$${(Number(atomic) / 1e6).toFixed(2)}`;
 const CITIES = ["Paris", "Berlin", "Tokyo", "Lima", "Oslo", "Cairo", "Sydney", "Toronto", "Madrid", "Seoul"];
 /** USDC each fresh wallet gets: far more than both runs spend. */
 const FUNDING_ATOMIC = 20_000_000n;
-const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
 
 interface BenchWallet {
   privateKey: `0x${string}`;
@@ -76,7 +75,7 @@ export async function scaleScenario(options: Partial<ScaleOptions> = {}): Promis
   const turns = options.turns ?? 200;
   const concurrency = options.concurrency ?? 50;
   const walletCount = options.wallets ?? 10;
-  const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const databaseUrl = benchDatabaseUrl();
   const devnet = await startDevnet({ manifestPath: null, solana: false });
   const dir = await mkdtemp(join(tmpdir(), "bench-scale-"));
   try {
@@ -166,28 +165,6 @@ async function fundWallets(devnet: Devnet, count: number): Promise<BenchWallet[]
 }
 
 /** Why the PostgreSQL server cannot be used, or undefined when it answers. */
-async function postgresUnavailable(url: string): Promise<string | undefined> {
-  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
-  try {
-    await sql`select 1`;
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await sql.end({ timeout: 1 }).catch(() => {});
-  }
-}
-
-async function dropSchema(url: string, schema: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await sql.end();
-  }
-}
-
-const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
 
 async function runOnce(
   devnet: Devnet,
