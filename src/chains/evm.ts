@@ -141,7 +141,7 @@ export const evm: ChainFamily<EvmKey> = {
     return { ok: true, address: getAddress(input.toLowerCase()) };
   },
 
-  sameAsset: (a, b) => a.toLowerCase() === b.toLowerCase(),
+  canonicalAsset: (asset) => asset.toLowerCase(),
 
   keySchema: z.strictObject({
     chain: z.literal("evm"),

@@ -26,9 +26,14 @@ export function walletCanUse(chain: string, network: string): boolean {
   return familyOf(network)?.name === chain;
 }
 
-/** Whether two assets on `network` are the same token (EVM addresses ignore case). */
+/** An asset's canonical spelling on `network`, fit for a key (EVM addresses ignore case). */
+export function assetKey(network: string, asset: string): string {
+  return familyOf(network)?.canonicalAsset(asset) ?? asset;
+}
+
+/** Whether two assets on `network` are the same token. */
 export function sameAsset(network: string, a: string, b: string): boolean {
-  return familyOf(network)?.sameAsset(a, b) ?? a === b;
+  return assetKey(network, a) === assetKey(network, b);
 }
 
 export type WalletParse = { ok: true; chain: ChainName; address: string } | { ok: false; reason: string };

@@ -102,7 +102,7 @@ export const svm: ChainFamily<SolanaKey> = {
     return { ok: true, address: input };
   },
 
-  sameAsset: (a, b) => a === b,
+  canonicalAsset: (asset) => asset,
 
   keySchema: z.strictObject({
     chain: z.literal("solana"),

@@ -111,8 +111,8 @@ export interface ChainFamily<Key extends { chain: string } = { chain: string }> 
   readonly usdc: Readonly<Record<string, string[]>>;
   /** The canonical address, a reason it is not a valid one, or undefined when the text is not of this family's shape. */
   parseAddress(input: string): AddressParse | undefined;
-  /** Whether two asset ids name the same token. */
-  sameAsset(a: string, b: string): boolean;
+  /** An asset id's canonical spelling: two ids name the same token when these are equal. */
+  canonicalAsset(asset: string): string;
   /** One SIGNERS_FILE entry of this family (errors must never echo key material). */
   readonly keySchema: z.ZodType<Key>;
   loadKey(key: Key): Promise<LoadedKey>;

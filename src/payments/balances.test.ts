@@ -61,9 +61,16 @@ describe("BalanceBook", () => {
     const { state, chains } = chain(100n);
     const book = new BalanceBook(chains, () => 0);
     book.prefetch(NET, USDC, OWNER);
-    book.prefetch(NET, USDC, OWNER.toLowerCase());
+    book.prefetch(NET, USDC.toLowerCase(), OWNER);
     expect(await book.covering(NET, USDC, OWNER, 1n)).toBe(100n);
     expect(state.reads).toBe(1);
+    // Solana addresses are case sensitive: two owners that differ only in case are two wallets.
+    const SOL = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
+    await book.covering(SOL, "Mint", "AbC", 1n);
+    await book.covering(SOL, "Mint", "abc", 1n);
+    await book.covering(SOL, "mint", "AbC", 1n);
+    expect(state.reads).toBe(4);
+    state.reads = 1;
     await book.covering(NET, USDC, "0xOther", 1n);
     await book.covering("eip155:84532", USDC, OWNER, 1n);
     expect(state.reads).toBe(3);

@@ -1,4 +1,4 @@
-import { type Chains, walletCanUse } from "../chains/index.js";
+import { assetKey, type Chains, walletCanUse } from "../chains/index.js";
 import { formatUsd } from "../money/index.js";
 import type { Wallet } from "../protocol/index.js";
 import type { PaymentOutcome } from "./outcome.js";
@@ -11,8 +11,9 @@ const PREFETCH_BALANCES = 3;
 /** How long a balance read stands for the wallet's balance, less what this process paid since. */
 export const BALANCE_FRESH_MS = 15_000;
 
+/** Wallet addresses arrive canonical (src/chains), so the owner is kept as it is (base58 is case sensitive). */
 const keyOf = (network: string, asset: string, owner: string) =>
-  `${network} ${asset.toLowerCase()} ${owner.toLowerCase()}`;
+  `${network} ${assetKey(network, asset)} ${owner}`;
 
 interface Known {
   /** The balance the chain reported, less what was sent from the wallet since. */
