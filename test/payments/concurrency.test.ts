@@ -74,10 +74,21 @@ describe.each(STORES)("concurrency and retries (%s)", (store: StoreKind) => {
     const reasons = results.map((r) => r.finish.finishReason).sort();
     expect(reasons.filter((r) => r === "payment-complete")).toHaveLength(N);
     expect(reasons.filter((r) => r === "limit-exceeded")).toHaveLength(12 - N);
+    const price = priceOf(devnet, "weather");
     for (const r of results.filter((r) => r.finish.finishReason === "limit-exceeded")) {
       expect(r.errors.at(-1)).toMatchObject({ code: "limit_exceeded", limit: "daily", priceUsd: "0.01" });
       expect(r.payments.map((p) => p.status)).not.toContain("signed");
+      // The meter agrees with the refusal: it is read under the same lock as the decision, so it
+      // counts the payments reserved a moment before by the other chats.
+      const quoted = r.payments.find((p) => p.status === "quoted");
+      expect(BigInt(quoted?.budget?.daily.remaining.atomic ?? "-1")).toBeLessThan(price);
     }
+    // Each payment that went through saw those reserved before it: N distinct meters.
+    const paidMeters = results
+      .filter((r) => r.finish.finishReason === "payment-complete")
+      .map((r) => r.payments.find((p) => p.status === "quoted")?.budget?.daily.remaining.atomic);
+    expect(new Set(paidMeters).size).toBe(N);
+    for (const remaining of paidMeters) expect(BigInt(remaining ?? "-1")).toBeGreaterThanOrEqual(price);
 
     const rows: PaymentRecord[] = (await Promise.all(results.map((r) => rowsOf(booted.running, r)))).flat();
     const settled = rows.filter((r) => r.status === "settled");
