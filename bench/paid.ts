@@ -1,4 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -17,7 +20,8 @@ import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./pos
 /**
  * The paid path, side by side in one run: the official `@x402/fetch` paying a devnet service
  * directly, and this service's pipeline (quote, policy, balance, ledger, sign, settle, record)
- * paying the same service, with its ledger on embedded PGlite and on a PostgreSQL server
+ * paying the same service, with its ledger on embedded PGlite (in memory, and on disk as
+ * `npm start` keeps it) and on a PostgreSQL server
  * (`DATABASE_URL`, or the local one; skipped when none answers). Then whole chat turns with a
  * payment through the offline model.
  */
@@ -47,8 +51,11 @@ export async function paidScenario(rounds: number): Promise<string[]> {
 
     // The pipeline on each ledger: embedded PGlite (in memory), and a PostgreSQL server when one
     // answers. Every path pays the same service; rounds alternate so drift hits all equally.
+    const diskDir = await mkdtemp(join(tmpdir(), "bench-paid-pglite-"));
     const ledgers: { label: string; store: Store; dropSchema?: string }[] = [
       { label: "PGlite (embedded, in memory)", store: await openStore({ dataDir: "memory://" }) },
+      // What `npm start` uses by default: PGlite with its data directory on disk.
+      { label: "PGlite (embedded, on disk)", store: await openStore({ dataDir: join(diskDir, "pglite") }) },
     ];
     const databaseUrl = benchDatabaseUrl();
     const unavailable = await postgresUnavailable(databaseUrl);
@@ -125,6 +132,7 @@ export async function paidScenario(rounds: number): Promise<string[]> {
       await ledger.store.close();
       if (ledger.dropSchema) await dropSchema(databaseUrl, ledger.dropSchema);
     }
+    await rm(diskDir, { recursive: true, force: true });
 
     // Whole chat turns with a payment, over HTTP, offline model.
     const running = await bootstrap(
