@@ -80,4 +80,16 @@ describe("BalanceBook", () => {
     state.fail = false;
     expect(await book.covering(NET, "0xOtherToken", OWNER, 1n)).toBe(100n);
   });
+
+  it("remembers a bounded number of wallets, forgetting the oldest reads first", async () => {
+    const { state, chains } = chain(100n);
+    const book = new BalanceBook(chains, () => 0, 3);
+    for (const owner of ["0xA", "0xB", "0xC", "0xD"]) await book.covering(NET, USDC, owner, 1n);
+    expect(state.reads).toBe(4);
+    await book.covering(NET, USDC, "0xD", 1n);
+    await book.covering(NET, USDC, "0xB", 1n);
+    expect(state.reads).toBe(4);
+    await book.covering(NET, USDC, "0xA", 1n);
+    expect(state.reads).toBe(5);
+  });
 });

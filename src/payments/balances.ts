@@ -11,6 +11,9 @@ const PREFETCH_BALANCES = 3;
 /** How long a balance read stands for the wallet's balance, less what this process paid since. */
 export const BALANCE_FRESH_MS = 15_000;
 
+/** Wallets remembered at most (any client can name a new wallet; the oldest reads go first). */
+export const BALANCE_BOOK_SIZE = 10_000;
+
 /** Wallet addresses arrive canonical (src/chains), so the owner is kept as it is (base58 is case sensitive). */
 const keyOf = (network: string, asset: string, owner: string) =>
   `${network} ${assetKey(network, asset)} ${owner}`;
@@ -36,6 +39,7 @@ export class BalanceBook {
   constructor(
     private readonly chains: Pick<Chains, "balance">,
     private readonly now: () => number = Date.now,
+    private readonly size: number = BALANCE_BOOK_SIZE,
   ) {}
 
   /** Start a read unless a recent one stands (or one is under way). */
@@ -66,6 +70,16 @@ export class BalanceBook {
     this.known.delete(keyOf(network, asset, owner));
   }
 
+  /** Newest last: a Map keeps insertion order, so the first entries are the oldest reads. */
+  private remember(key: string, known: Known): void {
+    this.known.delete(key);
+    this.known.set(key, known);
+    for (const oldest of this.known.keys()) {
+      if (this.known.size <= this.size) break;
+      this.known.delete(oldest);
+    }
+  }
+
   private fresh(key: string): Known | undefined {
     const known = this.known.get(key);
     return known && this.now() - known.readAt < BALANCE_FRESH_MS ? known : undefined;
@@ -80,7 +94,7 @@ export class BalanceBook {
       .balance(network, asset, owner)
       .then(
         (value) => {
-          this.known.set(key, { value, readAt });
+          this.remember(key, { value, readAt });
           return value;
         },
         () => undefined,
