@@ -4,26 +4,17 @@ import { formatUsd } from "../money/index.js";
 import type { SafeResponse } from "../outbound/index.js";
 import type { PaymentStatus, PaymentUpdate } from "../protocol/index.js";
 import { type BudgetBase, budgetMeter } from "./budget.js";
-import type { Ledger, PaymentRecord, TransitionFields } from "./ledger.js";
+import type { Ledger, PaymentFacts, PaymentRecord, TransitionFields } from "./ledger.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
 import type { AmountLimits, LimitRefusal, Requirement } from "./policy.js";
 import { assertTransition, isLedgerStatus, isTerminal, type LedgerStatus } from "./state.js";
 import type { Unclear } from "./unclear.js";
 
 /** What one payment is about, fixed from the quote on. */
-export interface RunFacts {
-  paymentId: string;
-  requestId: string;
-  wallet: string;
-  /** The URL of the service that issued the demand (the one paid). */
-  service: string;
-  /** Its name, as discovery listed it, when known. Untrusted text, for display. */
+export type RunFacts = Omit<PaymentFacts, "requirement"> & {
+  /** The service's name, as discovery listed it, when known. Untrusted text, for display. */
   serviceName?: string;
-  network: string;
-  asset: string;
-  payTo: string;
-  amount: bigint;
-}
+};
 
 /**
  * One payment, from its quote to its outcome. Every step moves the ledger row, streams the `p:`
@@ -174,16 +165,9 @@ export class PaymentRun {
     limits: AmountLimits;
     authorization: Record<string, string>;
   }): Promise<LimitRefusal | undefined> {
-    const { facts } = this;
+    const { serviceName: _name, ...row } = this.facts;
     const reserved = await this.ledger.reserve({
-      paymentId: facts.paymentId,
-      wallet: facts.wallet,
-      requestId: facts.requestId,
-      service: facts.service,
-      network: facts.network,
-      asset: facts.asset,
-      payTo: facts.payTo,
-      amount: facts.amount,
+      ...row,
       requirement: input.requirement,
       limits: input.limits,
       intent: { authorization: input.authorization },
