@@ -297,7 +297,15 @@ describe("approval: threshold, refusals and statuses", () => {
     const first = await chat(booted.running, { wallet: evmUser });
     const ask = awaiting(first);
     const good = await signEvm(ask);
-    const cases: Array<[string, Record<string, unknown>, Record<string, string>, string]> = [
+    type Case = [string, Record<string, unknown>, Record<string, string>, string];
+    /** The user's own signature over the stored typed data, changed by `change` first. */
+    const tampered = async (what: string, change: Parameters<typeof signEvm>[2]): Promise<Case> => [
+      what,
+      resumeBody(first, evmUser, { paymentId: ask.paymentId, signature: await signEvm(ask, user, change) }),
+      {},
+      "approval_invalid",
+    ];
+    const cases: Case[] = [
       [
         "unknown id",
         resumeBody(first, evmUser, {
@@ -322,50 +330,18 @@ describe("approval: threshold, refusals and statuses", () => {
         { authorization: `Bearer ${token()}` },
         "approval_wrong_caller",
       ],
-      [
-        "a tampered amount",
-        resumeBody(first, evmUser, {
-          paymentId: ask.paymentId,
-          signature: await signEvm(ask, user, (m) => {
-            m.value = "1";
-          }),
-        }),
-        {},
-        "approval_invalid",
-      ],
-      [
-        "a tampered payee",
-        resumeBody(first, evmUser, {
-          paymentId: ask.paymentId,
-          signature: await signEvm(ask, user, (m) => {
-            m.to = evmUser;
-          }),
-        }),
-        {},
-        "approval_invalid",
-      ],
-      [
-        "a tampered nonce",
-        resumeBody(first, evmUser, {
-          paymentId: ask.paymentId,
-          signature: await signEvm(ask, user, (m) => {
-            m.nonce = `0x${"11".repeat(32)}`;
-          }),
-        }),
-        {},
-        "approval_invalid",
-      ],
-      [
-        "a tampered validity",
-        resumeBody(first, evmUser, {
-          paymentId: ask.paymentId,
-          signature: await signEvm(ask, user, (m) => {
-            m.validBefore = "99999999999";
-          }),
-        }),
-        {},
-        "approval_invalid",
-      ],
+      await tampered("a tampered amount", (m) => {
+        m.value = "1";
+      }),
+      await tampered("a tampered payee", (m) => {
+        m.to = evmUser;
+      }),
+      await tampered("a tampered nonce", (m) => {
+        m.nonce = `0x${"11".repeat(32)}`;
+      }),
+      await tampered("a tampered validity", (m) => {
+        m.validBefore = "99999999999";
+      }),
       [
         "another key's signature",
         resumeBody(first, evmUser, {
