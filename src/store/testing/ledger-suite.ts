@@ -1,38 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Ledger, PaymentNotFoundError, type ReserveInput } from "../../payments/ledger.js";
-import type { AmountLimits } from "../../payments/policy.js";
+import { type Ledger, PaymentNotFoundError } from "../../payments/ledger.js";
 import { IllegalTransitionError } from "../../payments/state.js";
 import type { Store } from "../index.js";
+import { at, HOUR, newWallet, payment, roomy, T0, USD } from "./fixtures.js";
+import { describeIdempotencyKeys } from "./idempotency-suite.js";
 
 /**
  * The ledger's behaviour, written once and run against every backend (PGlite, PostgreSQL server).
  * Each test works on its own wallet and request ids, so one store serves the whole suite.
  */
-
-const USD = 1_000_000n;
-const HOUR = 60 * 60 * 1000;
-const T0 = new Date("2026-03-01T12:00:00.000Z");
-const at = (ms: number) => new Date(T0.getTime() + ms);
-const roomy: AmountLimits = { perTransaction: 100n * USD, perRequest: 100n * USD, daily: 1000n * USD };
-
-function payment(over: Partial<ReserveInput> & { wallet: string }): ReserveInput {
-  return {
-    paymentId: `pay_${randomUUID()}`,
-    requestId: `req_${randomUUID()}`,
-    service: "https://weather.example/paris",
-    network: "eip155:31337",
-    asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-    payTo: "0x000000000000000000000000000000000000dEaD",
-    amount: USD,
-    requirement: { scheme: "exact", network: "eip155:31337", amount: "1000000", maxTimeoutSeconds: 60 },
-    limits: roomy,
-    now: T0,
-    ...over,
-  };
-}
-
-const newWallet = () => `0xwallet_${randomUUID()}`;
 
 /** Register the suite for one backend. `open` is called once; the store is closed after. */
 export function describeLedger(
@@ -400,77 +377,6 @@ export function describeLedger(
       expect(await ledger.listByStatus([])).toEqual([]);
     });
 
-    describe("idempotency keys", () => {
-      const claim = (key: string, over: { fingerprint?: string; wallet?: string | null; now?: Date } = {}) =>
-        idempotency.claimIdempotencyKey({
-          key,
-          wallet: over.wallet === undefined ? "0xabc" : over.wallet,
-          fingerprint: over.fingerprint ?? "sha256:body",
-          now: over.now ?? T0,
-        });
-
-      it("claims, reports in-progress, replays, and refuses another body or wallet", async () => {
-        const key = `idem_${randomUUID()}`;
-        expect(await claim(key)).toEqual({ state: "new" });
-        expect(await claim(key)).toEqual({ state: "in-progress" });
-        expect(await claim(key, { fingerprint: "sha256:other" })).toEqual({ state: "conflict" });
-        await idempotency.completeIdempotencyKey(key, {
-          finishReason: "payment-complete",
-          transactions: ["0x1"],
-        });
-        expect(await claim(key, { now: at(HOUR) })).toEqual({
-          state: "replay",
-          response: { finishReason: "payment-complete", transactions: ["0x1"] },
-        });
-        expect(await claim(key, { wallet: "0xdef" })).toEqual({ state: "conflict" });
-        expect(await claim(key, { wallet: null })).toEqual({ state: "conflict" });
-        // A completed key is not released.
-        await idempotency.releaseIdempotencyKey(key);
-        expect((await claim(key)).state).toBe("replay");
-      });
-
-      it("frees a released key and forgets keys after 24 h", async () => {
-        const key = `idem_${randomUUID()}`;
-        expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
-        await idempotency.releaseIdempotencyKey(key);
-        expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
-        await idempotency.completeIdempotencyKey(key, { ok: true });
-        expect((await claim(key, { wallet: null, now: at(24 * HOUR - 1) })).state).toBe("replay");
-        expect(await claim(key, { wallet: null, fingerprint: "sha256:new", now: at(24 * HOUR) })).toEqual({
-          state: "new",
-        });
-        expect(await claim(key, { wallet: null, fingerprint: "sha256:new", now: at(24 * HOUR) })).toEqual({
-          state: "in-progress",
-        });
-      });
-
-      it("gives 'new' to exactly one of many concurrent claims", async () => {
-        const key = `idem_${randomUUID()}`;
-        const results = await Promise.all(Array.from({ length: 25 }, () => claim(key)));
-        expect(results.filter((r) => r.state === "new")).toHaveLength(1);
-        expect(results.filter((r) => r.state === "in-progress")).toHaveLength(24);
-      });
-    });
-
-    it("measures one reserve + transitions cycle", async () => {
-      const wallet = newWallet();
-      const cycles = 30;
-      const started = performance.now();
-      for (let i = 0; i < cycles; i++) {
-        const input = payment({ wallet, amount: 1n });
-        await ledger.reserve(input);
-        await ledger.transition(input.paymentId, "signed", {}, T0);
-        await ledger.transition(input.paymentId, "submitted", {}, T0);
-        await ledger.transition(input.paymentId, "settled", { txHash: `0x${i}` }, T0);
-      }
-      const perCycle = (performance.now() - started) / cycles;
-      const reserveStart = performance.now();
-      for (let i = 0; i < cycles; i++) await ledger.reserve(payment({ wallet, amount: 1n }));
-      const perReserve = (performance.now() - reserveStart) / cycles;
-      console.log(
-        `[ledger timing] ${name}: reserve ${perReserve.toFixed(2)} ms; reserve + signed + submitted + settled ${perCycle.toFixed(2)} ms per payment`,
-      );
-      expect((await ledger.spending(wallet, T0)).today).toBe(BigInt(2 * cycles));
-    });
+    describeIdempotencyKeys(() => idempotency);
   });
 }
