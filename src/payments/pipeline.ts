@@ -25,7 +25,6 @@ import { buildTarget, type PaymentDemandProbe, probe, type Target } from "./prob
 import type { Reconciler } from "./reconciler.js";
 import { PaymentRun } from "./run.js";
 import type { SignerAccess, SignerRegistry } from "./signers.js";
-import { countsAsSpent } from "./state.js";
 import { type SignedPayment, signOffer } from "./x402.js";
 
 /** Settings of the payment pipeline (server configuration, see docs/payments.md). */
@@ -132,12 +131,9 @@ export class PaymentPipeline {
   /** What the wallet spent today and this request spent so far (everything that counts as spent). */
   async spent(request: Pick<PaymentRequest, "wallet" | "requestId" | "now">): Promise<SpentSoFar> {
     if (!request.wallet) return { today: 0n, thisRequest: 0n };
-    const [summary, rows] = await Promise.all([
-      this.deps.ledger.spending(request.wallet.address, new Date(request.now())),
-      this.deps.ledger.listByRequest(request.requestId),
-    ]);
-    const thisRequest = rows.filter((r) => countsAsSpent(r.status)).reduce((sum, r) => sum + r.amount, 0n);
-    return { today: summary.today, thisRequest };
+    return spentOf(
+      await this.deps.ledger.budget(request.wallet.address, request.requestId, new Date(request.now())),
+    );
   }
 
   /** Ask a service its price without paying, through the same admission as a payment. */
