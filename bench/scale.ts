@@ -164,8 +164,6 @@ async function fundWallets(devnet: Devnet, count: number): Promise<BenchWallet[]
   return wallets;
 }
 
-/** Why the PostgreSQL server cannot be used, or undefined when it answers. */
-
 async function runOnce(
   devnet: Devnet,
   store: string,
