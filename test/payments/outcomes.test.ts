@@ -3,6 +3,9 @@
  * every finish reason reached for real on the devnet, checked on the stream (`p:`/`e:`/`d:`), in
  * the ledger and on chain; and the same outcomes as HTTP statuses in `Accept: application/json` mode.
  */
+import { createPublicClient, createWalletClient, erc20Abi, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { hardhat } from "viem/chains";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
@@ -209,6 +212,47 @@ describe.each(STORES)("payment outcomes on the devnet (%s)", (store: StoreKind) 
     });
     for (const row of await rowsOf(booted.running, result)) expect(row.status).toBe("released");
     await expectNothingSigned(result, check());
+  });
+
+  it("a wallet drained elsewhere within the 15 s a balance read stands: the chain refuses, nothing is paid, the next payment reads the chain", async () => {
+    const m = devnet.manifest;
+    const wallet = walletAddress(devnet, "evm", "payer-2");
+    const chain = { ...hardhat, id: m.evm.chainId };
+    const transport = http(m.evm.rpcUrl);
+    const reader = createPublicClient({ chain, transport });
+    const send = async (name: string, to: `0x${string}`, amount: bigint) => {
+      const account = privateKeyToAccount(devnet.secrets.evm[name] as `0x${string}`);
+      const hash = await createWalletClient({ account, chain, transport }).writeContract({
+        address: m.evm.usdc,
+        abi: erc20Abi,
+        functionName: "transfer",
+        args: [to, amount],
+      });
+      expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
+    };
+    // A payment reads the balance; the wallet then spends everything it holds in another app.
+    await expectPaid(await chat(booted.running, { wallet, token: token() }), m.evm.network);
+    const held = (await evmBalances(devnet, "payer-2")).payer;
+    await send("payer-2", walletAddress(devnet, "evm", "payer"), held);
+    try {
+      const before = await evmBalances(devnet, "payer-2");
+      expect(before.payer).toBe(0n);
+      // The remembered balance lets it through; the facilitator refuses the transfer.
+      const refused = await chat(booted.running, { wallet, token: token() });
+      expect(refused.finish.finishReason).toBe("insufficient-balance");
+      expect(refused.errors.at(-1)).toMatchObject({ code: "insufficient_balance" });
+      expect(statuses(refused)).not.toContain("settled");
+      expect((await rowsOf(booted.running, refused)).map((r) => r.status)).not.toContain("settled");
+      expect(await evmBalances(devnet, "payer-2")).toEqual(before);
+      // That outcome forgot the remembered balance: the next payment asks the chain and is refused
+      // before anything is signed.
+      const next = await chat(booted.running, { wallet, token: token() });
+      expect(next.finish.finishReason).toBe("insufficient-balance");
+      expect(statuses(next)).toEqual(["quoted", "refused"]);
+      expect(next.errors.at(-1)).toMatchObject({ code: "insufficient_balance", balanceUsd: "0.00" });
+    } finally {
+      await send("payer", wallet, held);
+    }
   });
 
   it.each([["503"], ["refuse"]] as const)(
