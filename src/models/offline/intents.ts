@@ -12,6 +12,7 @@ import type { DiscoveredService, ServiceParam } from "../../tools/contract.js";
  * | `cost`     | "how much is the weather", "what would X cost", "price of the weather service" |
  * | `get`      | "what's the weather in Paris", "get me the BTC price", "latest news about AI", "buy the premium report" |
  * | `get`      | a follow-up naming only a topic: "and the weather in Tokyo?", "bitcoin?"     |
+ * | `get`      | "the price of BTC" (a crypto asset's price is the data asked for, not a cost) |
  * | `help`     | anything else: greetings, thanks                                             |
  */
 export type Intent = "batch" | "budget" | "discover" | "cost" | "get" | "help";
@@ -35,7 +36,8 @@ const RULES: ReadonlyArray<readonly [Intent, RegExp]> = [
   ],
   [
     "cost",
-    /\b(how much|what (would|does|will|did) .*\bcost|price of|cost of|costs?\b|quote|pricing|how expensive)\b/,
+    // "the price of BTC" asks for the data (the crypto price service), not for what a service costs.
+    /\b(how much|what (would|does|will|did) .*\bcost|price of(?!( the)? (btc|bitcoin|eth|ether|ethereum|sol|solana|usdc|doge|dogecoin)\b)|cost of|costs?\b|quote|pricing|how expensive)\b/,
   ],
   [
     "get",
@@ -53,6 +55,41 @@ export function classify(text: string): Intent {
   const words = keywords(lower);
   if (TOPICS.some((topic) => words.some((w) => topic.words.includes(w)))) return "get";
   return "help";
+}
+
+/** One paid ask inside a message that holds several: its own words and its intent. */
+export interface Ask {
+  text: string;
+  intent: "cost" | "get";
+}
+
+/** Where one ask ends and the next begins: "and", "also", "plus", "as well as", ",", ";", "?" or "." between sentences. */
+const ASK_BREAK = /\s*(?:\band\b|\balso\b|\bplus\b|\bas well as\b|[,;]|[?.!](?:\s+|$))\s*/i;
+
+/**
+ * Split a message into its paid asks: "What's the weather in Paris and the price of BTC?" ->
+ * [get "What's the weather in Paris", get "the price of BTC?"]. A piece that names no topic, or the
+ * same topic as the ask before it ("the weather in Paris and London"), stays part of that ask; a
+ * piece that is not a cost or get question (budget, discovery...) too. Undefined when the message
+ * holds fewer than two asks, or is not a cost or get question as a whole: it is then one request.
+ */
+export function splitAsks(text: string): Ask[] | undefined {
+  const whole = classify(text);
+  if (whole !== "get" && whole !== "cost") return undefined;
+  const asks: Array<Ask & { topic: string }> = [];
+  for (const piece of text.split(ASK_BREAK).filter((p) => p.trim() !== "")) {
+    const words = keywords(piece);
+    const topic = TOPICS.find((t) => words.some((w) => t.words.includes(w)))?.query;
+    const intent = classify(piece);
+    const previous = asks.at(-1);
+    if (topic !== undefined && (intent === "get" || intent === "cost") && topic !== previous?.topic) {
+      asks.push({ text: piece, intent, topic });
+    } else if (previous) {
+      previous.text = `${previous.text} and ${piece}`;
+    }
+  }
+  if (asks.length < 2) return undefined;
+  return asks.map(({ text: askText, intent }) => ({ text: askText.trim(), intent }));
 }
 
 /** Topic words and their synonyms: the discovery query and the service match both use them. */

@@ -110,6 +110,10 @@ function toParts(rendered: Rendered): LanguageModelV3StreamPart[] {
  * | get      | "what's the weather in Paris", "get me the BTC price", "latest news about AI", "buy the premium report" | discover -> best match by shared words -> fill the first required string param (city=Paris, symbol=BTC, topic=AI) -> get_quote -> cost estimate text + pay_and_fetch({maxUsd: quoted}) -> data, amount, tx hash; refused quote: explain, no payment |
  * | help     | anything else (greetings)            | text: what it can do                                          |
  *
+ * Several paid asks in one message ("the weather in Paris and the price of BTC"; `splitAsks`) run one
+ * after the other, each with its own discover -> get_quote -> pay_and_fetch and answer; at most two
+ * per message, and the answer names any ask it did not do and why.
+ *
  * Without the needed tool (payments not configured, or toolChoice "none") it says so in text. A tool
  * error or a refused/failed/unknown payment is explained from the result's own fields.
  *

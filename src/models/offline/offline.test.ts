@@ -2,7 +2,7 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai";
 import { describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../../tools/contract.js";
-import { classify, discoveryQuery, extractSubjects } from "./intents.js";
+import { classify, discoveryQuery, extractSubjects, splitAsks } from "./intents.js";
 import { createOfflineModel } from "./model.js";
 import { CATALOGUE, fakeTools, LIMITS, NETWORK, TX_HASH } from "./testing/fake-tools.js";
 
@@ -23,13 +23,14 @@ async function run(
     model?: LanguageModelV3;
     maxOutputTokens?: number;
     abortSignal?: AbortSignal;
+    maxSteps?: number;
   } = {},
 ): Promise<Run> {
   const result = streamText({
     model: options.model ?? createOfflineModel(),
     messages: typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt,
     ...(options.tools ? { tools: options.tools } : {}),
-    stopWhen: stepCountIs(6),
+    stopWhen: stepCountIs(options.maxSteps ?? 6),
     maxRetries: 0,
     ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
@@ -347,6 +348,139 @@ describe("offline model: stream behaviour", () => {
   });
 });
 
+describe("offline model: two paid asks in one message", () => {
+  const TWO_ASKS = "What's the weather in Paris and the price of BTC?";
+  const crypto = CATALOGUE[1]!;
+
+  it("runs each ask on its own: discover, quote, pay for the weather, then for BTC; the answer covers both", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run(TWO_ASKS, { tools, maxSteps: 8 });
+    expect(names(r)).toEqual([
+      TOOL_NAMES.discover,
+      TOOL_NAMES.quote,
+      TOOL_NAMES.pay,
+      TOOL_NAMES.discover,
+      TOOL_NAMES.quote,
+      TOOL_NAMES.pay,
+    ]);
+    expect(calls[2]?.input).toEqual({
+      url: weather.url,
+      method: "GET",
+      query: { city: "Paris" },
+      maxUsd: "0.01",
+    });
+    expect(calls[5]?.input).toEqual({
+      url: crypto.url,
+      method: "GET",
+      query: { symbol: "BTC" },
+      maxUsd: "0.02",
+    });
+    expect(new Set(r.toolCalls.map((c) => c.toolCallId)).size).toBe(6);
+    // In order: the weather's estimate, its answer, then BTC's estimate and answer; each said once.
+    const order = [
+      "Weather costs $0.01 on eip155:31337; within your limits, paying now.",
+      "Here is what Weather returned",
+      "- city: Paris",
+      `Paid $0.01 on ${NETWORK}; transaction ${TX_HASH}.`,
+      "Crypto Price costs $0.02 on eip155:31337; within your limits, paying now.",
+      "Here is what Crypto Price returned",
+      "- symbol: BTC",
+      `Paid $0.02 on ${NETWORK}; transaction ${TX_HASH}.`,
+    ];
+    let at = -1;
+    for (const phrase of order) {
+      const next = r.text.indexOf(phrase, at + 1);
+      expect(next, phrase).toBeGreaterThan(at);
+      at = next;
+    }
+    expect(r.text.split("Here is what Weather returned")).toHaveLength(2);
+    expect(r.finishReason).toBe("stop");
+  });
+
+  it("pays the first and explains the second when the budget left refuses it", async () => {
+    const { tools, calls } = fakeTools({
+      quote: (input) => {
+        const offer = {
+          scheme: "exact",
+          network: NETWORK,
+          asset: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+          amountAtomic: input.url === crypto.url ? "20000" : "10000",
+          amountUsd: input.url === crypto.url ? "0.02" : "0.01",
+          payTo: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        };
+        const fits = input.url !== crypto.url;
+        return {
+          ok: true,
+          url: input.url,
+          paymentRequired: true,
+          offers: [offer],
+          chosen: fits ? offer : null,
+          ...(fits
+            ? {}
+            : {
+                wouldPay: offer,
+                refusal: {
+                  code: "limit_exceeded",
+                  message: "$0.02 exceeds the perRequest limit ($0.01 left)",
+                },
+              }),
+          limits: LIMITS,
+        };
+      },
+    });
+    const r = await run(TWO_ASKS, { tools, maxSteps: 8 });
+    expect(calls.map((c) => c.toolName)).toEqual([
+      TOOL_NAMES.discover,
+      TOOL_NAMES.quote,
+      TOOL_NAMES.pay,
+      TOOL_NAMES.discover,
+      TOOL_NAMES.quote,
+    ]);
+    expect(r.text).toContain(`Paid $0.01 on ${NETWORK}; transaction ${TX_HASH}.`);
+    expect(r.text).toContain(
+      "I can't pay for Crypto Price: $0.02 exceeds the perRequest limit ($0.01 left) (limit_exceeded).",
+    );
+    expect(r.text).toContain("I didn't pay anything.");
+  });
+
+  it("stops after an ask whose step failed, and says which ask was not done", async () => {
+    const { tools, calls } = fakeTools({
+      pay: (input) => {
+        throw new Error(`boom at ${input.url}`);
+      },
+    });
+    const r = await run(TWO_ASKS, { tools, maxSteps: 8 });
+    expect(calls.map((c) => c.toolName)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote, TOOL_NAMES.pay]);
+    expect(r.text).toContain("The pay_and_fetch step failed");
+    expect(r.text).toContain('I didn\'t do "the price of BTC": the step before it failed');
+  });
+
+  it("handles two asks and names a third it did not do", async () => {
+    const { tools, calls } = fakeTools();
+    const r = await run("Get me the weather in Paris, the BTC price and the latest news about AI", {
+      tools,
+      maxSteps: 8,
+    });
+    expect(calls.filter((c) => c.toolName === TOOL_NAMES.pay)).toHaveLength(2);
+    expect(r.text).toContain(`I didn't do "the latest news about AI": I handle at most two paid requests`);
+  });
+
+  it.each([
+    [
+      "What's the weather in Paris and the price of BTC?",
+      ["What's the weather in Paris", "the price of BTC"],
+    ],
+    ["weather in Paris? And bitcoin?", ["weather in Paris", "bitcoin"]],
+    ["What's the weather in Paris and London?", undefined],
+    ["latest news about AI and robotics", undefined],
+    ["get me the BTC price", undefined],
+    ["what services are available for weather and crypto?", undefined],
+  ])("splits %s into its asks", (text, expected) => {
+    const asks = splitAsks(text);
+    expect(asks?.map((a) => a.text.replace(/[?.!]+$/, ""))).toEqual(expected);
+  });
+});
+
 describe("intent rules", () => {
   it.each([
     ["what services are available?", "discover"],
@@ -354,6 +488,7 @@ describe("intent rules", () => {
     ["what can I buy", "discover"],
     ["how much is the weather service", "cost"],
     ["price of the weather service", "cost"],
+    ["the price of BTC", "get"],
     ["What's the weather in Paris", "get"],
     ["buy the premium report", "get"],
     ["what is my budget", "budget"],

@@ -8,7 +8,7 @@ import {
   TOOL_NAMES,
   type ToolName,
 } from "../../tools/contract.js";
-import { bestService, classify, discoveryQuery, fillParams } from "./intents.js";
+import { type Ask, bestService, classify, discoveryQuery, fillParams, splitAsks } from "./intents.js";
 import type { ToolOutcome, TurnToolCall, TurnView } from "./prompt.js";
 import * as reply from "./replies.js";
 
@@ -18,16 +18,21 @@ export interface Step {
   toolCall?: { toolCallId: string; toolName: ToolName; input: Record<string, unknown> };
 }
 
-/** A turn never makes more tool calls than this, whatever the results say. */
+/** A turn never makes more tool calls than this, whatever the results say (per ask, when several). */
 const MAX_CALLS_PER_TURN = 6;
+
+/**
+ * Paid asks handled in one message: each takes up to three model steps (discover, quote, pay) and the
+ * agent allows `MAX_STEPS` (8 by default) per turn, so two fit with the answer. The rest are named as
+ * not done.
+ */
+export const MAX_ASKS_PER_TURN = 2;
 
 /**
  * Decide the next step of a turn from what the prompt holds: the intent of the last user message and
  * the tool results that already exist after it. Pure and deterministic.
  */
 export function decideStep(view: TurnView): Step {
-  const intent = classify(view.userText);
-
   // A payment the user answered in the wallet comes first in the turn, made on the client's
   // behalf (its call id says so): answer from its result, whatever the last message says.
   const resumed = view.calls[0];
@@ -36,6 +41,73 @@ export function decideStep(view: TurnView): Step {
     return { text: isPay(value) ? reply.approvedReply(value) : reply.unreadableReply(TOOL_NAMES.pay) };
   }
 
+  const asks = splitAsks(view.userText);
+  if (asks) return severalAsksStep(view, asks);
+  return askStep(view, classify(view.userText));
+}
+
+/** The calls made for ask `index` of a message with several: their ids carry it (`offline-<turn>-a<index>-…`). */
+function callsOfAsk(view: TurnView, index: number): TurnView["calls"] {
+  return view.calls.filter((c) => askIndexOf(c.toolCallId) === index);
+}
+
+function askIndexOf(toolCallId: string): number | undefined {
+  const match = /^offline-\d+-a(\d+)-/.exec(toolCallId);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Several paid asks in one message ("the weather in Paris and the price of BTC"): each runs on its
+ * own, one after the other (discover, quote, pay: its own `p:` updates, checked against the same
+ * per-request budget, which then holds what the earlier ones spent). An ask's answer streams as the
+ * next one starts; the last step answers the last ask and names every ask that was not done, and why.
+ */
+function severalAsksStep(view: TurnView, asks: readonly Ask[]): Step {
+  const handled = asks.slice(0, MAX_ASKS_PER_TURN);
+  let said = "";
+  let stopped: string | undefined;
+  const notDone: string[] = [];
+  for (const [index, ask] of handled.entries()) {
+    const calls = callsOfAsk(view, index);
+    if (stopped !== undefined) {
+      notDone.push(reply.askNotDoneReply(ask.text, stopped));
+      continue;
+    }
+    const step = askStep({ ...view, userText: ask.text, calls }, ask.intent);
+    if (step.toolCall) {
+      const { toolName } = step.toolCall;
+      const toolCall = {
+        ...step.toolCall,
+        toolCallId: `offline-${view.userTurn}-a${index}-${view.calls.length}-${toolName}`,
+      };
+      // The previous ask's answer streams as this one starts; later steps of this ask do not repeat it.
+      const text = calls.length === 0 && said !== "" ? `${said}\n\n${step.text}` : step.text;
+      return { text, toolCall };
+    }
+    said = step.text;
+    stopped = stopReason(calls);
+  }
+  for (const ask of asks.slice(MAX_ASKS_PER_TURN)) {
+    notDone.push(reply.askNotDoneReply(ask.text, reply.TOO_MANY_ASKS));
+  }
+  return { text: [said, ...notDone].join("\n\n") };
+}
+
+/**
+ * Why the asks after this one are not started, if they are not: a step that failed (the next would
+ * likely fail the same way) or a payment waiting for the user's wallet (one approval at a time).
+ */
+function stopReason(calls: TurnView["calls"]): string | undefined {
+  const last = calls.at(-1);
+  if (last?.outcome && last.outcome.kind !== "ok") return reply.EARLIER_STEP_FAILED;
+  const value = last?.outcome?.kind === "ok" ? last.outcome.value : undefined;
+  if (last?.toolName === TOOL_NAMES.pay && isPay(value) && value.status === "awaiting_approval")
+    return reply.AWAITING_APPROVAL;
+  return undefined;
+}
+
+/** One ask: the steps of its intent, from the calls made for it. */
+function askStep(view: TurnView, intent: ReturnType<typeof classify>): Step {
   // A failed or denied tool ends the turn with an explanation, never with a retry.
   const last = view.calls.at(-1);
   if (last?.outcome && last.outcome.kind !== "ok")

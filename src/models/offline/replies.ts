@@ -357,3 +357,14 @@ function clip(text: string): string {
 function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
 }
+
+/** Why an ask of a message with several was not done (it follows "I didn't do ..."). */
+export const TOO_MANY_ASKS = "I handle at most two paid requests per message; ask me again for it";
+export const EARLIER_STEP_FAILED = "the step before it failed, so I stopped there; ask me again for it";
+export const AWAITING_APPROVAL =
+  "the payment before it is waiting for your approval; ask me again for it once you have answered in your wallet";
+
+/** One ask of a message with several that was not started: which, and why. Nothing was paid for it. */
+export function askNotDoneReply(askText: string, why: string): string {
+  return `I didn't do "${oneLine(askText).replace(/[?!]+$/, "")}": ${why}. Nothing was paid for it.`;
+}
