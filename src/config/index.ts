@@ -199,6 +199,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
+  if (e.PAYMENTS === "devnet" && e.SIGNERS_FILE) {
+    // The embedded devnet signs with its own wallets: a signers file would be silently unused.
+    throw new ConfigError(
+      "Invalid configuration:\n  SIGNERS_FILE: is used only with PAYMENTS=external (with PAYMENTS=devnet, the default, the devnet's own wallets sign for its dev token); unset SIGNERS_FILE or set PAYMENTS=external",
+    );
+  }
   if (e.PAYMENTS !== "off") checkDeadlineBudget(e);
   return {
     port: e.PORT,
