@@ -455,6 +455,24 @@ describe("offline model: two paid asks in one message", () => {
     expect(r.text).toContain('I didn\'t do "the price of BTC": the step before it failed');
   });
 
+  it("does not start the second ask while the first waits for the wallet's approval, and says so", async () => {
+    const { tools, calls } = fakeTools({
+      pay: () => ({
+        status: "awaiting_approval",
+        paymentId: "pay_1",
+        amountUsd: "0.01",
+        network: NETWORK,
+        approvalExpiresAt: "2026-11-23T00:57:06.000Z",
+      }),
+    });
+    const r = await run(TWO_ASKS, { tools, maxSteps: 8 });
+    expect(calls.map((c) => c.toolName)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote, TOOL_NAMES.pay]);
+    expect(r.text).toContain("please approve the payment of $0.01");
+    expect(r.text).toContain(
+      'I didn\'t do "the price of BTC": the payment before it is waiting for your approval',
+    );
+  });
+
   it("handles two asks and names a third it did not do", async () => {
     const { tools, calls } = fakeTools();
     const r = await run("Get me the weather in Paris, the BTC price and the latest news about AI", {
