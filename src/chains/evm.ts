@@ -277,9 +277,10 @@ export const evm: ChainFamily<EvmKey> = {
       throw new WalletAnswerMismatch("the stored payment and its typed data differ");
     }
     const checks = chain?.wallets;
-    if (!checks) throw new ChainUnreadable(`no RPC endpoint is configured for ${payload.accepted.network}`);
-    const network = payload.accepted.network;
-    const asset = String(request.typedData.domain.verifyingContract ?? payload.accepted.asset);
+    // From the typed data: an x402 v1 payload has no `accepted`.
+    const network = `eip155:${Number(request.typedData.domain.chainId)}`;
+    if (!checks) throw new ChainUnreadable(`no RPC endpoint is configured for ${network}`);
+    const asset = String(request.typedData.domain.verifyingContract);
     const notSigned = () =>
       new WalletAnswerMismatch(
         "the signature was not made by this wallet over the stored terms (amount, payee, nonce, validity)",
