@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
 
-/// @title DevUSDC - a dependency-free, USDC-like EIP-3009 token for the local devnet.
+/// @title Eip3009Token - a dependency-free, USDC-like EIP-3009 token for the local devnet.
 /// @notice Mirrors what x402's "exact" EVM scheme needs from Circle's FiatToken v2:
-///         6 decimals, the EIP-712 domain ("USD Coin", "2"), both transferWithAuthorization
-///         overloads (v,r,s and bytes signature with ERC-1271 support), receiveWithAuthorization,
-///         cancelAuthorization and authorizationState. Minting is open to the deployer only.
-///         Compiled for the "shanghai" EVM (no mcopy / transient storage).
-contract DevUSDC {
+///         6 decimals, the EIP-712 domain ("USD Coin", "2"), transferWithAuthorization and
+///         receiveWithAuthorization with (v,r,s), cancelAuthorization and authorizationState.
+///         Minting is open to the deployer only. How a signature is checked is left to the two
+///         tokens below, which share this storage layout (a test can swap one's code for the
+///         other's at the same address). Compiled for the "shanghai" EVM (no mcopy / transient
+///         storage).
+abstract contract Eip3009Token {
     string public constant name = "USD Coin";
     string public constant symbol = "USDC";
     string public constant version = "2";
@@ -23,7 +25,6 @@ contract DevUSDC {
         keccak256("CancelAuthorization(address authorizer,bytes32 nonce)");
     bytes32 private constant EIP712_DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
-    bytes4 private constant ERC1271_MAGIC_VALUE = 0x1626ba7e;
     uint256 private constant HALF_CURVE_ORDER =
         0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
 
@@ -99,20 +100,6 @@ contract DevUSDC {
         );
     }
 
-    function transferWithAuthorization(
-        address from,
-        address to,
-        uint256 value,
-        uint256 validAfter,
-        uint256 validBefore,
-        bytes32 nonce,
-        bytes memory signature
-    ) external {
-        _transferWithAuthorization(
-            TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature
-        );
-    }
-
     function receiveWithAuthorization(
         address from,
         address to,
@@ -127,21 +114,6 @@ contract DevUSDC {
         require(to == msg.sender, "FiatTokenV2: caller must be the payee");
         _transferWithAuthorization(
             RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, abi.encodePacked(r, s, v)
-        );
-    }
-
-    function receiveWithAuthorization(
-        address from,
-        address to,
-        uint256 value,
-        uint256 validAfter,
-        uint256 validBefore,
-        bytes32 nonce,
-        bytes memory signature
-    ) external {
-        require(to == msg.sender, "FiatTokenV2: caller must be the payee");
-        _transferWithAuthorization(
-            RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature
         );
     }
 
@@ -162,7 +134,7 @@ contract DevUSDC {
         uint256 validBefore,
         bytes32 nonce,
         bytes memory signature
-    ) private {
+    ) internal {
         require(block.timestamp > validAfter, "FiatTokenV2: authorization is not yet valid");
         require(block.timestamp < validBefore, "FiatTokenV2: authorization is expired");
         require(!_authorizationStates[from][nonce], "FiatTokenV2: authorization is used or canceled");
@@ -188,17 +160,14 @@ contract DevUSDC {
         return keccak256(abi.encodePacked("\x19\x01", DOMAIN_SEPARATOR(), structHash));
     }
 
-    /// @dev EOA signatures are recovered with ecrecover; contract wallets answer through ERC-1271.
-    function _isValidSignature(address signer, bytes32 digest, bytes memory signature) private view returns (bool) {
-        if (signer.code.length == 0) {
-            return _recover(digest, signature) == signer;
-        }
-        (bool ok, bytes memory result) =
-            signer.staticcall(abi.encodeWithSelector(ERC1271_MAGIC_VALUE, digest, signature));
-        return ok && result.length >= 32 && abi.decode(result, (bytes32)) == bytes32(ERC1271_MAGIC_VALUE);
-    }
+    /// @dev Whether `signature` is `signer`'s over `digest`: each token says how it checks.
+    function _isValidSignature(address signer, bytes32 digest, bytes memory signature)
+        internal
+        view
+        virtual
+        returns (bool);
 
-    function _recover(bytes32 digest, bytes memory signature) private pure returns (address) {
+    function _recover(bytes32 digest, bytes memory signature) internal pure returns (address) {
         if (signature.length != 65) {
             return address(0);
         }
@@ -217,5 +186,71 @@ contract DevUSDC {
             return address(0);
         }
         return ecrecover(digest, v, r, s);
+    }
+}
+
+/// @title DevUSDC - the devnet's USDC, as Circle's FiatToken v2.2 behaves.
+/// @notice Adds the `bytes signature` overloads, and checks signatures as v2.2 does: an address
+///         without code by ecrecover, a contract wallet through ERC-1271 `isValidSignature`.
+contract DevUSDC is Eip3009Token {
+    bytes4 private constant ERC1271_MAGIC_VALUE = 0x1626ba7e;
+
+    function transferWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes memory signature
+    ) external {
+        _transferWithAuthorization(
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature
+        );
+    }
+
+    function receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes memory signature
+    ) external {
+        require(to == msg.sender, "FiatTokenV2: caller must be the payee");
+        _transferWithAuthorization(
+            RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature
+        );
+    }
+
+    /// @dev EOA signatures are recovered with ecrecover; contract wallets answer through ERC-1271.
+    function _isValidSignature(address signer, bytes32 digest, bytes memory signature)
+        internal
+        view
+        override
+        returns (bool)
+    {
+        if (signer.code.length == 0) {
+            return _recover(digest, signature) == signer;
+        }
+        (bool ok, bytes memory result) =
+            signer.staticcall(abi.encodeWithSelector(ERC1271_MAGIC_VALUE, digest, signature));
+        return ok && result.length >= 32 && abi.decode(result, (bytes32)) == bytes32(ERC1271_MAGIC_VALUE);
+    }
+}
+
+/// @title DevUSDCv21 - an EIP-3009 token as Circle's FiatToken v2.1 (and most other EIP-3009
+///         tokens) behaves: only the (v,r,s) overloads, signatures checked by ecrecover alone, so
+///         a contract wallet's signature can never move its funds. Tests plant its code at the
+///         devnet USDC's address to play a token that cannot accept a smart-contract wallet.
+contract DevUSDCv21 is Eip3009Token {
+    function _isValidSignature(address signer, bytes32 digest, bytes memory signature)
+        internal
+        pure
+        override
+        returns (bool)
+    {
+        return signer != address(0) && _recover(digest, signature) == signer;
     }
 }

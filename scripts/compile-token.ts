@@ -1,5 +1,5 @@
 /**
- * Compiles contracts/DevUSDC.sol and contracts/Multicall3.sol with the npm `solc` compiler and
+ * Compiles contracts/DevUSDC.sol, Multicall3.sol and DevSmartWallet.sol with the npm `solc` compiler and
  * writes src/devnet/evm/artifacts.json, which the devnet loads at start-up instead of compiling.
  * Run after editing a contract: `npx tsx scripts/compile-token.ts` (the artifact test fails
  * until you do).

@@ -7,15 +7,20 @@ import {
   getAddress,
   http,
   isAddress,
+  isErc6492Signature,
+  type PublicClient,
   parseAbi,
-  recoverTypedDataAddress,
+  parseErc6492Signature,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod/v4";
+import { evmWalletChecks } from "./evm-wallets.js";
 import {
   type ChainFamily,
+  ChainUnreadable,
   type PaymentOnChain,
   WalletAnswerMismatch,
+  WalletCannotPay,
   type WalletSigningRequest,
 } from "./types.js";
 
@@ -91,24 +96,6 @@ function toWalletTypedData(data: {
   };
 }
 
-/** The typed data as viem hashes it: uint256 fields back to bigint, the domain type implied. */
-function forViem(data: TypedData) {
-  const { EIP712Domain: _domain, ...types } = data.types;
-  const fields = types[data.primaryType] ?? [];
-  const message = Object.fromEntries(
-    Object.entries(data.message).map(([k, v]) => {
-      const type = fields.find((f) => f.name === k)?.type ?? "";
-      return [k, /^u?int\d*$/.test(type) ? BigInt(String(v)) : v];
-    }),
-  );
-  return {
-    domain: { ...data.domain, chainId: Number(data.domain.chainId) },
-    types,
-    primaryType: data.primaryType,
-    message,
-  };
-}
-
 /** The SDK's default stablecoins that are USDC-like here: 6 decimals, plain EIP-3009 transfers. */
 function usdcTable(): Record<string, string[]> {
   const out: Record<string, string[]> = {};
@@ -165,8 +152,9 @@ export const evm: ChainFamily<EvmKey> = {
   },
 
   connect(rpcUrl) {
-    const client = createPublicClient({ transport: http(rpcUrl, { timeout: 5000, retryCount: 1 }) });
+    const client = publicClient(rpcUrl);
     return {
+      wallets: evmWalletChecks(client),
       balance: (asset, owner) =>
         client.readContract({
           address: asset as `0x${string}`,
@@ -234,7 +222,7 @@ export const evm: ChainFamily<EvmKey> = {
 
   // The SDK's exact scheme builds the EIP-3009 authorization and asks its signer for the EIP-712
   // signature: the stand-in keeps the typed data and answers with an empty signature.
-  draftForWallet(address) {
+  draftForWallet(address, network, rpcUrl) {
     let recorded: TypedData | undefined;
     const signer = {
       address: getAddress(address),
@@ -258,12 +246,22 @@ export const evm: ChainFamily<EvmKey> = {
         const auth = (payload.payload as { authorization?: { validBefore?: unknown } }).authorization;
         return Number(auth?.validBefore) - SUBMIT_MARGIN_SECONDS;
       },
+      // A contract wallet is not asked to sign for a token that could not check its signature.
+      ...(rpcUrl
+        ? {
+            assertCanPay: (asset: string) =>
+              evmWalletChecks(publicClient(rpcUrl), network).assertCanPay(asset, address),
+          }
+        : {}),
     };
   },
 
-  // The signature must recover to the wallet over exactly the stored typed data, and that typed
-  // data must be the stored authorization: then it goes where the SDK put the empty one.
-  async completeForWallet(payload, request, answer, wallet) {
+  // The signature must be the wallet's over exactly the stored typed data, as the chain judges it
+  // (viem's verifyTypedData: an EOA's ECDSA signature, a deployed contract wallet's EIP-1271
+  // answer, an EIP-6492 wrapper), and that typed data must be the stored authorization: then it
+  // goes where the SDK put the empty one. A contract wallet must be deployed, and the token must
+  // check contract signatures (EIP-1271), or the signature could never move the funds.
+  async completeForWallet(payload, request, answer, wallet, chain) {
     if (request.kind !== "evm-typed-data" || !("signature" in answer)) {
       throw new WalletAnswerMismatch("an EVM payment is approved with a signature of its typed data");
     }
@@ -278,27 +276,47 @@ export const evm: ChainFamily<EvmKey> = {
     ) {
       throw new WalletAnswerMismatch("the stored payment and its typed data differ");
     }
-    // Only canonical signatures: the token contract refuses a high-s one (malleability), which
-    // would fail on chain after the approval was used up.
-    const s = BigInt(`0x${answer.signature.slice(66, 130)}`);
-    const v = Number.parseInt(answer.signature.slice(130, 132), 16);
-    if (s > HALF_ORDER || ![0, 1, 27, 28].includes(v)) {
-      throw new WalletAnswerMismatch("the signature is not in canonical form (low s, v of 27 or 28)");
-    }
-    let signer: string;
-    try {
-      signer = await recoverTypedDataAddress({
-        ...(forViem(request.typedData) as Parameters<typeof recoverTypedDataAddress>[0]),
-        signature: answer.signature,
-      });
-    } catch {
-      throw new WalletAnswerMismatch("the signature is not a valid EIP-712 signature");
-    }
-    if (getAddress(signer) !== getAddress(wallet)) {
-      throw new WalletAnswerMismatch(
+    const checks = chain?.wallets;
+    // From the typed data: an x402 v1 payload has no `accepted`.
+    const network = `eip155:${Number(request.typedData.domain.chainId)}`;
+    if (!checks) throw new ChainUnreadable(`no RPC endpoint is configured for ${network}`);
+    const asset = String(request.typedData.domain.verifyingContract);
+    const notSigned = () =>
+      new WalletAnswerMismatch(
         "the signature was not made by this wallet over the stored terms (amount, payee, nonce, validity)",
       );
+    const isContract = await checks.isContract(wallet);
+    let signature = answer.signature;
+    if (isErc6492Signature(signature)) {
+      if (!(await checks.verifyTypedData(request.typedData, signature, wallet))) throw notSigned();
+      // Settling would first need the facilitator to deploy the wallet, which a seller's
+      // facilitator does only for factories it allows: refused rather than signed away.
+      if (!isContract) {
+        throw new WalletCannotPay(
+          "wallet_not_deployed",
+          `This smart-contract wallet is not deployed on ${network} yet (the signature is an EIP-6492 one), and a payment cannot deploy it. Deploy the wallet (send any transaction from it), then approve again.`,
+        );
+      }
+      // Deployed: the token checks the wallet's own signature through EIP-1271.
+      signature = parseErc6492Signature(signature).signature;
     }
-    return { ...payload, payload: { ...inner, signature: answer.signature } };
+    if (signature.length === 132) {
+      // The facilitator sends a 65-byte signature as (v, r, s): v must be 27/28 (or 0/1). And an
+      // EOA's must be canonical: the token refuses a high-s one (malleability), which would fail
+      // on chain after the approval was used up.
+      const s = BigInt(`0x${signature.slice(66, 130)}`);
+      const v = Number.parseInt(signature.slice(130, 132), 16);
+      if ((!isContract && s > HALF_ORDER) || ![0, 1, 27, 28].includes(v)) {
+        throw new WalletAnswerMismatch("the signature is not in canonical form (low s, v of 27 or 28)");
+      }
+    }
+    if (!(await checks.verifyTypedData(request.typedData, signature, wallet))) throw notSigned();
+    if (isContract) await checks.assertCanPay(asset, wallet);
+    return { ...payload, payload: { ...inner, signature } };
   },
 };
+
+/** A read-only client of one RPC endpoint, bounded in time. */
+function publicClient(rpcUrl: string): PublicClient {
+  return createPublicClient({ transport: http(rpcUrl, { timeout: 5000, retryCount: 1 }) });
+}

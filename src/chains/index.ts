@@ -70,6 +70,8 @@ export function loadKey(key: SignerKey): Promise<LoadedKey> {
 /** The configured networks' RPC endpoints, one connection each, made on first use. */
 export interface Chains {
   balance(network: string, asset: string, owner: string): Promise<bigint>;
+  /** The network's connection, for the checks that read it (undefined without an RPC URL). */
+  connection(network: string): ChainConnection | undefined;
   resolve(payment: PaymentOnChain, now: Date): Promise<Resolution>;
   ping(network: string, signal: AbortSignal): Promise<void>;
 }
@@ -90,6 +92,7 @@ export function createChains(rpcUrls: Record<string, string>): Chains {
   };
   return {
     balance: (network, asset, owner) => connection(network).balance(asset, owner),
+    connection: (network) => (Object.hasOwn(rpcUrls, network) ? connection(network) : undefined),
     resolve: (payment, now) => connection(payment.network).resolve(payment, now),
     ping: (network, signal) => connection(network).ping(signal),
   };
@@ -97,6 +100,7 @@ export function createChains(rpcUrls: Record<string, string>): Chains {
 
 export { solanaMessageHash } from "./svm.js";
 export type {
+  ChainConnection,
   ChainFamily,
   LoadedKey,
   NetworkSchemes,
@@ -108,4 +112,4 @@ export type {
   WalletDraft,
   WalletSigningRequest,
 } from "./types.js";
-export { WalletAnswerMismatch } from "./types.js";
+export { ChainUnreadable, WalletAnswerMismatch, WalletCannotPay } from "./types.js";

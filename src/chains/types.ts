@@ -82,11 +82,55 @@ export interface WalletDraft {
   request(payload: PaymentPayload): WalletSigningRequest;
   /** Unix seconds after which the wallet's signature can no longer be used to pay. */
   expiresAt(payload: PaymentPayload, nowSeconds: number): number;
+  /**
+   * Before the wallet is asked: throws {@link WalletCannotPay} when it could never pay `asset`
+   * with its own signature (EVM: a contract wallet and a token without EIP-1271), or
+   * {@link ChainUnreadable}. Absent where no such case exists (Solana).
+   */
+  assertCanPay?(asset: string): Promise<void>;
 }
 
 /** The wallet's answer does not sign exactly the stored request with the wallet's key. */
 export class WalletAnswerMismatch extends Error {
   override name = "WalletAnswerMismatch";
+}
+
+/**
+ * Why a wallet cannot pay with its own signature, whatever it signs: `contract_wallet_unsupported`
+ * (a smart-contract wallet, and a token that only accepts an EOA's signature),
+ * `wallet_not_deployed` (an EIP-6492 signature of a contract wallet not yet on chain). The message
+ * is for the user; it holds no secret.
+ */
+export class WalletCannotPay extends Error {
+  override name = "WalletCannotPay";
+  constructor(
+    readonly reason: "contract_wallet_unsupported" | "wallet_not_deployed",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The network's RPC did not answer a read a check needs: nothing was decided, try again. */
+export class ChainUnreadable extends Error {
+  override name = "ChainUnreadable";
+}
+
+/**
+ * Approval checks that read the chain (EVM: smart-contract wallets, EIP-1271 and EIP-6492).
+ * Both throw {@link ChainUnreadable} when the RPC does not answer, never a verdict.
+ */
+export interface WalletChecks {
+  /** Throws {@link WalletCannotPay} when `wallet` cannot pay `asset` with its own signature. */
+  assertCanPay(asset: string, wallet: string): Promise<void>;
+  /** Whether `signature` is `wallet`'s over the typed data, as the chain judges it. */
+  verifyTypedData(
+    typedData: Extract<WalletSigningRequest, { kind: "evm-typed-data" }>["typedData"],
+    signature: `0x${string}`,
+    wallet: string,
+  ): Promise<boolean>;
+  /** Whether there is code at `wallet` (a deployed contract wallet). */
+  isContract(wallet: string): Promise<boolean>;
 }
 
 /** Calls to one network's RPC endpoint. */
@@ -96,6 +140,8 @@ export interface ChainConnection {
   resolve(payment: PaymentOnChain, now: Date): Promise<Resolution>;
   /** One cheap call that proves the endpoint answers (readiness). */
   ping(signal: AbortSignal): Promise<void>;
+  /** What approvals read from this chain (EVM); absent where answers are checked offline. */
+  wallets?: WalletChecks;
 }
 
 export type AddressParse = { ok: true; address: string } | { ok: false; reason: string };
@@ -129,13 +175,16 @@ export interface ChainFamily<Key extends { chain: string } = { chain: string }> 
   /** Build payments the wallet at `address` signs itself (approval in the user's wallet). */
   draftForWallet(address: string, network: string, rpcUrl: string | undefined): WalletDraft;
   /**
-   * Check that the wallet's answer signs exactly `request` with the key of `wallet`, and return the
-   * unsigned `payload` completed with it. Throws WalletAnswerMismatch otherwise.
+   * Check that the wallet's answer signs exactly `request` for `wallet`, and return the unsigned
+   * `payload` completed with it. Throws WalletAnswerMismatch otherwise; WalletCannotPay when the
+   * signature holds but could not move the funds; ChainUnreadable when `chain` (the payment's
+   * network, for families that verify on chain) does not answer.
    */
   completeForWallet(
     payload: PaymentPayload,
     request: WalletSigningRequest,
     answer: WalletAnswer,
     wallet: string,
+    chain: ChainConnection | undefined,
   ): Promise<PaymentPayload>;
 }

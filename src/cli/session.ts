@@ -215,12 +215,13 @@ async function pending(
   )?.trim();
   if (!reply) return undefined;
   if (/^n(o)?$/i.test(reply)) return rejectApproval(update.paymentId);
-  if (/^0x[0-9a-fA-F]{130}$/.test(reply))
+  // 65 bytes from a plain key; longer from a smart-contract wallet (EIP-1271).
+  if (/^0x(?:[0-9a-fA-F]{2}){1,4096}$/.test(reply))
     return { paymentId: update.paymentId, signature: reply as `0x${string}` };
   if (!evm && /^[A-Za-z0-9+/]+={0,2}$/.test(reply))
     return { paymentId: update.paymentId, transaction: reply };
   session.display.alert(
-    "That is neither a 65-byte signature nor a base64 transaction; the payment stays pending.",
+    "That is neither a hex signature nor a base64 transaction; the payment stays pending.",
   );
   return undefined;
 }

@@ -1,9 +1,12 @@
 import type { PaymentPayload } from "@x402/core/types";
 import {
+  type Chains,
+  ChainUnreadable,
   familyOf,
   sameAsset,
   type WalletAnswer,
   WalletAnswerMismatch,
+  WalletCannotPay,
   type WalletSigningRequest,
 } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
@@ -27,7 +30,9 @@ import { checkSigned, paymentHeaders } from "./x402.js";
  * checks the answer before any stream opens, in the documented order:
  *
  *   400  the payment exists, belongs to this wallet and caller, still awaits approval and has not
- *        expired, and the answer signs exactly the stored terms with the wallet's key;
+ *        expired, and the answer signs exactly the stored terms for the wallet (checked on chain:
+ *        an EOA's key, or a contract wallet's EIP-1271 answer; 500 when the chain cannot be read);
+ *   403  a contract wallet is deployed and the token accepts its signature (payment_unavailable);
  *   403  the limits as they are now (and the allow-lists) still admit it;
  *   402  the balance covers it (500 when it cannot be read);
  *   503  the service still answers, with the same terms (a changed price is refused, never paid);
@@ -72,7 +77,7 @@ export interface Resumed {
 export interface ApprovalDeps extends DeliveryDeps {
   ledger: Ledger;
   pipeline: PaymentPipeline;
-  chains: { balance(network: string, asset: string, owner: string): Promise<bigint> };
+  chains: Pick<Chains, "balance" | "connection">;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
 }
@@ -176,8 +181,27 @@ export class ApprovalDesk {
     if (!family || !reply) throw new AppError("approval_invalid", "This answer cannot approve the payment.");
     let completed: PaymentPayload;
     try {
-      completed = await family.completeForWallet(terms.payload, terms.sign, reply, wallet.address);
+      completed = await family.completeForWallet(
+        terms.payload,
+        terms.sign,
+        reply,
+        wallet.address,
+        this.deps.chains.connection(record.network),
+      );
     } catch (error) {
+      // The signature holds, but it could never move this wallet's funds: nothing is signed away.
+      if (error instanceof WalletCannotPay) {
+        throw new AppError("payment_unavailable", `${error.message} Nothing was paid.`, {
+          details: { reason: error.reason },
+        });
+      }
+      // The chain did not answer: no verdict either way, the payment keeps waiting.
+      if (error instanceof ChainUnreadable) {
+        throw new AppError(
+          "payment_failed",
+          `Could not check the wallet's signature on ${record.network} (${error.message}). Nothing was paid; send the same answer again.`,
+        );
+      }
       const why = error instanceof WalletAnswerMismatch ? error.message : "the answer could not be read";
       throw new AppError("approval_invalid", `The approval does not sign the stored payment: ${why}.`);
     }

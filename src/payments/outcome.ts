@@ -24,6 +24,9 @@ export const REASONS = {
   limit_exceeded: "limit_exceeded",
   insufficient_balance: "insufficient_balance",
   balance_unreadable: "payment_failed",
+  /** A smart-contract wallet, and a token that cannot check its signature (EIP-1271). */
+  wallet_unsupported: "payment_unavailable",
+  chain_unreadable: "payment_failed",
   signing_failed: "payment_failed",
   store_unavailable: "store_unavailable",
   internal: "internal",

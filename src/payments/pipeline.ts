@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { ChainUnreadable, WalletCannotPay } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { SafeFetch } from "../outbound/index.js";
@@ -304,16 +305,31 @@ export class PaymentPipeline {
     const { run, request, wallet, limits, probed, chosen, balances } = admitted;
     const { offer, amount } = chosen;
     const draft = this.deps.signers.draftFor(wallet, offer.network);
-    const [read, balance, signed] = await Promise.all([
+    const [read, balance, signed, cannotPay] = await Promise.all([
       this.announce(admitted),
       balances.of(offer, amount),
       this.sign(probed, chosen, { schemeFor: () => draft.schemes }),
+      // A smart-contract wallet is never asked to sign for a token that could not check it.
+      draft.assertCanPay?.(offer.asset).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
     ]);
     const spent = read ?? (await this.spent(request));
     const check = checkSpend(amount, limits, spent);
     if (!check.ok) return refuseOverLimit(run, check);
     const poor = refuseIfShort(run, balance, amount, offer.network);
     if (poor) return poor;
+    if (cannotPay instanceof WalletCannotPay) {
+      return run.refuse("wallet_unsupported", cannotPay.message, { reason: cannotPay.reason });
+    }
+    if (cannotPay instanceof ChainUnreadable) {
+      return run.fail(
+        "chain_unreadable",
+        `Could not read the wallet on ${offer.network}; nothing was asked or paid.`,
+      );
+    }
+    if (cannotPay) throw cannotPay;
     if (!signed) return run.fail("signing_failed", "The payment could not be prepared for your wallet.");
     const nowS = Math.floor(request.now() / 1000);
     const expiresS = draft.expiresAt(signed.payload, nowS);

@@ -113,12 +113,17 @@ const spendingLimitsSchema = z.strictObject({
   allowedServices: z.array(origin).max(REQUEST_BOUNDS.maxListEntries).optional(),
 });
 
+/** The longest wallet signature accepted (an EIP-6492 one carries its wallet's deployment call). */
+const MAX_SIGNATURE_BYTES = 4096;
+
 const approvalSchema = z
   .strictObject({
     paymentId: z.string().regex(/^pay_[-0-9a-f]{36}$/, "must be a payment id from a p: update (pay_<uuid>)"),
+    // 65 bytes from a plain key; a smart-contract wallet's (EIP-1271, EIP-6492) is longer.
     signature: z
       .string()
-      .regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte hex signature (0x + 130 hex digits)")
+      .max(2 + 2 * MAX_SIGNATURE_BYTES, `must be at most ${MAX_SIGNATURE_BYTES} bytes`)
+      .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "must be a hex signature (0x + an even number of hex digits)")
       .optional(),
     transaction: z
       .string()

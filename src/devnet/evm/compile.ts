@@ -18,13 +18,21 @@ export interface ArtifactFile {
   compiler: { version: string; evmVersion: string; optimizerRuns: number };
   /** sha256 of each source, so a stale cache is caught by the artifact test. */
   sources: Record<string, string>;
-  contracts: { DevUSDC: ContractArtifact; Multicall3: ContractArtifact };
+  contracts: {
+    DevUSDC: ContractArtifact;
+    /** The same token as FiatToken v2.1: (v,r,s) only, no ERC-1271 (tests plant it in place of DevUSDC). */
+    DevUSDCv21: ContractArtifact;
+    Multicall3: ContractArtifact;
+    /** A minimal ERC-1271 contract wallet and its CREATE2 factory (tests deploy them). */
+    DevSmartWallet: ContractArtifact;
+    DevSmartWalletFactory: ContractArtifact;
+  };
 }
 
 /** Shanghai keeps the bytecode free of cancun opcodes (mcopy, tstore), see the x402 notes. */
 export const EVM_VERSION = "shanghai";
 const OPTIMIZER_RUNS = 200;
-const SOURCE_FILES = ["DevUSDC.sol", "Multicall3.sol"] as const;
+const SOURCE_FILES = ["DevUSDC.sol", "Multicall3.sol", "DevSmartWallet.sol"] as const;
 
 /** Absolute path of the repository's `contracts/` folder. */
 export const contractsDir = fileURLToPath(new URL("../../../contracts/", import.meta.url));
@@ -85,6 +93,12 @@ export function compileContracts(): ArtifactFile {
   return {
     compiler: { version: solc.version(), evmVersion: EVM_VERSION, optimizerRuns: OPTIMIZER_RUNS },
     sources: hashes,
-    contracts: { DevUSDC: pick("DevUSDC.sol", "DevUSDC"), Multicall3: pick("Multicall3.sol", "Multicall3") },
+    contracts: {
+      DevUSDC: pick("DevUSDC.sol", "DevUSDC"),
+      DevUSDCv21: pick("DevUSDC.sol", "DevUSDCv21"),
+      Multicall3: pick("Multicall3.sol", "Multicall3"),
+      DevSmartWallet: pick("DevSmartWallet.sol", "DevSmartWallet"),
+      DevSmartWalletFactory: pick("DevSmartWallet.sol", "DevSmartWalletFactory"),
+    },
   };
 }
