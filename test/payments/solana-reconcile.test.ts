@@ -138,6 +138,12 @@ describe.each(STORES)("Solana reconciliation (%s)", (store) => {
     // The same answer when the history is read 16 signatures a page (the `before` cursor).
     const paged = await solanaResolver(devnet.manifest.solana.rpcUrl, { pageSize: 16 }).resolve(row);
     expect(paged).toEqual({ status: "settled", txHash, payer: payer() });
+    // A row recorded before the blockhash and signing time were kept: searched back to its creation.
+    const { blockhash: _b, signedAt: _s, ...legacy } = row.authorization as Record<string, string>;
+    const older = { ...row, authorization: legacy };
+    expect(await solanaResolver(devnet.manifest.solana.rpcUrl, { pageSize: 16 }).resolve(older)).toEqual(
+      paged,
+    );
 
     const after = await solanaBalances(devnet);
     const moved = before.payer - after.payer;
@@ -156,12 +162,12 @@ describe.each(STORES)("Solana reconciliation (%s)", (store) => {
     devnet.faults.reset();
     const row = await onlyRow(result.requestId);
     expect(row.status).toBe("unknown");
-    const blockhash = (row.authorization as { blockhash?: string }).blockhash ?? "";
-    expect(blockhash).not.toBe("");
 
     // An hour later by the server's clock, but the chain still accepts the blockhash: unknown.
     expect((await lateReconciler().resolve(row.paymentId))?.status).toBe("unknown");
     expect(await ledgerSpent()).toBe(spentBefore + row.amount);
+    const blockhash = (row.authorization as { blockhash?: string }).blockhash ?? "";
+    expect(blockhash).not.toBe("");
 
     // The chain moves on until the blockhash is no longer valid, and its clock passes a blockhash's
     // lifetime after the signing (Surfpool's time travel).
