@@ -164,15 +164,19 @@ export const evm: ChainFamily<EvmKey> = {
         }),
 
       // The authorization's nonce used on chain: settled (with the transaction when the logs say).
-      // Unused after `validBefore` in chain time: it can never be used any more.
+      // Unused in a block whose own timestamp is past `validBefore` (chain time, never the server's
+      // clock): it can never be used any more. Both are read at that one block, so a use landing
+      // between two reads cannot be mistaken for expiry.
       async resolve(payment) {
         const auth = evmAuthorization(payment);
         if (!auth) return { status: "pending" };
+        const block = await client.getBlock({ blockTag: "latest" });
         const used = await client.readContract({
           address: payment.asset as `0x${string}`,
           abi: eip3009,
           functionName: "authorizationState",
           args: [auth.from as `0x${string}`, auth.nonce as `0x${string}`],
+          blockNumber: block.number,
         });
         if (used) {
           // Used is what matters; the transaction is a courtesy, and many RPCs refuse wide log ranges.
@@ -187,7 +191,6 @@ export const evm: ChainFamily<EvmKey> = {
           const txHash = logs[0]?.transactionHash;
           return { status: "settled", payer: auth.from, ...(txHash ? { txHash } : {}) };
         }
-        const block = await client.getBlock({ blockTag: "latest" });
         if (block.timestamp > BigInt(auth.validBefore))
           return { status: "failed", error: "authorization expired unused" };
         return { status: "pending" };

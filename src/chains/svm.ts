@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   type Address,
   address,
@@ -9,7 +8,6 @@ import {
   getTransactionDecoder,
   isAddress,
   isOffCurveAddress,
-  type Signature,
   type SignatureBytes,
   type Transaction,
   type TransactionPartialSigner,
@@ -19,7 +17,16 @@ import { DEFAULT_ASSETS, V1_TO_V2_NETWORK_MAP } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { ExactSvmSchemeV1 } from "@x402/svm/v1";
 import { z } from "zod/v4";
-import { type ChainFamily, type PaymentOnChain, WalletAnswerMismatch } from "./types.js";
+import {
+  BLOCKHASH_SECONDS,
+  type SvmAuthorization,
+  solanaBlockhash,
+  solanaMessageHash,
+  solanaResolver,
+} from "./svm-landed.js";
+import { type ChainFamily, WalletAnswerMismatch } from "./types.js";
+
+export { solanaMessageHash } from "./svm-landed.js";
 
 /**
  * Solana (CAIP-2 `solana:<genesis hash prefix>`), paid with the SPL `TransferChecked` transaction
@@ -33,10 +40,6 @@ export interface SolanaKey {
 }
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-/** Upper bound of a blockhash's lifetime (about 150 blocks, 60-90 s), with margin. */
-const BLOCKHASH_SECONDS = 180;
-/** How many of the payer's recent signatures the reconciler looks through. */
-const RECENT_SIGNATURES = 50;
 const RPC_TIMEOUT_MS = 5000;
 /**
  * How long a wallet has to approve a Solana payment: a transaction lives as long as its blockhash
@@ -50,26 +53,6 @@ function decodeWire(base64: string): Transaction {
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
-}
-
-interface SvmAuthorization {
-  kind: "svm-exact";
-  expiresAt: string;
-  messageHash?: string;
-}
-
-function svmAuthorization(payment: PaymentOnChain): SvmAuthorization | undefined {
-  const a = payment.authorization as Partial<SvmAuthorization> | null;
-  return a?.kind === "svm-exact" && a.expiresAt ? (a as SvmAuthorization) : undefined;
-}
-
-/**
- * SHA-256 of a transaction's message bytes. The facilitator co-signs the same message as fee payer,
- * so the landed transaction has the same hash: the reconciler finds it without keeping a signature.
- */
-export function solanaMessageHash(wireTransaction: Uint8Array): string {
-  const decoded = getTransactionDecoder().decode(wireTransaction);
-  return createHash("sha256").update(new Uint8Array(decoded.messageBytes)).digest("hex");
 }
 
 function usdcTable(): Record<string, string[]> {
@@ -126,24 +109,7 @@ export const svm: ChainFamily<SolanaKey> = {
 
   connect(rpcUrl) {
     const rpc = createSolanaRpc(rpcUrl);
-
-    async function findLanded(payment: PaymentOnChain, hash: string): Promise<string | undefined> {
-      const signatures = await rpc
-        .getSignaturesForAddress(address(payment.wallet), { limit: RECENT_SIGNATURES })
-        .send(timeout());
-      for (const { signature } of signatures) {
-        const tx = await rpc
-          .getTransaction(signature as Signature, {
-            encoding: "base64",
-            maxSupportedTransactionVersion: 0,
-            commitment: "confirmed",
-          })
-          .send(timeout());
-        const wire = tx?.transaction[0];
-        if (wire && solanaMessageHash(Buffer.from(wire, "base64")) === hash) return signature;
-      }
-      return undefined;
-    }
+    const resolver = solanaResolver(rpcUrl);
 
     return {
       async balance(asset, owner) {
@@ -165,18 +131,9 @@ export const svm: ChainFamily<SolanaKey> = {
         );
       },
 
-      // A landed transaction with the same message: settled. None once its blockhash (or the
-      // offer's window, whichever is longer) has expired: it can never land any more.
-      async resolve(payment, now) {
-        const auth = svmAuthorization(payment);
-        if (!auth?.messageHash) return { status: "pending" };
-        const found = await findLanded(payment, auth.messageHash);
-        if (found) return { status: "settled", txHash: found, payer: payment.wallet };
-        if (now.getTime() / 1000 > Number(auth.expiresAt)) {
-          return { status: "failed", error: "transaction expired without landing" };
-        }
-        return { status: "pending" };
-      },
+      // Settled when a transaction with its message landed; failed only when the chain proves it
+      // can no longer land and the payer's history since signing holds none (svm-landed.ts).
+      resolve: (payment) => resolver.resolve(payment),
 
       async ping(signal) {
         await rpc.getSlot().send({ abortSignal: signal });
@@ -241,14 +198,18 @@ export const svm: ChainFamily<SolanaKey> = {
     };
   },
 
-  // The SDK builds the transaction from the chosen requirement; keep what finds it later.
+  // The SDK builds the transaction from the chosen requirement; keep what finds it later and what
+  // says when it can no longer land (its blockhash), never its signatures.
   authorization(payload, expected, now) {
     const wire = (payload.payload as { transaction?: unknown }).transaction;
     if (typeof wire !== "string") throw new Error("the signed Solana payload holds no transaction");
+    const bytes = Buffer.from(wire, "base64");
     return {
       kind: "svm-exact",
       expiresAt: String(now + Math.max(expected.maxTimeoutSeconds, BLOCKHASH_SECONDS)),
-      messageHash: solanaMessageHash(Buffer.from(wire, "base64")),
-    };
+      messageHash: solanaMessageHash(bytes),
+      blockhash: solanaBlockhash(bytes),
+      signedAt: String(now),
+    } satisfies SvmAuthorization;
   },
 };

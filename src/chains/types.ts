@@ -34,6 +34,8 @@ export interface PaymentOnChain {
   wallet: string;
   /** What `authorization()` returned when it was signed. */
   authorization: unknown;
+  /** When the payment was recorded: it cannot have landed before (rows older than a chain's own field). */
+  createdAt?: Date;
 }
 
 /** The chain's word on an unclear payment. */

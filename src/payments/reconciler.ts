@@ -7,8 +7,9 @@ import type { LedgerStatus } from "./state.js";
  * counts as spent until the chain says otherwise:
  *  - EVM (EIP-3009): the authorization's nonce used on chain -> settled (with the transaction);
  *    unused after `validBefore` -> failed (it can never be used any more).
- *  - Solana: a landed transaction with the same message -> settled; none after the offer's
- *    timeout (the blockhash has expired by then) -> failed.
+ *  - Solana: a landed transaction with the same message, found in the payer's whole history since
+ *    signing -> settled; none, and the chain holds its blockhash expired -> failed.
+ * Anything uncertain leaves the payment `unknown` (counted as spent) for the next pass.
  * Rows left `signed` or `submitted` by a crashed process are moved to `unknown` first, and
  * payments whose approval window passed while waiting for the user's wallet become `expired`.
  */

@@ -1,0 +1,171 @@
+import { createHash } from "node:crypto";
+import {
+  address,
+  type Blockhash,
+  createSolanaRpc,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  type Signature,
+} from "@solana/kit";
+import type { PaymentOnChain, Resolution } from "./types.js";
+
+/**
+ * How an unclear Solana payment is judged from the chain (docs/payments.md, "Reconciliation"):
+ * settled when a transaction with its message landed, failed only when the chain proves it can no
+ * longer land and an exhaustive search of the payer's history since it was signed found nothing.
+ * Anything less certain (an RPC error, a search cut short) leaves it pending.
+ */
+
+/** What the reconciler keeps of a signed Solana payment (no signature, no key). */
+export interface SvmAuthorization {
+  kind: "svm-exact";
+  /** Unix seconds: signing time plus the longer of the offer's window and a blockhash's lifetime. */
+  expiresAt: string;
+  /** SHA-256 of the message bytes: the landed transaction (co-signed by the fee payer) has the same. */
+  messageHash?: string;
+  /** The message's recent blockhash: the transaction can land only while the chain holds it valid. */
+  blockhash?: string;
+  /** Unix seconds when it was signed: it cannot have landed before. Older rows use the row's creation. */
+  signedAt?: string;
+}
+
+/** Upper bound of a blockhash's lifetime (about 150 blocks, 60-90 s), with margin. */
+export const BLOCKHASH_SECONDS = 180;
+/**
+ * How far before the signing time (our clock) the search goes on (chain time): a block's time is
+ * the validators' estimate and may lag ours.
+ */
+const CLOCK_SKEW_SECONDS = 120;
+/** Signatures per page of the payer's history (the RPC's maximum is 1,000). */
+const PAGE_SIZE = 1000;
+/** Pages one resolution may read; a longer history leaves the payment pending until a later pass. */
+const MAX_PAGES = 20;
+const RPC_TIMEOUT_MS = 5000;
+
+export function svmAuthorization(payment: PaymentOnChain): SvmAuthorization | undefined {
+  const a = payment.authorization as Partial<SvmAuthorization> | null;
+  return a?.kind === "svm-exact" && a.expiresAt ? (a as SvmAuthorization) : undefined;
+}
+
+/**
+ * SHA-256 of a transaction's message bytes. The facilitator co-signs the same message as fee payer,
+ * so the landed transaction has the same hash: the reconciler finds it without keeping a signature.
+ */
+export function solanaMessageHash(wireTransaction: Uint8Array): string {
+  const decoded = getTransactionDecoder().decode(wireTransaction);
+  return createHash("sha256").update(new Uint8Array(decoded.messageBytes)).digest("hex");
+}
+
+/** The recent blockhash a wire transaction's message carries (its lifetime). */
+export function solanaBlockhash(wireTransaction: Uint8Array): string {
+  const decoded = getTransactionDecoder().decode(wireTransaction);
+  return getCompiledTransactionMessageDecoder().decode(decoded.messageBytes).lifetimeToken;
+}
+
+export interface LandedOptions {
+  /** Signatures per page of history (tests use a small one to page). Default 1,000. */
+  pageSize?: number;
+}
+
+type Search = { found: { signature: string; failed: boolean } } | { complete: boolean };
+
+/** Resolves unclear Solana payments through one RPC endpoint. */
+export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
+  const rpc = createSolanaRpc(rpcUrl);
+  const pageSize = Math.min(Math.max(1, options.pageSize ?? PAGE_SIZE), PAGE_SIZE);
+  const timeout = () => ({ abortSignal: AbortSignal.timeout(RPC_TIMEOUT_MS) });
+
+  /** Chain time (the latest finalized block's), or undefined when the node cannot say. */
+  async function chainTime(): Promise<number | undefined> {
+    const slot = await rpc.getSlot({ commitment: "finalized" }).send(timeout());
+    const time = await rpc.getBlockTime(slot).send(timeout());
+    return time === null ? undefined : Number(time);
+  }
+
+  /**
+   * Whether the chain proves the transaction can never land from now on. With its blockhash: the
+   * finalized chain is past the signing time by more than a blockhash lives (so the node has seen
+   * that blockhash) and holds it invalid (so no later block accepts it; any block that did is
+   * finalized, hence in the history searched after this). Older rows without it: the finalized
+   * chain's time is past their `expiresAt`.
+   */
+  async function cannotLand(auth: SvmAuthorization, signedAt: number): Promise<boolean> {
+    const now = await chainTime();
+    if (now === undefined) return false;
+    if (!auth.blockhash) return now > Number(auth.expiresAt);
+    if (now <= signedAt + BLOCKHASH_SECONDS) return false;
+    const valid = await rpc
+      .isBlockhashValid(auth.blockhash as Blockhash, { commitment: "finalized" })
+      .send(timeout());
+    return !valid.value;
+  }
+
+  async function sameMessage(signature: Signature, hash: string): Promise<boolean> {
+    const tx = await rpc
+      .getTransaction(signature, {
+        encoding: "base64",
+        maxSupportedTransactionVersion: 0,
+        commitment: "confirmed",
+      })
+      .send(timeout());
+    const wire = tx?.transaction[0];
+    return wire !== undefined && solanaMessageHash(Buffer.from(wire, "base64")) === hash;
+  }
+
+  /**
+   * The payer's history, newest first, page by page (`before` cursor), back to `floor` (chain
+   * time). Complete when it reached a block older than `floor`, or the history's end while the
+   * node's oldest block is no newer than the signing time.
+   */
+  async function search(wallet: string, hash: string, floor: number, signedAt: number): Promise<Search> {
+    let before: Signature | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const list = await rpc
+        .getSignaturesForAddress(address(wallet), {
+          limit: pageSize,
+          commitment: "confirmed",
+          ...(before ? { before } : {}),
+        })
+        .send(timeout());
+      for (const entry of list) {
+        if (entry.blockTime !== null && Number(entry.blockTime) < floor) return { complete: true };
+        if (await sameMessage(entry.signature, hash)) {
+          return { found: { signature: entry.signature, failed: entry.err !== null } };
+        }
+      }
+      const last = list.at(-1);
+      if (list.length < pageSize || !last) {
+        const first = await rpc.getFirstAvailableBlock().send(timeout());
+        const time = await rpc.getBlockTime(first).send(timeout());
+        return { complete: time !== null && Number(time) <= signedAt };
+      }
+      before = last.signature;
+    }
+    return { complete: false };
+  }
+
+  return {
+    async resolve(payment: PaymentOnChain): Promise<Resolution> {
+      const auth = svmAuthorization(payment);
+      if (!auth?.messageHash) return { status: "pending" };
+      const signedAt = auth.signedAt
+        ? Number(auth.signedAt)
+        : payment.createdAt
+          ? Math.floor(payment.createdAt.getTime() / 1000)
+          : Number.NaN;
+      if (!Number.isFinite(signedAt)) return { status: "pending" };
+      // Asked before the search, so a transaction landing meanwhile is in the history searched.
+      const unlandable = await cannotLand(auth, signedAt);
+      const result = await search(payment.wallet, auth.messageHash, signedAt - CLOCK_SKEW_SECONDS, signedAt);
+      if ("found" in result) {
+        // Landed but the transfer failed: the fee was paid, no token moved, and it cannot land again.
+        if (result.found.failed) return { status: "failed", error: "transaction landed and failed" };
+        return { status: "settled", txHash: result.found.signature, payer: payment.wallet };
+      }
+      if (result.complete && unlandable) {
+        return { status: "failed", error: "blockhash expired without the transaction landing" };
+      }
+      return { status: "pending" };
+    },
+  };
+}
