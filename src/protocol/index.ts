@@ -2,3 +2,4 @@ export { cleanText, cleanUntrusted } from "./content.js";
 export * from "./request.js";
 export * from "./stream.js";
 export { parseWallet, type Wallet } from "./wallet.js";
+export { type PaymentState, paymentStateSchema } from "./payment.js";
