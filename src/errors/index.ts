@@ -39,7 +39,6 @@ export const ERROR_CODES = {
   unsafe_content: { status: 400, finishReason: "error", title: "Unsafe message content" },
   payload_too_large: { status: 413, finishReason: "error", title: "Request body too large" },
   unsupported_media_type: { status: 415, finishReason: "error", title: "Unsupported content type" },
-  not_acceptable: { status: 406, finishReason: "error", title: "Not acceptable" },
   unauthorized: { status: 401, finishReason: "error", title: "Unauthorized" },
   not_found: { status: 404, finishReason: "error", title: "Not found" },
   malformed_request: { status: 400, finishReason: "error", title: "Malformed HTTP request" },
