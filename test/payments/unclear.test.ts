@@ -7,6 +7,7 @@
  * the caller that made it only.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ChatClient, ChatHttpError } from "../../src/client/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
@@ -136,6 +137,20 @@ describe.each(STORES)("a payment whose outcome is unclear (%s)", (store: StoreKi
       settledAt: settled.settledAt?.toISOString(),
     });
     expect(body.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    // The SDK reads the same, and another caller's read rejects as a 404.
+    const client = (t: string) =>
+      new ChatClient({
+        baseUrl: "http://service.test",
+        token: t,
+        fetch: (async (url: string, init?: RequestInit) =>
+          booted.running.service.app.request(url, init)) as typeof fetch,
+      });
+    expect(await client(token).getPayment(paymentId)).toEqual(body);
+    const refused = await client(OTHER_TOKEN)
+      .getPayment(paymentId)
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ChatHttpError);
+    expect(refused).toMatchObject({ status: 404, code: "not_found" });
     expect((await ledgerOf(booted.running).get(paymentId))?.status).toBe("settled");
     // Paid once, for the one authorization.
     const after = await evmBalances(devnet);
