@@ -2,7 +2,7 @@ import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
-import { createApp } from "./http/app.js";
+import { type AppDeps, createApp } from "./http/app.js";
 import type { ChatRouteDeps, IdempotencyStore } from "./http/chat.js";
 import { onClientError } from "./http/client-error.js";
 import { Lifecycle } from "./http/lifecycle.js";
@@ -36,6 +36,8 @@ export interface ServiceOverrides {
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (the payments capability). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
+  /** The ledger's lookup behind GET /api/payments/:id. */
+  payments?: AppDeps["payments"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
   readiness?: ReadinessCheck[];
   /** Bound of each readiness check (default 2 s). */
@@ -70,6 +72,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     readiness,
     ...(overrides.idempotency ? { idempotency: overrides.idempotency } : {}),
     ...(overrides.resumeApproval ? { resumeApproval: overrides.resumeApproval } : {}),
+    ...(overrides.payments ? { payments: overrides.payments } : {}),
   });
   return {
     app,

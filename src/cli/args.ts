@@ -58,7 +58,8 @@ Options:
 
 Exit codes: 0 stop or payment-complete, 1 error, 2 usage, 3 refused before the stream (HTTP
 error or no connection), 4 limit-exceeded, 5 insufficient-balance, 6 payment-failed,
-7 service-unavailable, 8 approval-required (left pending), 130 interrupted.
+7 service-unavailable, 8 approval-required (left pending), 9 payment-unclear (sent, outcome
+not known yet: do not pay again), 130 interrupted.
 `;
 
 const MODELS = ["aimodel-2.0-flash-exp", "aimodel-1.5-pro", "aimodel-1.5-flash"] as const;

@@ -16,6 +16,8 @@ export const EXIT = {
   serviceUnavailable: 7,
   /** A payment awaits approval and was left pending (no key file, or not answered). */
   approvalRequired: 8,
+  /** A payment was sent and its outcome is not known yet: do not pay again. */
+  paymentUnclear: 9,
   interrupted: 130,
 } as const;
 
@@ -26,6 +28,7 @@ const BY_FINISH: Record<FinishPayload["finishReason"], number> = {
   "limit-exceeded": EXIT.limitExceeded,
   "insufficient-balance": EXIT.insufficientBalance,
   "payment-failed": EXIT.paymentFailed,
+  "payment-unclear": EXIT.paymentUnclear,
   "service-unavailable": EXIT.serviceUnavailable,
   "approval-required": EXIT.approvalRequired,
 };

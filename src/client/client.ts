@@ -1,3 +1,4 @@
+import { type PaymentState, paymentStateSchema } from "../protocol/payment.js";
 import {
   decodeStream,
   type ErrorPayload,
@@ -145,6 +146,28 @@ export class ChatClient {
   /** Answer a payment awaiting approval: the same conversation and wallet, plus the wallet's answer. */
   approve(body: ChatRequestBody, answer: ApprovalAnswer, options?: ChatCallOptions): Promise<ChatTurn> {
     return this.chat({ ...body, approval: answer }, options);
+  }
+
+  /**
+   * One payment as the service's ledger holds it now (`GET /api/payments/:id`), e.g. after a turn
+   * that ended `payment-unclear` (the `e:` line `payment_unclear` names it): read it until its
+   * `status` is `settled` or `failed`, and do not pay again meanwhile. Only the caller that made the
+   * payment (the same token, or none) can read it; any other id rejects with a 404 `not_found`
+   * {@link ChatHttpError}.
+   */
+  async getPayment(paymentId: string, options: { signal?: AbortSignal } = {}): Promise<PaymentState> {
+    const path = `/api/payments/${encodeURIComponent(paymentId)}`;
+    const url = this.options.baseUrl === undefined ? path : new URL(path, this.options.baseUrl).href;
+    const headers = new Headers(this.options.headers);
+    headers.set("Accept", "application/json");
+    const token = typeof this.options.token === "function" ? this.options.token() : this.options.token;
+    if (token) headers.set("Authorization", `Bearer ${token}`);
+    const doFetch = this.options.fetch ?? globalThis.fetch;
+    const response = await doFetch(url, { headers, ...(options.signal ? { signal: options.signal } : {}) });
+    if (!response.ok) throw await errorFromResponse(response);
+    const parsed = paymentStateSchema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) throw new ProtocolError("The payment's state is not what the protocol says.");
+    return parsed.data;
   }
 
   /** Refuse a payment awaiting approval; the turn goes on without it. */

@@ -9,6 +9,8 @@
  * for await (const event of turn) if (event.type === "text") process.stdout.write(event.text);
  * ```
  */
+
+export { type PaymentState, paymentStateSchema } from "../protocol/payment.js";
 export {
   type ApprovalRequest,
   type BudgetMeter,

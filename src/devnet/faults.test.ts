@@ -29,6 +29,7 @@ describe("fault switches", () => {
       settleDelayMs: 0,
       settleFail: false,
       settleHangAfterChain: false,
+      settleLate: false,
       requoteMultiplier: null,
     });
   });

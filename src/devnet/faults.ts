@@ -7,6 +7,7 @@ export const NO_FAULTS: Readonly<Faults> = Object.freeze({
   settleDelayMs: 0,
   settleFail: false,
   settleHangAfterChain: false,
+  settleLate: false,
   requoteMultiplier: null,
 });
 
@@ -79,7 +80,7 @@ export function validateFaults(input: unknown): Partial<Faults> {
     }
     out.settleDelayMs = v;
   }
-  for (const key of ["settleFail", "settleHangAfterChain"] as const) {
+  for (const key of ["settleFail", "settleHangAfterChain", "settleLate"] as const) {
     if (key in raw) {
       if (typeof raw[key] !== "boolean") throw new TypeError(`${key} must be a boolean`);
       out[key] = raw[key];

@@ -51,9 +51,11 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
   const manifestPath = resolveManifestPath(options.manifestPath);
   const faults = new FaultSwitch();
   const hangs = new HangGate();
+  const late = new HangGate();
   const teardown: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     hangs.releaseAll();
+    late.releaseAll();
     for (const step of teardown.splice(0).reverse()) {
       await step().catch((error: unknown) => log(`devnet: error while stopping: ${errorMessage(error)}`));
     }
@@ -100,6 +102,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
         catalog,
         faults,
         hangUntilReleased: () => hangs.wait(),
+        lateUntilReleased: () => late.wait(),
         log,
       }).fetch,
     );
@@ -150,6 +153,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     faults.onChange((next, prev) => {
       if (next.settleHangAfterChain !== prev.settleHangAfterChain && !next.settleHangAfterChain)
         hangs.releaseAll();
+      if (next.settleLate !== prev.settleLate && !next.settleLate) late.releaseAll();
       const toggle = (server: DevnetHttpServer, refuse: boolean) =>
         (refuse ? server.pause() : server.resume()).catch((error: unknown) =>
           log(`devnet: cannot ${refuse ? "close" : "reopen"} ${server.url}: ${errorMessage(error)}`),

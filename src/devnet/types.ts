@@ -97,6 +97,11 @@ export interface Faults {
   /** `/settle` settles on chain, then never answers (until the fault is reset or the devnet stops). */
   settleHangAfterChain: boolean;
   /**
+   * `/settle` holds the request before touching the chain until the switch is turned off, then
+   * settles on chain and answers: the payer, long gone, sees a timeout, and the money moves later.
+   */
+  settleLate: boolean;
+  /**
    * Services re-quote: every quote after the first one a service gives is `multiplier` times
    * the list price, so a client paying the first 402 gets a second 402 at the higher price.
    */

@@ -5,13 +5,15 @@
 
 /**
  * Finish reasons of seed section 2, plus `approval-required` (the turn waits for the user's wallet
- * to approve a payment; `d:` names it) and `error` for failures none of them fits (model provider
- * down, deadline, shutdown).
+ * to approve a payment; `d:` names it), `payment-unclear` (a payment was sent and its outcome is
+ * not known yet: it may have gone through, so it must not be called failed nor paid again) and
+ * `error` for failures none of them fits (model provider down, deadline, shutdown).
  */
 export const FINISH_REASONS = [
   "stop",
   "payment-complete",
   "payment-failed",
+  "payment-unclear",
   "limit-exceeded",
   "insufficient-balance",
   "service-unavailable",
@@ -37,7 +39,6 @@ export const ERROR_CODES = {
   unsafe_content: { status: 400, finishReason: "error", title: "Unsafe message content" },
   payload_too_large: { status: 413, finishReason: "error", title: "Request body too large" },
   unsupported_media_type: { status: 415, finishReason: "error", title: "Unsupported content type" },
-  not_acceptable: { status: 406, finishReason: "error", title: "Not acceptable" },
   unauthorized: { status: 401, finishReason: "error", title: "Unauthorized" },
   not_found: { status: 404, finishReason: "error", title: "Not found" },
   malformed_request: { status: 400, finishReason: "error", title: "Malformed HTTP request" },
@@ -63,6 +64,13 @@ export const ERROR_CODES = {
   limit_exceeded: { status: 403, finishReason: "limit-exceeded", title: "Spending limit exceeded" },
   insufficient_balance: { status: 402, finishReason: "insufficient-balance", title: "Insufficient balance" },
   payment_failed: { status: 500, finishReason: "payment-failed", title: "Payment failed" },
+  // Sent, outcome not known yet (recorded `unknown`, counted as spent, checked against the chain):
+  // 202, "accepted, not finished", so no client retries it as it would a 5xx.
+  payment_unclear: {
+    status: 202,
+    finishReason: "payment-unclear",
+    title: "Payment outcome not known yet",
+  },
   payment_unavailable: { status: 403, finishReason: "payment-failed", title: "Payment not possible" },
   price_changed: { status: 409, finishReason: "payment-failed", title: "Price changed since the quote" },
   approval_not_found: { status: 400, finishReason: "error", title: "No such pending payment" },

@@ -6,6 +6,7 @@ import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { type ChatRouteDeps, handleChat, type IdempotencyStore } from "./chat.js";
 import type { Lifecycle } from "./lifecycle.js";
+import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
@@ -24,6 +25,8 @@ export interface AppDeps {
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (docs/protocol.md, "Approval"). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
+  /** The ledger's lookup behind GET /api/payments/:id (absent: payments are off, no such route). */
+  payments?: Pick<PaymentRoutesDeps, "get">;
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
@@ -97,6 +100,9 @@ export function createApp(deps: AppDeps): Hono {
   app.all("/api/chat", () =>
     problemResponse(new AppError("method_not_allowed", "Use POST /api/chat."), { Allow: "POST" }),
   );
+  if (deps.payments) {
+    mountPaymentRoutes(app, { ...deps.payments, ...chatDeps });
+  }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
   if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));
   app.notFound((c) =>

@@ -57,7 +57,11 @@ const CLIENT_LEFT = "client disconnected";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-function authenticate(c: Context, deps: ChatRouteDeps): { identity?: string; token?: string } {
+/** What authenticating a request needs: the known bearer tokens, and whether one is required. */
+export type Authenticate = Pick<ChatRouteDeps, "authTokens" | "requireAuth">;
+
+/** The caller's bearer identity (and token); throws `unauthorized` for an unknown or missing one. */
+export function authenticate(c: Context, deps: Authenticate): { identity?: string; token?: string } {
   const header = c.req.header("authorization");
   if (!header) {
     if (deps.requireAuth) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");

@@ -17,7 +17,7 @@ import { type DeliveryDeps, deliver } from "./delivery.js";
 import type { Ledger, PaymentRecord } from "./ledger.js";
 import type { PaymentObserver, PaymentOutcome } from "./outcome.js";
 import type { PaymentPipeline } from "./pipeline.js";
-import { checkSpend, isServiceAllowed, type Requirement } from "./policy.js";
+import { checkSpend, isServiceAllowed, type LimitRefusal, type Requirement } from "./policy.js";
 import { probe, type Target } from "./probe.js";
 import { PaymentRun } from "./run.js";
 import { IllegalTransitionError } from "./state.js";
@@ -120,6 +120,22 @@ const sameOffer = (a: Requirement, b: Requirement) =>
   a.payTo.toLowerCase() === b.payTo.toLowerCase() &&
   a.amount === b.amount;
 
+/** An amount limit refused an approved payment: which limit, its size, what remained, the price. */
+function overLimit(message: string, refusal: LimitRefusal, refused: Record<string, string>): AppError {
+  return new AppError(
+    "limit_exceeded",
+    `Paying ${message} would exceed the ${refusal.limit} limit of $${formatUsd(refusal.limitAtomic)} ($${formatUsd(refusal.remainingAtomic)} left).`,
+    {
+      details: {
+        ...refused,
+        limit: refusal.limit,
+        limitUsd: formatUsd(refusal.limitAtomic),
+        remainingUsd: formatUsd(refusal.remainingAtomic),
+      },
+    },
+  );
+}
+
 export class ApprovalDesk {
   private readonly now: () => Date;
 
@@ -153,7 +169,7 @@ export class ApprovalDesk {
       if (record.status === "expired")
         throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
       throw new AppError("approval_used", `The payment of ${message} was already ${record.status}.`, {
-        details: { status: record.status },
+        details: { paymentId: record.paymentId, paymentStatus: record.status },
       });
     }
     const limits = this.deps.pipeline.limitsFor(input);
@@ -208,28 +224,36 @@ export class ApprovalDesk {
     const requirement = record.requirement as Requirement;
 
     // The limits and allow-lists as they are now (an approval cannot outlive a tightened limit).
-    if (!limits.allowedNetworks.includes(record.network) || !isServiceAllowed(record.service, limits)) {
-      throw new AppError("limit_exceeded", `Paying ${message} is no longer allowed by your limits.`);
-    }
-    const check = checkSpend(record.amount, limits, spentOf(snapshot));
-    if (!check.ok) {
+    const refused = { paymentId: record.paymentId, priceUsd: formatUsd(record.amount) };
+    if (!limits.allowedNetworks.includes(record.network)) {
       throw new AppError(
         "limit_exceeded",
-        `Paying ${message} would exceed the ${check.limit} limit of $${formatUsd(check.limitAtomic)} ($${formatUsd(check.remainingAtomic)} left).`,
-        { details: { limit: check.limit, remainingUsd: formatUsd(check.remainingAtomic) } },
+        `Paying ${message} on ${record.network} is no longer allowed by your limits.`,
+        {
+          details: { ...refused, limit: "allowedNetworks", network: record.network },
+        },
       );
     }
+    if (!isServiceAllowed(record.service, limits)) {
+      throw new AppError("limit_exceeded", `Paying ${message} is no longer allowed by your limits.`, {
+        details: { ...refused, limit: "allowedServices", service: record.service },
+      });
+    }
+    const check = checkSpend(record.amount, limits, spentOf(snapshot));
+    if (!check.ok) throw overLimit(message, check, refused);
     const balance = await this.deps.chains
       .balance(record.network, record.asset, wallet.address)
       .catch(() => undefined);
     if (balance === undefined) {
-      throw new AppError("payment_failed", `Could not read the wallet's balance on ${record.network}.`);
+      throw new AppError("payment_failed", `Could not read the wallet's balance on ${record.network}.`, {
+        details: { paymentId: record.paymentId },
+      });
     }
     if (balance < record.amount) {
       throw new AppError(
         "insufficient_balance",
         `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(record.amount)} price.`,
-        { details: { balanceUsd: formatUsd(balance) } },
+        { details: { ...refused, balanceUsd: formatUsd(balance) } },
       );
     }
 
@@ -240,17 +264,24 @@ export class ApprovalDesk {
       allowOrigin: (origin) => isServiceAllowed(origin, limits),
     });
     if (probed.kind === "refused") {
-      const code = probed.reason === "origin_not_allowed" ? "limit_exceeded" : "service_unavailable";
+      if (probed.reason === "origin_not_allowed") {
+        throw new AppError("limit_exceeded", `${record.service} is not allowed: ${probed.message}`, {
+          details: { ...refused, limit: "allowedServices", service: record.service },
+        });
+      }
       throw new AppError(
-        code,
+        "service_unavailable",
         `${record.service} could not be reached to confirm its price: ${probed.message}`,
+        { details: { paymentId: record.paymentId, service: record.service } },
       );
     }
     if (probed.kind === "free" || !probed.demand.offers.some((offer) => sameOffer(offer, requirement))) {
       const why = `${record.service} no longer asks $${formatUsd(record.amount)} on ${record.network}; nothing was paid. Ask again for a new quote.`;
       // Only if it still waits: another answer may have approved it meanwhile (its payment goes on).
       await run.termsChanged(why).catch((error: unknown) => this.lostRace(error, record.paymentId, message));
-      throw new AppError("price_changed", why);
+      throw new AppError("price_changed", why, {
+        details: { paymentId: record.paymentId, quotedUsd: formatUsd(record.amount) },
+      });
     }
 
     let authorization: Record<string, string>;
@@ -269,15 +300,11 @@ export class ApprovalDesk {
       throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
     }
     if (reserved && "notAwaiting" in reserved) {
-      throw new AppError("approval_used", `The payment of ${message} was already ${reserved.notAwaiting}.`);
+      throw new AppError("approval_used", `The payment of ${message} was already ${reserved.notAwaiting}.`, {
+        details: { paymentId: record.paymentId, paymentStatus: reserved.notAwaiting },
+      });
     }
-    if (reserved) {
-      throw new AppError(
-        "limit_exceeded",
-        `Paying ${message} would exceed the ${reserved.limit} limit of $${formatUsd(reserved.limitAtomic)} ($${formatUsd(reserved.remainingAtomic)} left).`,
-        { details: { limit: reserved.limit, remainingUsd: formatUsd(reserved.remainingAtomic) } },
-      );
-    }
+    if (reserved) throw overLimit(message, reserved, refused);
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {
       try {
@@ -301,9 +328,7 @@ export class ApprovalDesk {
     throw new AppError(
       "approval_used",
       `The payment of ${message} was already ${now?.status ?? "answered"}.`,
-      {
-        details: { status: now?.status },
-      },
+      { details: { paymentId, ...(now ? { paymentStatus: now.status } : {}) } },
     );
   }
 

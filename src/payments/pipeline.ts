@@ -217,6 +217,7 @@ export class PaymentPipeline {
       {
         paymentId: `pay_${randomUUID()}`,
         requestId: request.requestId,
+        caller: request.caller ?? null,
         wallet: wallet.address,
         service: probed.payee.url,
         ...(serviceName ? { serviceName } : {}),

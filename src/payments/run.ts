@@ -14,6 +14,8 @@ import type { Unclear } from "./unclear.js";
 export type RunFacts = Omit<PaymentFacts, "requirement"> & {
   /** The service's name, as discovery listed it, when known. Untrusted text, for display. */
   serviceName?: string;
+  /** The bearer identity of the request that makes it (kept on its row), or null. */
+  caller?: string | null;
 };
 
 /**
@@ -323,9 +325,22 @@ export class PaymentRun {
     details: Record<string, unknown> = {},
     extra: Partial<PaymentOutcome> = {},
   ): PaymentOutcome {
-    const code = codeOf(reason);
+    // A payment whose outcome is not known may have gone through: never "failed" (a user told so
+    // pays again). Its own code says so, and the message names the payment to look up.
+    const unclear = status === "unknown" && codeOf(reason) === "payment_failed";
+    const code = unclear ? "payment_unclear" : codeOf(reason);
+    const said = unclear ? unclearMessage(message, this.facts.paymentId) : message;
     const all = { paymentId: this.facts.paymentId, ...details };
-    this.observer.error(new AppError(code, message, { details: all }));
-    return this.outcome(status, { ...extra, error: { code, reason, message, details: all } });
+    this.observer.error(new AppError(code, said, { details: all }));
+    return this.outcome(status, { ...extra, error: { code, reason, message: said, details: all } });
   }
+}
+
+/**
+ * What the client is told of a payment whose outcome is not known: what happened, that it may
+ * have gone through and is being checked against the chain, not to pay again, and where to read
+ * its final state (docs/protocol.md, `payment_unclear`).
+ */
+export function unclearMessage(what: string, paymentId: string): string {
+  return `${what} Payment ${paymentId} may have gone through: it is being checked against the chain. Do not pay again; its final state is at GET /api/payments/${paymentId}.`;
 }

@@ -13,11 +13,10 @@ export interface Unclear {
 
 /** What an answer after sending means: the closed reason, our message, and the service's own words. */
 export function unclearReason(response: SafeResponse | undefined): Unclear {
-  const checking = "the outcome is being checked on chain.";
   if (!response) {
     return {
       reason: "no_response",
-      message: `The service did not answer after the payment was sent; ${checking}`,
+      message: `The service did not answer after the payment was sent.`,
       detail: "no response after sending",
     };
   }
@@ -33,27 +32,28 @@ export function unclearReason(response: SafeResponse | undefined): Unclear {
     }
     return {
       reason: "payment_rejected",
-      message: "The service did not accept the payment; it will not be paid again automatically.",
+      message:
+        "The service answered that it did not accept the payment, but the authorization it holds stays valid until it expires; it will not be paid again automatically.",
       detail: `402 after paying: ${why}`,
     };
   }
   if (response.status >= 300 && response.status < 400) {
     return {
       reason: "redirected_after_payment",
-      message: `The service redirected the paid request elsewhere, which is not followed; ${checking}`,
+      message: `The service redirected the paid request elsewhere, which is not followed.`,
       detail: `HTTP ${response.status} after sending`,
     };
   }
   if (response.status >= 200 && response.status < 300) {
     return {
       reason: "no_settlement_proof",
-      message: `The service answered without confirming settlement; ${checking}`,
+      message: `The service answered without confirming settlement.`,
       detail: `HTTP ${response.status} without a settlement response`,
     };
   }
   return {
     reason: "service_error_after_payment",
-    message: `The service failed (HTTP ${response.status}) after the payment was sent; ${checking}`,
+    message: `The service failed (HTTP ${response.status}) after the payment was sent.`,
     detail: `HTTP ${response.status} after sending`,
   };
 }

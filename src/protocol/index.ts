@@ -1,4 +1,5 @@
 export { cleanText, cleanUntrusted } from "./content.js";
+export { type PaymentState, paymentStateSchema } from "./payment.js";
 export * from "./request.js";
 export * from "./stream.js";
 export { parseWallet, type Wallet } from "./wallet.js";

@@ -79,11 +79,11 @@ const sumAmount = sql<string>`coalesce(sum(${payments.amount}), 0)::text`;
  */
 export type DriverQuery = (text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>;
 
-/** The reservation's statement: `reserve_payment` of migration 4 (with the pending statuses). */
+/** The reservation's statement: `reserve_payment` of migration 5 (pending statuses, caller). */
 const RESERVE_SQL = `select outcome, day_spent, day_pending, request_spent, request_pending
   from reserve_payment($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::jsonb, $10::jsonb, $11,
     $12::jsonb, $13::timestamptz, $14::timestamptz, $15::numeric, $16::numeric, $17::numeric,
-    $18::text[], $19::text[])`;
+    $18::text[], $19::text[], $20::text)`;
 
 /** A status move: `move_payment` of migration 4. */
 const MOVE_SQL = `select move_payment($1, $2, $3::text[], $4::jsonb, $5, $6, $7, $8::jsonb,
@@ -131,6 +131,7 @@ export class PgLedger implements Ledger {
       input.limits.daily.toString(),
       textArray(SPENT_STATUSES),
       textArray(PENDING),
+      input.caller ?? null,
     ])) as Record<"outcome" | keyof typeof SNAPSHOT_COLUMNS, string>[];
     if (!row) throw new Error("reserve_payment returned no row");
     if (row.outcome === "duplicate") throw new Error(`payment id ${input.paymentId} already exists`);
@@ -163,7 +164,7 @@ export class PgLedger implements Ledger {
         updatedAt: input.now,
         settledAt: null,
         approval: null,
-        caller: null,
+        caller: input.caller ?? null,
         expiresAt: null,
       },
     };

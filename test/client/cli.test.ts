@@ -118,6 +118,7 @@ describe("command line", () => {
       stop: 0,
       "payment-complete": 0,
       "payment-failed": 6,
+      "payment-unclear": 9,
       "limit-exceeded": 4,
       "insufficient-balance": 5,
       "service-unavailable": 7,

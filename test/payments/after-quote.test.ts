@@ -58,7 +58,9 @@ describe("a step that throws after the quote", () => {
     ]);
     expect(last?.reason).toBe("outcome_unrecorded");
     expect(last?.transaction).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(result.errors.at(-1)?.code).toBe("payment_failed");
+    // Settled but not on record: unclear to the ledger, never called failed.
+    expect(result.errors.at(-1)?.code).toBe("payment_unclear");
+    expect(result.finish.finishReason).toBe("payment-unclear");
     expectNoLeak(result.raw, calls);
     // The row was born `submitted` with its authorization, so the chain resolves it.
     const payments = booted.running.payments;

@@ -490,7 +490,7 @@ describe("approval: threshold, refusals and statuses", () => {
     expect(price).toBeGreaterThan(0n);
   });
 
-  it("resume statuses: 500 when the payment fails after approval (JSON mode)", async () => {
+  it("resume statuses: 202 payment_unclear when the settlement fails after approval (JSON mode): sent, never called failed", async () => {
     const before = await evmBalances(devnet, "user");
     const first = await chat(booted.running, { wallet: evmUser });
     const ask = awaiting(first);
@@ -500,9 +500,15 @@ describe("approval: threshold, refusals and statuses", () => {
         resumeBody(first, evmUser, { paymentId: ask.paymentId, signature: await signEvm(ask) }),
         { accept: "application/json" },
       );
-      const json = (await response.json()) as { finish: { finishReason: string } };
-      expect(response.status).toBe(500);
-      expect(json.finish.finishReason).toBe("payment-failed");
+      const json = (await response.json()) as {
+        finish: { finishReason: string };
+        errors: Array<{ code: string; paymentId?: string }>;
+      };
+      // The facilitator refused, but the service holds a valid authorization until it expires.
+      expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("unknown");
+      expect(response.status).toBe(202);
+      expect(json.errors.at(-1)).toMatchObject({ code: "payment_unclear", paymentId: ask.paymentId });
+      expect(json.finish.finishReason).toBe("payment-unclear");
     } finally {
       devnet.faults.reset();
     }

@@ -13,6 +13,8 @@ export interface FacilitatorAppDeps {
   faults: FaultSwitch;
   /** Resolves when a hung `/settle` reply may finally be sent (fault reset or devnet stop). */
   hangUntilReleased: () => Promise<void>;
+  /** Resolves when a `/settle` held by `settleLate` may go on to the chain (fault off, or devnet stop). */
+  lateUntilReleased?: () => Promise<void>;
   log: (line: string) => void;
 }
 
@@ -58,6 +60,10 @@ export function createFacilitatorApp(deps: FacilitatorAppDeps): Hono {
     if (!body)
       return c.json({ success: false, errorReason: "invalid_request", transaction: "", network: "" }, 400);
     const { paymentPayload, paymentRequirements } = body;
+    if (faults.get().settleLate) {
+      log("facilitator: holding a settlement before the chain (fault settleLate)");
+      await deps.lateUntilReleased?.();
+    }
     const { settleDelayMs, settleFail } = faults.get();
     if (settleDelayMs > 0) await sleep(settleDelayMs);
     if (settleFail) {

@@ -20,6 +20,7 @@ const FINISH_LABELS: Record<string, string> = {
   stop: "Done",
   "payment-complete": "Paid and answered",
   "payment-failed": "Payment failed",
+  "payment-unclear": "Payment outcome not known yet (being checked; do not pay again)",
   "limit-exceeded": "Stopped by a spending limit",
   "insufficient-balance": "Not enough funds",
   "service-unavailable": "Service unavailable",
