@@ -500,8 +500,15 @@ export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-/** Apply pending migrations to `schema`; returns the ids applied now (empty when up to date). */
-export async function migrate(db: Db, schema: string): Promise<number[]> {
+/**
+ * Apply pending migrations to `schema`; returns the ids applied now (empty when up to date).
+ * `migrations`: all of them, unless a test builds a database as an earlier version left it.
+ */
+export async function migrate(
+  db: Db,
+  schema: string,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<number[]> {
   const s = quoteIdent(schema);
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`x402-ledger-migrations:${schema}`}))`);
@@ -519,7 +526,7 @@ export async function migrate(db: Db, schema: string): Promise<number[]> {
       (await tx.select({ id: schemaMigrations.id }).from(schemaMigrations)).map((r) => r.id),
     );
     const applied: number[] = [];
-    for (const migration of MIGRATIONS) {
+    for (const migration of migrations) {
       if (done.has(migration.id)) continue;
       for (const statement of migration.up(s)) await tx.execute(sql.raw(statement));
       await tx
