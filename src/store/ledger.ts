@@ -77,9 +77,12 @@ const APPROVE_SQL = `select outcome, amount, day_spent, day_pending, request_spe
 const READ_SQL = `select day_pending::text, day_settled::text, day_unknown::text,
   request_pending::text, request_spent::text from read_spend($1, $2, $3::timestamptz)`;
 
-/** A status move: `move_payment` of migration 4. */
+/**
+ * A status move: `move_payment` of migration 5 (migration 4's, and whether the commit waits for
+ * the log flush: every move does but `settled`, see migration 5).
+ */
 const MOVE_SQL = `select move_payment($1, $2, $3::text[], $4::jsonb, $5, $6, $7, $8::jsonb,
-  $9::timestamptz) as status`;
+  $9::timestamptz, $10::boolean) as status`;
 
 /** A Postgres array literal of plain words (statuses). */
 const textArray = (words: readonly string[]) => `{${words.join(",")}}`;
@@ -272,6 +275,7 @@ export class PgLedger implements Ledger {
           fields.error ?? null,
           authorization,
           now.toISOString(),
+          to !== "settled",
         ]);
         if (row?.status) return;
       }

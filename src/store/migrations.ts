@@ -491,6 +491,25 @@ export const MIGRATIONS: readonly Migration[] = [
           v.day_pending::text, v.request_spent::text, v.request_pending::text;
       END
       $fn$`,
+      // Migration 4's move, and whether its commit waits for the write-ahead log to reach the disk.
+      // A move to `settled` does not (docs/benchmarks.md, "Paid path"): should the database
+      // server itself crash in the fraction of a second before the log is flushed, the row is
+      // back at `submitted` with its intent, still counting as spent, and the reconciler settles
+      // it from the chain; a crash of this service loses nothing either way. Every other move
+      // (and the reservation with its intent) is flushed before the call returns.
+      `CREATE FUNCTION ${s}.move_payment(
+        p_payment_id text, p_to text, p_from text[], p_entry jsonb, p_tx_hash text, p_payer text,
+        p_error text, p_authorization jsonb, p_now timestamptz, p_flush boolean
+      ) RETURNS text
+      LANGUAGE plpgsql VOLATILE AS $fn$
+      BEGIN
+        IF NOT p_flush THEN
+          PERFORM set_config('synchronous_commit', 'off', true);
+        END IF;
+        RETURN ${s}.move_payment(p_payment_id, p_to, p_from, p_entry, p_tx_hash, p_payer, p_error,
+          p_authorization, p_now);
+      END
+      $fn$`,
     ],
   },
 ];
