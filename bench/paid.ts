@@ -15,16 +15,23 @@ import { createPayments } from "../src/payments/index.js";
 import { SUGGESTED_LIMITS } from "../src/payments/policy.js";
 import { closeServer, listen } from "../src/service.js";
 import { openStore, type Store } from "../src/store/index.js";
-import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
+import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact, seedPayments } from "./postgres.js";
 
 /**
  * The paid path, side by side in one run: the official `@x402/fetch` paying a devnet service
  * directly, and this service's pipeline (quote, policy, balance, ledger, sign, settle, record)
  * paying the same service, with its ledger on embedded PGlite (in memory, and on disk as
  * `npm start` keeps it) and on a PostgreSQL server
- * (`DATABASE_URL`, or the local one; skipped when none answers). Then whole chat turns with a
- * payment through the offline model.
+ * (`DATABASE_URL`, or the local one; skipped when none answers), there once for a wallet with no
+ * earlier payments and once for a wallet with `SEEDED_PAYMENTS` earlier payments in the last 24 h
+ * (the budget read must not grow with them). Then whole chat turns with a payment through the
+ * offline model. `ledgers` picks some of the paths (PAID_LEDGERS keys); default all.
  */
+export const PAID_LEDGERS = ["pglite-memory", "pglite-disk", "postgres", "postgres-busy"] as const;
+export type PaidLedger = (typeof PAID_LEDGERS)[number];
+
+/** Earlier payments of the busy wallet, spread over the last 24 h (settled, one atomic unit each). */
+const SEEDED_PAYMENTS = 20_000;
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -32,7 +39,21 @@ const pct = (xs: number[], p: number) => {
 };
 const f = (n: number) => n.toFixed(1);
 
-export async function paidScenario(rounds: number): Promise<string[]> {
+/** The busy wallet's p50 against the fresh one's, both on the PostgreSQL server. */
+function busyLine(paths: { label: string; times: number[] }[]): string[] {
+  const fresh = paths.find((p) => p.label === "PostgreSQL server");
+  const busy = paths.find((p) => p.label.startsWith("PostgreSQL server, wallet with"));
+  if (!fresh || !busy) return [];
+  const ratio = pct(busy.times, 50) / pct(fresh.times, 50);
+  return [
+    `- PostgreSQL, wallet with ${SEEDED_PAYMENTS.toLocaleString("en")} earlier payments / with none, at p50: ${ratio.toFixed(2)} (${f(pct(busy.times, 50))} vs ${f(pct(fresh.times, 50))} ms; target: no growth)`,
+  ];
+}
+
+export async function paidScenario(
+  rounds: number,
+  ledgerKeys: readonly PaidLedger[] = PAID_LEDGERS,
+): Promise<string[]> {
   const devnet = await startDevnet({ manifestPath: null, solana: false });
   try {
     const m = devnet.manifest;
@@ -52,20 +73,48 @@ export async function paidScenario(rounds: number): Promise<string[]> {
     // The pipeline on each ledger: embedded PGlite (in memory), and a PostgreSQL server when one
     // answers. Every path pays the same service; rounds alternate so drift hits all equally.
     const diskDir = await mkdtemp(join(tmpdir(), "bench-paid-pglite-"));
-    const ledgers: { label: string; store: Store; dropSchema?: string }[] = [
-      { label: "PGlite (embedded, in memory)", store: await openStore({ dataDir: "memory://" }) },
-      // What `npm start` uses by default: PGlite with its data directory on disk.
-      { label: "PGlite (embedded, on disk)", store: await openStore({ dataDir: join(diskDir, "pglite") }) },
-    ];
-    const databaseUrl = benchDatabaseUrl();
-    const unavailable = await postgresUnavailable(databaseUrl);
-    if (!unavailable) {
-      const schema = `bench_paid_${randomBytes(4).toString("hex")}`;
+    const wanted = new Set(ledgerKeys);
+    const ledgers: { label: string; store: Store; dropSchema?: string }[] = [];
+    if (wanted.has("pglite-memory")) {
       ledgers.push({
-        label: "PostgreSQL server",
-        store: await openStore({ databaseUrl, schema }),
-        dropSchema: schema,
+        label: "PGlite (embedded, in memory)",
+        store: await openStore({ dataDir: "memory://" }),
       });
+    }
+    if (wanted.has("pglite-disk")) {
+      // What `npm start` uses by default: PGlite with its data directory on disk.
+      ledgers.push({
+        label: "PGlite (embedded, on disk)",
+        store: await openStore({ dataDir: join(diskDir, "pglite") }),
+      });
+    }
+    const databaseUrl = benchDatabaseUrl();
+    const unavailable =
+      wanted.has("postgres") || wanted.has("postgres-busy")
+        ? await postgresUnavailable(databaseUrl)
+        : undefined;
+    if (!unavailable) {
+      for (const busy of [false, true]) {
+        if (!wanted.has(busy ? "postgres-busy" : "postgres")) continue;
+        const schema = `bench_paid_${randomBytes(4).toString("hex")}`;
+        const store = await openStore({ databaseUrl, schema });
+        if (busy) {
+          await seedPayments(databaseUrl, schema, {
+            wallet: payer.address,
+            count: SEEDED_PAYMENTS,
+            network: m.evm.network,
+            asset: m.evm.usdc,
+            now: new Date(),
+          });
+        }
+        ledgers.push({
+          label: busy
+            ? `PostgreSQL server, wallet with ${SEEDED_PAYMENTS.toLocaleString("en")} payments in the last 24 h`
+            : "PostgreSQL server",
+          store,
+          dropSchema: schema,
+        });
+      }
     }
     const paths = ledgers.map(({ label, store }) => {
       const payments = createPayments({
@@ -180,6 +229,7 @@ export async function paidScenario(rounds: number): Promise<string[]> {
         ({ label, times }) =>
           `- pipeline (${label}) / direct at p50: ${(pct(times, 50) / d50).toFixed(2)} (target <= 1.10)`,
       ),
+      ...busyLine(paths),
       ...(unavailable
         ? [`- PostgreSQL row skipped: no server answers at ${redact(databaseUrl)} (${unavailable}).`]
         : []),

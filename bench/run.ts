@@ -2,14 +2,15 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { CHAT_BODY } from "./fixtures.js";
 import { type LoadResult, runLoad } from "./load.js";
-import { paidScenario } from "./paid.js";
+import { PAID_LEDGERS, type PaidLedger, paidScenario } from "./paid.js";
 import { scaleScenario } from "./scale.js";
 
 /**
  * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
  * report (paste it into docs/benchmarks.md). Options: --duration=ms per load measurement (default
  * 5000), --rounds=N paid calls (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
- * scenario (default 200 and 50), --only=chat,paid,scale to run some scenarios only. Exits 1 when a
+ * scenario (default 200 and 50), --only=chat,paid,scale to run some scenarios only,
+ * --paid-ledgers=pglite-memory,pglite-disk,postgres,postgres-busy to run some of the paid paths only. Exits 1 when a
  * scenario reports a failure (the scale scenario's failed turns or ledger/chain mismatch).
  */
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -66,9 +67,17 @@ async function chatScenario(): Promise<string[]> {
 }
 
 const rounds = Number(option("rounds") ?? 100);
+const paidLedgers = (option("paid-ledgers")?.split(",").filter(Boolean) ?? [...PAID_LEDGERS]) as PaidLedger[];
+const unknownLedgers = paidLedgers.filter((key) => !(PAID_LEDGERS as readonly string[]).includes(key));
+if (unknownLedgers.length > 0) {
+  process.stderr.write(
+    `unknown paid ledger ${unknownLedgers.join(", ")}; known: ${PAID_LEDGERS.join(", ")}\n`,
+  );
+  process.exit(2);
+}
 const scenarios: Record<string, () => Promise<string[]>> = {
   chat: chatScenario,
-  paid: () => paidScenario(rounds),
+  paid: () => paidScenario(rounds, paidLedgers),
   scale: () =>
     scaleScenario({
       turns: Number(option("scale-turns") ?? 200),

@@ -135,12 +135,21 @@ export interface SpendingSummary {
 /** The window of the daily limit. */
 export const DAILY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * How much longer than DAILY_WINDOW_MS a payment may keep counting against the daily limit: the
+ * store keeps a wallet's totals in buckets of this width and counts the bucket that straddles the
+ * window's edge whole (the stricter side). A payment counts from its reservation until at least
+ * DAILY_WINDOW_MS later and frees its budget by DAILY_WINDOW_MS + DAILY_WINDOW_SLACK_MS at the latest.
+ */
+export const DAILY_WINDOW_SLACK_MS = 5 * 60 * 1000;
+
 export interface Ledger {
   /**
-   * Check-and-reserve in one transaction: lock the wallet's budget row, sum what counts as spent
-   * (state.ts) in the rolling 24 h before `now` and in this request, run checkSpend, insert the
-   * payment as `reserved`. Settled + pending never exceeds a limit, however many run at once.
-   * The sums come back as the budget meter's snapshot. Throws when `paymentId` already exists.
+   * Check-and-reserve in one transaction: lock the wallet's budget row, read what counts as spent
+   * (state.ts) in the rolling 24 h before `now` (DAILY_WINDOW_SLACK_MS) and in this request, run
+   * checkSpend, insert the payment as `reserved`. Settled + pending never exceeds a limit, however
+   * many run at once. The sums come back as the budget meter's snapshot. Throws when `paymentId`
+   * already exists. Its cost does not grow with the wallet's or the request's payments.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import { spentOf } from "../payments/budget.js";
 import {
   type ApproveInput,
@@ -22,7 +22,6 @@ import {
   IllegalTransitionError,
   LEDGER_STATUSES,
   type LedgerStatus,
-  SPENT_STATUSES,
 } from "../payments/state.js";
 import type { Db } from "./migrations.js";
 import { payments } from "./schema.js";
@@ -34,23 +33,8 @@ import { payments } from "./schema.js";
 
 type PaymentRow = typeof payments.$inferSelect;
 
-const PENDING: readonly LedgerStatus[] = ["reserved", "signed", "submitted"];
-
 function toRecord(row: PaymentRow): PaymentRecord {
   return { ...row, authorization: row.authorization ?? null, approval: row.approval ?? null };
-}
-
-/** The reserve/approve functions' limit arguments and spent statuses, in their SQL order. */
-function limitArgs(limits: ReserveInput["limits"], since: Date) {
-  return sql`${since.toISOString()}::timestamptz, ${limits.perTransaction.toString()}::numeric,
-      ${limits.perRequest.toString()}::numeric, ${limits.daily.toString()}::numeric,
-      ${`{${SPENT_STATUSES.join(",")}}`}::text[]`;
-}
-
-/** Rows of a raw query, whichever driver ran it (postgres.js: an array; PGlite: `{ rows }`). */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result)) return result as T[];
-  return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
 /** The budget sums a query returns as text (exact), by the snapshot field they fill. */
@@ -69,9 +53,6 @@ function snapshotOf(row: Partial<Record<keyof typeof SNAPSHOT_COLUMNS, string>>)
   return snapshot;
 }
 
-/** Sum of `amount` as exact text, so the total never passes through a JS number. */
-const sumAmount = sql<string>`coalesce(sum(${payments.amount}), 0)::text`;
-
 /**
  * The driver's own query (`$1` parameters, rows as objects), for the two calls on every payment's
  * critical path: it skips Drizzle's query building, about 0.2 ms a call on PGlite
@@ -79,15 +60,30 @@ const sumAmount = sql<string>`coalesce(sum(${payments.amount}), 0)::text`;
  */
 export type DriverQuery = (text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>;
 
-/** The reservation's statement: `reserve_payment` of migration 5 (pending statuses, caller). */
+/**
+ * The reservation's statement: `reserve_payment` of migration 6, on the running totals, recording
+ * the caller (what counts and how the day is cut lives in the migration's triggers and `read_spend`).
+ */
 const RESERVE_SQL = `select outcome, day_spent, day_pending, request_spent, request_pending
   from reserve_payment($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::jsonb, $10::jsonb, $11,
     $12::jsonb, $13::timestamptz, $14::timestamptz, $15::numeric, $16::numeric, $17::numeric,
-    $18::text[], $19::text[], $20::text)`;
+    $18::text)`;
 
-/** A status move: `move_payment` of migration 4. */
+/** Approving: `approve_payment` of migration 6. */
+const APPROVE_SQL = `select outcome, amount, day_spent, day_pending, request_spent, request_pending
+  from approve_payment($1, $2::jsonb, $3::jsonb, $4::timestamptz, $5::timestamptz, $6::numeric,
+    $7::numeric, $8::numeric)`;
+
+/** The running totals of a wallet's day and a request (migration 6), as exact text. */
+const READ_SQL = `select day_pending::text, day_settled::text, day_unknown::text,
+  request_pending::text, request_spent::text from read_spend($1, $2, $3::timestamptz)`;
+
+/**
+ * A status move: `move_payment` of migration 6 (migration 4's, and whether the commit waits for
+ * the log flush: every move does but `settled`, see migration 6).
+ */
 const MOVE_SQL = `select move_payment($1, $2, $3::text[], $4::jsonb, $5, $6, $7, $8::jsonb,
-  $9::timestamptz) as status`;
+  $9::timestamptz, $10::boolean) as status`;
 
 /** A Postgres array literal of plain words (statuses). */
 const textArray = (words: readonly string[]) => `{${words.join(",")}}`;
@@ -129,8 +125,6 @@ export class PgLedger implements Ledger {
       input.limits.perTransaction.toString(),
       input.limits.perRequest.toString(),
       input.limits.daily.toString(),
-      textArray(SPENT_STATUSES),
-      textArray(PENDING),
       input.caller ?? null,
     ])) as Record<"outcome" | keyof typeof SNAPSHOT_COLUMNS, string>[];
     if (!row) throw new Error("reserve_payment returned no row");
@@ -201,21 +195,23 @@ export class PgLedger implements Ledger {
     const since = new Date(input.now.getTime() - DAILY_WINDOW_MS);
     const at = input.now.toISOString();
     const history = (["reserved", "signed", "submitted"] as const).map((status) => ({ status, at }));
-    const result = await this.db.execute(sql`select outcome, today, this_request from approve_payment(
-      ${input.paymentId}, ${JSON.stringify(input.authorization ?? null)}::jsonb,
-      ${JSON.stringify(history)}::jsonb, ${at}::timestamptz, ${limitArgs(input.limits, since)})`);
-    const row = rowsOf<{ outcome: string; today: string; this_request: string }>(result)[0];
+    const [row] = (await this.query(APPROVE_SQL, [
+      input.paymentId,
+      JSON.stringify(input.authorization ?? null),
+      JSON.stringify(history),
+      at,
+      since.toISOString(),
+      input.limits.perTransaction.toString(),
+      input.limits.perRequest.toString(),
+      input.limits.daily.toString(),
+    ])) as Record<"outcome" | "amount" | keyof typeof SNAPSHOT_COLUMNS, string>[];
     if (!row) throw new Error("approve_payment returned no row");
     if (row.outcome === "missing") return { ok: false, notAwaiting: "missing" };
     if (row.outcome.startsWith("status:")) {
       return { ok: false, notAwaiting: row.outcome.slice("status:".length) as LedgerStatus };
     }
     if (row.outcome === "refused") {
-      const record = await this.get(input.paymentId);
-      const check = checkSpend(record?.amount ?? 0n, input.limits, {
-        today: BigInt(row.today),
-        thisRequest: BigInt(row.this_request),
-      });
+      const check = checkSpend(BigInt(row.amount), input.limits, spentOf(snapshotOf(row)));
       if (check.ok) throw new Error("approve_payment refused an amount checkSpend allows");
       return check;
     }
@@ -224,18 +220,31 @@ export class PgLedger implements Ledger {
     return { ok: true, payment };
   }
 
-  async budget(wallet: string, requestId: string, now: Date): Promise<BudgetSnapshot> {
+  /** The running totals (migration 6's `read_spend`): a day's buckets and the request's row. */
+  private async readSpend(wallet: string, requestId: string, now: Date) {
     const since = new Date(now.getTime() - DAILY_WINDOW_MS);
-    const pending = `{${PENDING.join(",")}}`;
-    const spent = `{${SPENT_STATUSES.filter((s) => !PENDING.includes(s)).join(",")}}`;
-    const result = await this.db.execute(sql`select
-        coalesce(sum(amount) filter (where wallet = ${wallet} and created_at > ${since.toISOString()}::timestamptz and status = any(${spent}::text[])), 0)::text as day_spent,
-        coalesce(sum(amount) filter (where wallet = ${wallet} and created_at > ${since.toISOString()}::timestamptz and status = any(${pending}::text[])), 0)::text as day_pending,
-        coalesce(sum(amount) filter (where request_id = ${requestId} and status = any(${spent}::text[])), 0)::text as request_spent,
-        coalesce(sum(amount) filter (where request_id = ${requestId} and status = any(${pending}::text[])), 0)::text as request_pending
-      from ${payments}
-      where (wallet = ${wallet} and created_at > ${since.toISOString()}::timestamptz) or request_id = ${requestId}`);
-    return snapshotOf(rowsOf<Record<keyof typeof SNAPSHOT_COLUMNS, string>>(result)[0] ?? {});
+    const [row] = (await this.query(READ_SQL, [wallet, requestId, since.toISOString()])) as Record<
+      "day_pending" | "day_settled" | "day_unknown" | "request_pending" | "request_spent",
+      string
+    >[];
+    if (!row) throw new Error("read_spend returned no row");
+    return {
+      dayPending: BigInt(row.day_pending),
+      daySettled: BigInt(row.day_settled),
+      dayUnknown: BigInt(row.day_unknown),
+      requestPending: BigInt(row.request_pending),
+      requestSpent: BigInt(row.request_spent),
+    };
+  }
+
+  async budget(wallet: string, requestId: string, now: Date): Promise<BudgetSnapshot> {
+    const read = await this.readSpend(wallet, requestId, now);
+    return {
+      daySpent: read.daySettled + read.dayUnknown,
+      dayPending: read.dayPending,
+      requestSpent: read.requestSpent,
+      requestPending: read.requestPending,
+    };
   }
 
   async transition(
@@ -268,6 +277,7 @@ export class PgLedger implements Ledger {
           fields.error ?? null,
           authorization,
           now.toISOString(),
+          to !== "settled",
         ]);
         if (row?.status) return;
       }
@@ -308,26 +318,12 @@ export class PgLedger implements Ledger {
   }
 
   async spending(wallet: string, now: Date): Promise<SpendingSummary> {
-    const since = new Date(now.getTime() - DAILY_WINDOW_MS);
-    const rows = await this.db
-      .select({ status: payments.status, total: sumAmount })
-      .from(payments)
-      .where(
-        and(
-          eq(payments.wallet, wallet),
-          gt(payments.createdAt, since),
-          inArray(payments.status, [...SPENT_STATUSES]),
-        ),
-      )
-      .groupBy(payments.status);
-    const summary: SpendingSummary = { settled: 0n, pending: 0n, unknown: 0n, today: 0n };
-    for (const { status, total } of rows) {
-      const amount = BigInt(total);
-      if (status === "settled") summary.settled += amount;
-      else if (status === "unknown") summary.unknown += amount;
-      else if (PENDING.includes(status)) summary.pending += amount;
-      summary.today += amount;
-    }
-    return summary;
+    const read = await this.readSpend(wallet, "", now);
+    return {
+      settled: read.daySettled,
+      pending: read.dayPending,
+      unknown: read.dayUnknown,
+      today: read.daySettled + read.dayPending + read.dayUnknown,
+    };
   }
 }

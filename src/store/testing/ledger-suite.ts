@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Ledger, PaymentNotFoundError } from "../../payments/ledger.js";
-import { IllegalTransitionError } from "../../payments/state.js";
+import {
+  DAILY_WINDOW_MS,
+  DAILY_WINDOW_SLACK_MS,
+  type Ledger,
+  PaymentNotFoundError,
+  type PaymentRecord,
+} from "../../payments/ledger.js";
+import { IllegalTransitionError, LEDGER_STATUSES } from "../../payments/state.js";
 import type { Store } from "../index.js";
 import { at, HOUR, newWallet, payment, roomy, T0, USD } from "./fixtures.js";
 import { describeIdempotencyKeys } from "./idempotency-suite.js";
@@ -208,7 +215,7 @@ export function describeLedger(
       });
     });
 
-    it("counts spend in a rolling 24 h window", async () => {
+    it("counts spend in a rolling 24 h window: at least 24 h, freed within the slack after", async () => {
       const wallet = newWallet();
       const limits = { ...roomy, daily: 5n * USD };
       const first = payment({ wallet, limits, amount: 5n * USD, now: T0 });
@@ -225,15 +232,151 @@ export function describeLedger(
       });
       expect((await ledger.spending(wallet, almost)).settled).toBe(5n * USD);
 
-      const dayLater = at(24 * HOUR);
-      expect(await ledger.spending(wallet, dayLater)).toEqual({
+      const freed = at(24 * HOUR + DAILY_WINDOW_SLACK_MS);
+      expect(await ledger.spending(wallet, freed)).toEqual({
         settled: 0n,
         pending: 0n,
         unknown: 0n,
         today: 0n,
       });
-      expect((await ledger.reserve(payment({ wallet, limits, amount: 5n * USD, now: dayLater }))).ok).toBe(
-        true,
+      expect((await ledger.reserve(payment({ wallet, limits, amount: 5n * USD, now: freed }))).ok).toBe(true);
+    });
+
+    it("never counts a payment for less than 24 h, wherever in a minute or bucket it was made", async () => {
+      const wallet = newWallet();
+      const limits = { ...roomy, daily: USD };
+      // Reserved just before, at and just after possible bucket edges.
+      for (const offset of [-1, 0, 1, 59_999, 60_000, DAILY_WINDOW_SLACK_MS - 1, DAILY_WINDOW_SLACK_MS]) {
+        const w = `${wallet}_${offset}`;
+        const made = at(offset);
+        expect((await ledger.reserve(payment({ wallet: w, limits, now: made }))).ok).toBe(true);
+        const almost = new Date(made.getTime() + 24 * HOUR - 1);
+        expect((await ledger.spending(w, almost)).pending).toBe(USD);
+        expect((await ledger.reserve(payment({ wallet: w, limits, amount: 1n, now: almost }))).ok).toBe(
+          false,
+        );
+        const freed = new Date(made.getTime() + 24 * HOUR + DAILY_WINDOW_SLACK_MS);
+        expect((await ledger.spending(w, freed)).today).toBe(0n);
+      }
+    });
+
+    it("keeps what it counts equal to the sum over the payments, after any sequence of concurrent reserves, approvals and moves", async () => {
+      const span = 3 * HOUR;
+      const command = fc.oneof(
+        fc.record({
+          kind: fc.constant("reserve" as const),
+          request: fc.nat(2),
+          amount: fc.bigInt(1n, 4n * USD),
+          intent: fc.boolean(),
+          tight: fc.boolean(),
+          at: fc.nat(span),
+        }),
+        fc.record({
+          kind: fc.constant("await" as const),
+          request: fc.nat(2),
+          amount: fc.bigInt(1n, 4n * USD),
+          at: fc.nat(span),
+        }),
+        fc.record({ kind: fc.constant("approve" as const), pick: fc.nat(), tight: fc.boolean() }),
+        fc.record({
+          kind: fc.constant("move" as const),
+          pick: fc.nat(),
+          to: fc.constantFrom(...LEDGER_STATUSES),
+        }),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(command, { minLength: 1, maxLength: 6 }), { maxLength: 6 }),
+          async (batches) => {
+            const wallet = newWallet();
+            const requests = [0, 1, 2].map(() => `req_${randomUUID()}`);
+            const ids: string[] = [];
+            const tight = { perTransaction: 4n * USD, perRequest: 6n * USD, daily: 10n * USD };
+            for (const batch of batches) {
+              const known = [...ids];
+              const run = async (c: (typeof batch)[number]): Promise<unknown> => {
+                if (c.kind === "reserve" || c.kind === "await") {
+                  const input = payment({
+                    wallet,
+                    requestId: requests[c.request] ?? "",
+                    amount: c.amount,
+                    now: at(c.at),
+                    ...(c.kind === "reserve" && c.tight ? { limits: tight } : {}),
+                    ...(c.kind === "reserve" && c.intent
+                      ? { intent: { authorization: { nonce: "0x01" } } }
+                      : {}),
+                  });
+                  ids.push(input.paymentId);
+                  if (c.kind === "reserve") return ledger.reserve(input);
+                  const { limits: _limits, ...facts } = input;
+                  return ledger.recordAwaiting({
+                    ...facts,
+                    caller: null,
+                    approval: {},
+                    expiresAt: at(span + HOUR),
+                  });
+                }
+                const id = known[c.pick % Math.max(known.length, 1)];
+                if (!id) return undefined;
+                if (c.kind === "approve") {
+                  return ledger.approve({
+                    paymentId: id,
+                    limits: c.tight ? tight : roomy,
+                    authorization: {},
+                    now: at(span),
+                  });
+                }
+                return ledger.transition(id, c.to, {}, at(span));
+              };
+              const outcomes = await Promise.allSettled(batch.map(run));
+              for (const o of outcomes) {
+                if (
+                  o.status === "rejected" &&
+                  !(o.reason instanceof IllegalTransitionError || o.reason instanceof PaymentNotFoundError)
+                )
+                  throw o.reason;
+              }
+            }
+            // The rows as the ledger holds them, summed here by status (state.ts decides what counts).
+            const rows = (await Promise.all(ids.map((id) => ledger.get(id)))).filter((r) => r !== undefined);
+            const sum = (keep: (r: PaymentRecord) => boolean, statuses: readonly string[]) =>
+              rows.filter((r) => keep(r) && statuses.includes(r.status)).reduce((t, r) => t + r.amount, 0n);
+            const pending = ["reserved", "signed", "submitted"];
+            const spent = ["settled", "unknown"];
+            const inDay = (since: number) => (r: PaymentRecord) => r.createdAt.getTime() > since;
+            for (const requestId of requests) {
+              const ofRequest = (r: PaymentRecord) => r.requestId === requestId;
+              // Every row within the day: exactly the sums.
+              const now = at(span + HOUR);
+              expect(await ledger.budget(wallet, requestId, now)).toEqual({
+                daySpent: sum(inDay(-Infinity), spent),
+                dayPending: sum(inDay(-Infinity), pending),
+                requestSpent: sum(ofRequest, spent),
+                requestPending: sum(ofRequest, pending),
+              });
+              // The day's edge among the rows: at least the rows after it, at most those within the slack.
+              const later = at(24 * HOUR + span / 2);
+              const since = later.getTime() - DAILY_WINDOW_MS;
+              const edge = await ledger.budget(wallet, requestId, later);
+              for (const [field, statuses] of [
+                ["daySpent", spent],
+                ["dayPending", pending],
+              ] as const) {
+                expect(edge[field]).toBeGreaterThanOrEqual(sum(inDay(since), statuses));
+                expect(edge[field]).toBeLessThanOrEqual(sum(inDay(since - DAILY_WINDOW_SLACK_MS), statuses));
+              }
+              expect(edge.requestSpent).toBe(sum(ofRequest, spent));
+              expect(edge.requestPending).toBe(sum(ofRequest, pending));
+            }
+            expect(await ledger.spending(wallet, at(span + HOUR))).toEqual({
+              settled: sum(inDay(-Infinity), ["settled"]),
+              pending: sum(inDay(-Infinity), pending),
+              unknown: sum(inDay(-Infinity), ["unknown"]),
+              today: sum(inDay(-Infinity), [...pending, ...spent]),
+            });
+          },
+        ),
+        { numRuns: 15 },
       );
     });
 
