@@ -210,6 +210,7 @@ export async function bootstrap(
       ...(options.models ? { models: options.models } : {}),
       tools: payments.tools,
       resumeApproval: payments.resumeApproval,
+      rebuild: payments.rebuild,
       idempotency: opened.idempotency,
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },

@@ -36,6 +36,8 @@ export interface ServiceOverrides {
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (the payments capability). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
+  /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
+  rebuild?: ChatRouteDeps["rebuild"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
   readiness?: ReadinessCheck[];
   /** Bound of each readiness check (default 2 s). */
@@ -70,6 +72,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     readiness,
     ...(overrides.idempotency ? { idempotency: overrides.idempotency } : {}),
     ...(overrides.resumeApproval ? { resumeApproval: overrides.resumeApproval } : {}),
+    ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
   });
   return {
     app,

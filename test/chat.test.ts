@@ -270,6 +270,10 @@ describe("Idempotency-Key bookkeeping", () => {
       releaseIdempotencyKey: async () => {
         calls.push("release");
       },
+      renewIdempotencyKey: async () => true,
+      lapseIdempotencyKey: async () => {
+        calls.push("lapse");
+      },
     };
     return { store, calls };
   }

@@ -18,12 +18,16 @@ export interface AppDeps {
   config: {
     requestTimeoutMs: number;
     heartbeatMs: number;
+    /** The lease of an idempotency claim (IDEMPOTENCY_LEASE_MS); default 10 s. */
+    idempotencyLeaseMs?: number;
     trustProxy: boolean;
     auth: { tokens: Map<string, string>; required: boolean };
   };
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (docs/protocol.md, "Approval"). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
+  /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
+  rebuild?: ChatRouteDeps["rebuild"];
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
@@ -64,6 +68,8 @@ export function createApp(deps: AppDeps): Hono {
     clientIp: clientIp(deps.config.trustProxy),
     ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
     ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
+    ...(deps.rebuild ? { rebuild: deps.rebuild } : {}),
+    ...(deps.config.idempotencyLeaseMs ? { idempotencyLeaseMs: deps.config.idempotencyLeaseMs } : {}),
   };
 
   app.get("/healthz", (c) =>
