@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
@@ -15,6 +17,7 @@ import {
   evmBalances,
   readChat,
   STORES,
+  serviceUrl,
   signTypedDataOf,
   startTestDevnet,
   uniqueSchema,
@@ -26,7 +29,8 @@ import {
  * Idempotency-Key) is killed with SIGKILL once its payment settled, before it could store the
  * outcome. Restarted on the same database, the same answer sent again is rebuilt from the ledger
  * (the settled payment, its transaction) instead of a lasting 409, and nothing is paid again.
- * The real entry point runs against a devnet held by this test, so the chain outlives the process.
+ * The real entry point runs against a devnet held by this test, so the chain outlives the process,
+ * and a model that keeps talking after the payment, so the kill lands before the turn could end.
  */
 
 function startArgs(): string[] {
@@ -101,7 +105,60 @@ async function killAt(proc: Proc, response: Response, status: string) {
   }
 }
 
+/**
+ * An OpenAI-compatible model: asked first, it calls pay_and_fetch for the weather; told the payment
+ * was made, it talks on and never finishes (so the turn is still open, its outcome not yet stored,
+ * when the process is killed); told anything else (an approval is awaited), it stops.
+ */
+function payingModel(payUrl: () => string): Server {
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => {
+      raw += c.toString();
+    });
+    req.on("end", () => {
+      const messages = (JSON.parse(raw) as { messages: { role: string; content?: unknown }[] }).messages;
+      const results = messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (results.length === 0) {
+        const args = JSON.stringify({ url: payUrl(), method: "GET", query: { city: "Paris" } });
+        res.write(
+          chunk({
+            role: "assistant",
+            tool_calls: [
+              {
+                index: 0,
+                id: "call_1",
+                type: "function",
+                function: { name: "pay_and_fetch", arguments: args },
+              },
+            ],
+          }),
+        );
+        res.end(`${chunk({}, "tool_calls")}data: [DONE]\n\n`);
+      } else if (!results.some((r) => /"status":\s*"paid"/.test(r))) {
+        res.write(chunk({ role: "assistant", content: "Please approve the payment in your wallet." }));
+        res.end(`${chunk({}, "stop")}data: [DONE]\n\n`);
+      } else {
+        const timer = setInterval(() => res.write(chunk({ role: "assistant", content: "word " })), 100);
+        res.on("close", () => clearInterval(timer));
+      }
+    });
+  });
+}
+
+/** The stream of a request sent again; before the fix it was refused with 409 for 24 h. */
+async function answered(attempt: number, response: Response) {
+  const refused = response.status === 200 ? undefined : await response.text();
+  expect({ attempt, status: response.status, refused }).toEqual({ attempt, status: 200, refused: undefined });
+  return readChat(response);
+}
+
 let devnet: Devnet;
+let model: Server;
+let modelUrl: string;
 let dir: string;
 let user: PrivateKeyAccount;
 const token = "crash-replay-token-0123456789abcdef";
@@ -113,6 +170,9 @@ beforeAll(async () => {
   const payerKey = payer ? devnet.secrets.evm[payer.name] : undefined;
   if (!key || !payerKey) throw new Error("the devnet has no user or payer wallet");
   user = privateKeyToAccount(key);
+  model = payingModel(() => serviceUrl(devnet, "weather"));
+  await new Promise<void>((resolve) => model.listen(0, "127.0.0.1", resolve));
+  modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
   dir = await mkdtemp(join(tmpdir(), "crash-replay-"));
   await writeFile(
     join(dir, "signers.json"),
@@ -121,6 +181,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  model?.closeAllConnections();
+  model?.close();
   await devnet?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -137,7 +199,9 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
     env = {
       PAYMENTS: "external",
       DATA_DIR: join(dir, `data-${store}`),
-      MODEL_PROVIDER: "offline",
+      MODEL_PROVIDER: "openai-compatible",
+      OPENAI_COMPATIBLE_BASE_URL: modelUrl,
+      MODEL_MAP: "aimodel-2.0-flash-exp=m",
       RATE_LIMIT_POINTS: "1000",
       RPC_URLS: `${m.evm.network}=${m.evm.rpcUrl}`,
       ASSETS: `${m.evm.network}=${m.evm.usdc}`,
@@ -187,8 +251,7 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
 
     ({ proc, url } = await start());
     for (const attempt of [1, 2]) {
-      const again = await readChat(await post(url, answer));
-      expect({ attempt, status: again.status }).toEqual({ attempt, status: 200 });
+      const again = await answered(attempt, await post(url, answer));
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expect(settledOf(again.events).map((p) => [p.paymentId, p.transaction])).toEqual([
         [ask.paymentId, settled.transaction],
@@ -216,8 +279,7 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
 
     ({ proc, url } = await start());
     for (const attempt of [1, 2]) {
-      const again = await readChat(await post(url, body, headers));
-      expect({ attempt, status: again.status }).toEqual({ attempt, status: 200 });
+      const again = await answered(attempt, await post(url, body, headers));
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expect(settledOf(again.events).map((p) => [p.paymentId, p.transaction])).toEqual([
         [settled.paymentId, settled.transaction],
