@@ -1,6 +1,7 @@
 import { APICallError } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
+import { AppError } from "../src/errors/index.js";
 import type { IdempotencyStore } from "../src/http/chat.js";
 import type { IdempotencyState, OutcomeRebuilder } from "../src/http/idempotency.js";
 import type { PaymentRecord } from "../src/payments/ledger.js";
@@ -401,5 +402,47 @@ describe("Idempotency-Key bookkeeping", () => {
     expect(events.some((e) => e.type === "text" && e.text.includes("the model ran"))).toBe(true);
     for (let i = 0; i < 20 && calls.length < 2; i++) await sleep(10);
     expect(calls).toEqual(["claim", "complete"]);
+  });
+
+  describe("an approval answer taken over from a dead attempt", () => {
+    const answer = {
+      messages: [{ role: "user", content: "hi" }],
+      walletAddress: "0x976EA74026E726554dB657fA54763abd0C3a0aa9",
+      approval: { paymentId: "pay_dd675bbf-5c8e-4a3e-9f7a-1d2e3f4a5b6c", reject: true },
+    };
+    const setUp = (status: PaymentRecord["status"] | undefined) => {
+      const { store, calls } = fakeStore({ state: "taken-over", requestId: null });
+      const service = buildService(
+        {},
+        {
+          idempotency: store,
+          rebuild: {
+            approval: async (_id, model) => (status ? rebuild([row(status)], model) : undefined),
+            request: async () => undefined,
+          },
+          resumeApproval: async () => {
+            calls.push("resume");
+            throw new AppError("approval_not_found", "No payment with this id awaits approval.");
+          },
+        },
+      );
+      return { service, calls };
+    };
+
+    it("is answered from the payment's row once it left awaiting_approval, never resumed again", async () => {
+      const { service, calls } = setUp("settled");
+      const res = await service.app.request("/api/chat", chatRequest(answer));
+      expect(res.status).toBe(200);
+      const events = await readEvents(res);
+      expect(events.at(-1)).toMatchObject({ type: "finish", finish: { finishReason: "payment-complete" } });
+      expect(calls).toEqual(["claim", "complete"]);
+    });
+
+    it("runs afresh while the row still awaits approval (the dead attempt paid nothing)", async () => {
+      const { service, calls } = setUp(undefined);
+      const res = await service.app.request("/api/chat", chatRequest(answer));
+      expect(res.status).toBe(400);
+      expect(calls).toEqual(["claim", "resume", "release"]);
+    });
   });
 });
