@@ -211,6 +211,7 @@ export async function bootstrap(
       tools: payments.tools,
       resumeApproval: payments.resumeApproval,
       payments: { get: (id) => payments.ledger.get(id) },
+      rebuild: payments.rebuild,
       idempotency: opened.idempotency,
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },

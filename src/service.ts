@@ -38,6 +38,8 @@ export interface ServiceOverrides {
   resumeApproval?: ChatRouteDeps["resumeApproval"];
   /** The ledger's lookup behind GET /api/payments/:id. */
   payments?: AppDeps["payments"];
+  /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
+  rebuild?: ChatRouteDeps["rebuild"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
   readiness?: ReadinessCheck[];
   /** Bound of each readiness check (default 2 s). */
@@ -73,6 +75,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.idempotency ? { idempotency: overrides.idempotency } : {}),
     ...(overrides.resumeApproval ? { resumeApproval: overrides.resumeApproval } : {}),
     ...(overrides.payments ? { payments: overrides.payments } : {}),
+    ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
   });
   return {
     app,

@@ -1,7 +1,11 @@
 import { APICallError } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
+import { AppError } from "../src/errors/index.js";
 import type { IdempotencyStore } from "../src/http/chat.js";
+import type { IdempotencyState, OutcomeRebuilder } from "../src/http/idempotency.js";
+import type { PaymentRecord } from "../src/payments/ledger.js";
+import { rebuild } from "../src/payments/recovery.js";
 import { PROTOCOL_HEADER, type StreamEvent } from "../src/protocol/index.js";
 import { closeServer, listen } from "../src/service.js";
 import {
@@ -257,18 +261,22 @@ describe("authentication", () => {
 
 describe("Idempotency-Key bookkeeping", () => {
   /** A fake store implementing the real interface, recording what the route did with each key. */
-  function fakeStore() {
+  function fakeStore(claimed: IdempotencyState = { state: "new" }) {
     const calls: string[] = [];
     const store: IdempotencyStore = {
       claimIdempotencyKey: async () => {
         calls.push("claim");
-        return { state: "new" };
+        return claimed;
       },
       completeIdempotencyKey: async () => {
         calls.push("complete");
       },
       releaseIdempotencyKey: async () => {
         calls.push("release");
+      },
+      renewIdempotencyKey: async () => true,
+      lapseIdempotencyKey: async () => {
+        calls.push("lapse");
       },
     };
     return { store, calls };
@@ -304,5 +312,137 @@ describe("Idempotency-Key bookkeeping", () => {
     } finally {
       await closeServer(server);
     }
+  });
+
+  /** A ledger that knows one request: `req-dead`, whose payment is in `status`. */
+  function ledgerRebuilder(records: PaymentRecord[], asked: string[]): OutcomeRebuilder {
+    return {
+      approval: async () => undefined,
+      request: async (requestId, model) => {
+        asked.push(requestId);
+        return records.length > 0 && requestId === "req-dead" ? rebuild(records, model) : undefined;
+      },
+    };
+  }
+  const row = (status: PaymentRecord["status"]): PaymentRecord => ({
+    paymentId: "pay_1",
+    status,
+    history: [],
+    wallet: "0x976EA74026E726554dB657fA54763abd0C3a0aa9",
+    requestId: "req-dead",
+    service: "https://weather.example/paris",
+    network: "eip155:31337",
+    asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+    payTo: "0x000000000000000000000000000000000000dEaD",
+    amount: 10_000n,
+    requirement: {},
+    txHash: status === "settled" ? `0x${"ab".repeat(32)}` : null,
+    payer: null,
+    error: null,
+    authorization: null,
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+    settledAt: null,
+    approval: null,
+    caller: null,
+    expiresAt: null,
+  });
+
+  it("answers a key taken over from a dead attempt from its payments, without running the model", async () => {
+    const { store, calls } = fakeStore({ state: "taken-over", requestId: "req-dead" });
+    const asked: string[] = [];
+    const service = buildService(
+      {},
+      {
+        idempotency: store,
+        rebuild: ledgerRebuilder([row("settled")], asked),
+        models: singleModelRegistry(textModel(["the model ran "])),
+      },
+    );
+    const res = await service.app.request("/api/chat", chatRequest(USER_HI, { "Idempotency-Key": "k-3" }));
+    expect(res.headers.get("idempotent-replayed")).toBe("true");
+    const events = await readEvents(res);
+    expectGrammar(events);
+    expect(asked).toEqual(["req-dead"]);
+    expect(calls).toEqual(["claim", "complete"]);
+    expect(events.some((e) => e.type === "text" && e.text.includes("the model ran"))).toBe(false);
+    expect(events.at(-1)).toMatchObject({
+      type: "finish",
+      finish: { finishReason: "payment-complete", transactions: [`0x${"ab".repeat(32)}`] },
+    });
+  });
+
+  it("says a dead attempt's payment is being checked on chain, and lets the claim go to rebuild it later", async () => {
+    const { store, calls } = fakeStore({ state: "taken-over", requestId: "req-dead" });
+    const service = buildService({}, { idempotency: store, rebuild: ledgerRebuilder([row("unknown")], []) });
+    const res = await service.app.request("/api/chat", chatRequest(USER_HI, { "Idempotency-Key": "k-4" }));
+    const events = await readEvents(res);
+    expectGrammar(events);
+    expect(events.filter((e) => e.type === "error").map((e) => e.error.code)).toEqual(["payment_unclear"]);
+    expect(events.at(-1)).toMatchObject({ type: "finish", finish: { finishReason: "payment-unclear" } });
+    // Not stored: the next attempt takes it over at once and rebuilds it from the reconciled row.
+    expect(calls).toEqual(["claim", "lapse"]);
+  });
+
+  it("runs a key taken over from a dead attempt that reserved nothing afresh", async () => {
+    const { store, calls } = fakeStore({ state: "taken-over", requestId: "req-other" });
+    const asked: string[] = [];
+    const service = buildService(
+      {},
+      {
+        idempotency: store,
+        rebuild: ledgerRebuilder([row("settled")], asked),
+        models: singleModelRegistry(textModel(["the model ran "])),
+      },
+    );
+    const res = await service.app.request("/api/chat", chatRequest(USER_HI, { "Idempotency-Key": "k-5" }));
+    expect(res.headers.get("idempotent-replayed")).toBeNull();
+    const events = await readEvents(res);
+    expect(asked).toEqual(["req-other"]);
+    expect(events.some((e) => e.type === "text" && e.text.includes("the model ran"))).toBe(true);
+    for (let i = 0; i < 20 && calls.length < 2; i++) await sleep(10);
+    expect(calls).toEqual(["claim", "complete"]);
+  });
+
+  describe("an approval answer taken over from a dead attempt", () => {
+    const answer = {
+      messages: [{ role: "user", content: "hi" }],
+      walletAddress: "0x976EA74026E726554dB657fA54763abd0C3a0aa9",
+      approval: { paymentId: "pay_dd675bbf-5c8e-4a3e-9f7a-1d2e3f4a5b6c", reject: true },
+    };
+    const setUp = (status: PaymentRecord["status"] | undefined) => {
+      const { store, calls } = fakeStore({ state: "taken-over", requestId: null });
+      const service = buildService(
+        {},
+        {
+          idempotency: store,
+          rebuild: {
+            approval: async (_id, model) => (status ? rebuild([row(status)], model) : undefined),
+            request: async () => undefined,
+          },
+          resumeApproval: async () => {
+            calls.push("resume");
+            throw new AppError("approval_not_found", "No payment with this id awaits approval.");
+          },
+        },
+      );
+      return { service, calls };
+    };
+
+    it("is answered from the payment's row once it left awaiting_approval, never resumed again", async () => {
+      const { service, calls } = setUp("settled");
+      const res = await service.app.request("/api/chat", chatRequest(answer));
+      expect(res.status).toBe(200);
+      const events = await readEvents(res);
+      expect(events.at(-1)).toMatchObject({ type: "finish", finish: { finishReason: "payment-complete" } });
+      expect(calls).toEqual(["claim", "complete"]);
+    });
+
+    it("runs afresh while the row still awaits approval (the dead attempt paid nothing)", async () => {
+      const { service, calls } = setUp(undefined);
+      const res = await service.app.request("/api/chat", chatRequest(answer));
+      expect(res.status).toBe(400);
+      expect(calls).toEqual(["claim", "resume", "release"]);
+    });
   });
 });

@@ -120,7 +120,14 @@ describe("the store's boundary", () => {
       () => downLedger.spending(WALLET, new Date()),
       () => downLedger.get("pay_1"),
       () =>
-        downIdempotency.claimIdempotencyKey({ key: "k", wallet: WALLET, fingerprint: "f", now: new Date() }),
+        downIdempotency.claimIdempotencyKey({
+          key: "k",
+          wallet: WALLET,
+          fingerprint: "f",
+          now: new Date(),
+          owner: "o",
+          leaseMs: 10_000,
+        }),
     ]) {
       const error = await attempt().catch((e: unknown) => e);
       expect(error).toMatchObject({ name: "AppError", code: "store_unavailable" });

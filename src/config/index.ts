@@ -20,6 +20,8 @@ export interface Config {
   maxSteps: number;
   /** SSE heartbeat interval while a stream is idle. */
   heartbeatMs: number;
+  /** The lease of an idempotency claim: renewed while its attempt runs, taken over once it lapses. */
+  idempotencyLeaseMs: number;
   trustProxy: boolean;
   rateLimit: { points: number; durationS: number; blockS: number; redisUrl?: string };
   auth: { tokens: Map<string, string>; required: boolean };
@@ -114,6 +116,7 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(0, 900_000).default(10_000),
   MAX_STEPS: int(1, 32).default(8),
   HEARTBEAT_MS: int(100, 120_000).default(15_000),
+  IDEMPOTENCY_LEASE_MS: int(100, 600_000).default(10_000),
   TRUST_PROXY: bool.default(false),
   RATE_LIMIT_POINTS: int(1, 1_000_000).default(20),
   RATE_LIMIT_DURATION_S: int(1, 86_400).default(60),
@@ -213,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     maxSteps: e.MAX_STEPS,
     heartbeatMs: e.HEARTBEAT_MS,
+    idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
     trustProxy: e.TRUST_PROXY,
     rateLimit: {
       points: e.RATE_LIMIT_POINTS,

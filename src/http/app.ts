@@ -19,6 +19,8 @@ export interface AppDeps {
   config: {
     requestTimeoutMs: number;
     heartbeatMs: number;
+    /** The lease of an idempotency claim (IDEMPOTENCY_LEASE_MS); default 10 s. */
+    idempotencyLeaseMs?: number;
     trustProxy: boolean;
     auth: { tokens: Map<string, string>; required: boolean };
   };
@@ -27,6 +29,8 @@ export interface AppDeps {
   resumeApproval?: ChatRouteDeps["resumeApproval"];
   /** The ledger's lookup behind GET /api/payments/:id (absent: payments are off, no such route). */
   payments?: Pick<PaymentRoutesDeps, "get">;
+  /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
+  rebuild?: ChatRouteDeps["rebuild"];
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
@@ -67,6 +71,8 @@ export function createApp(deps: AppDeps): Hono {
     clientIp: clientIp(deps.config.trustProxy),
     ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
     ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
+    ...(deps.rebuild ? { rebuild: deps.rebuild } : {}),
+    ...(deps.config.idempotencyLeaseMs ? { idempotencyLeaseMs: deps.config.idempotencyLeaseMs } : {}),
   };
 
   app.get("/healthz", (c) =>

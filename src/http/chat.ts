@@ -19,7 +19,15 @@ import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { chooseMode, jsonResponse, type Mode, replay, streamHeaders } from "./answer.js";
 import { readJsonBody } from "./body.js";
 import { EventStream } from "./event-stream.js";
-import type { IdempotencyStore } from "./idempotency.js";
+import {
+  DEFAULT_IDEMPOTENCY_LEASE_MS,
+  type HeldClaim,
+  holdClaim,
+  type IdempotencyState,
+  type IdempotencyStore,
+  type OutcomeRebuilder,
+  type RebuiltOutcome,
+} from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { problemResponse } from "./problem.js";
 
@@ -37,6 +45,10 @@ export interface ChatRouteDeps {
   clientIp: (c: Context) => string;
   /** Where Idempotency-Key outcomes are kept; without it the header is accepted but not enforced. */
   idempotency?: IdempotencyStore;
+  /** How long a claim on a key is held without renewal (default 10 s); renewed every third of it. */
+  idempotencyLeaseMs?: number;
+  /** Answers a key whose attempt died from the ledger (payments on); without it such a key runs afresh. */
+  rebuild?: OutcomeRebuilder;
   /**
    * Take up a payment answered in the user's wallet (the request's `approval`): throws AppError
    * before the stream opens when it cannot be used; what it returns runs as the turn's first step.
@@ -125,15 +137,16 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
       });
     }
     let record: ((events: StreamEvent[], clientLeft: boolean) => Promise<void>) | undefined;
+    const requestId = randomUUID();
     if (idempotencyKey && deps.idempotency) {
       const store = deps.idempotency;
       // Keys are scoped to the caller, so two callers cannot collide or read each other's outcome.
       const key = createHash("sha256").update(`${callerKey}\n${idempotencyKey}`).digest("hex");
-      const claim = await store.claimIdempotencyKey({
+      const { claim, held } = await claimKey(deps, store, {
         key,
         wallet: request.wallet?.address ?? null,
         fingerprint: createHash("sha256").update(JSON.stringify(body)).digest("hex"),
-        now: new Date(),
+        requestId,
       });
       if (claim.state === "replay") return await replay(claim.response, mode);
       if (claim.state === "in-progress") {
@@ -145,14 +158,23 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
           "This Idempotency-Key was used with a different request body.",
         );
       }
+      if (!held) throw new Error("a granted claim is held");
+      if (claim.state === "taken-over") {
+        // The attempt that held the key died: what it reserved is in the ledger under its request
+        // id. Answer from that; only when it reserved nothing does the request run afresh.
+        const previous = claim.requestId;
+        const rebuilt = await whileHeld(held, () =>
+          previous && deps.rebuild ? deps.rebuild.request(previous, request.model) : undefined,
+        );
+        if (rebuilt) return await answerRebuilt(held, rebuilt, mode);
+      }
       // An attempt the client abandoned before any payment began is forgotten, so a retry runs;
       // any other outcome is kept and replayed.
       record = (events, clientLeft) =>
-        clientLeft && !events.some((e) => e.type === "payment")
-          ? store.releaseIdempotencyKey(key)
-          : store.completeIdempotencyKey(key, { events });
+        clientLeft && !events.some((e) => e.type === "payment") ? held.release() : held.complete({ events });
     }
     return await startTurn(deps, request, mode, {
+      requestId,
       ...(record ? { record } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(token ? { bearerToken: token } : {}),
@@ -197,19 +219,29 @@ async function resumeTurn(
     .update(`${who.callerKey}\n${wallet.address}\napproval\n${digest}`)
     .digest("hex");
   const store = deps.idempotency;
+  let held: HeldClaim | undefined;
   if (store) {
-    const claim = await store.claimIdempotencyKey({
-      key,
-      wallet: wallet.address,
-      fingerprint: digest,
-      now: new Date(),
-    });
+    const claimed = await claimKey(deps, store, { key, wallet: wallet.address, fingerprint: digest });
+    const { claim } = claimed;
     if (claim.state === "replay") return await replay(claim.response, mode);
-    if (claim.state !== "new") {
+    if (!claimed.held) {
       throw new AppError(
         "approval_in_progress",
         "This approval is already being processed; wait for its answer.",
       );
+    }
+    held = claimed.held;
+    if (claim.state === "taken-over") {
+      // The attempt that held this answer died. The payment's row is the truth: once it left
+      // awaiting_approval (approve_payment moves it exactly once) the answer is rebuilt from it and
+      // nothing is signed again; while it still waits, the dead attempt paid nothing and this one runs.
+      const rebuilt = await whileHeld(held, () =>
+        deps.rebuild?.approval(answer.paymentId, request.model, {
+          wallet: wallet.address,
+          caller: who.identity ?? null,
+        }),
+      );
+      if (rebuilt) return await answerRebuilt(held, rebuilt, mode);
     }
   }
   let prelude: TurnPrelude;
@@ -223,7 +255,7 @@ async function resumeTurn(
     });
   } catch (error) {
     // Nothing happened: the same answer may be sent again (after a top-up, or once the service is back).
-    await store?.releaseIdempotencyKey(key).catch(() => {});
+    await held?.release().catch(() => {});
     throw error;
   }
   return await startTurn(deps, request, mode, {
@@ -231,8 +263,49 @@ async function resumeTurn(
     ...(who.token ? { bearerToken: who.token } : {}),
     ...(who.identity ? { caller: who.identity } : {}),
     clientSignal: c.req.raw.signal,
-    ...(store ? { record: (events: StreamEvent[]) => store.completeIdempotencyKey(key, { events }) } : {}),
+    ...(held ? { record: (events: StreamEvent[]) => (held as HeldClaim).complete({ events }) } : {}),
   });
+}
+
+/**
+ * Claim a key for this attempt under a lease (docs/protocol.md, "After a crash"); when granted
+ * ("new" or "taken-over") the claim is held, its lease renewed until it is completed or released.
+ */
+async function claimKey(
+  deps: ChatRouteDeps,
+  store: IdempotencyStore,
+  claim: { key: string; wallet: string | null; fingerprint: string; requestId?: string },
+): Promise<{ claim: IdempotencyState; held?: HeldClaim }> {
+  const owner = randomUUID();
+  const leaseMs = deps.idempotencyLeaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
+  const state = await store.claimIdempotencyKey({ ...claim, owner, leaseMs, now: new Date() });
+  if (state.state !== "new" && state.state !== "taken-over") return { claim: state };
+  const held = holdClaim(store, claim.key, owner, leaseMs, (error) =>
+    deps.logger.warn("could not renew an idempotency lease", { err: error }),
+  );
+  return { claim: state, held };
+}
+
+/** Run `work` holding the claim; if it throws, let the claim lapse so the next attempt tries again. */
+async function whileHeld<T>(held: HeldClaim, work: () => Promise<T> | T): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    await held.lapse().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Send an answer rebuilt from the ledger, as a replay. A final one is kept for replay from now on;
+ * one the ledger cannot finish yet (a payment still being checked on chain) lets the claim lapse,
+ * so the next attempt rebuilds it again, by then from the reconciled row.
+ */
+async function answerRebuilt(held: HeldClaim, rebuilt: RebuiltOutcome, mode: Mode): Promise<Response> {
+  const response = { events: rebuilt.events };
+  if (rebuilt.final) await held.complete(response);
+  else await held.lapse();
+  return replay(response, mode);
 }
 
 function startTurn(
@@ -240,6 +313,7 @@ function startTurn(
   request: ChatRequest,
   mode: Mode,
   extra: {
+    requestId?: string;
     idempotencyKey?: string;
     bearerToken?: string;
     caller?: string;
@@ -248,7 +322,7 @@ function startTurn(
     record?: (events: StreamEvent[], clientLeft: boolean) => Promise<void>;
   },
 ): Response | Promise<Response> {
-  const requestId = randomUUID();
+  const requestId = extra.requestId ?? randomUUID();
   // Two reasons to stop: the client left (the model call stops; payments under way and the
   // idempotent record still finish), or the stream must end now (the deadline, a shutdown): then
   // the turn ends at once with e: and d:, whatever its tools are still doing. `turn` aborts for

@@ -9,6 +9,7 @@ import { BalanceBook } from "./balances.js";
 import type { Ledger } from "./ledger.js";
 import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
+import { ledgerRebuilder } from "./recovery.js";
 import { createSignerRegistry, type SignerRegistry } from "./signers.js";
 import { approvalPrelude, createPaymentTools } from "./tools.js";
 
@@ -39,6 +40,8 @@ export interface Payments {
    * as the turn's first step.
    */
   resumeApproval(input: ResumeInput): Promise<TurnPrelude>;
+  /** Answers rebuilt from the ledger for an idempotency key whose attempt died (recovery.ts). */
+  rebuild: ReturnType<typeof ledgerRebuilder>;
   ledger: Ledger;
   reconciler: Reconciler;
   signers: SignerRegistry;
@@ -97,6 +100,7 @@ export function createPayments(options: PaymentsOptions): Payments {
   return {
     tools,
     resumeApproval: async (input) => approvalPrelude(await approvals.resume(input)),
+    rebuild: ledgerRebuilder(ledger),
     ledger,
     reconciler,
     signers,

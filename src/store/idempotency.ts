@@ -4,7 +4,9 @@ import { idempotencyKeys } from "./schema.js";
 
 /**
  * The HTTP layer's idempotency store (its port is src/http/idempotency.ts, matched structurally:
- * the store does not import HTTP) on the same PostgreSQL as the ledger, in its own table.
+ * the store does not import HTTP) on the same PostgreSQL as the ledger, in its own table. An
+ * in-progress key is held by an owner until `lease_until`; a lapsed lease is taken over by the next
+ * claim (migration 7).
  */
 
 /** How long an idempotency key is remembered (the port documents the same 24 h). */
@@ -15,11 +17,15 @@ export interface IdempotencyClaim {
   wallet: string | null;
   fingerprint: string;
   now: Date;
+  owner: string;
+  leaseMs: number;
+  requestId?: string;
 }
 
 export type IdempotencyState =
   | { state: "new" }
   | { state: "in-progress" }
+  | { state: "taken-over"; requestId: string | null }
   | { state: "replay"; response: unknown }
   | { state: "conflict" };
 
@@ -27,6 +33,11 @@ export class PgIdempotencyStore {
   constructor(private readonly db: Db) {}
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState> {
+    const held = {
+      owner: claim.owner,
+      leaseUntil: new Date(claim.now.getTime() + claim.leaseMs),
+      requestId: claim.requestId ?? null,
+    };
     const fresh = {
       key: claim.key,
       wallet: claim.wallet,
@@ -35,6 +46,7 @@ export class PgIdempotencyStore {
       response: null,
       createdAt: claim.now,
       expiresAt: new Date(claim.now.getTime() + IDEMPOTENCY_TTL_MS),
+      ...held,
     };
     return this.db.transaction(async (tx) => {
       // Concurrent inserts of one key queue on the unique index: exactly one wins.
@@ -45,6 +57,7 @@ export class PgIdempotencyStore {
         .returning({ key: idempotencyKeys.key });
       if (inserted.length > 0) return { state: "new" as const };
 
+      // The row lock serializes takers: the second reads the lease the first just renewed.
       const [row] = await tx
         .select()
         .from(idempotencyKeys)
@@ -58,20 +71,60 @@ export class PgIdempotencyStore {
       if (row.fingerprint !== claim.fingerprint || row.wallet !== claim.wallet)
         return { state: "conflict" as const };
       if (row.state === "complete") return { state: "replay" as const, response: row.response };
-      return { state: "in-progress" as const };
+      // No lease (a claim made before leases existed) counts as lapsed.
+      if (row.leaseUntil && row.leaseUntil.getTime() > claim.now.getTime()) {
+        return { state: "in-progress" as const };
+      }
+      await tx.update(idempotencyKeys).set(held).where(eq(idempotencyKeys.key, claim.key));
+      return { state: "taken-over" as const, requestId: row.requestId };
     });
   }
 
-  async completeIdempotencyKey(key: string, response: unknown): Promise<void> {
-    await this.db
+  async renewIdempotencyKey(key: string, owner: string, now: Date, leaseMs: number): Promise<boolean> {
+    const renewed = await this.db
       .update(idempotencyKeys)
-      .set({ state: "complete", response: response ?? null })
-      .where(eq(idempotencyKeys.key, key));
+      .set({ leaseUntil: new Date(now.getTime() + leaseMs) })
+      .where(
+        and(
+          eq(idempotencyKeys.key, key),
+          eq(idempotencyKeys.owner, owner),
+          eq(idempotencyKeys.state, "in-progress"),
+        ),
+      )
+      .returning({ key: idempotencyKeys.key });
+    return renewed.length > 0;
   }
 
-  async releaseIdempotencyKey(key: string): Promise<void> {
+  async completeIdempotencyKey(key: string, response: unknown): Promise<void> {
+    // The first outcome stored is the one replayed.
+    await this.db
+      .update(idempotencyKeys)
+      .set({ state: "complete", response: response ?? null, owner: null, leaseUntil: null })
+      .where(and(eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, "in-progress")));
+  }
+
+  async releaseIdempotencyKey(key: string, owner: string): Promise<void> {
     await this.db
       .delete(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, "in-progress")));
+      .where(
+        and(
+          eq(idempotencyKeys.key, key),
+          eq(idempotencyKeys.state, "in-progress"),
+          eq(idempotencyKeys.owner, owner),
+        ),
+      );
+  }
+
+  async lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void> {
+    await this.db
+      .update(idempotencyKeys)
+      .set({ leaseUntil: now })
+      .where(
+        and(
+          eq(idempotencyKeys.key, key),
+          eq(idempotencyKeys.state, "in-progress"),
+          eq(idempotencyKeys.owner, owner),
+        ),
+      );
   }
 }

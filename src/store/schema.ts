@@ -58,6 +58,10 @@ export const idempotencyKeys = pgTable("idempotency_keys", {
   response: jsonb("response").$type<unknown>(),
   createdAt: ts("created_at").notNull(),
   expiresAt: ts("expires_at").notNull(),
+  /** Migration 6: who holds an in-progress key, until when, and the request id of its attempt. */
+  owner: text("owner"),
+  leaseUntil: ts("lease_until"),
+  requestId: text("request_id"),
 });
 
 export const schemaMigrations = pgTable("schema_migrations", {

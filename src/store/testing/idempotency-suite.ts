@@ -8,14 +8,28 @@ import { at, HOUR, T0 } from "./fixtures.js";
  * ledger suite against every backend, on the same store.
  */
 
+const LEASE = 10_000;
+
 export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void {
   describe("idempotency keys", () => {
-    const claim = (key: string, over: { fingerprint?: string; wallet?: string | null; now?: Date } = {}) =>
+    const claim = (
+      key: string,
+      over: {
+        fingerprint?: string;
+        wallet?: string | null;
+        now?: Date;
+        owner?: string;
+        requestId?: string;
+      } = {},
+    ) =>
       keys().claimIdempotencyKey({
         key,
         wallet: over.wallet === undefined ? "0xabc" : over.wallet,
         fingerprint: over.fingerprint ?? "sha256:body",
         now: over.now ?? T0,
+        owner: over.owner ?? "owner-a",
+        leaseMs: LEASE,
+        ...(over.requestId ? { requestId: over.requestId } : {}),
       });
 
     it("claims, reports in-progress, replays, and refuses another body or wallet", async () => {
@@ -34,14 +48,14 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
       expect(await claim(key, { wallet: "0xdef" })).toEqual({ state: "conflict" });
       expect(await claim(key, { wallet: null })).toEqual({ state: "conflict" });
       // A completed key is not released.
-      await keys().releaseIdempotencyKey(key);
+      await keys().releaseIdempotencyKey(key, "owner-a");
       expect((await claim(key)).state).toBe("replay");
     });
 
     it("frees a released key and forgets keys after 24 h", async () => {
       const key = `idem_${randomUUID()}`;
       expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
-      await keys().releaseIdempotencyKey(key);
+      await keys().releaseIdempotencyKey(key, "owner-a");
       expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
       await keys().completeIdempotencyKey(key, { ok: true });
       expect((await claim(key, { wallet: null, now: at(24 * HOUR - 1) })).state).toBe("replay");
@@ -57,6 +71,68 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
       const key = `idem_${randomUUID()}`;
       const results = await Promise.all(Array.from({ length: 25 }, () => claim(key)));
       expect(results.filter((r) => r.state === "new")).toHaveLength(1);
+      expect(results.filter((r) => r.state === "in-progress")).toHaveLength(24);
+    });
+
+    it("hands a claim whose lease lapsed to the next claimer, with the dead attempt's request id", async () => {
+      const key = `idem_${randomUUID()}`;
+      expect(await claim(key, { requestId: "req-1" })).toEqual({ state: "new" });
+      // The owner died: nobody renews. Within the lease the key is busy; from its end it is taken over.
+      expect(await claim(key, { owner: "owner-b", now: at(LEASE - 1) })).toEqual({ state: "in-progress" });
+      expect(await claim(key, { owner: "owner-b", now: at(LEASE), requestId: "req-2" })).toEqual({
+        state: "taken-over",
+        requestId: "req-1",
+      });
+      // The taker holds it now, under a lease of its own; the dead owner can no longer renew or release it.
+      expect(await claim(key, { owner: "owner-c", now: at(LEASE + 1) })).toEqual({ state: "in-progress" });
+      expect(await keys().renewIdempotencyKey(key, "owner-a", at(LEASE + 1), LEASE)).toBe(false);
+      await keys().releaseIdempotencyKey(key, "owner-a");
+      expect(await claim(key, { owner: "owner-c", now: at(LEASE + 2) })).toEqual({ state: "in-progress" });
+      // The taker's outcome replays for the whole 24 h.
+      await keys().completeIdempotencyKey(key, { events: ["rebuilt"] });
+      expect(await claim(key, { owner: "owner-c", now: at(24 * HOUR - 1) })).toEqual({
+        state: "replay",
+        response: { events: ["rebuilt"] },
+      });
+    });
+
+    it("keeps a claim whose owner renews it, and takes it over once renewal stops", async () => {
+      const key = `idem_${randomUUID()}`;
+      expect(await claim(key)).toEqual({ state: "new" });
+      for (let t = LEASE / 2; t <= 5 * LEASE; t += LEASE / 2) {
+        expect(await keys().renewIdempotencyKey(key, "owner-a", at(t), LEASE)).toBe(true);
+        expect(await claim(key, { owner: "owner-b", now: at(t + LEASE - 1) })).toEqual({
+          state: "in-progress",
+        });
+      }
+      expect((await claim(key, { owner: "owner-b", now: at(5 * LEASE + LEASE) })).state).toBe("taken-over");
+      // A completed key holds no lease: renewing it does nothing.
+      await keys().completeIdempotencyKey(key, { ok: 1 });
+      expect(await keys().renewIdempotencyKey(key, "owner-b", at(6 * LEASE), LEASE)).toBe(false);
+    });
+
+    it("lets a lapsed claim be taken over at once, and keeps the first outcome stored", async () => {
+      const key = `idem_${randomUUID()}`;
+      expect(await claim(key, { requestId: "req-1" })).toEqual({ state: "new" });
+      await keys().lapseIdempotencyKey(key, "owner-b", at(1)); // not the owner: nothing changes
+      expect(await claim(key, { owner: "owner-b", now: at(1) })).toEqual({ state: "in-progress" });
+      await keys().lapseIdempotencyKey(key, "owner-a", at(1));
+      expect(await claim(key, { owner: "owner-b", now: at(1) })).toEqual({
+        state: "taken-over",
+        requestId: "req-1",
+      });
+      await keys().completeIdempotencyKey(key, { first: true });
+      await keys().completeIdempotencyKey(key, { first: false });
+      expect(await claim(key, { now: at(2) })).toEqual({ state: "replay", response: { first: true } });
+    });
+
+    it("gives a lapsed claim to exactly one of many racing takers", async () => {
+      const key = `idem_${randomUUID()}`;
+      expect(await claim(key)).toEqual({ state: "new" });
+      const results = await Promise.all(
+        Array.from({ length: 25 }, (_, i) => claim(key, { owner: `taker-${i}`, now: at(LEASE + 1) })),
+      );
+      expect(results.filter((r) => r.state === "taken-over")).toHaveLength(1);
       expect(results.filter((r) => r.state === "in-progress")).toHaveLength(24);
     });
   });

@@ -1,0 +1,55 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { holdClaim, type IdempotencyStore } from "../src/http/idempotency.js";
+
+/** The heartbeat that keeps a claim's lease alive while its attempt runs (src/http/idempotency.ts). */
+describe("a held idempotency claim", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function recordingStore(held = true) {
+    const calls: string[] = [];
+    const store: IdempotencyStore = {
+      claimIdempotencyKey: async () => ({ state: "new" }),
+      renewIdempotencyKey: async (key, owner, now, leaseMs) => {
+        calls.push(`renew ${key} ${owner} until ${now.getTime() + leaseMs}`);
+        return held;
+      },
+      completeIdempotencyKey: async () => {
+        calls.push("complete");
+      },
+      releaseIdempotencyKey: async (_key, owner) => {
+        calls.push(`release ${owner}`);
+      },
+      lapseIdempotencyKey: async (_key, owner, now) => {
+        calls.push(`lapse ${owner} at ${now.getTime()}`);
+      },
+    };
+    return { store, calls };
+  }
+
+  it("renews its lease every third of it until completed, then stops", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { store, calls } = recordingStore();
+    const claim = holdClaim(store, "k", "me", 9_000, () => {});
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(calls).toEqual(["renew k me until 12000", "renew k me until 15000", "renew k me until 18000"]);
+    await claim.complete({ events: [] });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(calls.slice(3)).toEqual(["complete"]);
+  });
+
+  it("stops renewing once released or lapsed, and when the key was taken over", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const released = recordingStore();
+    await holdClaim(released.store, "k", "me", 9_000, () => {}).release();
+    const lapsed = recordingStore();
+    await holdClaim(lapsed.store, "k", "me", 9_000, () => {}).lapse();
+    const lost = recordingStore(false);
+    holdClaim(lost.store, "k", "me", 9_000, () => {});
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(released.calls).toEqual(["release me"]);
+    expect(lapsed.calls).toEqual(["lapse me at 0"]);
+    expect(lost.calls).toEqual(["renew k me until 12000"]);
+  });
+});
