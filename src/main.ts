@@ -38,7 +38,8 @@ const early = (globalThis as Record<symbol, unknown>)[Symbol.for("x402-chat-agen
 if (early === "SIGTERM" || early === "SIGINT") onSignal(early);
 // A stray rejection is a bug to log, not a reason to drop every open stream and payment.
 process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { err: error }));
-logger.info("starting", { pid: process.pid });
+// Every line carries the process id (the logger's base), this one included.
+logger.info("starting");
 
 /**
  * Launched by a wrapper that does not pass signals on (npm runs `sh -c`, and a SIGTERM to npm kills
