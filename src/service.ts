@@ -1,8 +1,10 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
 import { createApp } from "./http/app.js";
+import { discardRest } from "./http/body.js";
 import type { ChatRouteDeps, IdempotencyStore } from "./http/chat.js";
 import { onCheckExpectation, onClientError, onConnect } from "./http/client-error.js";
 import { Lifecycle } from "./http/lifecycle.js";
@@ -104,7 +106,7 @@ export function listen(
       port: config.port,
       hostname: config.host,
       // The adapter would close a connection whose body is still arriving 500 ms after the answer,
-      // losing the answer to a reset; the chat route reads the rest itself (src/http/body.ts).
+      // losing the answer to a reset; the rest is read and dropped instead (below).
       autoCleanupIncoming: false,
     };
     const server = serve(options, (info) => {
@@ -116,6 +118,9 @@ export function listen(
     server.on("clientError", onClientError);
     server.on("connect", onConnect);
     server.on("checkExpectation", onCheckExpectation);
+    server.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
+      outgoing.once("finish", () => discardRest(incoming, outgoing));
+    });
   });
 }
 

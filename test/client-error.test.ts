@@ -203,20 +203,29 @@ describe("requests Node answers before the app sees them (issue 'Money and trust
 
 describe("a 50 MB body (issue 'Money and trust', item 9)", () => {
   const size = 50 * 1024 * 1024;
-  const framings = {
-    "Content-Length": { head: `${head}Content-Length: ${size}\r\n\r\n`, trailer: "" },
-    chunked: {
+  const cases = [
+    { name: "Content-Length", head: `${head}Content-Length: ${size}\r\n\r\n`, trailer: "", status: 413 },
+    {
+      name: "chunked",
       head: `${head}Transfer-Encoding: chunked\r\n\r\n${size.toString(16)}\r\n`,
       trailer: "\r\n0\r\n\r\n",
+      status: 413,
     },
-  };
-  for (const [name, framing] of Object.entries(framings)) {
-    it(`(${name}): the 413 stays readable while the client still sends, and the connection serves on`, async () => {
-      const raw = await slowLargeUpload(framing.head, framing.trailer);
+    {
+      name: "to a path that does not exist",
+      head: `${head.replace("/api/chat", "/no-such-upload")}Content-Length: ${size}\r\n\r\n`,
+      trailer: "",
+      status: 404,
+    },
+  ];
+  for (const { name, head: requestHead, trailer, status } of cases) {
+    it(`(${name}): the ${status} stays readable while the client still sends, and the connection serves on`, async () => {
+      const raw = await slowLargeUpload(requestHead, trailer);
       const first = firstAnswer(raw);
-      expect(first?.answer.status).toBe(413);
+      expect(first?.answer.status).toBe(status);
       expect(first?.answer.headers["content-type"]).toBe("application/problem+json");
-      expect(JSON.parse(first?.answer.body ?? "")).toMatchObject({ status: 413, code: "payload_too_large" });
+      const code = status === 413 ? "payload_too_large" : "not_found";
+      expect(JSON.parse(first?.answer.body ?? "")).toMatchObject({ status, code });
       const second = firstAnswer(first?.rest ?? Buffer.alloc(0));
       expect(second?.answer.status).toBe(200);
     });

@@ -12,26 +12,13 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * Under Node, pass the server's IncomingMessage (`c.env.incoming` with @hono/node-server): the bytes
  * are then read from it directly, with the same cap, instead of through `request.body`, which
  * makes the adapter build a full fetch Request and a web stream over the socket for every request.
- * A body refused as too large is then read to its end and dropped (`discardRest`), so that a client
- * still sending it can read the 413 once it has sent everything.
+ * What is left of a refused body is read and dropped once the answer is out (`discardRest`).
  */
 export async function readJsonBody(
   request: Request,
   maxBytes: number,
   incoming?: IncomingMessage,
-  outgoing?: ServerResponse,
 ): Promise<unknown> {
-  try {
-    return await readJson(request, maxBytes, incoming);
-  } catch (error) {
-    if (incoming && error instanceof AppError && error.code === "payload_too_large") {
-      discardRest(incoming, outgoing);
-    }
-    throw error;
-  }
-}
-
-async function readJson(request: Request, maxBytes: number, incoming?: IncomingMessage): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
   const mediaType = type.split(";")[0]?.trim().toLowerCase() ?? "";
   if (mediaType !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(mediaType)) {
@@ -92,7 +79,7 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > maxBytes) {
-        // Stop keeping it; the rest is read and dropped (discardRest) while the 413 is sent.
+        // Stop keeping it; the rest is read and dropped once the 413 is out (discardRest).
         settle(tooLarge(maxBytes));
         return;
       }
@@ -119,18 +106,20 @@ export interface DiscardBounds {
 export const DISCARD_BOUNDS: DiscardBounds = { maxBytes: 64 * 1024 * 1024, maxMs: 30_000 };
 
 /**
- * Read the rest of a refused body and drop it. A client that reads its answer only once it has
- * sent the whole body (most do) would otherwise lose the 413: closing a socket with unread bytes
- * makes the kernel answer with a reset, which discards what the client had not read yet. Once the
- * body has ended the connection serves the next request as usual. Past the bounds the connection
- * is closed, after the answer has been written.
+ * Once a request is answered, read what is left of its body and drop it (the server calls this
+ * for every request, src/service.ts). A client that reads its answer only once it has sent the
+ * whole body (most do) would otherwise lose it, a 413 above all: closing a socket with unread
+ * bytes makes the kernel answer with a reset, which discards what the client had not read yet.
+ * Once the body has ended the connection serves the next request as usual. Past the bounds the
+ * connection is closed, after the answer has been written.
  */
 export function discardRest(
   incoming: IncomingMessage,
   outgoing?: ServerResponse,
   bounds: DiscardBounds = DISCARD_BOUNDS,
 ): void {
-  if (incoming.readableEnded || incoming.destroyed) return;
+  // complete: the parser has had the whole message, so nothing of it is left on the socket.
+  if (incoming.complete || incoming.destroyed) return;
   let read = 0;
   const stop = () => {
     clearTimeout(timer);

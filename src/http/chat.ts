@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { IncomingMessage, ServerResponse } from "node:http";
+import { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { type AgentDeps, runTurn, type TurnInput, type TurnPrelude } from "../agent/index.js";
 import { AppError } from "../errors/index.js";
@@ -83,19 +83,13 @@ function nodeRequest(c: Context): IncomingMessage | undefined {
   return incoming instanceof IncomingMessage ? incoming : undefined;
 }
 
-/** The Node response under @hono/node-server (`c.env.outgoing`); undefined elsewhere. */
-function nodeResponse(c: Context): ServerResponse | undefined {
-  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
-  return outgoing instanceof ServerResponse ? outgoing : undefined;
-}
-
 /** POST /api/chat: validate, authenticate, rate-limit, then stream one agent turn. */
 export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Response> {
   try {
     if (deps.lifecycle.isDraining) {
       throw new AppError("shutting_down", "The server is shutting down; retry shortly.");
     }
-    const body = await readJsonBody(c.req.raw, REQUEST_BOUNDS.maxBodyBytes, nodeRequest(c), nodeResponse(c));
+    const body = await readJsonBody(c.req.raw, REQUEST_BOUNDS.maxBodyBytes, nodeRequest(c));
     const request = parseChatRequest(body);
     const { identity, token } = authenticate(c, deps);
     const idempotencyKey = c.req.header("idempotency-key");
