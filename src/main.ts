@@ -38,7 +38,8 @@ const early = (globalThis as Record<symbol, unknown>)[Symbol.for("x402-chat-agen
 if (early === "SIGTERM" || early === "SIGINT") onSignal(early);
 // A stray rejection is a bug to log, not a reason to drop every open stream and payment.
 process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { err: error }));
-logger.info("starting", { pid: process.pid });
+// Every line carries the process id (the logger's base), this one included.
+logger.info("starting");
 
 /**
  * Launched by a wrapper that does not pass signals on (npm runs `sh -c`, and a SIGTERM to npm kills
@@ -89,16 +90,20 @@ async function main(): Promise<void> {
       config.shutdownGraceMs + config.payments.serviceTimeoutMs + 30_000,
     );
     watchdog.unref();
-    const closed = listening ? closeServer(listening.server) : Promise.resolve();
+    // The listener stays open while the service drains: a new request gets 503 shutting_down
+    // (src/http/app.ts) rather than a refused connection, and open streams finish with their d:.
     try {
       await service.shutdown();
     } catch (error) {
       // The service did stop; what failed while releasing resources is for the log.
       logger.error("error while shutting down", { err: error });
     }
-    // Every stream has ended: keep-alive connections must not hold the listener open.
-    if (listening) dropConnections(listening.server, "all");
-    await closed;
+    if (listening) {
+      const closed = closeServer(listening.server);
+      // Every stream has ended: keep-alive connections must not hold the listener open.
+      dropConnections(listening.server, "all");
+      await closed;
+    }
     logger.info("stopped");
     process.exit(0);
   };

@@ -1,10 +1,12 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
 import { type AppDeps, createApp } from "./http/app.js";
+import { discardRest } from "./http/body.js";
 import type { ChatRouteDeps, IdempotencyStore } from "./http/chat.js";
-import { onClientError } from "./http/client-error.js";
+import { onCheckExpectation, onClientError, onConnect } from "./http/client-error.js";
 import { Lifecycle } from "./http/lifecycle.js";
 import { createReadiness, type ReadinessCheck, redisCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
@@ -105,13 +107,26 @@ export function listen(
   config: Pick<Config, "host" | "port">,
 ): Promise<{ server: ServerType; url: string }> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    const options = {
+      fetch: app.fetch,
+      port: config.port,
+      hostname: config.host,
+      // The adapter would close a connection whose body is still arriving 500 ms after the answer,
+      // losing the answer to a reset; the rest is read and dropped instead (below).
+      autoCleanupIncoming: false,
+    };
+    const server = serve(options, (info) => {
       server.off("error", reject);
       const host = info.family === "IPv6" ? `[${info.address}]` : info.address;
       resolve({ server, url: `http://${host}:${info.port}` });
     });
     server.once("error", reject);
     server.on("clientError", onClientError);
+    server.on("connect", onConnect);
+    server.on("checkExpectation", onCheckExpectation);
+    server.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
+      outgoing.once("finish", () => discardRest(incoming, outgoing));
+    });
   });
 }
 

@@ -216,6 +216,26 @@ describe("client disconnect and shutdown", () => {
     expect(finishOf(events).finishReason).toBe("error");
   });
 
+  it("while draining, every path but /healthz answers 503 shutting_down, Retry-After, Connection: close", async () => {
+    const service = buildService();
+    await service.lifecycle.drain(0, 0);
+    const requests: [string, RequestInit][] = [
+      ["/api/chat", chatRequest(USER_HI)],
+      ["/", {}],
+      ["/no-such-page", {}],
+      ["/readyz", {}],
+    ];
+    for (const [path, init] of requests) {
+      const res = await service.app.request(path, init);
+      expect({ path, status: res.status }).toEqual({ path, status: 503 });
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(res.headers.get("retry-after")).toBe("5");
+      expect(await res.json()).toMatchObject({ code: "shutting_down" });
+      if (path !== "/readyz") expect(res.headers.get("connection")).toBe("close");
+    }
+    expect((await service.app.request("/healthz")).status).toBe(503);
+  });
+
   it("lets a stream that ends within the grace period finish normally", async () => {
     const model = textModel(["a", "b"], { delayMs: 50 });
     const service = buildService({ SHUTDOWN_GRACE_MS: "2000" }, { models: singleModelRegistry(model) });

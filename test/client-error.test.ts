@@ -128,3 +128,106 @@ describe("requests the HTTP parser refuses", () => {
     expect(JSON.parse(ok.body)).toMatchObject({ status: "ok" });
   });
 });
+
+/** Split the first HTTP/1.1 answer (sized by Content-Length) off the front of `raw`. */
+function firstAnswer(raw: Buffer): { answer: RawAnswer; rest: Buffer } | undefined {
+  const split = raw.indexOf("\r\n\r\n");
+  if (split < 0) return undefined;
+  const [statusLine = "", ...lines] = raw.subarray(0, split).toString().split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const at = line.indexOf(":");
+    headers[line.slice(0, at).toLowerCase()] = line.slice(at + 1).trim();
+  }
+  const length = Number(headers["content-length"] ?? 0);
+  if (raw.length < split + 4 + length) return undefined;
+  const body = raw.subarray(split + 4, split + 4 + length);
+  return {
+    answer: { status: Number(statusLine.split(" ")[1]), headers, body: body.toString(), bodyBytes: length },
+    rest: raw.subarray(split + 4 + length),
+  };
+}
+
+/**
+ * A slow client with a 50 MB body: it sends the head and 1 MiB, finds the server has answered,
+ * takes a second (a slow link), sends the remaining 49 MiB and the end of the body, then asks for
+ * GET /healthz on the same connection. Resolves with what it read once the server closes.
+ */
+function slowLargeUpload(headText: string, trailer: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    let answered = false;
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Buffer.concat(chunks)));
+    const mib = Buffer.alloc(1024 * 1024, 0x20);
+    const sendRest = async () => {
+      await new Promise((r) => setTimeout(r, 1000));
+      for (let i = 1; i < 50; i++) {
+        if (!socket.write(mib)) await new Promise((r) => socket.once("drain", r));
+      }
+      socket.write(`${trailer}GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    };
+    socket.on("data", (chunk) => {
+      chunks.push(chunk);
+      if (!answered && firstAnswer(Buffer.concat(chunks))) {
+        answered = true;
+        sendRest().catch(reject);
+      }
+    });
+    socket.write(headText);
+    socket.write(mib);
+  });
+}
+
+describe("requests Node answers before the app sees them (issue 'Money and trust', item 9)", () => {
+  it("CONNECT: 405 method_not_allowed, not a closed connection", async () => {
+    const answer = await send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
+    expectProblem(answer, 405, "method_not_allowed");
+    expect(answer.headers.allow).toBe("GET, HEAD, POST");
+  });
+
+  it("Expect: 999-weird: 417 expectation_failed with a problem+json body", async () => {
+    const answer = await send(`${head}Expect: 999-weird\r\nContent-Length: 2\r\n\r\n{}`);
+    expectProblem(answer, 417, "expectation_failed");
+  });
+
+  it("Expect: 100-continue still goes on to the app", async () => {
+    const answer = await send(
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+    );
+    expect(answer.status).toBe(100);
+    expect(answer.body).toContain("HTTP/1.1 200 OK");
+  });
+});
+
+describe("a 50 MB body (issue 'Money and trust', item 9)", () => {
+  const size = 50 * 1024 * 1024;
+  const cases = [
+    { name: "Content-Length", head: `${head}Content-Length: ${size}\r\n\r\n`, trailer: "", status: 413 },
+    {
+      name: "chunked",
+      head: `${head}Transfer-Encoding: chunked\r\n\r\n${size.toString(16)}\r\n`,
+      trailer: "\r\n0\r\n\r\n",
+      status: 413,
+    },
+    {
+      name: "to a path that does not exist",
+      head: `${head.replace("/api/chat", "/no-such-upload")}Content-Length: ${size}\r\n\r\n`,
+      trailer: "",
+      status: 404,
+    },
+  ];
+  for (const { name, head: requestHead, trailer, status } of cases) {
+    it(`(${name}): the ${status} stays readable while the client still sends, and the connection serves on`, async () => {
+      const raw = await slowLargeUpload(requestHead, trailer);
+      const first = firstAnswer(raw);
+      expect(first?.answer.status).toBe(status);
+      expect(first?.answer.headers["content-type"]).toBe("application/problem+json");
+      const code = status === 413 ? "payload_too_large" : "not_found";
+      expect(JSON.parse(first?.answer.body ?? "")).toMatchObject({ status, code });
+      const second = firstAnswer(first?.rest ?? Buffer.alloc(0));
+      expect(second?.answer.status).toBe(200);
+    });
+  }
+});

@@ -76,37 +76,56 @@ class Proc {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** An OpenAI-compatible provider that streams a word every 100 ms and never finishes on its own. */
-function endlessModel(): Server {
-  return createServer((req, res) => {
-    req.resume();
+/**
+ * An OpenAI-compatible provider that streams a word every 100 ms and never finishes on its own;
+ * a conversation whose text includes "hold" finishes (`stop`) when the test calls `release()`.
+ */
+function endlessModel(): { server: Server; release: () => void } {
+  const held = new Set<() => void>();
+  const chunk = (delta: Record<string, string>, finish: string | null) => ({
+    id: "c1",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "m",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (part: Buffer) => {
+      body += part.toString();
+    });
     req.on("end", () => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       const timer = setInterval(() => {
-        const chunk = {
-          id: "c1",
-          object: "chat.completion.chunk",
-          created: 0,
-          model: "m",
-          choices: [{ index: 0, delta: { role: "assistant", content: "word " }, finish_reason: null }],
-        };
-        res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        res.write(`data: ${JSON.stringify(chunk({ role: "assistant", content: "word " }, null))}\n\n`);
       }, 100);
       res.on("close", () => clearInterval(timer));
+      if (!body.includes("hold")) return;
+      const finish = () => {
+        clearInterval(timer);
+        res.end(`data: ${JSON.stringify(chunk({}, "stop"))}\n\ndata: [DONE]\n\n`);
+      };
+      held.add(finish);
+      res.on("close", () => held.delete(finish));
     });
   });
+  const release = () => {
+    for (const finish of held) finish();
+    held.clear();
+  };
+  return { server, release };
 }
 
-const chat = (url: string, accept: string) =>
+const chat = (url: string, accept: string, content = "hello") =>
   fetch(`${url}/api/chat`, {
     method: "POST",
     headers: { "content-type": "application/json", accept },
-    body: JSON.stringify({ messages: [{ role: "user", content: "hello" }] }),
+    body: JSON.stringify({ messages: [{ role: "user", content }] }),
   });
 
 /** Open a chat stream: resolves once its first line is in, with `lines` (all of them, once it ends). */
-async function openStream(url: string): Promise<{ lines: Promise<string[]> }> {
-  const res = await chat(url, "text/plain");
+async function openStream(url: string, content = "hello"): Promise<{ lines: Promise<string[]> }> {
+  const res = await chat(url, "text/plain", content);
   const reader = res.body?.getReader();
   if (!reader) throw new Error("no body");
   const decoder = new TextDecoder();
@@ -128,6 +147,7 @@ async function openStream(url: string): Promise<{ lines: Promise<string[]> }> {
 
 describe("the service process", { timeout: 120_000 }, () => {
   let model: Server;
+  let releaseHeld: () => void;
   let modelEnv: Record<string, string>;
   const procs: Proc[] = [];
   const proc = (env: Record<string, string>) => {
@@ -137,7 +157,7 @@ describe("the service process", { timeout: 120_000 }, () => {
   };
 
   beforeAll(async () => {
-    model = endlessModel();
+    ({ server: model, release: releaseHeld } = endlessModel());
     await new Promise<void>((resolve) => model.listen(0, "127.0.0.1", resolve));
     const address = model.address();
     if (!address || typeof address === "string") throw new Error("no port");
@@ -166,6 +186,40 @@ describe("the service process", { timeout: 120_000 }, () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
+  it("drains on SIGTERM: new requests get 503 shutting_down, an open stream ends with its own d:", async () => {
+    // Issue "Money and trust", item 6. The grace period outlasts the test: the stream ends when
+    // the model finishes it (releaseHeld), and the process exits as soon as it has.
+    const child = proc({ ...modelEnv, SHUTDOWN_GRACE_MS: "120000" });
+    const url = await child.url();
+    const stream = await openStream(url, "hold");
+    child.term();
+    await child.waitFor(/"msg":"shutting down"/);
+
+    const refused = await chat(url, "text/plain");
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("content-type")).toBe("application/problem+json");
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect(await refused.json()).toMatchObject({ status: 503, code: "shutting_down" });
+    for (const path of ["/readyz", "/no-such-page"]) {
+      const answer = await fetch(`${url}${path}`);
+      expect({ path, status: answer.status }).toEqual({ path, status: 503 });
+      expect(await answer.json()).toMatchObject({ code: "shutting_down" });
+    }
+    expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: "draining", openTurns: 1 });
+
+    releaseHeld();
+    const lines = await stream.lines;
+    expect(lines.filter((line) => line.startsWith("e:"))).toEqual([]);
+    expect(lines.at(-1)).toMatch(/^d:\{"finishReason":"stop"/);
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    // Every log line carries the process id once (raw text: JSON.parse keeps one of two keys).
+    const logLines = child.output.split("\n").filter((line) => line.startsWith("{"));
+    expect(logLines.length).toBeGreaterThan(3);
+    for (const line of logLines)
+      expect({ line, pids: line.match(/"pid":/g)?.length }).toEqual({ line, pids: 1 });
+  });
+
   it("exits 0 on a SIGTERM at several moments of start-up", async () => {
     // Right after the entry point runs, then later while the service loads and starts.
     for (const delayMs of [0, 400, 1500, 3000]) {
@@ -183,7 +237,8 @@ describe("the service process", { timeout: 120_000 }, () => {
     const url = await child.url();
     const streams = await Promise.all([openStream(url), openStream(url), openStream(url)]);
     const inFlight = chat(url, "application/json");
-    await sleep(200);
+    // In flight: the service has taken it (a request that came after the signal gets a plain 503).
+    while ((await (await fetch(`${url}/healthz`)).json()).openTurns < 4) await sleep(50);
     child.term();
     await sleep(50);
     child.term();

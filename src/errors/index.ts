@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   request_timeout: { status: 408, finishReason: "error", title: "Request timeout" },
   headers_too_large: { status: 431, finishReason: "error", title: "Request header fields too large" },
   method_not_allowed: { status: 405, finishReason: "error", title: "Method not allowed" },
+  expectation_failed: { status: 417, finishReason: "error", title: "Expectation failed" },
   rate_limited: { status: 429, finishReason: "error", title: "Too many requests" },
   shutting_down: {
     status: 503,

@@ -75,6 +75,17 @@ export function createApp(deps: AppDeps): Hono {
     ...(deps.config.idempotencyLeaseMs ? { idempotencyLeaseMs: deps.config.idempotencyLeaseMs } : {}),
   };
 
+  // While draining, every route but the two probes answers 503 shutting_down (docs/protocol.md,
+  // "Limits"): the listener stays open through the grace period, so a request gets this answer
+  // rather than a refused connection; `Connection: close` sends its client elsewhere next time.
+  app.use("*", async (c, next) => {
+    if (!deps.lifecycle.isDraining || c.req.path === "/healthz" || c.req.path === "/readyz") {
+      return next();
+    }
+    return problemResponse(new AppError("shutting_down", "The server is shutting down; retry shortly."), {
+      Connection: "close",
+    });
+  });
   app.get("/healthz", (c) =>
     c.json(
       {

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { AppError } from "../errors/index.js";
 
 /** Stateless between calls (no `stream: true`), so one decoder serves every request. */
@@ -12,6 +12,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * Under Node, pass the server's IncomingMessage (`c.env.incoming` with @hono/node-server): the bytes
  * are then read from it directly, with the same cap, instead of through `request.body`, which
  * makes the adapter build a full fetch Request and a web stream over the socket for every request.
+ * What is left of a refused body is read and dropped once the answer is out (`discardRest`).
  */
 export async function readJsonBody(
   request: Request,
@@ -78,8 +79,7 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > maxBytes) {
-        // Stop reading; the rest is discarded by the server once the 413 is sent.
-        incoming.pause();
+        // Stop keeping it; the rest is read and dropped once the 413 is out (discardRest).
         settle(tooLarge(maxBytes));
         return;
       }
@@ -94,6 +94,59 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint
     incoming.on("close", onFailure);
     if (incoming.readableEnded) onEnd();
   });
+}
+
+/** How much of a body refused as too large is read and dropped before the connection is closed. */
+export interface DiscardBounds {
+  maxBytes: number;
+  maxMs: number;
+}
+
+/** 64 MiB or 30 s, whichever comes first (a 50 MB upload is read to its end on any sane link). */
+export const DISCARD_BOUNDS: DiscardBounds = { maxBytes: 64 * 1024 * 1024, maxMs: 30_000 };
+
+/**
+ * Once a request is answered, read what is left of its body and drop it (the server calls this
+ * for every request, src/service.ts). A client that reads its answer only once it has sent the
+ * whole body (most do) would otherwise lose it, a 413 above all: closing a socket with unread
+ * bytes makes the kernel answer with a reset, which discards what the client had not read yet.
+ * Once the body has ended the connection serves the next request as usual. Past the bounds the
+ * connection is closed, after the answer has been written.
+ */
+export function discardRest(
+  incoming: IncomingMessage,
+  outgoing?: ServerResponse,
+  bounds: DiscardBounds = DISCARD_BOUNDS,
+): void {
+  // complete: the parser has had the whole message, so nothing of it is left on the socket.
+  if (incoming.complete || incoming.destroyed) return;
+  let read = 0;
+  const stop = () => {
+    clearTimeout(timer);
+    incoming.off("data", onData);
+    incoming.off("end", stop);
+    incoming.off("error", stop);
+    incoming.off("close", stop);
+  };
+  const giveUp = () => {
+    stop();
+    incoming.pause();
+    const socket = incoming.socket;
+    const close = () => socket.end(() => socket.destroy());
+    if (outgoing && !outgoing.writableFinished && !outgoing.destroyed) outgoing.once("finish", close);
+    else close();
+  };
+  const onData = (chunk: Buffer) => {
+    read += chunk.byteLength;
+    if (read > bounds.maxBytes) giveUp();
+  };
+  const timer = setTimeout(giveUp, bounds.maxMs);
+  timer.unref();
+  incoming.on("data", onData);
+  incoming.on("end", stop);
+  incoming.on("error", stop);
+  incoming.on("close", stop);
+  incoming.resume();
 }
 
 async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array> {

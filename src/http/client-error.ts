@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { AppError } from "../errors/index.js";
 import { problemBody } from "./problem.js";
@@ -6,7 +7,9 @@ import { problemBody } from "./problem.js";
  * Requests Node's HTTP parser refuses never reach the app (bad chunked framing, Content-Length
  * with Transfer-Encoding, a NUL in a header, headers over the size limit...). Node would answer a
  * bare 400 or 431 without a body; this answers the same problem+json as every other 4xx, on the
- * server's `clientError` event, then closes the connection.
+ * server's `clientError` event, then closes the connection. So do the two requests Node answers
+ * itself before the app: `CONNECT` (the `connect` event; Node would just close the connection)
+ * and an `Expect` other than `100-continue` (the `checkExpectation` event; Node would send a bare 417).
  */
 
 /** The parser's error codes that have a status of their own; every other parse error is a 400. */
@@ -31,23 +34,69 @@ function errorFor(code: string | undefined): AppError {
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad Request",
+  405: "Method Not Allowed",
   408: "Request Timeout",
+  417: "Expectation Failed",
   431: "Request Header Fields Too Large",
 };
 
+/** The methods this server answers (the `Allow` of a refused `CONNECT`). */
+const ALLOWED_METHODS = "GET, HEAD, POST";
+
+/** The headers of a problem answered outside the app: problem+json, its length, and a closed connection. */
+function problemHeaders(body: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    "Content-Type": "application/problem+json",
+    "Content-Length": String(Buffer.byteLength(body)),
+    "Cache-Control": "no-store",
+    Connection: "close",
+    ...extra,
+  };
+}
+
 /** The raw HTTP/1.1 response for a refused request: problem+json, its length, and a closed connection. */
 export function clientErrorResponse(code: string | undefined): string {
-  const error = errorFor(code);
+  return rawProblem(errorFor(code));
+}
+
+function rawProblem(error: AppError, extra: Record<string, string> = {}): string {
   const body = JSON.stringify(problemBody(error));
+  const headers = Object.entries(problemHeaders(body, extra)).map(([name, value]) => `${name}: ${value}`);
   return [
     `HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status] ?? "Bad Request"}`,
-    "Content-Type: application/problem+json",
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    "Cache-Control: no-store",
-    "Connection: close",
+    ...headers,
     "",
     body,
   ].join("\r\n");
+}
+
+/** The `connect` listener: this server is no proxy; a `CONNECT` gets 405 problem+json, then a close. */
+export function onConnect(_request: IncomingMessage, socket: Duplex): void {
+  const error = new AppError("method_not_allowed", `CONNECT is not supported; use ${ALLOWED_METHODS}.`);
+  answerRaw(socket, rawProblem(error, { Allow: ALLOWED_METHODS }));
+}
+
+/** The `checkExpectation` listener: an `Expect` this server cannot meet gets 417 problem+json. */
+export function onCheckExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const error = new AppError(
+    "expectation_failed",
+    "The only Expect this server meets is 100-continue; send the request without it.",
+  );
+  const body = JSON.stringify(problemBody(error));
+  response.writeHead(error.status, problemHeaders(body));
+  response.end(body);
+}
+
+function answerRaw(socket: Duplex, answer: string): void {
+  if (!socket.writable || socket.destroyed) {
+    socket.destroy();
+    return;
+  }
+  try {
+    socket.end(answer, () => socket.destroy());
+  } catch {
+    socket.destroy();
+  }
 }
 
 /** Whether a response to this socket has already started: then nothing more may be written to it. */
@@ -63,9 +112,5 @@ export function onClientError(error: Error & { code?: string }, socket: Duplex):
     socket.destroy();
     return;
   }
-  try {
-    socket.end(clientErrorResponse(error.code), () => socket.destroy());
-  } catch {
-    socket.destroy();
-  }
+  answerRaw(socket, clientErrorResponse(error.code));
 }

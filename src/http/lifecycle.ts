@@ -10,6 +10,8 @@ export class Lifecycle {
   private readonly open = new Set<OpenTurn>();
   private readonly background = new Set<Promise<void>>();
   private draining = false;
+  /** Set once the grace period is over: a turn that starts after it is ended at once. */
+  private cutoff: AppError | undefined;
 
   get isDraining(): boolean {
     return this.draining;
@@ -37,6 +39,7 @@ export class Lifecycle {
   track(abort: (reason: AppError) => void): () => void {
     const turn: OpenTurn = { abort };
     this.open.add(turn);
+    if (this.cutoff) abort(this.cutoff);
     return () => {
       this.open.delete(turn);
       turn.finished?.();
@@ -50,13 +53,16 @@ export class Lifecycle {
    */
   async drain(graceMs: number, backgroundMs = graceMs): Promise<{ abandoned: number }> {
     this.draining = true;
-    const all = () => Promise.all([...this.open].map(whenFinished));
+    // Also the turns that start meanwhile (a request that was past its draining check already).
+    const all = async () => {
+      while (this.open.size > 0) await Promise.all([...this.open].map(whenFinished));
+    };
     if ((await within(all(), graceMs)) === "timeout") {
-      const reason = new AppError(
+      this.cutoff = new AppError(
         "shutting_down",
         "The server is shutting down; this stream was ended. Retry shortly.",
       );
-      for (const turn of this.open.values()) turn.abort(reason);
+      for (const turn of this.open.values()) turn.abort(this.cutoff);
       await all();
     }
     await within(Promise.all([...this.background]), backgroundMs);

@@ -71,11 +71,21 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     options.destination ?? pino.destination({ dest: 2, sync: true }),
   );
   return {
-    debug: (msg, fields) => log.debug(fields ?? {}, msg),
-    info: (msg, fields) => log.info(fields ?? {}, msg),
-    warn: (msg, fields) => log.warn(fields ?? {}, msg),
-    error: (msg, fields) => log.error(fields ?? {}, msg),
+    debug: (msg, fields) => log.debug(own(fields), msg),
+    info: (msg, fields) => log.info(own(fields), msg),
+    warn: (msg, fields) => log.warn(own(fields), msg),
+    error: (msg, fields) => log.error(own(fields), msg),
   };
+}
+
+/**
+ * The caller's fields without the ones every line carries already: pino writes its base (`pid`)
+ * and the caller's fields side by side, so a `pid` passed again would appear twice in one line.
+ */
+function own(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  if (!("pid" in fields)) return fields;
+  const { pid: _pid, ...rest } = fields;
+  return rest;
 }
 
 /** A logger that drops everything (tests). */

@@ -50,6 +50,17 @@ describe("the logger", () => {
     expect(text).toContain("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
   });
 
+  it("writes the process id exactly once per line, also when a caller passes it again", () => {
+    const raw: string[] = [];
+    const logger = createLogger({ destination: { write: (line: string) => raw.push(line) } });
+    logger.info("starting", { pid: process.pid });
+    logger.warn("plain");
+    expect(raw).toHaveLength(2);
+    // The raw text: JSON.parse would keep one of two duplicate keys and hide the second.
+    for (const line of raw) expect(line.match(/"pid":/g)).toHaveLength(1);
+    expect(JSON.parse(raw[0] ?? "")).toMatchObject({ pid: process.pid, msg: "starting" });
+  });
+
   it("honours the level", () => {
     const { logger, lines } = capture("warn");
     logger.info("quiet");
