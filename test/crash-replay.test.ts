@@ -208,8 +208,9 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
       DISCOVERY_URLS: m.discoveryUrl,
       ALLOW_PRIVATE_ORIGINS: [...new Set(origins)].join(","),
       SIGNERS_FILE: join(dir, "signers.json"),
-      // The dead process's claim lapses long before the restarted one listens.
-      IDEMPOTENCY_LEASE_MS: "100",
+      // The dead process's claim lapses before the restarted one listens (a start takes seconds); long
+      // enough that a live attempt renewing every third of it does not lose it on a loaded machine.
+      IDEMPOTENCY_LEASE_MS: "1500",
       ...(schema && process.env.DATABASE_URL
         ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: schema }
         : {}),

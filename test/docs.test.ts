@@ -73,6 +73,8 @@ function anchors(file: string): Set<string> {
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
   }
+  // An explicit anchor (`<a id="running-totals"></a>`) is a target too.
+  for (const match of prose(file).matchAll(/<a id="([^"]+)"><\/a>/g)) out.add(match[1] ?? "");
   return out;
 }
 

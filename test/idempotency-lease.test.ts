@@ -52,4 +52,30 @@ describe("a held idempotency claim", () => {
     expect(lapsed.calls).toEqual(["lapse me at 0"]);
     expect(lost.calls).toEqual(["renew k me until 12000"]);
   });
+
+  it("counts as lost when taken over, or when no renewal succeeded for two thirds of the lease, and never while renewals succeed", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const healthy = holdClaim(recordingStore().store, "k", "me", 9_000, () => {});
+    const taken = holdClaim(recordingStore(false).store, "k", "me", 9_000, () => {});
+    const { store: down } = recordingStore();
+    down.renewIdempotencyKey = async () => {
+      throw new Error("store unreachable");
+    };
+    const errors: unknown[] = [];
+    const unreachable = holdClaim(down, "k", "me", 9_000, (e) => errors.push(e));
+
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(taken.lost.aborted).toBe(true);
+    expect(unreachable.lost.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(2_999);
+    expect(unreachable.lost.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(unreachable.lost.aborted).toBe(true);
+    expect(errors.length).toBeGreaterThan(0);
+
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(healthy.lost.aborted).toBe(false);
+    await healthy.complete({ events: [] });
+    expect(healthy.lost.aborted).toBe(false);
+  });
 });

@@ -113,7 +113,7 @@ async function eventsOf(raw: string): Promise<StreamEvent[]> {
 describe("the store's boundary", () => {
   it("turns a driver error (SQL and parameters in its message) into store_unavailable", async () => {
     // The hazard: the driver's own error quotes the statement and its parameters.
-    const raw = await rawLedger.spending(WALLET, new Date()).catch((error: unknown) => error);
+    const raw = await rawLedger.get("pay_1").catch((error: unknown) => error);
     expect(String(raw)).toMatch(/Failed query: select/);
 
     for (const attempt of [

@@ -116,7 +116,7 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(0, 900_000).default(10_000),
   MAX_STEPS: int(1, 32).default(8),
   HEARTBEAT_MS: int(100, 120_000).default(15_000),
-  IDEMPOTENCY_LEASE_MS: int(100, 600_000).default(10_000),
+  IDEMPOTENCY_LEASE_MS: int(1_000, 600_000).default(10_000),
   TRUST_PROXY: bool.default(false),
   RATE_LIMIT_POINTS: int(1, 1_000_000).default(20),
   RATE_LIMIT_DURATION_S: int(1, 86_400).default(60),

@@ -137,6 +137,7 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
       });
     }
     let record: ((events: StreamEvent[], clientLeft: boolean) => Promise<void>) | undefined;
+    let heldClaim: HeldClaim | undefined;
     const requestId = randomUUID();
     if (idempotencyKey && deps.idempotency) {
       const store = deps.idempotency;
@@ -170,12 +171,14 @@ export async function handleChat(c: Context, deps: ChatRouteDeps): Promise<Respo
       }
       // An attempt the client abandoned before any payment began is forgotten, so a retry runs;
       // any other outcome is kept and replayed.
+      heldClaim = held;
       record = (events, clientLeft) =>
         clientLeft && !events.some((e) => e.type === "payment") ? held.release() : held.complete({ events });
     }
     return await startTurn(deps, request, mode, {
       requestId,
       ...(record ? { record } : {}),
+      ...(heldClaim ? { lost: heldClaim.lost } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(token ? { bearerToken: token } : {}),
       ...(identity ? { caller: identity } : {}),
@@ -263,7 +266,9 @@ async function resumeTurn(
     ...(who.token ? { bearerToken: who.token } : {}),
     ...(who.identity ? { caller: who.identity } : {}),
     clientSignal: c.req.raw.signal,
-    ...(held ? { record: (events: StreamEvent[]) => (held as HeldClaim).complete({ events }) } : {}),
+    ...(held
+      ? { record: (events: StreamEvent[]) => (held as HeldClaim).complete({ events }), lost: held.lost }
+      : {}),
   });
 }
 
@@ -320,6 +325,8 @@ function startTurn(
     prelude?: TurnPrelude;
     clientSignal: AbortSignal;
     record?: (events: StreamEvent[], clientLeft: boolean) => Promise<void>;
+    /** Aborts when the idempotency claim this attempt holds was lost: it ends, paying nothing new. */
+    lost?: AbortSignal;
   },
 ): Response | Promise<Response> {
   const requestId = extra.requestId ?? randomUUID();
@@ -355,6 +362,17 @@ function startTurn(
     if (!turn.signal.aborted) turn.abort(CLIENT_LEFT);
   };
   extra.clientSignal.addEventListener("abort", onClientGone, { once: true });
+  // The idempotency claim was lost (docs/protocol.md, "After a crash"): another attempt may answer
+  // this request now, so this one ends at once and starts no new payment.
+  const onClaimLost = () =>
+    stop(
+      new AppError(
+        "idempotency_conflict",
+        "This request's Idempotency-Key claim was lost (the store could not renew it); the request ended and starts no new payment. Send it again to get its outcome.",
+      ),
+    );
+  if (extra.lost?.aborted) onClaimLost();
+  else extra.lost?.addEventListener("abort", onClaimLost, { once: true });
 
   const input: TurnInput = {
     request,
@@ -386,6 +404,7 @@ function startTurn(
     } finally {
       clearTimeout(timer);
       extra.clientSignal.removeEventListener("abort", onClientGone);
+      extra.lost?.removeEventListener("abort", onClaimLost);
       ended();
       if (record) {
         await record(seen, clientLeft).catch((error: unknown) =>

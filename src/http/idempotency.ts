@@ -90,6 +90,13 @@ export interface OutcomeRebuilder {
 /** A claim being held: its lease is renewed until it is completed, released or lapsed. */
 export interface HeldClaim {
   readonly owner: string;
+  /**
+   * Aborts once this attempt can no longer be sure it holds the key: another attempt took it over,
+   * or no renewal has succeeded for two thirds of the lease (the store is unreachable, the event
+   * loop stalled), so the lease may lapse before anyone notices. The attempt then starts no new
+   * payment: a taker that found nothing reserved runs afresh, and both must not pay.
+   */
+  readonly lost: AbortSignal;
   complete(response: unknown): Promise<void>;
   release(): Promise<void>;
   lapse(): Promise<void>;
@@ -108,11 +115,25 @@ export function holdClaim(
   now: () => Date = () => new Date(),
 ): HeldClaim {
   let stopped = false;
+  const lost = new AbortController();
+  const lose = () => {
+    if (!stopped && !lost.signal.aborted) lost.abort(new Error("the idempotency claim was lost"));
+    stop();
+  };
+  // Rearmed by every successful renewal: two missed renewals and the claim counts as lost.
+  let fence: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    if (fence) clearTimeout(fence);
+    fence = setTimeout(lose, Math.max(1, Math.floor((leaseMs * 2) / 3)));
+    fence.unref();
+  };
   const timer = setInterval(
     () => {
       store.renewIdempotencyKey(key, owner, now(), leaseMs).then(
         (held) => {
-          if (!held && !stopped) stop();
+          if (stopped) return;
+          if (held) arm();
+          else lose();
         },
         (error: unknown) => onError(error),
       );
@@ -120,12 +141,15 @@ export function holdClaim(
     Math.max(1, Math.floor(leaseMs / 3)),
   );
   timer.unref();
+  arm();
   const stop = () => {
     stopped = true;
     clearInterval(timer);
+    if (fence) clearTimeout(fence);
   };
   return {
     owner,
+    lost: lost.signal,
     complete: (response) => {
       stop();
       return store.completeIdempotencyKey(key, response);

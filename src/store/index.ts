@@ -64,7 +64,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     }
     return {
       kind: "postgres",
-      ledger: guardLedger(new PgLedger(db, postgresQuery(client))),
+      ledger: guardLedger(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
       idempotency: guardLedger(new PgIdempotencyStore(db)),
       close: () => client.end({ timeout: 5 }),
     };
