@@ -27,7 +27,16 @@ export interface SvmAuthorization {
   blockhash?: string;
   /** Unix seconds when it was signed: it cannot have landed before. Older rows use the row's creation. */
   signedAt?: string;
+  /**
+   * The text of the message's memo instruction (the x402 client adds a random nonce, or the
+   * seller's memo): the RPC lists each signature with its memo, so only the entries that carry it
+   * need their transaction fetched. Not a secret.
+   */
+  memo?: string;
 }
+
+/** The SPL Memo program, whose instruction the x402 exact scheme appends to every payment. */
+const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 
 /** Upper bound of a blockhash's lifetime (about 150 blocks, 60-90 s), with margin. */
 export const BLOCKHASH_SECONDS = 180;
@@ -60,6 +69,19 @@ export function solanaMessageHash(wireTransaction: Uint8Array): string {
 export function solanaBlockhash(wireTransaction: Uint8Array): string {
   const decoded = getTransactionDecoder().decode(wireTransaction);
   return getCompiledTransactionMessageDecoder().decode(decoded.messageBytes).lifetimeToken;
+}
+
+/** The memo instruction's text of a wire transaction, if it has exactly one. */
+export function solanaMemo(wireTransaction: Uint8Array): string | undefined {
+  const decoded = getTransactionDecoder().decode(wireTransaction);
+  const message = getCompiledTransactionMessageDecoder().decode(decoded.messageBytes);
+  const memos = (message.instructions ?? []).filter(
+    (ix) => message.staticAccounts[ix.programAddressIndex] === MEMO_PROGRAM,
+  );
+  const data = memos.length === 1 ? memos[0]?.data : undefined;
+  if (!data || data.length === 0) return undefined;
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(data);
+  return text.length > 0 ? text : undefined;
 }
 
 export interface LandedOptions {
@@ -117,7 +139,15 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
    * time). Complete when it reached a block older than `floor`, or the history's end while the
    * node's oldest block is no newer than the signing time.
    */
-  async function search(wallet: string, hash: string, floor: number, signedAt: number): Promise<Search> {
+  async function search(
+    wallet: string,
+    hash: string,
+    floor: number,
+    signedAt: number,
+    memo: string | undefined,
+  ): Promise<Search> {
+    // Nothing that landed after its blockhash could have expired is ours: no fetch for those.
+    const latest = signedAt + BLOCKHASH_SECONDS + CLOCK_SKEW_SECONDS;
     let before: Signature | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const list = await rpc
@@ -129,6 +159,9 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
         .send(timeout());
       for (const entry of list) {
         if (entry.blockTime !== null && Number(entry.blockTime) < floor) return { complete: true };
+        if (entry.blockTime !== null && Number(entry.blockTime) > latest) continue;
+        // The RPC lists a memo as "[length] text": one without ours is another transaction.
+        if (memo !== undefined && typeof entry.memo === "string" && !entry.memo.includes(memo)) continue;
         if (await sameMessage(entry.signature, hash)) {
           return { found: { signature: entry.signature, failed: entry.err !== null } };
         }
@@ -156,7 +189,13 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
       if (!Number.isFinite(signedAt)) return { status: "pending" };
       // Asked before the search, so a transaction landing meanwhile is in the history searched.
       const unlandable = await cannotLand(auth, signedAt);
-      const result = await search(payment.wallet, auth.messageHash, signedAt - CLOCK_SKEW_SECONDS, signedAt);
+      const result = await search(
+        payment.wallet,
+        auth.messageHash,
+        signedAt - CLOCK_SKEW_SECONDS,
+        signedAt,
+        auth.memo,
+      );
       if ("found" in result) {
         // Landed but the transfer failed: the fee was paid, no token moved, and it cannot land again.
         if (result.found.failed) return { status: "failed", error: "transaction landed and failed" };

@@ -21,6 +21,7 @@ import {
   BLOCKHASH_SECONDS,
   type SvmAuthorization,
   solanaBlockhash,
+  solanaMemo,
   solanaMessageHash,
   solanaResolver,
 } from "./svm-landed.js";
@@ -204,12 +205,14 @@ export const svm: ChainFamily<SolanaKey> = {
     const wire = (payload.payload as { transaction?: unknown }).transaction;
     if (typeof wire !== "string") throw new Error("the signed Solana payload holds no transaction");
     const bytes = Buffer.from(wire, "base64");
+    const memo = solanaMemo(bytes);
     return {
       kind: "svm-exact",
       expiresAt: String(now + Math.max(expected.maxTimeoutSeconds, BLOCKHASH_SECONDS)),
       messageHash: solanaMessageHash(bytes),
       blockhash: solanaBlockhash(bytes),
       signedAt: String(now),
+      ...(memo ? { memo } : {}),
     } satisfies SvmAuthorization;
   },
 };

@@ -135,11 +135,14 @@ describe.each(STORES)("Solana reconciliation (%s)", (store) => {
     const others = await ledgerOf(booted.running).listByStatus(["settled"]);
     expect(others.filter((r) => r.txHash === txHash)).toHaveLength(1);
 
+    // The x402 client's memo nonce is kept, so only the history entries carrying it are fetched.
+    expect((row.authorization as { memo?: string }).memo).toMatch(/^[0-9a-f]{32}$/);
     // The same answer when the history is read 16 signatures a page (the `before` cursor).
     const paged = await solanaResolver(devnet.manifest.solana.rpcUrl, { pageSize: 16 }).resolve(row);
     expect(paged).toEqual({ status: "settled", txHash, payer: payer() });
-    // A row recorded before the blockhash and signing time were kept: searched back to its creation.
-    const { blockhash: _b, signedAt: _s, ...legacy } = row.authorization as Record<string, string>;
+    // A row recorded before the blockhash, signing time and memo were kept: searched back to its
+    // creation, every transaction read.
+    const { blockhash: _b, signedAt: _s, memo: _m, ...legacy } = row.authorization as Record<string, string>;
     const older = { ...row, authorization: legacy };
     expect(await solanaResolver(devnet.manifest.solana.rpcUrl, { pageSize: 16 }).resolve(older)).toEqual(
       paged,
