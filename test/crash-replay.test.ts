@@ -149,6 +149,13 @@ function payingModel(payUrl: () => string): Server {
   });
 }
 
+/** The idempotency lease the service runs with here (the dead process's claim lapses after it). */
+const LEASE_MS = 1500;
+
+/** Until the dead process's claim has lapsed: before that, 409 is the right answer (it may still run). */
+const leaseLapsed = (killedAt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, killedAt + LEASE_MS + 200 - Date.now())));
+
 /** The stream of a request sent again; before the fix it was refused with 409 for 24 h. */
 async function answered(attempt: number, response: Response) {
   const refused = response.status === 200 ? undefined : await response.text();
@@ -210,7 +217,7 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
       SIGNERS_FILE: join(dir, "signers.json"),
       // The dead process's claim lapses before the restarted one listens (a start takes seconds); long
       // enough that a live attempt renewing every third of it does not lose it on a loaded machine.
-      IDEMPOTENCY_LEASE_MS: "1500",
+      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
       ...(schema && process.env.DATABASE_URL
         ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: schema }
         : {}),
@@ -246,11 +253,13 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
     };
     const before = await evmBalances(devnet, "user");
     const settled = await killAt(proc, await post(url, answer), "settled");
+    const killedAt = Date.now();
     expect(settled.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     const paid = await evmBalances(devnet, "user");
     expect(before.payer - paid.payer).toBeGreaterThan(0n);
 
     ({ proc, url } = await start());
+    await leaseLapsed(killedAt);
     for (const attempt of [1, 2]) {
       const again = await answered(attempt, await post(url, answer));
       expect(again.headers.get("idempotent-replayed")).toBe("true");
@@ -274,11 +283,13 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
     let { proc, url } = await start();
     const before = await evmBalances(devnet);
     const settled = await killAt(proc, await post(url, body, headers), "settled");
+    const killedAt = Date.now();
     expect(settled.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     const paid = await evmBalances(devnet);
     expect(before.payer - paid.payer).toBeGreaterThan(0n);
 
     ({ proc, url } = await start());
+    await leaseLapsed(killedAt);
     for (const attempt of [1, 2]) {
       const again = await answered(attempt, await post(url, body, headers));
       expect(again.headers.get("idempotent-replayed")).toBe("true");

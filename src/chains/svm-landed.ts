@@ -84,6 +84,12 @@ export function solanaMemo(wireTransaction: Uint8Array): string | undefined {
   return text.length > 0 ? text : undefined;
 }
 
+/** Whether an RPC memo listing is in the "[length] text" form and does not carry `memo`. */
+function listsOtherMemo(listed: string | null | undefined, memo: string): boolean {
+  if (typeof listed !== "string" || !/^\[\d+\] /.test(listed)) return false;
+  return !listed.split("; ").some((part) => part.replace(/^\[\d+\] /, "") === memo);
+}
+
 export interface LandedOptions {
   /** Signatures per page of history (tests use a small one to page). Default 1,000. */
   pageSize?: number;
@@ -146,8 +152,6 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
     signedAt: number,
     memo: string | undefined,
   ): Promise<Search> {
-    // Nothing that landed after its blockhash could have expired is ours: no fetch for those.
-    const latest = signedAt + BLOCKHASH_SECONDS + CLOCK_SKEW_SECONDS;
     let before: Signature | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const list = await rpc
@@ -159,9 +163,9 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
         .send(timeout());
       for (const entry of list) {
         if (entry.blockTime !== null && Number(entry.blockTime) < floor) return { complete: true };
-        if (entry.blockTime !== null && Number(entry.blockTime) > latest) continue;
-        // The RPC lists a memo as "[length] text": one without ours is another transaction.
-        if (memo !== undefined && typeof entry.memo === "string" && !entry.memo.includes(memo)) continue;
+        // The RPC lists an entry's memos as "[length] text" (joined by "; "): one in that form
+        // without ours is another transaction. Any other form is fetched and compared.
+        if (memo !== undefined && listsOtherMemo(entry.memo, memo)) continue;
         if (await sameMessage(entry.signature, hash)) {
           return { found: { signature: entry.signature, failed: entry.err !== null } };
         }
