@@ -7,7 +7,6 @@ import {
   type WalletAnswer,
   WalletAnswerMismatch,
   WalletCannotPay,
-  type WalletSigningRequest,
 } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
@@ -18,9 +17,10 @@ import type { Ledger, PaymentRecord } from "./ledger.js";
 import type { PaymentObserver, PaymentOutcome } from "./outcome.js";
 import type { PaymentPipeline } from "./pipeline.js";
 import { checkSpend, isServiceAllowed, type LimitRefusal, type Requirement } from "./policy.js";
-import { probe, type Target } from "./probe.js";
+import { probe } from "./probe.js";
 import { PaymentRun } from "./run.js";
 import { IllegalTransitionError } from "./state.js";
+import { type StoredApproval, storedServiceName } from "./stored-approval.js";
 import { checkSigned, paymentHeaders } from "./x402.js";
 
 /**
@@ -41,20 +41,6 @@ import { checkSigned, paymentHeaders } from "./x402.js";
  * Then the turn streams the payment as it is sent and settled. Approval comes only from the
  * request's `approval` field: nothing in message text can approve anything.
  */
-
-/** What a payment awaiting approval keeps in its ledger row (plain JSON, never a signature). */
-export interface StoredApproval {
-  /** The x402 payload the SDK built, complete but for the wallet's signature. */
-  payload: PaymentPayload;
-  /** What the wallet was asked to sign. */
-  sign: WalletSigningRequest;
-  /** The paid call, to the service that issued the demand. */
-  target: Target;
-  /** The authorization window signed, in seconds. */
-  window: number;
-  /** The service's name as discovery listed it, when known (display only). */
-  serviceName?: string;
-}
 
 export interface ResumeInput {
   answer: ApprovalAnswer;
@@ -342,7 +328,7 @@ export class ApprovalDesk {
     finish: () => Promise<PaymentOutcome>,
   ): Resumed {
     const outcome = finish();
-    const name = (record.approval as Partial<StoredApproval> | null)?.serviceName;
+    const name = storedServiceName(record);
     return {
       paymentId: record.paymentId,
       service: record.service,

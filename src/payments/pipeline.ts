@@ -6,7 +6,6 @@ import type { SafeFetch } from "../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../protocol/index.js";
 import type { PayInput, QuoteInput } from "../tools/contract.js";
 import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "./admission.js";
-import type { StoredApproval } from "./approval.js";
 import { type BalanceBook, BalanceReads, refuseIfShort } from "./balances.js";
 import { spentOf } from "./budget.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
@@ -26,6 +25,7 @@ import { buildTarget, type PaymentDemandProbe, probe, type Target } from "./prob
 import type { Reconciler } from "./reconciler.js";
 import { PaymentRun } from "./run.js";
 import type { SignerAccess, SignerRegistry } from "./signers.js";
+import type { StoredApproval } from "./stored-approval.js";
 import { type SignedPayment, signOffer } from "./x402.js";
 
 /** Settings of the payment pipeline (server configuration, see docs/payments.md). */

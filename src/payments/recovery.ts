@@ -1,9 +1,9 @@
 import type { FinishReason } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { FinishPayload, PaymentSummary, PaymentUpdate, StreamEvent } from "../protocol/index.js";
-import type { StoredApproval } from "./approval.js";
 import type { Ledger, PaymentRecord } from "./ledger.js";
 import type { LedgerStatus } from "./state.js";
+import { storedServiceName } from "./stored-approval.js";
 
 /**
  * Answers rebuilt from the ledger (docs/protocol.md, "After a crash"). When the process answering
@@ -23,7 +23,7 @@ export interface Rebuilt {
 }
 
 function update(record: PaymentRecord): PaymentUpdate {
-  const name = (record.approval as Partial<StoredApproval> | null)?.serviceName;
+  const name = storedServiceName(record);
   return {
     paymentId: record.paymentId,
     status: record.status,
