@@ -41,7 +41,7 @@ export interface ServiceOverrides {
   /** The ledger's lookup behind GET /api/payments/:id. */
   payments?: AppDeps["payments"];
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
-  rebuild?: ChatRouteDeps["rebuild"];
+  rebuild?: AppDeps["rebuild"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
   readiness?: ReadinessCheck[];
   /** Bound of each readiness check (default 2 s). */
@@ -56,7 +56,8 @@ export function createService(config: Config, logger: Logger, overrides: Service
   const models = overrides.models ?? createModelRegistry(config.models);
   const rateLimiter = overrides.rateLimiter ?? createRateLimiter(config.rateLimit);
   const lifecycle = new Lifecycle();
-  const redis = config.rateLimit.redisUrl ? redisCheck(config.rateLimit.redisUrl) : undefined;
+  const ping = rateLimiter.ping?.bind(rateLimiter);
+  const redis = ping ? redisCheck(ping) : undefined;
   const readiness = createReadiness(
     [...(redis ? [redis] : []), ...(overrides.readiness ?? [])],
     overrides.readinessTimeoutMs,
@@ -91,7 +92,6 @@ export function createService(config: Config, logger: Logger, overrides: Service
         config.payments.serviceTimeoutMs + BACKGROUND_MARGIN_MS,
       );
       if (abandoned > 0) logger.warn("shutdown left work unfinished", { abandoned });
-      redis?.close();
       await rateLimiter.close();
       await overrides.onShutdown?.();
     },

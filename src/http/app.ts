@@ -1,13 +1,19 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { type Context, Hono } from "hono";
 import type { AgentDeps } from "../agent/index.js";
-import { AppError } from "../errors/index.js";
+import { AppError, isAppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
+import { auth } from "./auth.js";
 import { type ChatRouteDeps, handleChat, type IdempotencyStore } from "./chat.js";
+import { readChatRequest } from "./chat-request.js";
+import { claimIdempotency, idempotencyKeyHeader } from "./claim.js";
+import { cors } from "./cors.js";
+import type { OutcomeRebuilder } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
+import { rateLimit } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
 
@@ -23,6 +29,8 @@ export interface AppDeps {
     idempotencyLeaseMs?: number;
     trustProxy: boolean;
     auth: { tokens: Map<string, string>; required: boolean };
+    /** Origins whose pages may call the API (CORS_ORIGINS); none: same-origin only. */
+    cors?: { origins: readonly string[] };
   };
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (docs/protocol.md, "Approval"). */
@@ -30,7 +38,7 @@ export interface AppDeps {
   /** The ledger's lookup behind GET /api/payments/:id (absent: payments are off, no such route). */
   payments?: Pick<PaymentRoutesDeps, "get">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
-  rebuild?: ChatRouteDeps["rebuild"];
+  rebuild?: OutcomeRebuilder;
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
@@ -59,22 +67,18 @@ function clientIp(trustProxy: boolean) {
  */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
-  const chatDeps = {
+  const authenticate = auth({ authTokens: deps.config.auth.tokens, requireAuth: deps.config.auth.required });
+  const chatDeps: ChatRouteDeps = {
     agent: deps.agent,
-    rateLimiter: deps.rateLimiter,
     lifecycle: deps.lifecycle,
     logger: deps.logger,
     requestTimeoutMs: deps.config.requestTimeoutMs,
     heartbeatMs: deps.config.heartbeatMs,
-    authTokens: deps.config.auth.tokens,
-    requireAuth: deps.config.auth.required,
-    clientIp: clientIp(deps.config.trustProxy),
-    ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
     ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
-    ...(deps.rebuild ? { rebuild: deps.rebuild } : {}),
-    ...(deps.config.idempotencyLeaseMs ? { idempotencyLeaseMs: deps.config.idempotencyLeaseMs } : {}),
   };
 
+  // First, so that every answer of the API routes (errors and the drain's 503 too) carries them.
+  app.use("*", cors({ origins: deps.config.cors?.origins ?? [] }));
   // While draining, every route but the two probes answers 503 shutting_down (docs/protocol.md,
   // "Limits"): the listener stays open through the grace period, so a request gets this answer
   // rather than a refused connection; `Connection: close` sends its client elsewhere next time.
@@ -113,19 +117,41 @@ export function createApp(deps: AppDeps): Hono {
     }
     return c.json({ status: "ready", checks }, 200, { "Cache-Control": "no-store" });
   });
-  app.post("/api/chat", (c) => handleChat(c, chatDeps));
+  // The chat, behind its middleware in this order: a malformed request costs no quota, the quota
+  // is keyed on the authenticated caller, and only a request granted its idempotency key runs.
+  app.post(
+    "/api/chat",
+    readChatRequest(),
+    authenticate,
+    idempotencyKeyHeader(),
+    rateLimit({ rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) }),
+    claimIdempotency({
+      approvals: deps.resumeApproval !== undefined,
+      logger: deps.logger,
+      ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
+      ...(deps.rebuild ? { rebuild: deps.rebuild } : {}),
+      ...(deps.config.idempotencyLeaseMs ? { idempotencyLeaseMs: deps.config.idempotencyLeaseMs } : {}),
+    }),
+    (c) => handleChat(c, chatDeps),
+  );
   app.all("/api/chat", () =>
     problemResponse(new AppError("method_not_allowed", "Use POST /api/chat."), { Allow: "POST" }),
   );
   if (deps.payments) {
-    mountPaymentRoutes(app, { ...deps.payments, ...chatDeps });
+    mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: authenticate });
   }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
   if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));
   app.notFound((c) =>
     problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`)),
   );
+  // Middleware and routes refuse a request by throwing an AppError: its problem+json answer.
   app.onError((error, c) => {
+    if (isAppError(error)) {
+      if (error.status >= 500)
+        deps.logger.warn("request refused", { path: c.req.path, code: error.code, err: error });
+      return problemResponse(error);
+    }
     deps.logger.error("unhandled error", { path: c.req.path, err: error });
     return problemResponse(new AppError("internal", "Something went wrong."));
   });

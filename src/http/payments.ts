@@ -1,12 +1,12 @@
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { formatUsd } from "../money/index.js";
 import type { PaymentRecord } from "../payments/ledger.js";
 import { REASONS } from "../payments/outcome.js";
 import type { PaymentState } from "../protocol/index.js";
-import { type Authenticate, authenticate } from "./chat.js";
 import { problemResponse } from "./problem.js";
+import type { HttpContext, HttpMiddleware } from "./vars.js";
 
 /**
  * Reading payments back (docs/protocol.md, "Reading a payment"). A turn whose payment ended
@@ -15,10 +15,12 @@ import { problemResponse } from "./problem.js";
  * a payment (kept on its row, the binding approvals use) must be the one asking, and anything
  * else is the same 404 as an id that does not exist, so nothing says whether another's exists.
  */
-export interface PaymentRoutesDeps extends Authenticate {
+export interface PaymentRoutesDeps {
   /** The ledger's lookup by id. */
   get(paymentId: string): Promise<PaymentRecord | undefined>;
   logger: Logger;
+  /** The app's auth middleware (src/http/auth.ts): it puts the caller on `c.var.caller`. */
+  auth: HttpMiddleware;
 }
 
 /** Payment ids are `pay_` and a UUID; anything longer or stranger is not looked up. */
@@ -54,9 +56,9 @@ export function paymentState(record: PaymentRecord): PaymentState {
   };
 }
 
-async function getPayment(c: Context, deps: PaymentRoutesDeps): Promise<Response> {
+async function getPayment(c: HttpContext, deps: PaymentRoutesDeps): Promise<Response> {
   try {
-    const { identity } = authenticate(c, deps);
+    const { identity } = c.var.caller;
     const id = c.req.param("id") ?? "";
     const notFound = new AppError("not_found", "No payment of yours has this id.");
     if (!PAYMENT_ID.test(id)) throw notFound;
@@ -72,5 +74,5 @@ async function getPayment(c: Context, deps: PaymentRoutesDeps): Promise<Response
 
 /** Mount the payment routes (`GET /api/payments/:id`; a listing can join it here). */
 export function mountPaymentRoutes(app: Hono, deps: PaymentRoutesDeps): void {
-  app.get("/api/payments/:id", (c) => getPayment(c, deps));
+  app.get("/api/payments/:id", deps.auth, (c) => getPayment(c, deps));
 }

@@ -1,4 +1,3 @@
-import { Redis } from "ioredis";
 import { isAppError } from "../errors/index.js";
 
 /**
@@ -114,28 +113,26 @@ function httpStatusOf(error: unknown): number | undefined {
   return undefined;
 }
 
-/** PING on its own connection (the rate limiter's client hides its state); closed on shutdown. */
-export function redisCheck(url: string): ReadinessCheck & { close(): void } {
-  let client: Redis | undefined;
+/**
+ * Redis, through the rate limiter's own connection (`RateLimiter.ping`): the probe checks the
+ * client the quota goes through, not a second one to the same URL. Its failure is told in safe
+ * words (never the URL).
+ */
+export function redisCheck(ping: () => Promise<void>): ReadinessCheck {
   return {
     name: "redis",
     kind: "redis",
     async check() {
-      if (!client) {
-        client = new Redis(url, {
-          lazyConnect: true,
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 0,
-          connectTimeout: READINESS_TIMEOUT_MS,
-        });
-        client.on("error", () => {});
+      try {
+        await ping();
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        throw new ReadinessError(
+          typeof code === "string" && /^[A-Z_]+$/.test(code)
+            ? `unreachable (${code})`
+            : "Redis is not connected",
+        );
       }
-      if (client.status === "wait") await client.connect();
-      const answer = await client.ping();
-      if (answer !== "PONG") throw new ReadinessError("Redis did not answer PING");
-    },
-    close() {
-      client?.disconnect();
     },
   };
 }

@@ -8,6 +8,11 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limite
  */
 export interface RateLimiter {
   consume(key: string): Promise<{ ok: true } | { ok: false; retryAfterS: number }>;
+  /**
+   * One PING on the limiter's own Redis connection (readiness: `GET /readyz`), so the probe sees
+   * the connection the quota goes through; absent when the quota is kept in memory.
+   */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,6 +47,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     : memory;
 
   return {
+    ...(redis ? { ping: () => ping(redis) } : {}),
     async consume(key) {
       try {
         await limiter.consume(key);
@@ -57,4 +63,15 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       if (redis) await redis.quit().catch(() => redis?.disconnect());
     },
   };
+}
+
+/**
+ * PING without waiting in the offline queue: a client that never connected connects now (its
+ * refusal is the answer); one that lost its connection and is reconnecting is down.
+ */
+async function ping(redis: Redis): Promise<void> {
+  if (redis.status === "wait") await redis.connect();
+  if (redis.status !== "ready") throw new Error(`Redis is ${redis.status}`);
+  const answer = await redis.ping();
+  if (answer !== "PONG") throw new Error("Redis did not answer PING");
 }

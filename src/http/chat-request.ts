@@ -1,0 +1,25 @@
+import { IncomingMessage } from "node:http";
+import type { Context } from "hono";
+import { parseChatRequest, REQUEST_BOUNDS } from "../protocol/index.js";
+import { readJsonBody } from "./body.js";
+import type { HttpMiddleware } from "./vars.js";
+
+/** The Node request under @hono/node-server (`c.env.incoming`); undefined elsewhere (`app.request`). */
+function nodeRequest(c: Context): IncomingMessage | undefined {
+  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  return incoming instanceof IncomingMessage ? incoming : undefined;
+}
+
+/**
+ * Reads and validates the chat request (src/http/body.ts: 413, 415, 400) before anything else
+ * looks at it, and puts it on `c.var.chat` (and the parsed JSON on `c.var.body`). A malformed
+ * request is refused here, so it costs the caller no quota.
+ */
+export function readChatRequest(): HttpMiddleware {
+  return async (c, next) => {
+    const body = await readJsonBody(c.req.raw, REQUEST_BOUNDS.maxBodyBytes, nodeRequest(c));
+    c.set("chat", parseChatRequest(body));
+    c.set("body", body);
+    await next();
+  };
+}
