@@ -18,3 +18,29 @@ describe("SIGNERS_FILE and the payment mode", () => {
     );
   });
 });
+
+describe("CORS_ORIGINS", () => {
+  it("is empty by default: only same-origin pages may call the API", () => {
+    expect(loadConfig({}).cors.origins).toEqual([]);
+  });
+
+  it("takes exact origins separated by commas", () => {
+    expect(
+      loadConfig({ CORS_ORIGINS: " https://app.example.com , http://localhost:5173" }).cors.origins,
+    ).toEqual(["https://app.example.com", "http://localhost:5173"]);
+  });
+
+  it("refuses a wildcard, a path, a trailing slash or another scheme, naming the variable", () => {
+    for (const bad of [
+      "*",
+      "https://app.example.com/",
+      "https://app.example.com/chat",
+      "app.example.com",
+      "ftp://x.example",
+      "null",
+    ]) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(/CORS_ORIGINS: expected origins/);
+    }
+  });
+});

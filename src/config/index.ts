@@ -25,6 +25,8 @@ export interface Config {
   trustProxy: boolean;
   rateLimit: { points: number; durationS: number; blockS: number; redisUrl?: string };
   auth: { tokens: Map<string, string>; required: boolean };
+  /** Origins whose pages may call the API from a browser (CORS_ORIGINS); none: same-origin only. */
+  cors: { origins: string[] };
   models: {
     provider: "auto" | "offline" | "google" | "openai-compatible";
     google: { apiKey?: string; baseURL?: string };
@@ -124,6 +126,7 @@ const envSchema = z.object({
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   AUTH_TOKENS: optionalString,
   REQUIRE_AUTH: bool.default(false),
+  CORS_ORIGINS: optionalString,
   MODEL_PROVIDER: z.enum(["auto", "offline", "google", "openai-compatible"]).default("auto"),
   GOOGLE_GENERATIVE_AI_API_KEY: optionalString,
   GOOGLE_BASE_URL: optionalString.pipe(url),
@@ -178,6 +181,27 @@ function parseTokens(raw: string | undefined): Map<string, string> {
   return tokens;
 }
 
+/**
+ * Parse `https://app.example.com,http://localhost:5173` into exact origins: scheme (http or
+ * https), host and port, nothing else. A wildcard, a path or a trailing slash is refused: an
+ * origin compares by exact string, and a near miss would silently allow nobody.
+ */
+export function parseOrigins(raw: string | undefined): string[] {
+  return list(raw).map((entry) => {
+    let origin: string | undefined;
+    try {
+      const url = new URL(entry);
+      if (url.protocol === "http:" || url.protocol === "https:") origin = url.origin;
+    } catch {}
+    if (origin === undefined || origin !== entry.toLowerCase() || origin === "null") {
+      throw new ConfigError(
+        `Invalid configuration:\n  CORS_ORIGINS: expected origins separated by commas, each scheme://host[:port] with no path, e.g. https://app.example.com (got ${JSON.stringify(entry)})`,
+      );
+    }
+    return origin;
+  });
+}
+
 /** Parse `alias=model-id,alias2=model-id2`. */
 function parseModelMap(raw: string | undefined): Partial<Record<ModelAlias, string>> {
   const map: Partial<Record<ModelAlias, string>> = {};
@@ -225,6 +249,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
     },
     auth: { tokens: parseTokens(e.AUTH_TOKENS), required: e.REQUIRE_AUTH },
+    cors: { origins: parseOrigins(e.CORS_ORIGINS) },
     models: {
       provider: e.MODEL_PROVIDER,
       google: { apiKey: e.GOOGLE_GENERATIVE_AI_API_KEY, baseURL: e.GOOGLE_BASE_URL },
