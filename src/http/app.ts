@@ -16,6 +16,7 @@ import { problemResponse } from "./problem.js";
 import { rateLimit } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
+import type { HttpMiddleware } from "./vars.js";
 
 export interface AppDeps {
   agent: AgentDeps;
@@ -61,35 +62,8 @@ function clientIp(trustProxy: boolean) {
   };
 }
 
-/**
- * Build the HTTP app from its dependencies. The same app runs under Node (`@hono/node-server`),
- * in tests through `app.request()`, and on fetch-style hosts (`export default app`).
- */
-export function createApp(deps: AppDeps): Hono {
-  const app = new Hono();
-  const authenticate = auth({ authTokens: deps.config.auth.tokens, requireAuth: deps.config.auth.required });
-  const chatDeps: ChatRouteDeps = {
-    agent: deps.agent,
-    lifecycle: deps.lifecycle,
-    logger: deps.logger,
-    requestTimeoutMs: deps.config.requestTimeoutMs,
-    heartbeatMs: deps.config.heartbeatMs,
-    ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
-  };
-
-  // First, so that every answer of the API routes (errors and the drain's 503 too) carries them.
-  app.use("*", cors({ origins: deps.config.cors?.origins ?? [] }));
-  // While draining, every route but the two probes answers 503 shutting_down (docs/protocol.md,
-  // "Limits"): the listener stays open through the grace period, so a request gets this answer
-  // rather than a refused connection; `Connection: close` sends its client elsewhere next time.
-  app.use("*", async (c, next) => {
-    if (!deps.lifecycle.isDraining || c.req.path === "/healthz" || c.req.path === "/readyz") {
-      return next();
-    }
-    return problemResponse(new AppError("shutting_down", "The server is shutting down; retry shortly."), {
-      Connection: "close",
-    });
-  });
+/** `/healthz` (liveness) and `/readyz` (each dependency answered a cheap call just now; docs/protocol.md, "Health"). */
+function mountProbes(app: Hono, deps: AppDeps): void {
   app.get("/healthz", (c) =>
     c.json(
       {
@@ -100,7 +74,6 @@ export function createApp(deps: AppDeps): Hono {
       deps.lifecycle.isDraining ? 503 : 200,
     ),
   );
-  // Readiness: each dependency answered a cheap call just now (docs/protocol.md, "Health").
   app.get("/readyz", async (c) => {
     if (deps.lifecycle.isDraining) {
       return problemResponse(new AppError("shutting_down", "The server is shutting down."));
@@ -117,8 +90,21 @@ export function createApp(deps: AppDeps): Hono {
     }
     return c.json({ status: "ready", checks }, 200, { "Cache-Control": "no-store" });
   });
-  // The chat, behind its middleware in this order: a malformed request costs no quota, the quota
-  // is keyed on the authenticated caller, and only a request granted its idempotency key runs.
+}
+
+/**
+ * `POST /api/chat`, behind its middleware in this order: a malformed request costs no quota, the
+ * quota is keyed on the authenticated caller, and only a request granted its idempotency key runs.
+ */
+function mountChat(app: Hono, deps: AppDeps, authenticate: HttpMiddleware): void {
+  const chatDeps: ChatRouteDeps = {
+    agent: deps.agent,
+    lifecycle: deps.lifecycle,
+    logger: deps.logger,
+    requestTimeoutMs: deps.config.requestTimeoutMs,
+    heartbeatMs: deps.config.heartbeatMs,
+    ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
+  };
   app.post(
     "/api/chat",
     readChatRequest(),
@@ -137,6 +123,31 @@ export function createApp(deps: AppDeps): Hono {
   app.all("/api/chat", () =>
     problemResponse(new AppError("method_not_allowed", "Use POST /api/chat."), { Allow: "POST" }),
   );
+}
+
+/**
+ * Build the HTTP app from its dependencies. The same app runs under Node (`@hono/node-server`),
+ * in tests through `app.request()`, and on fetch-style hosts (`export default app`).
+ */
+export function createApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  const authenticate = auth({ authTokens: deps.config.auth.tokens, requireAuth: deps.config.auth.required });
+
+  // First, so that every answer of the API routes (errors and the drain's 503 too) carries them.
+  app.use("*", cors({ origins: deps.config.cors?.origins ?? [] }));
+  // While draining, every route but the two probes answers 503 shutting_down (docs/protocol.md,
+  // "Limits"): the listener stays open through the grace period, so a request gets this answer
+  // rather than a refused connection; `Connection: close` sends its client elsewhere next time.
+  app.use("*", async (c, next) => {
+    if (!deps.lifecycle.isDraining || c.req.path === "/healthz" || c.req.path === "/readyz") {
+      return next();
+    }
+    return problemResponse(new AppError("shutting_down", "The server is shutting down; retry shortly."), {
+      Connection: "close",
+    });
+  });
+  mountProbes(app, deps);
+  mountChat(app, deps, authenticate);
   if (deps.payments) {
     mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: authenticate });
   }
@@ -148,8 +159,9 @@ export function createApp(deps: AppDeps): Hono {
   // Middleware and routes refuse a request by throwing an AppError: its problem+json answer.
   app.onError((error, c) => {
     if (isAppError(error)) {
-      if (error.status >= 500)
+      if (error.status >= 500) {
         deps.logger.warn("request refused", { path: c.req.path, code: error.code, err: error });
+      }
       return problemResponse(error);
     }
     deps.logger.error("unhandled error", { path: c.req.path, err: error });
