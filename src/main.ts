@@ -99,6 +99,10 @@ async function main(): Promise<void> {
       logger.error("error while shutting down", { err: error });
     }
     if (listening) {
+      // The answers of the turns that just ended are still on their way out through the app's
+      // middleware (promise hops, no timer): one turn of the event loop lets them reach their
+      // sockets before the connections are dropped (a JSON answer was lost to this race).
+      await new Promise((resolve) => setImmediate(resolve));
       const closed = closeServer(listening.server);
       // Every stream has ended: keep-alive connections must not hold the listener open.
       dropConnections(listening.server, "all");
