@@ -1,16 +1,20 @@
 /**
- * The compiled clients (git-ignored, built at `npm install` by scripts/postinstall.mjs):
+ * The compiled clients (git-ignored, built at `npm install` by scripts/postinstall.mjs and by
+ * `npm run build`):
  *
- * - `dist/client/index.js`: the SDK, `src/client/index.ts` and the protocol module it uses, bundled
- *   by esbuild as one ES module; npm packages (zod, ai, viem, @solana/kit) stay imports. The
- *   package exports it as `x402-chat-agent/client`.
- * - `dist/client/types/`: its type declarations, emitted by tsc (`types` of that export).
+ * - `packages/client/dist/index.js`: the SDK, the workspace package `@x402-chat-agent/client`
+ *   (packages/client): `src/client/index.ts` and the protocol modules it uses, bundled by esbuild
+ *   as one ES module, so the wire protocol has one definition (src/protocol) that the service and
+ *   the package share; npm packages (zod, @solana/kit) stay imports, peers of the package. This
+ *   package also exports it as `x402-chat-agent/client`, as before.
+ * - `packages/client/dist/types/`: its type declarations, emitted by tsc (`types` of both exports).
  * - `dist/cli/main.js`: the terminal chat (`src/cli/main.ts`), run by `bin/x402-chat-agent.mjs`.
  *
- * Never stale: `dist/client/stamp.json` holds the content hash of every own source bundled (and of
- * this file and package.json); `ensureClientBuilt()` rebuilds whenever one differs (about 0.1 s:
- * only our own files are compiled). Declarations are stamped apart (tsc takes seconds), and only
- * built when asked (`{ types: true }`, as at install and by `node scripts/build-client.mjs`).
+ * Never stale: `packages/client/dist/stamp.json` holds the content hash of every own source bundled
+ * (and of this file and both package.json); `ensureClientBuilt()` rebuilds whenever one differs
+ * (about 0.1 s: only our own files are compiled). Declarations are stamped apart (tsc takes
+ * seconds), and only built when asked (`{ types: true }`, as at install, by `npm run build`, by
+ * `node scripts/build-client.mjs` and by `npm pack` of the package).
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -21,12 +25,13 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-export const CLIENT_OUTFILE = join(root, "dist", "client", "index.js");
+const PACKAGE_DIST = join(root, "packages", "client", "dist");
+export const CLIENT_OUTFILE = join(PACKAGE_DIST, "index.js");
 export const CLI_OUTFILE = join(root, "dist", "cli", "main.js");
-const TYPES_DIR = join(root, "dist", "client", "types");
-const STAMP = join(root, "dist", "client", "stamp.json");
-const TYPES_STAMP = join(root, "dist", "client", "types.stamp.json");
-const CONFIG_INPUTS = ["package.json", "scripts/build-client.mjs"];
+export const TYPES_DIR = join(PACKAGE_DIST, "types");
+const STAMP = join(PACKAGE_DIST, "stamp.json");
+const TYPES_STAMP = join(PACKAGE_DIST, "types.stamp.json");
+const CONFIG_INPUTS = ["package.json", "packages/client/package.json", "scripts/build-client.mjs"];
 /** The SDK runs anywhere (browsers too); the terminal chat on Node. */
 const ENTRIES = [
   { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral" },
@@ -167,14 +172,14 @@ export async function ensureClientBuilt({ types = false } = {}) {
   let inputs = readStamp(STAMP)?.inputs;
   if (jsReason) {
     inputs = await buildJs();
-    built.push(`dist/client and dist/cli (${jsReason})`);
+    built.push(`packages/client/dist and dist/cli (${jsReason})`);
   }
   if (types) {
     const typesReason = staleness(TYPES_STAMP, [join(TYPES_DIR, "client", "index.d.ts")]);
     const stamped = readStamp(TYPES_STAMP)?.inputs;
     if (typesReason || JSON.stringify(stamped) !== JSON.stringify(inputs)) {
       await buildTypes(inputs);
-      built.push(`dist/client/types (${typesReason ?? "sources changed"})`);
+      built.push(`packages/client/dist/types (${typesReason ?? "sources changed"})`);
     }
   }
   return built;
@@ -186,6 +191,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   process.stderr.write(
     built.length > 0
       ? `built ${built.join(", ")} in ${Math.round(performance.now() - started)} ms\n`
-      : "dist/client, dist/cli and their types are up to date\n",
+      : "packages/client/dist, dist/cli and their types are up to date\n",
   );
 }

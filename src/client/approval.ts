@@ -1,12 +1,4 @@
-import {
-  getBase64EncodedWireTransaction,
-  getBase64Encoder,
-  getTransactionDecoder,
-  partiallySignTransaction,
-  type Transaction,
-  type TransactionModifyingSigner,
-  type TransactionPartialSigner,
-} from "@solana/kit";
+import type { Transaction, TransactionModifyingSigner, TransactionPartialSigner } from "@solana/kit";
 import type { ApprovalRequest, PaymentUpdate, WalletRequest } from "../protocol/stream.js";
 import type { ApprovalAnswer } from "./client.js";
 
@@ -131,6 +123,14 @@ export async function signSolanaApproval(
   if (approval.sign.kind !== "solana-transaction")
     throw new TypeError(`this approval asks for ${approval.sign.kind}, not a Solana transaction`);
   if (!paymentId) throw new TypeError("signSolanaApproval needs the payment id");
+  // Loaded here, not with the module: `@solana/kit` is an optional peer of the client package
+  // (only Solana approvals need it), and a page's bundler splits it into a chunk of its own.
+  const {
+    getBase64EncodedWireTransaction,
+    getBase64Encoder,
+    getTransactionDecoder,
+    partiallySignTransaction,
+  } = await import("@solana/kit");
   const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(approval.sign.transaction));
   if (!(approval.wallet in transaction.signatures))
     throw new TypeError(`the transaction has no signature slot for ${approval.wallet}`);
