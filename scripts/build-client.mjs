@@ -23,6 +23,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { canBuild } from "./build.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PACKAGE_DIST = join(root, "packages", "client", "dist");
@@ -32,10 +33,14 @@ export const TYPES_DIR = join(PACKAGE_DIST, "types");
 const STAMP = join(PACKAGE_DIST, "stamp.json");
 const TYPES_STAMP = join(PACKAGE_DIST, "types.stamp.json");
 const CONFIG_INPUTS = ["package.json", "packages/client/package.json", "scripts/build-client.mjs"];
-/** The SDK runs anywhere (browsers too); the terminal chat on Node. */
+/**
+ * The SDK runs anywhere (browsers too) and leaves its packages to the installer (peers of the
+ * package); the terminal chat runs on Node and bundles its packages too (viem's accounts, Solana
+ * kit, zod), so it runs in a production install, which has none of them (docs/deploy.md).
+ */
 const ENTRIES = [
-  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral" },
-  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node" },
+  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral", packages: "external" },
+  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node", packages: undefined },
 ];
 
 const sha1 = (data) => createHash("sha1").update(data).digest("hex");
@@ -56,8 +61,11 @@ function readStamp(path) {
   }
 }
 
-/** Why the stamped outputs cannot be used as they are, or undefined when they are up to date. */
-function staleness(stampPath, outputs) {
+/**
+ * Why the stamped outputs cannot be used as they are, or undefined when they are up to date.
+ * `packages: false` leaves npm files out: a production install has not got the ones bundled.
+ */
+function staleness(stampPath, outputs, { packages = true } = {}) {
   const stamp = readStamp(stampPath);
   if (!stamp) return "not built yet";
   if (stamp.root !== root) return "built in another directory";
@@ -69,6 +77,7 @@ function staleness(stampPath, outputs) {
     }
   }
   for (const [path, expected] of Object.entries(stamp.inputs)) {
+    if (!packages && path.startsWith("node_modules/")) continue;
     if (hashOf(path) !== expected) return `${path} changed`;
   }
   return undefined;
@@ -94,13 +103,21 @@ async function loadEsbuild() {
 async function buildJs() {
   const esbuild = await loadEsbuild();
   const inputs = new Set(CONFIG_INPUTS);
-  for (const { outfile, entry, platform } of ENTRIES) {
+  for (const { outfile, entry, platform, packages } of ENTRIES) {
     const result = await esbuild.build({
       absWorkingDir: root,
       entryPoints: [entry],
       outfile,
       bundle: true,
-      packages: "external",
+      ...(packages ? { packages } : {}),
+      // Bundled CommonJS modules require Node's built-in modules (as in scripts/build.mjs).
+      ...(platform === "node"
+        ? {
+            banner: {
+              js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
+            },
+          }
+        : {}),
       platform,
       format: "esm",
       target: "es2022",
@@ -168,7 +185,8 @@ async function buildTypes(inputs) {
  */
 export async function ensureClientBuilt({ types = false } = {}) {
   const built = [];
-  const jsReason = staleness(STAMP, [CLIENT_OUTFILE, CLI_OUTFILE]);
+  // A production install cannot build (no esbuild): it uses the build it was given.
+  const jsReason = staleness(STAMP, [CLIENT_OUTFILE, CLI_OUTFILE], { packages: canBuild() });
   let inputs = readStamp(STAMP)?.inputs;
   if (jsReason) {
     inputs = await buildJs();
