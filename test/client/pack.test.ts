@@ -135,7 +135,7 @@ describe("the packed client package", () => {
         .filter((line) => /error TS\d+/.test(line) && !/^node_modules\/(ai|@ai-sdk\/[^/]+)\//.test(line));
       expect(errors, `${name}\n${result}`).toEqual([]);
     }
-  }, 300_000);
+  }, 600_000);
 
   it("runs against the service: pays by fetch, approves in the user's wallet, and through useChat", async () => {
     devnet = await startTestDevnet();

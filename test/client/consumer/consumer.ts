@@ -10,6 +10,7 @@ import {
   ChatHttpError,
   type ChatRequestBody,
   type ChatTurn,
+  type EvmTypedDataSigner,
   PaymentChatTransport,
   type PaymentUIMessage,
   type PaymentUpdate,
@@ -18,7 +19,13 @@ import {
   signEvmApproval,
 } from "@x402-chat-agent/client";
 import { AbstractChat, type ChatState, type ChatStatus, type UIMessage } from "ai";
-import { privateKeyToAccount } from "viem/accounts";
+
+// viem signs, as the package's EvmTypedDataSigner takes it; loaded by a name tsc does not follow,
+// so this check reads the client's and the AI SDK's declarations, not viem's (minutes, no skipLibCheck).
+const viemAccounts: string = "viem/accounts";
+const { privateKeyToAccount } = (await import(viemAccounts)) as {
+  privateKeyToAccount(key: string): EvmTypedDataSigner;
+};
 
 // The declarations are complete: none of these is `any`.
 type IsAny<T> = 0 extends 1 & T ? true : false;
@@ -79,7 +86,7 @@ for await (const event of turn) {
 }
 
 // 2. The approval round trip in the user's own wallet, through the fetch client.
-const wallet = privateKeyToAccount(key as `0x${string}`);
+const wallet = privateKeyToAccount(key);
 const first = await (await new ChatClient({ baseUrl }).chat(body(user))).collect();
 const [waiting] = first.awaitingApproval;
 if (!waiting) throw new Error(`no approval asked: ${first.finish.finishReason}`);
