@@ -1,16 +1,20 @@
 /**
- * The compiled clients (git-ignored, built at `npm install` by scripts/postinstall.mjs):
+ * The compiled clients (git-ignored, built at `npm install` by scripts/postinstall.mjs and by
+ * `npm run build`):
  *
- * - `dist/client/index.js`: the SDK, `src/client/index.ts` and the protocol module it uses, bundled
- *   by esbuild as one ES module; npm packages (zod, ai, viem, @solana/kit) stay imports. The
- *   package exports it as `x402-chat-agent/client`.
- * - `dist/client/types/`: its type declarations, emitted by tsc (`types` of that export).
+ * - `packages/client/dist/index.js`: the SDK, the workspace package `@x402-chat-agent/client`
+ *   (packages/client): `src/client/index.ts` and the protocol modules it uses, bundled by esbuild
+ *   as one ES module, so the wire protocol has one definition (src/protocol) that the service and
+ *   the package share; npm packages (zod, @solana/kit) stay imports, peers of the package. This
+ *   package also exports it as `x402-chat-agent/client`, as before.
+ * - `packages/client/dist/types/`: its type declarations, emitted by tsc (`types` of both exports).
  * - `dist/cli/main.js`: the terminal chat (`src/cli/main.ts`), run by `bin/x402-chat-agent.mjs`.
  *
- * Never stale: `dist/client/stamp.json` holds the content hash of every own source bundled (and of
- * this file and package.json); `ensureClientBuilt()` rebuilds whenever one differs (about 0.1 s:
- * only our own files are compiled). Declarations are stamped apart (tsc takes seconds), and only
- * built when asked (`{ types: true }`, as at install and by `node scripts/build-client.mjs`).
+ * Never stale: `packages/client/dist/stamp.json` holds the content hash of every own source bundled
+ * (and of this file and both package.json); `ensureClientBuilt()` rebuilds whenever one differs
+ * (about 0.1 s: only our own files are compiled). Declarations are stamped apart (tsc takes
+ * seconds), and only built when asked (`{ types: true }`, as at install, by `npm run build`, by
+ * `node scripts/build-client.mjs` and by `npm pack` of the package).
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -19,18 +23,24 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { canBuild } from "./build.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-export const CLIENT_OUTFILE = join(root, "dist", "client", "index.js");
+const PACKAGE_DIST = join(root, "packages", "client", "dist");
+export const CLIENT_OUTFILE = join(PACKAGE_DIST, "index.js");
 export const CLI_OUTFILE = join(root, "dist", "cli", "main.js");
-const TYPES_DIR = join(root, "dist", "client", "types");
-const STAMP = join(root, "dist", "client", "stamp.json");
-const TYPES_STAMP = join(root, "dist", "client", "types.stamp.json");
-const CONFIG_INPUTS = ["package.json", "scripts/build-client.mjs"];
-/** The SDK runs anywhere (browsers too); the terminal chat on Node. */
+export const TYPES_DIR = join(PACKAGE_DIST, "types");
+const STAMP = join(PACKAGE_DIST, "stamp.json");
+const TYPES_STAMP = join(PACKAGE_DIST, "types.stamp.json");
+const CONFIG_INPUTS = ["package.json", "packages/client/package.json", "scripts/build-client.mjs"];
+/**
+ * The SDK runs anywhere (browsers too) and leaves its packages to the installer (peers of the
+ * package); the terminal chat runs on Node and bundles its packages too (viem's accounts, Solana
+ * kit, zod), so it runs in a production install, which has none of them (docs/deploy.md).
+ */
 const ENTRIES = [
-  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral" },
-  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node" },
+  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral", packages: "external" },
+  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node", packages: undefined },
 ];
 
 const sha1 = (data) => createHash("sha1").update(data).digest("hex");
@@ -51,8 +61,11 @@ function readStamp(path) {
   }
 }
 
-/** Why the stamped outputs cannot be used as they are, or undefined when they are up to date. */
-function staleness(stampPath, outputs) {
+/**
+ * Why the stamped outputs cannot be used as they are, or undefined when they are up to date.
+ * `packages: false` leaves npm files out: a production install has not got the ones bundled.
+ */
+function staleness(stampPath, outputs, { packages = true } = {}) {
   const stamp = readStamp(stampPath);
   if (!stamp) return "not built yet";
   if (stamp.root !== root) return "built in another directory";
@@ -64,6 +77,7 @@ function staleness(stampPath, outputs) {
     }
   }
   for (const [path, expected] of Object.entries(stamp.inputs)) {
+    if (!packages && path.startsWith("node_modules/")) continue;
     if (hashOf(path) !== expected) return `${path} changed`;
   }
   return undefined;
@@ -89,13 +103,21 @@ async function loadEsbuild() {
 async function buildJs() {
   const esbuild = await loadEsbuild();
   const inputs = new Set(CONFIG_INPUTS);
-  for (const { outfile, entry, platform } of ENTRIES) {
+  for (const { outfile, entry, platform, packages } of ENTRIES) {
     const result = await esbuild.build({
       absWorkingDir: root,
       entryPoints: [entry],
       outfile,
       bundle: true,
-      packages: "external",
+      ...(packages ? { packages } : {}),
+      // Bundled CommonJS modules require Node's built-in modules (as in scripts/build.mjs).
+      ...(platform === "node"
+        ? {
+            banner: {
+              js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
+            },
+          }
+        : {}),
       platform,
       format: "esm",
       target: "es2022",
@@ -163,18 +185,19 @@ async function buildTypes(inputs) {
  */
 export async function ensureClientBuilt({ types = false } = {}) {
   const built = [];
-  const jsReason = staleness(STAMP, [CLIENT_OUTFILE, CLI_OUTFILE]);
+  // A production install cannot build (no esbuild): it uses the build it was given.
+  const jsReason = staleness(STAMP, [CLIENT_OUTFILE, CLI_OUTFILE], { packages: canBuild() });
   let inputs = readStamp(STAMP)?.inputs;
   if (jsReason) {
     inputs = await buildJs();
-    built.push(`dist/client and dist/cli (${jsReason})`);
+    built.push(`packages/client/dist and dist/cli (${jsReason})`);
   }
   if (types) {
     const typesReason = staleness(TYPES_STAMP, [join(TYPES_DIR, "client", "index.d.ts")]);
     const stamped = readStamp(TYPES_STAMP)?.inputs;
     if (typesReason || JSON.stringify(stamped) !== JSON.stringify(inputs)) {
       await buildTypes(inputs);
-      built.push(`dist/client/types (${typesReason ?? "sources changed"})`);
+      built.push(`packages/client/dist/types (${typesReason ?? "sources changed"})`);
     }
   }
   return built;
@@ -186,6 +209,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   process.stderr.write(
     built.length > 0
       ? `built ${built.join(", ")} in ${Math.round(performance.now() - started)} ms\n`
-      : "dist/client, dist/cli and their types are up to date\n",
+      : "packages/client/dist, dist/cli and their types are up to date\n",
   );
 }

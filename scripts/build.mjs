@@ -59,8 +59,26 @@ function fingerprint(path) {
   }
 }
 
-/** Why dist/main.js cannot be run as it is, or undefined when it is up to date. */
-export function staleness() {
+/**
+ * Whether this install can build: esbuild comes with tsx, a development dependency. A production
+ * install (`npm ci --omit=dev` after `npm run build`, docs/deploy.md) cannot, and runs the build
+ * it was given.
+ */
+export function canBuild() {
+  try {
+    createRequire(import.meta.url).resolve("tsx/package.json");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why dist/main.js cannot be run as it is, or undefined when it is up to date. `packages: false`
+ * leaves npm files out of the comparison: in a production install the development packages the
+ * bundle holds (the devnet's sellers, say) are gone from node_modules but not from the bundle.
+ */
+export function staleness({ packages = true } = {}) {
   let stamp;
   try {
     stamp = JSON.parse(readFileSync(STAMP, "utf8"));
@@ -70,6 +88,7 @@ export function staleness() {
   }
   if (stamp.root !== root) return "built in another directory";
   for (const [path, expected] of Object.entries(stamp.inputs)) {
+    if (!packages && path.startsWith("node_modules/")) continue;
     if (fingerprint(path) !== expected) return `${path} changed`;
   }
   return undefined;

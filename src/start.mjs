@@ -1,23 +1,40 @@
 /**
  * What `npm start` runs, after src/early-signals.mjs: the service compiled into one file,
  * dist/main.js (scripts/build.mjs), built first when it is missing or any of its sources changed,
- * so a stale build is never run. `npm install` builds it already (postinstall). Loading that one
- * file takes a fraction of loading src/main.ts's 1,900 modules through tsx (docs/benchmarks.md,
+ * so a stale build is never run; the web page (dist/web, web/build.mjs) likewise. `npm install`
+ * builds the service already (postinstall), `npm run build` everything. Loading that one file
+ * takes a fraction of loading src/main.ts's 1,900 modules through tsx (docs/benchmarks.md,
  * Start-up). Errors still point at the TypeScript sources (source maps).
  *
  * Should the build fail (a read-only checkout, say), the service runs from source through tsx,
- * as it always could. Run it with Node itself, as package.json does (see src/main.ts on signals).
+ * as it always could. A production install (no development dependencies: no esbuild, no tsx, no
+ * Vite; docs/deploy.md) builds nothing: it runs the build it was given, or says what to do.
+ * Run it with Node itself, as package.json does (see src/main.ts on signals).
  */
 import { pathToFileURL } from "node:url";
-import { ensureBuilt, OUTFILE } from "../scripts/build.mjs";
+import { canBuild, ensureBuilt, OUTFILE, staleness } from "../scripts/build.mjs";
 
 const note = (line) => process.stderr.write(`${line}\n`);
 
 let entry = pathToFileURL(OUTFILE).href;
-try {
-  await ensureBuilt(note);
-} catch (error) {
-  if (!globalThis[Symbol.for("x402-chat-agent.early-signal")]) {
+if (!canBuild()) {
+  const reason = staleness({ packages: false });
+  if (reason) {
+    note(
+      `dist/main.js cannot be run (${reason}) and this install cannot build it: it has no development ` +
+        "dependencies. Run `npm run build` in a full install first, then `npm prune --omit=dev` (docs/deploy.md).",
+    );
+    process.exit(1);
+  }
+} else {
+  const { ensureWebBuilt } = await import("../web/build.mjs");
+  const [server, web] = await Promise.allSettled([ensureBuilt(note), ensureWebBuilt(note)]);
+  if (web.status === "rejected")
+    note(
+      `the web page is not built (${web.reason instanceof Error ? web.reason.message : web.reason}); / says so`,
+    );
+  if (server.status === "rejected" && !globalThis[Symbol.for("x402-chat-agent.early-signal")]) {
+    const error = server.reason;
     note(
       `cannot build dist/main.js (${error instanceof Error ? error.message : error}); running from source`,
     );

@@ -157,7 +157,7 @@ describe("runnable commands of the docs, against the started service", () => {
     // A checkout as a reader has it (package.json, the sources, the builds), in a directory of its
     // own so the commands' files (.data/devnet/manifest.json, user.key) land there.
     dir = await mkdtemp(join(tmpdir(), "docs-run-"));
-    for (const entry of ["package.json", "node_modules", "bin", "dist", "src", "tsconfig.json"])
+    for (const entry of ["package.json", "node_modules", "bin", "dist", "packages", "src", "tsconfig.json"])
       await symlink(join(ROOT, entry), join(dir, entry));
     await mkdir(join(dir, ".data/devnet"), { recursive: true });
     // The documented commands pay on EVM; the Solana node is left out to keep this quick (the wallet

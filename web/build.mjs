@@ -2,8 +2,9 @@
  * Builds the web chat page into dist/web (git-ignored) with Vite, unless it is up to date:
  * `dist/web/.stamp.json` lists every source the last build read (the page's own files, and the
  * service's protocol and client modules it imports, by content hash) plus package-lock.json, and
- * `ensureWebBuilt()` builds again when any differs. `npm install` runs it (scripts/postinstall.mjs);
- * `npm run build:web` always builds; the browser test builds what it tests.
+ * `ensureWebBuilt()` builds again when any differs. `npm run build` and `npm start` run it
+ * (scripts/build-all.mjs, src/start.mjs; not `npm install`); `npm run build:web` always builds; the
+ * browser test builds what it tests.
  */
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";

@@ -1,12 +1,4 @@
-import {
-  getBase64EncodedWireTransaction,
-  getBase64Encoder,
-  getTransactionDecoder,
-  partiallySignTransaction,
-  type Transaction,
-  type TransactionModifyingSigner,
-  type TransactionPartialSigner,
-} from "@solana/kit";
+import type { Transaction } from "@solana/kit";
 import type { ApprovalRequest, PaymentUpdate, WalletRequest } from "../protocol/stream.js";
 import type { ApprovalAnswer } from "./client.js";
 
@@ -42,8 +34,27 @@ export interface EvmTypedDataSigner {
   type?: string;
 }
 
+/**
+ * A `@solana/kit` `TransactionPartialSigner` (a `KeyPairSigner`, say), by its shape: the client's
+ * declarations name no `@solana/kit` type, so a program without Solana needs no kit installed.
+ */
+export interface SolanaPartialSigner {
+  readonly address: string;
+  /** Signatures by address, one dictionary per transaction. */
+  signTransactions(
+    transactions: readonly unknown[],
+  ): Promise<readonly Readonly<Record<string, Uint8Array>>[]>;
+}
+
+/** A `@solana/kit` `TransactionModifyingSigner` (a Wallet Standard wallet's), by its shape. */
+export interface SolanaModifyingSigner {
+  readonly address: string;
+  /** The transactions, signed. */
+  modifyAndSignTransactions(transactions: readonly unknown[]): Promise<readonly object[]>;
+}
+
 /** A `@solana/kit` signer (a `KeyPairSigner`, a Wallet Standard signer) or a raw `CryptoKeyPair`. */
-export type SolanaApprovalSigner = TransactionPartialSigner | TransactionModifyingSigner | CryptoKeyPair;
+export type SolanaApprovalSigner = SolanaPartialSigner | SolanaModifyingSigner | CryptoKeyPair;
 
 function isUpdate(source: PaymentUpdate | ApprovalRequest): source is PaymentUpdate {
   return typeof source.paymentId === "string" && typeof source.status === "string";
@@ -131,6 +142,14 @@ export async function signSolanaApproval(
   if (approval.sign.kind !== "solana-transaction")
     throw new TypeError(`this approval asks for ${approval.sign.kind}, not a Solana transaction`);
   if (!paymentId) throw new TypeError("signSolanaApproval needs the payment id");
+  // Loaded here, not with the module: `@solana/kit` is an optional peer of the client package
+  // (only Solana approvals need it), and a page's bundler splits it into a chunk of its own.
+  const {
+    getBase64EncodedWireTransaction,
+    getBase64Encoder,
+    getTransactionDecoder,
+    partiallySignTransaction,
+  } = await import("@solana/kit");
   const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(approval.sign.transaction));
   if (!(approval.wallet in transaction.signatures))
     throw new TypeError(`the transaction has no signature slot for ${approval.wallet}`);
@@ -144,14 +163,15 @@ export async function signSolanaApproval(
       );
     if ("signTransactions" in signer) {
       // A partial signer wants a transaction with its lifetime; it signs the message bytes only.
-      const [dictionary] = await signer.signTransactions([
-        transaction as Parameters<TransactionPartialSigner["signTransactions"]>[0][number],
-      ]);
-      signed = { ...transaction, signatures: { ...transaction.signatures, ...dictionary } };
+      const [dictionary] = await signer.signTransactions([transaction]);
+      signed = {
+        ...transaction,
+        signatures: { ...transaction.signatures, ...(dictionary as Transaction["signatures"]) },
+      };
     } else {
       const [result] = await signer.modifyAndSignTransactions([transaction]);
       if (!result) throw new Error("the wallet returned no transaction");
-      signed = result;
+      signed = result as Transaction;
     }
   }
   if (!signed.signatures[approval.wallet as keyof typeof signed.signatures])

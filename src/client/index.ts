@@ -36,6 +36,8 @@ export {
   type EvmTypedDataSigner,
   rejectApproval,
   type SolanaApprovalSigner,
+  type SolanaModifyingSigner,
+  type SolanaPartialSigner,
   signEvmApproval,
   signSolanaApproval,
   toViemTypedData,

@@ -14,6 +14,7 @@ import { DiscoveryCatalog } from "./facilitator/catalog.js";
 import { createFacilitator } from "./facilitator/schemes.js";
 import { FaultSwitch } from "./faults.js";
 import { DevnetHttpServer } from "./http-server.js";
+import { assertDevnetInstalled } from "./installed.js";
 import { buildManifest, removeManifest, resolveManifestPath, writeManifest } from "./manifest.js";
 import { createServiceApp, type PaymentRail } from "./services/app.js";
 import { SERVICE_DEFINITIONS, type ServiceDefinition } from "./services/definitions.js";
@@ -45,6 +46,7 @@ export interface DevnetTuning {
  * try { await fetch(devnet.manifest.services[0].url) } finally { await devnet.stop() }
  */
 export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): Promise<Devnet> {
+  assertDevnetInstalled();
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? (() => {});
   const devToken = options.devToken ?? randomBytes(32).toString("hex");

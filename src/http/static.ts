@@ -6,8 +6,8 @@ import { gzip } from "node:zlib";
 import type { Context, MiddlewareHandler } from "hono";
 
 /**
- * The web chat page (docs/clients.md, "Web page"), built by Vite into `dist/web` (`npm install` runs
- * `npm run build:web`; never committed) and served here at `/`. Only files that exist in that folder
+ * The web chat page (docs/clients.md, "Web page"), built by Vite into `dist/web` (`npm run build`,
+ * or `npm start` when it is missing; never committed) and served here at `/`. Only files that exist in that folder
  * are served, by exact path: nothing outside it can be named. Vite's hashed `assets/` are cached for
  * a year as immutable; `index.html` and other unhashed files are revalidated every time (`no-cache`
  * with an ETag), so a new build shows at the next load. Text files go gzipped to clients that accept
@@ -52,6 +52,8 @@ interface WebFile {
   body?: Buffer;
   gzipped?: Buffer | undefined;
   etag?: string;
+  /** The URL of its source map, when maps are served. */
+  map?: string;
 }
 
 async function listFiles(dir: string): Promise<string[]> {
@@ -70,7 +72,8 @@ const gzipAsync = (data: Buffer) =>
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>x402 chat agent</title>
 <body style="font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;line-height:1.5">
 <h1>The web page is not built</h1>
-<p>Run <code>npm install</code> (it builds the page) or <code>npm run build:web</code>, then reload.
+<p>Run <code>npm run build</code> (or <code>npm run build:web</code>) in an install with the development
+dependencies, then reload; <code>npm start</code> builds it there when it is missing.
 The API works without it: <code>POST /api/chat</code> (docs/protocol.md).</p>`;
 
 /**
@@ -78,7 +81,12 @@ The API works without it: <code>POST /api/chat</code> (docs/protocol.md).</p>`;
  * the next route (so `/api/*`, `/healthz` and the 404 answer are untouched). The folder is listed
  * on first use and again whenever a path is missing, so a rebuild while the service runs is served.
  */
-export function serveWeb(dir: string = WEB_DIST_DIR): MiddlewareHandler {
+export function serveWeb(
+  dir: string = WEB_DIST_DIR,
+  // Vite writes the maps without a reference in the scripts: served (and named to the browser by a
+  // `SourceMap` header) only when asked for, not to every visitor (3.9 MB of our sources).
+  { sourceMaps = process.env.SOURCE_MAPS === "1" }: { sourceMaps?: boolean } = {},
+): MiddlewareHandler {
   let files: Map<string, WebFile> | undefined;
   let listing: Promise<Map<string, WebFile>> | undefined;
   const list = () => {
@@ -88,11 +96,15 @@ export function serveWeb(dir: string = WEB_DIST_DIR): MiddlewareHandler {
         const map = new Map<string, WebFile>();
         for (const path of paths) {
           const ext = extname(path);
+          if (ext === ".map" && !sourceMaps) continue;
           map.set(`/${path}`, {
             path: join(dir, path),
             type: TYPES[ext] ?? "application/octet-stream",
             immutable: path.startsWith("assets/"),
           });
+        }
+        if (sourceMaps) {
+          for (const [url, file] of map) if (map.has(`${url}.map`)) file.map = `${url}.map`;
         }
         files = map;
         listing = undefined;
@@ -120,6 +132,7 @@ export function serveWeb(dir: string = WEB_DIST_DIR): MiddlewareHandler {
       ...(file.type.startsWith("text/html")
         ? PAGE_SECURITY_HEADERS
         : { "X-Content-Type-Options": "nosniff" }),
+      ...(file.map ? { SourceMap: file.map } : {}),
     };
     if (c.req.header("if-none-match") === file.etag) return c.body(null, 304, headers);
     const ext = extname(file.path);

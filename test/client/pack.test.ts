@@ -1,0 +1,180 @@
+/**
+ * The client package as another project gets it: `npm pack` of packages/client, the tarball
+ * installed into a fresh project outside this repository (its peers from the npm cache), a
+ * consumer (consumer/consumer.ts) type-checked under `strict` with `moduleResolution` `bundler`
+ * and `node16` (declarations included: no `skipLibCheck`), then run against the service and the
+ * local devnet: the fetch client paying, the approval round trip in the user's wallet, and the same
+ * through the `useChat` transport (the AI SDK's own chat driver; the page in Chromium is
+ * test/browser/web.test.ts). Installs from the npm cache: a minute or two.
+ */
+import { execFile } from "node:child_process";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a JavaScript build script without declarations
+import { ensureClientBuilt } from "../../scripts/build-client.mjs";
+import type { Devnet } from "../../src/devnet/index.js";
+import { walletAddress } from "../../src/devnet/testing/index.js";
+import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
+import { type Served, serve } from "./support.js";
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, "..", "..");
+const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+const work = mkdtempSync(join(tmpdir(), "client-consumer-"));
+const project = join(work, "consumer");
+const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  devDependencies: Record<string, string>;
+};
+/** The versions this repository pins, so the consumer's peers come from the npm cache. */
+const pinned = (name: string) => `${name}@${rootPackage.devDependencies[name]}`;
+const npm = (args: string[], cwd: string) =>
+  run("npm", [...args, "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], {
+    cwd,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+
+let tarball = "";
+let devnet: Devnet | undefined;
+let booted: Booted | undefined;
+let served: Served | undefined;
+
+async function sizeMb(dir: string): Promise<number> {
+  const { stdout } = await run("du", ["-sk", dir]);
+  return Number.parseInt(stdout, 10) / 1024;
+}
+
+beforeAll(async () => {
+  await ensureClientBuilt({ types: true });
+  const packed = await run("npm", ["pack", "--json", "--pack-destination", work], {
+    cwd: join(root, "packages", "client"),
+  });
+  const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  tarball = join(work, info?.filename ?? "");
+  writeFileSync(join(work, "files.json"), JSON.stringify(info?.files.map((f) => f.path)));
+  // A fresh project: its own package.json, nothing of this repository but the tarball.
+  rmSync(project, { recursive: true, force: true });
+  await run("mkdir", ["-p", project]);
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await served?.close();
+  await devnet?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("the packed client package", () => {
+  it("holds the bundle and its declarations, nothing of the server", () => {
+    const files = JSON.parse(readFileSync(join(work, "files.json"), "utf8")) as string[];
+    expect(files).toContain("dist/index.js");
+    expect(files).toContain("dist/types/client/index.d.ts");
+    expect(files).toContain("package.json");
+    expect(files.filter((f) => !/^(dist\/|package\.json$|README\.md$)/.test(f))).toEqual([]);
+    expect(files.some((f) => /stamp|\/(payments|store|devnet|http|agent)\//.test(f))).toBe(false);
+  });
+
+  it("installs into a fresh project: itself under 0.5 MB, with its required peer zod 5.5 MB, one copy of zod", async () => {
+    await npm(["install", tarball, pinned("zod")], project);
+    const installed = await sizeMb(join(project, "node_modules"));
+    const own = await sizeMb(join(project, "node_modules", "@x402-chat-agent", "client"));
+    const { stdout } = await run("npm", ["ls", "--all", "--parseable"], { cwd: project });
+    const packages = stdout.trim().split("\n").slice(1);
+    writeFileSync(join(work, "sizes.json"), JSON.stringify({ installed, own, packages: packages.length }));
+    console.log(
+      `client package: ${own.toFixed(2)} MB; with zod: ${installed.toFixed(2)} MB, ${packages.length} packages`,
+    );
+    expect(packages.filter((p) => p.endsWith("/zod"))).toHaveLength(1);
+    expect(own).toBeLessThan(0.5);
+    expect(installed).toBeLessThan(5.5);
+    // Plain Node imports it by name, with no peer but zod installed.
+    const { stdout: names } = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        "const m = await import('@x402-chat-agent/client'); console.log(typeof m.ChatClient, typeof m.signSolanaApproval)",
+      ],
+      { cwd: project },
+    );
+    expect(names.trim()).toBe("function function");
+  }, 300_000);
+
+  it("type-checks a strict consumer under moduleResolution bundler and node16, declarations included", async () => {
+    // What a useChat program has: the AI SDK (whose declarations need Node's types) and viem.
+    await npm(["install", pinned("ai"), pinned("viem"), pinned("@types/node")], project);
+    copyFileSync(join(import.meta.dirname, "consumer", "consumer.ts"), join(project, "consumer.ts"));
+    const base = {
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      skipLibCheck: false,
+      target: "ES2022",
+      lib: ["ES2022", "DOM", "DOM.Iterable"],
+      types: ["node"],
+      outDir: "out",
+    };
+    const configs = {
+      "tsconfig.bundler.json": { ...base, module: "ESNext", moduleResolution: "bundler", noEmit: true },
+      "tsconfig.node16.json": { ...base, module: "node16", moduleResolution: "node16" },
+    };
+    for (const [name, compilerOptions] of Object.entries(configs)) {
+      writeFileSync(join(project, name), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }));
+      const result = await run(process.execPath, [tsc, "-p", name], { cwd: project }).then(
+        () => "",
+        (error: { stdout?: string }) => error.stdout ?? String(error),
+      );
+      // The AI SDK's own declarations name `json-schema`, whose types it leaves to the program
+      // (@types/json-schema): its errors are its own. Any other, ours or the consumer's, fails.
+      const errors = result
+        .split("\n")
+        .filter((line) => /error TS\d+/.test(line) && !/^node_modules\/(ai|@ai-sdk\/[^/]+)\//.test(line));
+      expect(errors, `${name}\n${result}`).toEqual([]);
+    }
+  }, 600_000);
+
+  it("runs against the service: pays by fetch, approves in the user's wallet, and through useChat", async () => {
+    devnet = await startTestDevnet();
+    booted = await boot(devnet, { store: "pglite" });
+    served = await serve(booted.running);
+    const key = devnet.secrets.evm.user;
+    const args = [
+      served.url,
+      devnet.manifest.devToken,
+      walletAddress(devnet, "evm", "payer"),
+      walletAddress(devnet, "evm", "user"),
+      key ?? "",
+    ];
+    const { stdout } = await run(
+      process.execPath,
+      [join(project, "out", "consumer.js"), JSON.stringify(args)],
+      {
+        cwd: project,
+      },
+    );
+    const result = JSON.parse(stdout) as Record<string, Record<string, unknown>>;
+    expect(result.fetch).toMatchObject({
+      finishReason: "payment-complete",
+      transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      text: true,
+    });
+    expect(result.fetch?.statuses).toContain("settled");
+    expect(result.approval).toMatchObject({
+      first: "approval-required",
+      second: "payment-complete",
+      transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
+    expect(result.useChat).toEqual({
+      asked: "approval-required",
+      cardStatus: "awaiting_approval",
+      sameMessage: true,
+      settled: "settled",
+      finish: "payment-complete",
+    });
+    expect(result.refused).toMatchObject({ status: 400 });
+  }, 300_000);
+});
