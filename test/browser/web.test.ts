@@ -333,6 +333,43 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await page.getByRole("button", { name: "Close" }).click();
     });
 
+    it("refuses to send while a limit cannot be read, naming the field and why, keeping what was typed", async () => {
+      await newChat(page);
+      const requests: string[] = [];
+      const onRequest = (r: { url(): string }) => {
+        if (r.url().endsWith("/api/chat")) requests.push(r.url());
+      };
+      page.on("request", onRequest);
+      try {
+        await page.getByRole("button", { name: "Settings" }).click();
+        await page.locator("input[name=perTransaction]").fill("0,50");
+        await page.locator("input[name=approvalAbove]").fill("1.5$");
+        await page.getByRole("button", { name: "Close" }).click();
+        await page.getByPlaceholder(/ask something/i).fill("What's the weather in Paris?");
+        expect(await page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+        // Enter in the box does not send either.
+        await page.getByPlaceholder(/ask something/i).press("Enter");
+        const refusal = page.getByTestId("settings-invalid");
+        expect(await refusal.textContent()).toContain("Per payment “0,50”: use a dot for cents: 0.50");
+        expect(await refusal.textContent()).toContain("Ask me above “1.5$”: digits only, without a currency sign");
+        await shot(page, "06a-settings-invalid");
+        await refusal.getByRole("button", { name: "Open settings" }).click();
+        expect(await page.locator("input[name=perTransaction]").inputValue()).toBe("0,50");
+        expect(await page.locator("input[name=approvalAbove]").inputValue()).toBe("1.5$");
+        expect(await page.getByTestId("perTransaction-error").textContent()).toContain("Not sent until fixed");
+        expect(requests).toEqual([]);
+        expect(await page.getByPlaceholder(/ask something/i).inputValue()).toBe("What's the weather in Paris?");
+        await page.locator("input[name=perTransaction]").fill("1.00");
+        await page.locator("input[name=approvalAbove]").fill("");
+        await page.getByRole("button", { name: "Close" }).click();
+        expect(await page.getByTestId("settings-invalid").count()).toBe(0);
+        expect(await page.getByRole("button", { name: "Send" }).isEnabled()).toBe(true);
+        await page.getByPlaceholder(/ask something/i).fill("");
+      } finally {
+        page.off("request", onRequest);
+      }
+    });
+
     it("shows a refusal before the stream with its code (an unknown bearer token: 401)", async () => {
       // A new chat keeps nothing of the last one: not the limit refusal's error either.
       await newChat(page);

@@ -8,7 +8,7 @@ import { Message } from "./components/Message.js";
 import type { ApprovalState } from "./components/PaymentCard.js";
 import { SettingsPanel } from "./components/SettingsPanel.js";
 import { WalletMenu } from "./components/WalletMenu.js";
-import { requestFields, useSettings } from "./settings.js";
+import { requestFields, settingsProblems, useSettings } from "./settings.js";
 import type { PageWallet, WalletOption } from "./wallet/types.js";
 import { useWallets } from "./wallet/useWallets.js";
 
@@ -34,6 +34,9 @@ export function App() {
   // The transport asks for the current settings at every request.
   const fields = useRef<TurnFields>({});
   fields.current = requestFields(settings, wallet?.address);
+  // A limit the page cannot read would be left out of the request (the server's default would
+  // apply instead of what was typed): nothing is sent until it is fixed.
+  const invalid = settingsProblems(settings);
   const token = useRef<string | undefined>(undefined);
   token.current = settings.token.trim() || undefined;
   const transport = useMemo(
@@ -99,13 +102,18 @@ export function App() {
 
   const send = (text: string) => {
     const question = text.trim();
-    if (!question || busy) return;
+    if (!question || busy || invalid.length > 0) return;
     clearError();
     setInput("");
     void sendMessage({ text: question });
   };
 
   const answer = async (payment: PaymentUpdate, approval: ApprovalAnswer, walletAddress: string) => {
+    if (invalid.length > 0) {
+      const error = "Not sent: a spending limit in Settings is not valid (see below the chat).";
+      setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "idle", error } }));
+      return;
+    }
     setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "sending" } }));
     sending.current = payment.paymentId;
     clearError();
@@ -245,6 +253,24 @@ export function App() {
           </div>
         ) : null}
 
+        {invalid.length > 0 ? (
+          <div className="banner-error settings-invalid" role="alert" data-testid="settings-invalid">
+            <p>Nothing is sent until this is fixed in Settings:</p>
+            <ul>
+              {invalid.map((p) => (
+                <li key={p.field}>
+                  <strong>{p.label}</strong> “{p.value}”: {p.problem}
+                </li>
+              ))}
+            </ul>
+            {showSettings ? null : (
+              <button type="button" className="link" onClick={() => setShowSettings(true)}>
+                Open settings
+              </button>
+            )}
+          </div>
+        ) : null}
+
         <form className="composer" onSubmit={onSubmit}>
           <textarea
             name="question"
@@ -264,7 +290,7 @@ export function App() {
               Stop
             </button>
           ) : (
-            <button type="submit" className="primary" disabled={!input.trim()}>
+            <button type="submit" className="primary" disabled={!input.trim() || invalid.length > 0}>
               Send
             </button>
           )}
