@@ -85,7 +85,8 @@ const client = (token?: string) =>
   new ChatClient({
     baseUrl: "http://service.test",
     ...(token ? { token } : {}),
-    fetch: (url, init) => app.request(String(url), init),
+    fetch: (async (url: string | URL | Request, init?: RequestInit) =>
+      app.request(String(url), init)) as typeof fetch,
   });
 
 describe("GET /api/payments", () => {
