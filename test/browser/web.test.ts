@@ -351,14 +351,20 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         await page.getByPlaceholder(/ask something/i).press("Enter");
         const refusal = page.getByTestId("settings-invalid");
         expect(await refusal.textContent()).toContain("Per payment “0,50”: use a dot for cents: 0.50");
-        expect(await refusal.textContent()).toContain("Ask me above “1.5$”: digits only, without a currency sign");
+        expect(await refusal.textContent()).toContain(
+          "Ask me above “1.5$”: digits only, without a currency sign",
+        );
         await shot(page, "06a-settings-invalid");
         await refusal.getByRole("button", { name: "Open settings" }).click();
         expect(await page.locator("input[name=perTransaction]").inputValue()).toBe("0,50");
         expect(await page.locator("input[name=approvalAbove]").inputValue()).toBe("1.5$");
-        expect(await page.getByTestId("perTransaction-error").textContent()).toContain("Not sent until fixed");
+        expect(await page.getByTestId("perTransaction-error").textContent()).toContain(
+          "Not sent until fixed",
+        );
         expect(requests).toEqual([]);
-        expect(await page.getByPlaceholder(/ask something/i).inputValue()).toBe("What's the weather in Paris?");
+        expect(await page.getByPlaceholder(/ask something/i).inputValue()).toBe(
+          "What's the weather in Paris?",
+        );
         await page.locator("input[name=perTransaction]").fill("1.00");
         await page.locator("input[name=approvalAbove]").fill("");
         await page.getByRole("button", { name: "Close" }).click();

@@ -155,9 +155,7 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
     const typo = await waitFor("typo", /EXIT=\d+/);
     expect(typo).toContain("EXIT=2");
     const said = typo.split("\n").filter((l) => l.startsWith("x402-chat-agent:"));
-    expect(said).toEqual([
-      "x402-chat-agent: --devnet usr: not a role; the roles: payer, payer-low, user",
-    ]);
+    expect(said).toEqual(["x402-chat-agent: --devnet usr: not a role; the roles: payer, payer-low, user"]);
     expect(typo).not.toContain("settled");
 
     start("devnet", ["chat", "--devnet=payer", WEATHER_PARIS], 80, 24, env);
