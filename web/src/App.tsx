@@ -1,11 +1,21 @@
 import { useChat } from "@ai-sdk/react";
-import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { paymentChatSchemas } from "../../src/client/index.js";
-import { loadConversation, loadWalletChoice, saveConversation, saveWalletChoice } from "./chat/persist.js";
+import {
+  type AskedMarks,
+  loadAsked,
+  loadConversation,
+  loadWalletChoice,
+  saveAsked,
+  saveConversation,
+  saveWalletChoice,
+} from "./chat/persist.js";
 import { createTransport, describeError } from "./chat/transport.js";
 import type { ApprovalAnswer, ChatMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
+import { Composer } from "./components/Composer.js";
 import { Message } from "./components/Message.js";
 import type { ApprovalState } from "./components/PaymentCard.js";
+import { PaymentsPanel } from "./components/PaymentsPanel.js";
 import { SettingsPanel } from "./components/SettingsPanel.js";
 import { WalletMenu } from "./components/WalletMenu.js";
 import { requestFields, settingsProblems, useSettings } from "./settings.js";
@@ -23,7 +33,17 @@ function walletErrorText(error: unknown): string {
 
 export function App() {
   const [settings, setSettings] = useSettings();
-  const [showSettings, setShowSettings] = useState(false);
+  const [showSettings, setShowSettingsState] = useState(false);
+  const [showPayments, setShowPayments] = useState(false);
+  // One side panel at a time.
+  const setShowSettings = (show: boolean) => {
+    setShowSettingsState(show);
+    if (show) setShowPayments(false);
+  };
+  const togglePayments = () => {
+    setShowPayments(!showPayments);
+    if (!showPayments) setShowSettingsState(false);
+  };
   const { options, devnet } = useWallets();
   // The embedded devnet's networks: named local, no explorer link, "solana:localnet" to wallets.
   const localNetworks = useMemo(
@@ -73,6 +93,20 @@ export function App() {
 
   useEffect(() => {
     if (!busy) saveConversation(messages);
+  }, [busy, messages]);
+
+  // A turn that stopped to ask for an approval: mark where its asking words end (Message.tsx).
+  const [asked, setAsked] = useState<AskedMarks>(loadAsked);
+  useEffect(() => {
+    const last = messages.at(-1);
+    if (busy || last?.role !== "assistant" || last.metadata?.finishReason !== "approval-required") return;
+    const end = last.parts.length;
+    setAsked((marks) => {
+      if (marks[last.id]?.includes(end)) return marks;
+      const next = { ...marks, [last.id]: [...(marks[last.id] ?? []), end] };
+      saveAsked(next);
+      return next;
+    });
   }, [busy, messages]);
 
   // The devnet wallet signs in the page, so a reload reconnects it; a browser wallet is asked again.
@@ -146,12 +180,9 @@ export function App() {
     clearError();
     setCardError(undefined);
     setApprovals({});
+    setAsked({});
+    saveAsked({});
     setMessages([]);
-  };
-
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    send(input);
   };
 
   const devnetOptions = options.filter((o) => o.source === "devnet");
@@ -162,7 +193,7 @@ export function App() {
   const showBanner = error !== undefined && error !== cardError && !shownInStream;
 
   return (
-    <div className={`layout${showSettings ? " with-settings" : ""}`}>
+    <div className={`layout${showSettings || showPayments ? " with-settings" : ""}`}>
       <header className="topbar">
         <div className="brand">
           <span className="logo" aria-hidden="true">
@@ -181,6 +212,9 @@ export function App() {
             onClick={() => setShowSettings(!showSettings)}
           >
             Settings
+          </button>
+          <button type="button" className="ghost" aria-expanded={showPayments} onClick={togglePayments}>
+            Payments
           </button>
           <WalletMenu options={options} wallet={wallet} onConnect={connect} onDisconnect={disconnect} />
         </div>
@@ -231,6 +265,7 @@ export function App() {
                 key={message.id}
                 message={message}
                 last={index === messages.length - 1}
+                asked={asked[message.id] ?? []}
                 wallet={wallet}
                 approvals={approvals}
                 canAct={!busy}
@@ -253,57 +288,29 @@ export function App() {
           </div>
         ) : null}
 
-        {invalid.length > 0 ? (
-          <div className="banner-error settings-invalid" role="alert" data-testid="settings-invalid">
-            <p>Nothing is sent until this is fixed in Settings:</p>
-            <ul>
-              {invalid.map((p) => (
-                <li key={p.field}>
-                  <strong>{p.label}</strong> “{p.value}”: {p.problem}
-                </li>
-              ))}
-            </ul>
-            {showSettings ? null : (
-              <button type="button" className="link" onClick={() => setShowSettings(true)}>
-                Open settings
-              </button>
-            )}
-          </div>
-        ) : null}
-
-        <form className="composer" onSubmit={onSubmit}>
-          <textarea
-            name="question"
-            rows={2}
-            value={input}
-            placeholder={wallet ? `Ask something (paying from ${wallet.name})` : "Ask something"}
-            onChange={(e) => setInput(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && !e.shiftKey) {
-                e.preventDefault();
-                send(input);
-              }
-            }}
-          />
-          {busy ? (
-            <button type="button" onClick={() => void stop()}>
-              Stop
-            </button>
-          ) : (
-            <button type="submit" className="primary" disabled={!input.trim() || invalid.length > 0}>
-              Send
-            </button>
-          )}
-          {messages.length > 0 && !busy ? (
-            <button type="button" className="ghost" onClick={newChat}>
-              New chat
-            </button>
-          ) : null}
-        </form>
+        <Composer
+          input={input}
+          onInput={setInput}
+          wallet={wallet}
+          busy={busy}
+          invalid={invalid}
+          settingsOpen={showSettings}
+          onOpenSettings={() => setShowSettings(true)}
+          onSend={send}
+          onStop={() => void stop()}
+          onNewChat={messages.length > 0 && !busy ? newChat : undefined}
+        />
       </main>
 
       {showSettings ? (
         <SettingsPanel settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} />
+      ) : null}
+      {showPayments ? (
+        <PaymentsPanel
+          token={settings.token.trim() || undefined}
+          localNetworks={localNetworks}
+          onClose={() => setShowPayments(false)}
+        />
       ) : null}
     </div>
   );

@@ -42,6 +42,9 @@ function serviceLabel(url: string): string {
   }
 }
 
+/** A step that is over, in the past tense (a wait for approval is no longer waiting). */
+const PAST_LABELS: Partial<Record<PaymentStatus, string>> = { awaiting_approval: "Approval asked" };
+
 function countdown(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
@@ -56,12 +59,61 @@ function useHistory(status: PaymentStatus): PaymentStatus[] {
   return history;
 }
 
+/** The token's name: the EIP-712 domain's (the token contract's own), else the USD stablecoin it must be. */
+function tokenName(payment: PaymentUpdate): string {
+  const sign = payment.approval?.sign;
+  const name = sign?.kind === "evm-typed-data" ? sign.typedData.domain.name : undefined;
+  return typeof name === "string" && /^[\w .-]{1,32}$/.test(name) ? name : "USDC";
+}
+
+/** A service's host ("api.example.com"), or the URL as given when it is not one. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** What the request's and the day's budgets keep after this payment, in words. */
+function budgetAfter(payment: PaymentUpdate): string | undefined {
+  const b = payment.budget;
+  if (!b) return undefined;
+  const parts = [
+    b.perRequest.remainingAfter
+      ? `${usd(b.perRequest.remainingAfter.usd)} of ${usd(b.perRequest.limit.usd)} this request`
+      : "",
+    b.daily.remainingAfter ? `${usd(b.daily.remainingAfter.usd)} of ${usd(b.daily.limit.usd)} in 24 h` : "",
+  ].filter(Boolean);
+  return parts.length > 0 ? `${parts.join(", ")} left` : undefined;
+}
+
+function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      className="link"
+      aria-label={`Copy ${label}`}
+      onClick={() =>
+        void navigator.clipboard?.writeText(text).then(
+          () => setCopied(true),
+          () => setCopied(false),
+        )
+      }
+    >
+      {copied ? "copied" : "copy"}
+    </button>
+  );
+}
+
 function ApprovalBox({
   payment,
   wallet,
   approval,
   canAct,
   superseded,
+  localNetworks,
   onApprove,
   onReject,
 }: Omit<Props, "errors">) {
@@ -75,17 +127,47 @@ function ApprovalBox({
   // What would be signed must be what the card shows (amount, payee, wallet); otherwise no signing.
   const { mismatches } = describeApproval(payment);
   const busy = approval?.phase === "signing" || approval?.phase === "sending";
+  const local = payment.network !== undefined && localNetworks.has(payment.network);
+  const after = budgetAfter(payment);
   const what =
     request.sign.kind === "evm-typed-data"
       ? "an EIP-712 transfer authorization (eth_signTypedData_v4)"
       : "a Solana transfer transaction";
   return (
     <div className="approval" data-testid="approval">
-      <p className="approval-text">
-        Approve paying <strong>{usd(payment.amount?.usd)}</strong> to{" "}
-        <code title={payment.payTo}>{shortHash(payment.payTo ?? "")}</code> from{" "}
-        <code title={request.wallet}>{shortHash(request.wallet)}</code>? Your wallet signs {what}.
-      </p>
+      <p className="approval-text">Your wallet is asked to sign this payment:</p>
+      <dl className="approval-terms">
+        <dt>Amount</dt>
+        <dd data-testid="approval-amount">
+          <strong>{usd(payment.amount?.usd)}</strong> in {tokenName(payment)}
+        </dd>
+        <dt>To</dt>
+        <dd>
+          <code className="address" data-testid="approval-payee">
+            {payment.payTo}
+          </code>{" "}
+          <CopyButton text={payment.payTo ?? ""} label="the payee's address" />
+        </dd>
+        <dt>For</dt>
+        <dd data-testid="approval-service">{hostOf(payment.service.url)}</dd>
+        <dt>Network</dt>
+        <dd data-testid="approval-network">{networkName(payment.network, local)}</dd>
+        <dt>From</dt>
+        <dd>
+          <code className="address">{request.wallet}</code>
+        </dd>
+        {after ? (
+          <>
+            <dt>Budget after</dt>
+            <dd data-testid="approval-budget">{after}</dd>
+          </>
+        ) : null}
+        <dt>Expires</dt>
+        <dd data-testid="approval-countdown">
+          {expired ? "Expired" : Number.isFinite(left) ? `in ${countdown(left)}` : ""}
+        </dd>
+      </dl>
+      <p className="muted small">Your wallet signs {what}; nothing moves before you approve.</p>
       {!sameWallet ? (
         <p className="approval-warning" role="alert">
           {wallet
@@ -118,9 +200,6 @@ function ApprovalBox({
         >
           Reject
         </button>
-        <span className="approval-expiry">
-          {expired ? "Expired" : Number.isFinite(left) ? `Expires in ${countdown(left)}` : ""}
-        </span>
       </div>
       {superseded && !expired ? (
         <p className="approval-warning" data-testid="approval-superseded">
@@ -137,12 +216,12 @@ function ApprovalBox({
           {approval.error}
         </p>
       ) : null}
-      <details className="approval-details">
-        <summary>What will be signed</summary>
+      <details className="approval-details" data-testid="approval-details">
+        <summary>Details: the raw data your wallet signs</summary>
         <pre>
           {request.sign.kind === "evm-typed-data"
-            ? JSON.stringify(request.sign.typedData.message, null, 2)
-            : `${request.sign.transaction.slice(0, 120)}…`}
+            ? JSON.stringify(request.sign.typedData, null, 2)
+            : request.sign.transaction}
         </pre>
       </details>
     </div>
@@ -201,7 +280,7 @@ export function PaymentCard(props: Props) {
         <ol className="steps" aria-label="Payment steps">
           {history.map((s, i) => (
             <li key={s} className={i === history.length - 1 ? "current" : ""}>
-              {STATUS_LABELS[s]}
+              {i === history.length - 1 ? STATUS_LABELS[s] : (PAST_LABELS[s] ?? STATUS_LABELS[s])}
             </li>
           ))}
         </ol>
