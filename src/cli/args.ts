@@ -1,11 +1,10 @@
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { ChatRequestBody, SpendingLimits } from "../client/index.js";
+import { DEVNET_ROLES, devnetIdentity, looksLikeRole, ROLE_LIST } from "./devnet.js";
+import { UsageError } from "./errors.js";
 
-/** A mistake in the command line: printed with the usage, exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError } from "./errors.js";
+export { USAGE, USAGE_ALL } from "./usage.js";
 
 export interface CliOptions {
   command: "chat" | "help" | "version" | "payments";
@@ -31,84 +30,6 @@ export interface CliOptions {
   retry: boolean;
 }
 
-/** The short usage: fits an 80x24 terminal. `--help all` prints {@link USAGE_ALL}. */
-export const USAGE = `Usage: x402-chat-agent chat [question] [options]
-       x402-chat-agent chat payments [--status LIST] [--since DATE] [--json]
-
-Ask the x402 payment agent: one answer with a question, else interactive
-(Ctrl-D or /exit quits, Ctrl-C stops an answer). \`payments\` lists yours.
-
-  --url URL             the service (default $X402_CHAT_URL or 127.0.0.1:3000)
-  --token TOKEN         bearer token (default $X402_CHAT_TOKEN)
-  --wallet ADDRESS      the wallet that pays (default $X402_CHAT_WALLET)
-  --devnet[=ROLE]       the local devnet's service, token and wallet; ROLE is
-                        payer (default), payer-low or user
-  --key-file PATH       sign approvals here; --yes approves without asking
-  --per-transaction USD, --per-request USD, --daily USD, --approval-above USD
-                        spending limits (they only tighten the server's)
-  --json                raw events (or payments), one JSON object a line
-  -h, --help            this help; --help all: every option and exit code
-
-Exit codes: 0 ok, 1 error, 2 usage, 3 refused or unreachable, 4 limit,
-5 balance, 6 payment failed, 7 service down, 8 approval pending, 9 outcome
-unclear (do not pay again), 130 interrupted.
-`;
-
-/** Every option and exit code (`--help all`; docs/clients.md has the same). */
-export const USAGE_ALL = `Usage: x402-chat-agent chat [question] [options]
-       x402-chat-agent chat payments [options]
-
-Chat with the x402 payment agent. With a question it answers once and exits;
-without one it is interactive (Ctrl-D or /exit quits, Ctrl-C stops an answer).
-\`payments\` lists the payments of your bearer token, newest first.
-
-Options:
-  --url URL            the service (default $X402_CHAT_URL, else
-                       http://127.0.0.1:3000; with --devnet, its manifest's)
-  --wallet ADDRESS     the wallet that pays (default $X402_CHAT_WALLET, or the
-                       key file's)
-  --token TOKEN        bearer token (default $X402_CHAT_TOKEN)
-  --key-file PATH      sign approvals here: an EVM hex private key, or a
-                       solana-keygen JSON array
-  --yes                approve with the key file without asking
-  --devnet[=ROLE]      the local devnet's manifest ($DEVNET_MANIFEST, else
-                       .data/devnet/manifest.json): its service URL, and the
-                       wallet of ROLE: payer (default) or payer-low with the
-                       dev token, or user (approves itself: use --key-file).
-                       \`--devnet ROLE\` also works; a word after --devnet that
-                       is close to a role but not one is an error
-  --per-transaction USD
-  --per-request USD
-  --daily USD          spending limits (they only tighten the server's)
-  --approval-above USD ask the wallet to approve payments above this
-  --networks LIST      allowed networks, CAIP-2, comma-separated
-  --services LIST      allowed service origins, comma-separated
-  --model NAME         aimodel-2.0-flash-exp, aimodel-1.5-pro, aimodel-1.5-flash
-  --temperature N      0 to 1
-  --max-tokens N       1 to 8000
-  --json               the raw events (or payments), one JSON object a line
-  --sse                ask for SSE framing (the same events)
-  --no-retry           fail on 429 instead of waiting out Retry-After
-  -h, --help           the short help; --help all: this one
-  --version            the version
-
-Payments (x402-chat-agent chat payments):
-  --status LIST        ledger statuses, comma-separated (settled,failed,...)
-  --since DATE         made at or after (2026-11-25 or 2026-11-25T08:00Z)
-  --until DATE         made before
-  --limit N            rows, 1 to 100 (default 20)
-  --cursor CURSOR      the next page (printed when there is one)
-
-Exit codes:
-  0 stop or payment-complete     5 insufficient-balance
-  1 error                        6 payment-failed
-  2 usage                        7 service-unavailable
-  3 refused before the stream    8 approval-required (left pending)
-    (HTTP error, no connection)  9 payment-unclear: sent, outcome not known
-  4 limit-exceeded                 yet; do not pay again
-                                 130 interrupted
-`;
-
 const MODELS = ["aimodel-2.0-flash-exp", "aimodel-1.5-pro", "aimodel-1.5-flash"] as const;
 
 function list(value: string | undefined): string[] | undefined {
@@ -130,74 +51,6 @@ function usd(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!/^[0-9]+(\.[0-9]{1,6})?$/.test(value)) throw new UsageError(`--${name} must be USD such as 0.50`);
   return value;
-}
-
-interface DevnetManifest {
-  devToken: string;
-  chatUrl?: string;
-  evm: { wallets: Array<{ address: string; role: string }> };
-}
-
-/** The devnet wallet roles the terminal can pay from (the server signs for the payer ones). */
-export const DEVNET_ROLES = ["payer", "payer-low", "user"] as const;
-
-/** Optimal string alignment distance (an adjacent swap counts one), for telling typos of roles. */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  const at = (i: number, j: number) => d[i]?.[j] ?? Number.POSITIVE_INFINITY;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, at(i - 2, j - 2) + 1);
-      const row = d[i];
-      if (row) row[j] = best;
-    }
-  return at(a.length, b.length);
-}
-
-/**
- * Whether a word after `--devnet` reads as a mistyped role ("usr", "payr", "pay", "User") rather
- * than the start of a question: one word, close to a role name or a piece of one.
- */
-export function looksLikeRole(word: string): boolean {
-  const w = word.toLowerCase();
-  if (!/^[a-z][a-z_-]{1,15}$/.test(w)) return false;
-  return DEVNET_ROLES.some(
-    (role) =>
-      distance(w, role) <= (role.length <= 4 ? 1 : 2) ||
-      (w.length >= 3 && role.startsWith(w)) ||
-      (w.length >= 3 && w.startsWith(role)),
-  );
-}
-
-const ROLE_LIST = DEVNET_ROLES.join(", ");
-
-/** URL, token and wallet of the embedded devnet's manifest (`npm start` writes it). */
-export function devnetIdentity(
-  role: string,
-  env: NodeJS.ProcessEnv,
-): { token: string; wallet: string; url: string | undefined } {
-  if (!(DEVNET_ROLES as readonly string[]).includes(role))
-    throw new UsageError(`--devnet=${role}: not a role; the roles: ${ROLE_LIST}`);
-  const path = env.DEVNET_MANIFEST ?? ".data/devnet/manifest.json";
-  let manifest: DevnetManifest;
-  try {
-    manifest = JSON.parse(readFileSync(path, "utf8")) as DevnetManifest;
-  } catch {
-    throw new UsageError(`--devnet: cannot read the devnet manifest at ${path} (is the service running?)`);
-  }
-  const wallets = Array.isArray(manifest?.evm?.wallets) ? manifest.evm.wallets : [];
-  const wallet = wallets.find((w) => w.role === role);
-  if (!wallet) {
-    const roles = [...new Set(wallets.map((w) => w.role))].join(", ") || "none";
-    throw new UsageError(`--devnet: the manifest at ${path} has no ${role} wallet (its roles: ${roles})`);
-  }
-  const url = typeof manifest.chatUrl === "string" ? manifest.chatUrl : undefined;
-  return { token: manifest.devToken, wallet: wallet.address, url };
 }
 
 /** Node's parseArgs errors, in one plain line (its own quote the option and suggest `--`). */

@@ -126,6 +126,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     // Test what the sources build now (a no-op when dist/web is up to date).
     execFileSync(process.execPath, [join(ROOT, "web", "build.mjs"), "--if-stale"], { stdio: "inherit" });
     mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(DOC_PICTURES, { recursive: true });
     devnet = await startTestDevnet();
     booted = await boot(devnet, { store: "pglite" });
     server = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
