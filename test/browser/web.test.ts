@@ -532,7 +532,14 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       const ids = (api as { items: Array<{ paymentId: string; createdAt: string }> }).items;
       expect(ids.length).toBe(2);
       expect(Date.parse(ids[0]?.createdAt ?? "")).toBeGreaterThan(Date.parse(ids[1]?.createdAt ?? ""));
-      await panel.screenshot({ path: join(DOC_PICTURES, "payments-view.png") });
+      // The panel down to its last row (it fills the window's height).
+      const top = await panel.boundingBox();
+      const bottom = await rows.last().boundingBox();
+      if (top && bottom)
+        await page.screenshot({
+          path: join(DOC_PICTURES, "payments-view.png"),
+          clip: { x: top.x, y: top.y, width: top.width, height: bottom.y + bottom.height + 12 - top.y },
+        });
       await shot(page, "16-payments-view");
       const [download] = await Promise.all([
         page.waitForEvent("download"),
