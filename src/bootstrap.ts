@@ -5,6 +5,7 @@ import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
 import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
+import { explorerTxUrl } from "./protocol/index.js";
 import { createService, type Service } from "./service.js";
 import { openStore, type Store } from "./store/index.js";
 
@@ -210,7 +211,13 @@ export async function bootstrap(
       ...(options.models ? { models: options.models } : {}),
       tools: payments.tools,
       resumeApproval: payments.resumeApproval,
-      payments: { get: (id) => payments.ledger.get(id) },
+      payments: {
+        get: (id) => payments.ledger.get(id),
+        list: (query) => opened.history.listByCaller(query),
+        // The embedded devnet's chains are on this machine only: no public explorer has them.
+        explorer: (network, tx) =>
+          devnet && Object.hasOwn(sources.rpcUrls, network) ? undefined : explorerTxUrl(network, tx),
+      },
       rebuild: payments.rebuild,
       idempotency: opened.idempotency,
       health: () => ({

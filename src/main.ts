@@ -70,6 +70,10 @@ async function main(): Promise<void> {
     listening = await listen(service.app, config);
     const models = service.models.describe();
     logger.info("listening", { url: listening.url, provider: service.models.provider });
+    // `npm run chat -- --devnet` reads where to connect from the devnet's manifest.
+    await running.devnet?.announceChatUrl(listening.url).catch((error: unknown) => {
+      logger.warn("cannot record the service URL in the devnet manifest", { err: error });
+    });
     process.stdout.write(
       `x402 chat agent listening on ${listening.url}\n  open ${listening.url}/ to chat in the browser\n  POST ${listening.url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
     );

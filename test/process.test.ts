@@ -280,7 +280,10 @@ describe("the service process", { timeout: 120_000 }, () => {
       const url = await child.url();
       const manifest = JSON.parse(await readFile(join(dir, "running.json"), "utf8")) as {
         evm: { rpcUrl: string };
+        chatUrl?: string;
       };
+      // Where `npm run chat -- --devnet` connects: the service that runs this devnet.
+      expect(manifest.chatUrl).toBe(url);
       const stream = await openStream(url);
       child.term();
       expect(await child.exited).toEqual({ code: 0, signal: null });

@@ -1,14 +1,17 @@
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { ChatRequestBody, SpendingLimits } from "../client/index.js";
+import { DEVNET_ROLES, devnetIdentity, looksLikeRole, ROLE_LIST } from "./devnet.js";
+import { UsageError } from "./errors.js";
 
-/** A mistake in the command line: printed with the usage, exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError } from "./errors.js";
+export { USAGE, USAGE_ALL } from "./usage.js";
 
 export interface CliOptions {
-  command: "chat" | "help" | "version";
+  command: "chat" | "help" | "version" | "payments";
+  /** `--help all`: every option and the exit codes (the short usage fits 80x24). */
+  helpAll: boolean;
+  /** `payments`: filters and paging of the history (GET /api/payments). */
+  history: { status?: string[]; since?: Date; until?: Date; limit?: number; cursor?: string };
   /** One-shot: the question; interactive when absent. */
   question: string | undefined;
   url: string;
@@ -26,41 +29,6 @@ export interface CliOptions {
   /** Wait out 429s (default) or fail at once. */
   retry: boolean;
 }
-
-export const USAGE = `Usage: x402-chat-agent chat [question] [options]
-
-Chat with the x402 payment agent. With a question it answers once and exits;
-without one it is interactive (Ctrl-D or /exit to quit, Ctrl-C stops an answer).
-
-Options:
-  --url URL              the service (default $X402_CHAT_URL or http://127.0.0.1:3000)
-  --wallet ADDRESS       the wallet that pays (default $X402_CHAT_WALLET, or the key file's)
-  --token TOKEN          bearer token (default $X402_CHAT_TOKEN)
-  --key-file PATH        sign approvals locally: EVM hex private key, or a solana-keygen JSON array
-  --yes                  approve with the key file without asking
-  --devnet [ROLE]        a wallet of the local devnet's manifest: payer (the default, with the
-                         dev token) or user (approves in its own wallet: use --key-file); the
-                         manifest at $DEVNET_MANIFEST or .data/devnet/manifest.json
-  --per-transaction USD  spending limits of this chat (they only tighten the server's)
-  --per-request USD
-  --daily USD
-  --approval-above USD   ask the wallet to approve payments above this
-  --networks LIST        allowed networks, CAIP-2, comma-separated (eip155:8453,...)
-  --services LIST        allowed service origins, comma-separated
-  --model NAME           aimodel-2.0-flash-exp, aimodel-1.5-pro or aimodel-1.5-flash
-  --temperature N        0 to 1
-  --max-tokens N         1 to 8000
-  --json                 print the raw events, one JSON object a line
-  --sse                  ask for SSE framing (the same events)
-  --no-retry             fail on 429 instead of waiting out Retry-After
-  -h, --help             this help
-  --version              the version
-
-Exit codes: 0 stop or payment-complete, 1 error, 2 usage, 3 refused before the stream (HTTP
-error or no connection), 4 limit-exceeded, 5 insufficient-balance, 6 payment-failed,
-7 service-unavailable, 8 approval-required (left pending), 9 payment-unclear (sent, outcome
-not known yet: do not pay again), 130 interrupted.
-`;
 
 const MODELS = ["aimodel-2.0-flash-exp", "aimodel-1.5-pro", "aimodel-1.5-flash"] as const;
 
@@ -85,23 +53,26 @@ function usd(name: string, value: string | undefined): string | undefined {
   return value;
 }
 
-interface DevnetManifest {
-  devToken: string;
-  evm: { wallets: Array<{ address: string; role: string }> };
+/** Node's parseArgs errors, in one plain line (its own quote the option and suggest `--`). */
+function parseError(error: unknown): UsageError {
+  const e = error as { code?: string; message?: string };
+  const option = /'(-{1,2}[^'\s]+)/.exec(e.message ?? "")?.[1];
+  if (e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) return new UsageError(`unknown option ${option}`);
+  if (e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option)
+    return new UsageError(
+      /argument missing/.test(e.message ?? "") ? `${option} needs a value` : `${option} takes no value`,
+    );
+  return new UsageError(e.message ?? String(error));
 }
 
-/** Token and wallet of the embedded devnet's manifest (`npm start` writes it). */
-export function devnetIdentity(role: string, env: NodeJS.ProcessEnv): { token: string; wallet: string } {
-  const path = env.DEVNET_MANIFEST ?? ".data/devnet/manifest.json";
-  let manifest: DevnetManifest;
-  try {
-    manifest = JSON.parse(readFileSync(path, "utf8")) as DevnetManifest;
-  } catch {
-    throw new UsageError(`--devnet: cannot read the devnet manifest at ${path} (is the service running?)`);
-  }
-  const wallet = manifest.evm.wallets.find((w) => w.role === role);
-  if (!wallet) throw new UsageError(`--devnet: no EVM wallet with role ${role} in ${path}`);
-  return { token: manifest.devToken, wallet: wallet.address };
+function date(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const parsed = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(value)
+    ? new Date(value)
+    : undefined;
+  if (!parsed || Number.isNaN(parsed.getTime()))
+    throw new UsageError(`--${name} must be a date such as 2026-11-25 or 2026-11-25T08:00Z`);
+  return parsed;
 }
 
 /** Parse the command line (without `node` and the script). Throws {@link UsageError}. */
@@ -110,20 +81,31 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   try {
     parsed = parse(argv);
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw error instanceof UsageError ? error : parseError(error);
   }
   const { values, positionals } = parsed;
   const [first, ...rest] = positionals;
   let command: CliOptions["command"] = "chat";
   let words = positionals;
-  if (first === "chat" || first === "help") {
+  if (first === "chat" || first === "help" || first === "payments") {
     command = first;
     words = rest;
   } else if (first !== undefined) {
-    throw new UsageError(`unknown command ${JSON.stringify(first)} (try: chat)`);
+    throw new UsageError(`unknown command ${first} (the commands: chat, payments, help)`);
   }
-  if (values.help) command = "help";
+  // `chat payments` alone lists the payments (a question is more than that one word).
+  if (command === "chat" && words.length === 1 && words[0] === "payments") {
+    command = "payments";
+    words = [];
+  }
+  let helpAll = false;
+  if (values.help || command === "help") {
+    helpAll = words.length === 1 && words[0] === "all";
+    command = "help";
+  }
   if (values.version) command = "version";
+  if (command === "payments" && words.length > 0)
+    throw new UsageError(`payments takes no words (${words.join(" ")}); see --help all`);
 
   const model = values.model;
   if (model !== undefined && !(MODELS as readonly string[]).includes(model))
@@ -141,12 +123,14 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
 
   let token = values.token ?? env.X402_CHAT_TOKEN;
   let wallet = values.wallet ?? env.X402_CHAT_WALLET;
+  let url = values.url ?? env.X402_CHAT_URL;
   if (values.devnet !== undefined) {
     const role = values.devnet === "" ? "payer" : values.devnet;
     const identity = devnetIdentity(role, env);
     // The dev token lets the server sign for the payer wallets; the user wallet approves itself.
     if (role !== "user") token = values.token ?? identity.token;
     wallet = values.wallet ?? identity.wallet;
+    url = values.url ?? identity.url ?? url;
   }
   const maxTokens = number("max-tokens", values["max-tokens"]);
   if (maxTokens !== undefined && !Number.isInteger(maxTokens))
@@ -154,8 +138,16 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   const question = words.join(" ").trim();
   return {
     command,
+    helpAll,
+    history: {
+      ...(list(values.status) ? { status: list(values.status) } : {}),
+      ...(values.since !== undefined ? { since: date("since", values.since) } : {}),
+      ...(values.until !== undefined ? { until: date("until", values.until) } : {}),
+      ...(values.limit !== undefined ? { limit: rows(values.limit) } : {}),
+      ...(values.cursor !== undefined ? { cursor: values.cursor } : {}),
+    },
     question: question === "" ? undefined : question,
-    url: values.url ?? env.X402_CHAT_URL ?? "http://127.0.0.1:3000",
+    url: url ?? "http://127.0.0.1:3000",
     wallet,
     token: token === "" ? undefined : token,
     keyFile: values["key-file"],
@@ -170,13 +162,31 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   };
 }
 
+function rows(value: string): number {
+  const n = Number(value);
+  if (!/^\d{1,3}$/.test(value) || n < 1 || n > 100) throw new UsageError("--limit must be 1 to 100");
+  return n;
+}
+
+/**
+ * `--devnet` takes an optional role: `--devnet=ROLE` always; `--devnet ROLE` when the next word is
+ * a role. A next word that reads as a mistyped role is an error (it would otherwise become the
+ * question, and the payer would pay); anything else is the question, and the role the default.
+ */
+function devnetArgs(argv: string[]): string[] {
+  const end = argv.indexOf("--");
+  return argv.flatMap((arg, i) => {
+    if (arg !== "--devnet" || (end !== -1 && i > end)) return [arg];
+    const next = end === i + 1 ? undefined : argv[i + 1];
+    if (next !== undefined && (DEVNET_ROLES as readonly string[]).includes(next)) return [arg];
+    if (next !== undefined && looksLikeRole(next))
+      throw new UsageError(`--devnet ${next}: not a role; the roles: ${ROLE_LIST}`);
+    return ["--devnet="];
+  });
+}
+
 function parse(argv: string[]) {
-  // `--devnet` takes an optional role: a bare `--devnet` before the question must not eat it.
-  const args = argv.flatMap((arg, i) =>
-    arg === "--devnet" && (argv[i + 1] === undefined || !["payer", "user"].includes(argv[i + 1] ?? ""))
-      ? ["--devnet="]
-      : [arg],
-  );
+  const args = devnetArgs(argv);
   return parseArgs({
     args,
     allowPositionals: true,
@@ -200,6 +210,11 @@ function parse(argv: string[]) {
       json: { type: "boolean" },
       sse: { type: "boolean" },
       "no-retry": { type: "boolean" },
+      status: { type: "string" },
+      since: { type: "string" },
+      until: { type: "string" },
+      limit: { type: "string" },
+      cursor: { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
     },

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { createInterface, type Interface } from "node:readline";
 import { ChatClient, type ChatMessage } from "../client/index.js";
-import { type CliOptions, parseCliArgs, USAGE, UsageError } from "./args.js";
+import { type CliOptions, parseCliArgs, USAGE, USAGE_ALL, UsageError } from "./args.js";
 import { EXIT } from "./exit.js";
 import { keyFileWarning, type LocalKey, loadKeyFile } from "./keys.js";
+import { listPayments } from "./payments.js";
 import { colorFor, Renderer } from "./render.js";
 import { type Display, Interrupted, JsonDisplay, runTurn, type Session } from "./session.js";
 
@@ -88,7 +89,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   try {
     options = parseCliArgs(argv, io.env);
     if (options.command === "help") {
-      outWrite(USAGE);
+      outWrite(options.helpAll ? USAGE_ALL : USAGE);
       return EXIT.ok;
     }
     if (options.command === "version") {
@@ -107,11 +108,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
       throw new UsageError(`--wallet ${options.wallet} is not the key file's wallet ${key.address}`);
   } catch (error) {
     if (error instanceof UsageError) {
-      errWrite(`x402-chat-agent: ${error.message}\n\n${USAGE}`);
+      // One line (the usage itself would push it off the screen), pointing at --help when it fits.
+      const line = `x402-chat-agent: ${error.message}`;
+      errWrite(line.length <= 66 ? `${line} (see --help)\n` : `${line}\n`);
       return EXIT.usage;
     }
     throw error;
   }
+  if (options.command === "payments") return listPayments(options, { out: outWrite, err: errWrite });
 
   const wallet = options.wallet ?? key?.address;
   const color = colorFor(Boolean(io.stderr.isTTY), io.env);

@@ -1,4 +1,9 @@
-import { type PaymentState, paymentStateSchema } from "../protocol/payment.js";
+import {
+  type PaymentHistoryPage,
+  type PaymentState,
+  paymentHistorySchema,
+  paymentStateSchema,
+} from "../protocol/payment.js";
 import {
   decodeStream,
   type ErrorPayload,
@@ -105,6 +110,20 @@ export interface ChatResult {
 
 const ACCEPT: Record<Framing, string> = { lines: "text/plain", sse: "text/event-stream" };
 
+/** Filters of {@link ChatClient.listPayments} (docs/protocol.md, "Listing payments"). */
+export interface PaymentListQuery {
+  /** Ledger statuses, e.g. `["settled"]`. */
+  status?: string[];
+  /** Made at or after. */
+  since?: Date;
+  /** Made before. */
+  until?: Date;
+  /** Rows a page, 1 to 100 (default 20). */
+  limit?: number;
+  /** The previous page's `nextCursor`. */
+  cursor?: string;
+}
+
 /** A client for one service. */
 export class ChatClient {
   private readonly url: string;
@@ -167,6 +186,35 @@ export class ChatClient {
     if (!response.ok) throw await errorFromResponse(response);
     const parsed = paymentStateSchema.safeParse(await response.json().catch(() => undefined));
     if (!parsed.success) throw new ProtocolError("The payment's state is not what the protocol says.");
+    return parsed.data;
+  }
+
+  /**
+   * The caller's own payments (`GET /api/payments`), newest first, a page at a time: pass the
+   * page's `nextCursor` back as `cursor` for the next. The bearer token decides whose they are;
+   * without one the list is empty. A bad filter rejects with a 400 `invalid_request` {@link ChatHttpError}.
+   */
+  async listPayments(
+    query: PaymentListQuery = {},
+    options: { signal?: AbortSignal } = {},
+  ): Promise<PaymentHistoryPage> {
+    const params = new URLSearchParams();
+    if (query.status?.length) params.set("status", query.status.join(","));
+    if (query.since) params.set("since", query.since.toISOString());
+    if (query.until) params.set("until", query.until.toISOString());
+    if (query.limit !== undefined) params.set("limit", String(query.limit));
+    if (query.cursor) params.set("cursor", query.cursor);
+    const path = `/api/payments${params.size > 0 ? `?${params}` : ""}`;
+    const url = this.options.baseUrl === undefined ? path : new URL(path, this.options.baseUrl).href;
+    const headers = new Headers(this.options.headers);
+    headers.set("Accept", "application/json");
+    const token = typeof this.options.token === "function" ? this.options.token() : this.options.token;
+    if (token) headers.set("Authorization", `Bearer ${token}`);
+    const doFetch = this.options.fetch ?? globalThis.fetch;
+    const response = await doFetch(url, { headers, ...(options.signal ? { signal: options.signal } : {}) });
+    if (!response.ok) throw await errorFromResponse(response);
+    const parsed = paymentHistorySchema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) throw new ProtocolError("The payment list is not what the protocol says.");
     return parsed.data;
   }
 

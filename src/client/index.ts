@@ -10,7 +10,13 @@
  * ```
  */
 
-export { type PaymentState, paymentStateSchema } from "../protocol/payment.js";
+export {
+  type PaymentHistoryItem,
+  type PaymentHistoryPage,
+  type PaymentState,
+  paymentHistorySchema,
+  paymentStateSchema,
+} from "../protocol/payment.js";
 export {
   type ApprovalRequest,
   type BudgetMeter,
@@ -53,6 +59,7 @@ export {
   type ChatResult,
   ChatTurn,
   type Framing,
+  type PaymentListQuery,
   type RateLimitRetry,
   resumeBody,
   type SpendingLimits,

@@ -203,6 +203,10 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     const finalManifest = manifest;
     return {
       manifest: finalManifest,
+      async announceChatUrl(url) {
+        finalManifest.chatUrl = url;
+        if (manifestPath && !stopping) await writeManifest(manifestPath, finalManifest);
+      },
       secrets: {
         evm: Object.fromEntries(evm.wallets.map((w) => [w.name, w.privateKey])),
         solana: Object.fromEntries(

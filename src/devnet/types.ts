@@ -51,6 +51,11 @@ export interface DevnetManifest {
   discoveryUrl: string;
   /** Fault switch endpoint: `GET` reads, `POST` merges, `DELETE` resets (bearer `devToken`). */
   controlUrl: string;
+  /**
+   * The chat service that runs this devnet (`npm start`), once it listens: where `npm run chat --
+   * --devnet` connects. Absent for a devnet started on its own.
+   */
+  chatUrl?: string;
   services: DevnetServiceInfo[];
   /**
    * Sellers built with the x402 v1 package (`x402-hono` 1.x: JSON 402 with `maxAmountRequired` and
@@ -118,6 +123,11 @@ export interface Devnet {
   secrets: { evm: Record<string, `0x${string}`>; solana: Record<string, Uint8Array> };
   /** Fault switches; also reachable over HTTP at `manifest.controlUrl`. */
   faults: { set(f: Partial<Faults>): void; reset(): void; get(): Faults };
+  /**
+   * Records the chat service's URL in the manifest (`chatUrl`) and rewrites the file if this devnet
+   * wrote one, so the terminal chat's `--devnet` finds the service.
+   */
+  announceChatUrl(url: string): Promise<void>;
   /** Stops every server and node; ports are free when the promise resolves. Idempotent. */
   stop(): Promise<void>;
 }

@@ -36,8 +36,8 @@ export interface AppDeps {
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (docs/protocol.md, "Approval"). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
-  /** The ledger's lookup behind GET /api/payments/:id (absent: payments are off, no such route). */
-  payments?: Pick<PaymentRoutesDeps, "get">;
+  /** The ledger's reads behind GET /api/payments(/:id) (absent: payments are off, no such route). */
+  payments?: Pick<PaymentRoutesDeps, "get" | "list" | "explorer">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: OutcomeRebuilder;
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */

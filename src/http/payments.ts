@@ -2,9 +2,10 @@ import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { formatUsd } from "../money/index.js";
-import type { PaymentRecord } from "../payments/ledger.js";
+import type { HistoryQuery, PaymentRecord } from "../payments/ledger.js";
 import { REASONS } from "../payments/outcome.js";
-import type { PaymentState } from "../protocol/index.js";
+import { LEDGER_STATUSES, type LedgerStatus } from "../payments/state.js";
+import type { PaymentHistoryItem, PaymentState } from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
 import type { HttpContext, HttpMiddleware } from "./vars.js";
 
@@ -18,6 +19,10 @@ import type { HttpContext, HttpMiddleware } from "./vars.js";
 export interface PaymentRoutesDeps {
   /** The ledger's lookup by id. */
   get(paymentId: string): Promise<PaymentRecord | undefined>;
+  /** The ledger's history by caller (GET /api/payments); absent: no listing route. */
+  list?(query: HistoryQuery): Promise<PaymentRecord[]>;
+  /** A transaction's public explorer page, or undefined (local networks, unknown ones). */
+  explorer?(network: string, transaction: string): string | undefined;
   logger: Logger;
   /** The app's auth middleware (src/http/auth.ts): it puts the caller on `c.var.caller`. */
   auth: HttpMiddleware;
@@ -72,7 +77,152 @@ async function getPayment(c: HttpContext, deps: PaymentRoutesDeps): Promise<Resp
   }
 }
 
-/** Mount the payment routes (`GET /api/payments/:id`; a listing can join it here). */
+const LIST_PARAMS = new Set(["status", "since", "until", "limit", "cursor", "format"]);
+const PAGE = { json: { default: 20, max: 100 }, csv: { default: 1000, max: 1000 } } as const;
+
+/** A bad query parameter: 400 `invalid_request`, naming it. */
+function badParam(path: string, message: string): AppError {
+  return new AppError("invalid_request", `Query parameter ${path}: ${message}.`, {
+    fields: [{ path, message }],
+  });
+}
+
+function instant(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value) ? new Date(value) : undefined;
+  if (!date || Number.isNaN(date.getTime())) throw badParam(name, "an ISO-8601 date or instant");
+  return date;
+}
+
+/** The cursor is the last row's (createdAt, paymentId), opaque to clients. */
+function encodeCursor(record: PaymentRecord): string {
+  return Buffer.from(`${record.createdAt.toISOString()}|${record.paymentId}`).toString("base64url");
+}
+
+function decodeCursor(value: string): HistoryQuery["after"] {
+  const [at, paymentId] = Buffer.from(value, "base64url").toString("utf8").split("|");
+  const createdAt = new Date(at ?? "");
+  if (!paymentId || !PAYMENT_ID.test(paymentId) || Number.isNaN(createdAt.getTime()))
+    throw badParam("cursor", "not a cursor this service gave");
+  return { createdAt, paymentId };
+}
+
+/** The listing's query, checked: unknown parameters, statuses, instants and bounds are refused. */
+function listQuery(url: URL, caller: string): { query: HistoryQuery; csv: boolean } {
+  for (const name of url.searchParams.keys())
+    if (!LIST_PARAMS.has(name)) throw badParam(name, "unknown parameter");
+  for (const name of LIST_PARAMS)
+    if (url.searchParams.getAll(name).length > 1) throw badParam(name, "given more than once");
+  const get = (name: string) => url.searchParams.get(name) ?? undefined;
+  const format = get("format") ?? "json";
+  if (format !== "json" && format !== "csv") throw badParam("format", "json or csv");
+  const bounds = PAGE[format];
+  const limitText = get("limit");
+  const limit = limitText === undefined ? bounds.default : Number(limitText);
+  if (!/^\d{1,4}$/.test(limitText ?? "1") || limit < 1 || limit > bounds.max)
+    throw badParam("limit", `an integer from 1 to ${bounds.max}`);
+  const statuses = get("status")?.split(",");
+  const unknown = statuses?.find((st) => !(LEDGER_STATUSES as readonly string[]).includes(st));
+  if (unknown !== undefined) throw badParam("status", `one or more of ${LEDGER_STATUSES.join(", ")}`);
+  const since = instant("since", get("since"));
+  const until = instant("until", get("until"));
+  if (since && until && since >= until) throw badParam("until", "later than since");
+  const cursor = get("cursor");
+  const query: HistoryQuery = {
+    caller,
+    limit,
+    ...(statuses ? { statuses: statuses as LedgerStatus[] } : {}),
+    ...(since ? { since } : {}),
+    ...(until ? { until } : {}),
+    ...(cursor !== undefined ? { after: decodeCursor(cursor) } : {}),
+  };
+  return { query, csv: format === "csv" };
+}
+
+const CSV_COLUMNS = [
+  "createdAt",
+  "paymentId",
+  "status",
+  "amountUsd",
+  "amountAtomic",
+  "asset",
+  "network",
+  "payTo",
+  "service",
+  "transaction",
+  "explorerUrl",
+  "settledAt",
+  "reason",
+] as const;
+
+/**
+ * One CSV cell. A cell a spreadsheet would read as a formula (starting with = + - @, or a tab or
+ * carriage return) gets a leading apostrophe; a cell with a comma, quote or line break is quoted.
+ */
+export function csvCell(value: string): string {
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+function csvRow(item: PaymentHistoryItem): string {
+  const cells: Record<(typeof CSV_COLUMNS)[number], string | undefined> = {
+    createdAt: item.createdAt,
+    paymentId: item.paymentId,
+    status: item.status,
+    amountUsd: item.amount.usd,
+    amountAtomic: item.amount.atomic,
+    asset: item.amount.asset,
+    network: item.network,
+    payTo: item.payTo,
+    service: item.service,
+    transaction: item.transaction,
+    explorerUrl: item.explorerUrl,
+    settledAt: item.settledAt,
+    reason: item.reason,
+  };
+  return CSV_COLUMNS.map((c) => csvCell(cells[c] ?? "")).join(",");
+}
+
+async function listPayments(
+  c: HttpContext,
+  deps: PaymentRoutesDeps & { list: NonNullable<PaymentRoutesDeps["list"]> },
+): Promise<Response> {
+  try {
+    const { identity } = c.var.caller;
+    const url = new URL(c.req.url);
+    // Whose payments is the bearer token's to say: without one (a wallet address is no proof of
+    // anything) nothing is listed, but the query is still checked.
+    const { query, csv } = listQuery(url, identity ?? "");
+    const records = identity === undefined ? [] : await deps.list({ ...query, limit: query.limit + 1 });
+    const page = records.slice(0, query.limit).filter((r) => r.caller === identity);
+    const last = page.at(-1);
+    const next = records.length > query.limit && last ? encodeCursor(last) : undefined;
+    const items: PaymentHistoryItem[] = page.map((record) => {
+      const explorerUrl = record.txHash ? deps.explorer?.(record.network, record.txHash) : undefined;
+      return { ...paymentState(record), ...(explorerUrl ? { explorerUrl } : {}) };
+    });
+    const headers: Record<string, string> = { "Cache-Control": "no-store" };
+    if (next) {
+      url.searchParams.set("cursor", next);
+      headers.Link = `<${url.pathname}${url.search}>; rel="next"`;
+    }
+    if (!csv) return c.json({ items, ...(next ? { nextCursor: next } : {}) }, 200, headers);
+    const body = [CSV_COLUMNS.join(","), ...items.map(csvRow)].join("\r\n");
+    return c.body(`${body}\r\n`, 200, {
+      ...headers,
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": 'attachment; filename="payments.csv"',
+    });
+  } catch (error) {
+    if (error instanceof AppError) return problemResponse(error);
+    deps.logger.warn("payment listing failed", { err: error });
+    return problemResponse(new AppError("store_unavailable", "The payment ledger cannot be read now."));
+  }
+}
+
+/** Mount the payment routes: `GET /api/payments` (the caller's history) and `GET /api/payments/:id`. */
 export function mountPaymentRoutes(app: Hono, deps: PaymentRoutesDeps): void {
+  const { list } = deps;
+  if (list) app.get("/api/payments", deps.auth, (c) => listPayments(c, { ...deps, list }));
   app.get("/api/payments/:id", deps.auth, (c) => getPayment(c, deps));
 }

@@ -194,3 +194,22 @@ export class PaymentNotFoundError extends Error {
     super(`no payment with id ${paymentId}`);
   }
 }
+
+/** One page of a caller's payments (GET /api/payments): newest first, filtered, after a cursor. */
+export interface HistoryQuery {
+  /** The bearer identity whose payments these are; never null (an anonymous caller lists nothing). */
+  caller: string;
+  statuses?: readonly LedgerStatus[];
+  /** Made at or after this instant. */
+  since?: Date;
+  /** Made before this instant. */
+  until?: Date;
+  /** Continue after this payment (the last of the previous page), in the same order. */
+  after?: { createdAt: Date; paymentId: string };
+  limit: number;
+}
+
+/** The ledger's read side for people: a caller's payment history (src/store implements it). */
+export interface PaymentHistory {
+  listByCaller(query: HistoryQuery): Promise<PaymentRecord[]>;
+}

@@ -1,5 +1,13 @@
 export { cleanText, cleanUntrusted } from "./content.js";
-export { type PaymentState, paymentStateSchema } from "./payment.js";
+export { explorerTxUrl } from "./explorer.js";
+export {
+  type PaymentHistoryItem,
+  type PaymentHistoryPage,
+  type PaymentState,
+  paymentHistoryItemSchema,
+  paymentHistorySchema,
+  paymentStateSchema,
+} from "./payment.js";
 export * from "./request.js";
 export * from "./stream.js";
 export { parseWallet, type Wallet } from "./wallet.js";

@@ -33,3 +33,14 @@ export const paymentStateSchema = z.looseObject({
   expiresAt: z.string().optional(),
 });
 export type PaymentState = z.infer<typeof paymentStateSchema>;
+
+/** `GET /api/payments`: one row of the caller's history, with its explorer page when the network has one. */
+export const paymentHistoryItemSchema = paymentStateSchema.extend({ explorerUrl: z.string().optional() });
+export type PaymentHistoryItem = z.infer<typeof paymentHistoryItemSchema>;
+
+/** `GET /api/payments`: a page of the caller's payments, newest first; `nextCursor` when more follow. */
+export const paymentHistorySchema = z.object({
+  items: z.array(paymentHistoryItemSchema),
+  nextCursor: z.string().optional(),
+});
+export type PaymentHistoryPage = z.infer<typeof paymentHistorySchema>;

@@ -2,8 +2,9 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import type { Ledger } from "../payments/ledger.js";
+import type { Ledger, PaymentHistory } from "../payments/ledger.js";
 import { guardLedger } from "./errors.js";
+import { PgPaymentHistory } from "./history.js";
 import { PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
@@ -28,6 +29,8 @@ export interface StoreOptions {
 export interface Store {
   kind: "pglite" | "postgres";
   ledger: Ledger;
+  /** A caller's payments for people (GET /api/payments), guarded the same way. */
+  history: PaymentHistory;
   /** Outcomes of requests sent with an Idempotency-Key (the HTTP layer's port), guarded the same way. */
   idempotency: PgIdempotencyStore;
   close(): Promise<void>;
@@ -65,6 +68,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     return {
       kind: "postgres",
       ledger: guardLedger(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
+      history: guardLedger(new PgPaymentHistory(db)),
       idempotency: guardLedger(new PgIdempotencyStore(db)),
       close: () => client.end({ timeout: 5 }),
     };
@@ -81,6 +85,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     return {
       kind: "pglite",
       ledger: guardLedger(new PgLedger(db, pgliteQuery(client))),
+      history: guardLedger(new PgPaymentHistory(db)),
       idempotency: guardLedger(new PgIdempotencyStore(db)),
       close: () => client.close(),
     };

@@ -587,6 +587,14 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE ${s}.idempotency_keys ADD COLUMN request_id text`,
     ],
   },
+  {
+    id: 8,
+    name: "payment history by caller",
+    // GET /api/payments lists a caller's payments newest first, paged by (created_at, payment_id).
+    up: (s) => [
+      `CREATE INDEX payments_caller_created_idx ON ${s}.payments (caller, created_at DESC, payment_id DESC)`,
+    ],
+  },
 ];
 
 /** Quote a Postgres identifier. */

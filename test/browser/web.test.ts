@@ -15,7 +15,8 @@
  * and is skipped, rather than failing the rest.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import {
   createKeyPairFromBytes,
@@ -37,6 +38,32 @@ import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const ARTIFACTS = join(ROOT, ".data", "artifacts", "web");
+/** Pictures docs/clients.md shows: rewritten only when asked (UPDATE_DOC_PICTURES=1), else beside the artifacts. */
+const DOC_PICTURES = process.env.UPDATE_DOC_PICTURES === "1" ? join(ROOT, "docs", "images") : ARTIFACTS;
+/** axe-core's browser bundle, evaluated in the page (through the DevTools protocol: no inline script for the CSP to refuse). */
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: unknown[]; failureSummary?: string }>;
+}
+
+/** axe-core's violations on the page as it is now, each in one line (rule, impact, where). */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document): Promise<{ violations: unknown[] }> } })
+      .axe;
+    return (await axe.run(document)).violations;
+  });
+  return (violations as AxeViolation[]).flatMap((v) =>
+    v.nodes.map(
+      (n) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(n.target)}: ${n.failureSummary ?? ""}`,
+    ),
+  );
+}
 
 /** The Chromium named by CHROMIUM_PATH when set (only it), else Debian's. */
 function findChromium(): string | undefined {
@@ -99,6 +126,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     // Test what the sources build now (a no-op when dist/web is up to date).
     execFileSync(process.execPath, [join(ROOT, "web", "build.mjs"), "--if-stale"], { stdio: "inherit" });
     mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(DOC_PICTURES, { recursive: true });
     devnet = await startTestDevnet();
     booted = await boot(devnet, { store: "pglite" });
     server = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
@@ -255,6 +283,35 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       );
       await shot(page, "02-cost-card-awaiting-approval");
 
+      // The card says in words what the wallet will sign; the raw typed data waits behind "details".
+      const raw = card.getByTestId("approval-details").locator("pre");
+      expect(await raw.isVisible()).toBe(false);
+      await card.getByTestId("approval-details").locator("summary").click();
+      expect(await raw.isVisible()).toBe(true);
+      const typed = JSON.parse((await raw.textContent()) ?? "") as {
+        domain: { name: string };
+        message: { to: string; from: string; value: string };
+      };
+      expect(typed.message.value).toBe("10000");
+      expect(await card.getByTestId("approval-amount").textContent()).toBe(`$0.01 in ${typed.domain.name}`);
+      // The payee in full (as signed), with a copy button that copies it.
+      expect(await card.getByTestId("approval-payee").textContent()).toBe(typed.message.to);
+      expect(typed.message.to).toMatch(/^0x[0-9a-fA-F]{40}$/);
+      await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+      await card.getByRole("button", { name: "Copy the payee's address" }).click();
+      await poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(typed.message.to);
+      const weather = devnet.manifest.services.find((x) => x.id === "weather");
+      expect(await card.getByTestId("approval-service").textContent()).toBe(new URL(weather?.url ?? "").host);
+      expect(await card.getByTestId("approval-network").textContent()).toBe("Local EVM devnet");
+      expect(await card.getByTestId("approval-budget").textContent()).toBe(
+        "$1.99 of $2.00 this request, $9.99 of $10.00 in 24 h left",
+      );
+      expect(await card.getByTestId("approval-countdown").textContent()).toMatch(/^in 0:[0-5]\d$/);
+      await card.getByTestId("approval-details").locator("summary").click();
+      await card.screenshot({ path: join(DOC_PICTURES, "approval-card.png") });
+      // While it waits, the page asks (the card, and the agent's words).
+      expect(await page.locator("main").textContent()).toMatch(/please approve/i);
+
       await card.getByRole("button", { name: /^Approve/ }).click();
       const settled = await cardWithStatus(page, "settled");
       expect(log.signed).toEqual([{ address, primaryType: "TransferWithAuthorization" }]);
@@ -272,6 +329,12 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       const receipt = await chain.getTransactionReceipt({ hash: hash as `0x${string}` });
       expect(receipt.status).toBe("success");
       expect(await evmUsdcBalance(devnet, address as `0x${string}`)).toBe(before - 10_000n);
+      // Settled: nothing on the page asks for an approval any more; what became of it is said.
+      const shown = await page.locator("body").textContent();
+      expect(shown).not.toMatch(/please approve|waiting for your approval|approve the payment/i);
+      expect(await page.getByTestId("asked-note").last().textContent()).toBe(
+        "You approved this payment in your wallet.",
+      );
       await shot(page, "03-settled");
     });
 
@@ -285,6 +348,9 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       expect(log.signed.length).toBe(signed);
       await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).not.toBe(
         "approval-required",
+      );
+      expect(await page.locator("body").textContent()).not.toMatch(
+        /please approve|waiting for your approval|approve the payment/i,
       );
       await shot(page, "04-rejected");
     });
@@ -353,6 +419,58 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe("stop");
       expect(await page.getByTestId("chat-error").count()).toBe(0);
     });
+
+    it("refuses to send while a limit cannot be read, naming the field and why, keeping what was typed", async () => {
+      await newChat(page);
+      const requests: string[] = [];
+      const onRequest = (r: { url(): string }) => {
+        if (r.url().endsWith("/api/chat")) requests.push(r.url());
+      };
+      page.on("request", onRequest);
+      try {
+        await page.getByRole("button", { name: "Settings" }).click();
+        await page.locator("input[name=perTransaction]").fill("0,50");
+        await page.locator("input[name=approvalAbove]").fill("1.5$");
+        await page.getByRole("button", { name: "Close" }).click();
+        await page.getByPlaceholder(/ask something/i).fill("What's the weather in Paris?");
+        expect(await page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+        // Enter in the box does not send either.
+        await page.getByPlaceholder(/ask something/i).press("Enter");
+        const refusal = page.getByTestId("settings-invalid");
+        expect(await refusal.textContent()).toContain("Per payment “0,50”: use a dot for cents: 0.50");
+        expect(await refusal.textContent()).toContain(
+          "Ask me above “1.5$”: digits only, without a currency sign",
+        );
+        await shot(page, "06a-settings-invalid");
+        await refusal.getByRole("button", { name: "Open settings" }).click();
+        expect(await page.locator("input[name=perTransaction]").inputValue()).toBe("0,50");
+        expect(await page.locator("input[name=approvalAbove]").inputValue()).toBe("1.5$");
+        expect(await page.getByTestId("perTransaction-error").textContent()).toContain(
+          "Not sent until fixed",
+        );
+        expect(requests).toEqual([]);
+        expect(await page.getByPlaceholder(/ask something/i).inputValue()).toBe(
+          "What's the weather in Paris?",
+        );
+        await page.locator("input[name=perTransaction]").fill("1.00");
+        await page.locator("input[name=approvalAbove]").fill("");
+        await page.getByRole("button", { name: "Close" }).click();
+        expect(await page.getByTestId("settings-invalid").count()).toBe(0);
+        expect(await page.getByRole("button", { name: "Send" }).isEnabled()).toBe(true);
+        await page.getByPlaceholder(/ask something/i).fill("");
+      } finally {
+        page.off("request", onRequest);
+      }
+    });
+
+    it("lists no payments without a bearer token, though this wallet paid (a wallet address proves nothing)", async () => {
+      await page.getByRole("button", { name: "Payments" }).click();
+      const panel = page.getByTestId("payments-panel");
+      await panel.getByTestId("payments-no-token").waitFor();
+      await panel.getByText("No payments to show.").waitFor();
+      expect(await panel.getByTestId("payment-row").count()).toBe(0);
+      await panel.getByRole("button", { name: "Close" }).click();
+    });
   });
 
   describe("with a wallet the server holds a key for (the dev token)", () => {
@@ -392,6 +510,48 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await card.getByRole("button", { name: /^Approve/ }).click();
       await cardWithStatus(page, "settled");
       expect(log.signed.map((s) => s.primaryType)).toEqual(["TransferWithAuthorization"]);
+    });
+
+    it("shows the token's payments in the Payments view, newest first, and exports them as CSV", async () => {
+      await page.getByRole("button", { name: "Payments" }).click();
+      const panel = page.getByTestId("payments-panel");
+      await poll(() => panel.getByTestId("payment-row").count()).toBe(2);
+      const rows = panel.getByTestId("payment-row");
+      for (const text of await rows.allTextContents()) {
+        expect(text).toContain("$0.01");
+        expect(text).toContain("Paid");
+        expect(text).toContain("Local EVM devnet");
+        expect(text).toContain("(no explorer)");
+      }
+      // Newest first: the one approved in the wallet (the second) on top.
+      const api = await page.evaluate(
+        async (token) =>
+          (await fetch("/api/payments", { headers: { Authorization: `Bearer ${token}` } })).json(),
+        devnet.manifest.devToken,
+      );
+      const ids = (api as { items: Array<{ paymentId: string; createdAt: string }> }).items;
+      expect(ids.length).toBe(2);
+      expect(Date.parse(ids[0]?.createdAt ?? "")).toBeGreaterThan(Date.parse(ids[1]?.createdAt ?? ""));
+      // The panel down to its last row (it fills the window's height).
+      const top = await panel.boundingBox();
+      const bottom = await rows.last().boundingBox();
+      if (top && bottom)
+        await page.screenshot({
+          path: join(DOC_PICTURES, "payments-view.png"),
+          clip: { x: top.x, y: top.y, width: top.width, height: bottom.y + bottom.height + 12 - top.y },
+        });
+      await shot(page, "16-payments-view");
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        panel.getByRole("button", { name: "Download CSV" }).click(),
+      ]);
+      expect(download.suggestedFilename()).toBe("payments.csv");
+      const csv = readFileSync((await download.path()) ?? "", "utf8")
+        .trimEnd()
+        .split("\r\n");
+      expect(csv[0]).toMatch(/^createdAt,paymentId,status,amountUsd,/);
+      expect(csv.slice(1).map((line) => line.split(",")[1])).toEqual(ids.map((i) => i.paymentId));
+      await panel.getByRole("button", { name: "Close" }).click();
     });
   });
 
@@ -575,7 +735,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         expect(await card.getByTestId("approval-expired").textContent()).toContain(
           "nothing was signed or paid",
         );
-        expect(await tab.getByTestId("finish").last().textContent()).toContain("Approval expired");
+        // The message's own clock ticks apart from the card's: it says so within its next second.
+        await poll(() => tab.getByTestId("finish").last().textContent()).toContain("Approval expired");
         await shot(tab, "15-approval-expired");
 
         await newChat(tab);
@@ -612,6 +773,103 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         /^[1-9A-HJ-NP-Za-km-z]{64,88}$/,
       );
       await shot(page, "14-devnet-wallet-solana-settled");
+    });
+  });
+
+  describe("from the keyboard", () => {
+    let context: BrowserContext;
+    let page: Page;
+    beforeAll(async () => {
+      context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      page = await openPage(context);
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("the wallet menu: Enter opens it, focus stays inside, Escape closes it and focus returns; nothing shifts", async () => {
+      const opener = page.getByRole("button", { name: "Connect wallet" });
+      const boxes = () =>
+        page.evaluate(() =>
+          [".topbar", "main", ".composer"].map((s) => {
+            const r = document.querySelector(s)?.getBoundingClientRect();
+            return r ? [r.x, r.y, r.width, r.height] : [];
+          }),
+        );
+      const before = await boxes();
+      await opener.focus();
+      await page.keyboard.press("Enter");
+      const menu = page.getByRole("dialog", { name: "Choose a wallet" });
+      await menu.waitFor();
+      expect(await opener.getAttribute("aria-expanded")).toBe("true");
+      const inMenu = () => page.evaluate(() => document.activeElement?.closest("[role=dialog]") !== null);
+      expect(await inMenu()).toBe(true);
+      // The popover floats: the page under it has not moved.
+      expect(await boxes()).toEqual(before);
+      const stops = await menu.locator("button:not([disabled])").count();
+      expect(stops).toBeGreaterThan(0);
+      for (let i = 0; i < stops + 2; i++) {
+        await page.keyboard.press("Tab");
+        expect(await inMenu()).toBe(true);
+      }
+      for (let i = 0; i < stops + 2; i++) {
+        await page.keyboard.press("Shift+Tab");
+        expect(await inMenu()).toBe(true);
+      }
+      await page.keyboard.press("Escape");
+      await menu.waitFor({ state: "detached" });
+      expect(await opener.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await opener.getAttribute("aria-expanded")).toBe("false");
+      // Enter on a wallet connects it, and focus comes back to the menu's button.
+      await page.keyboard.press("Enter");
+      await menu.waitFor();
+      await menu.getByRole("button", { name: /Devnet wallet \(EVM\)/ }).focus();
+      await page.keyboard.press("Enter");
+      await page.getByTestId("wallet-chip").waitFor();
+      await poll(() => page.getByTestId("wallet-chip").evaluate((el) => el === document.activeElement)).toBe(
+        true,
+      );
+      await shot(page, "17-keyboard-menu");
+    });
+  });
+
+  describe.each([
+    ["desktop", { width: 1280, height: 900 }],
+    ["phone", { width: 390, height: 844 }],
+  ] as const)("accessibility at %s width (axe-core)", (name, viewport) => {
+    let context: BrowserContext;
+    let page: Page;
+    beforeAll(async () => {
+      context = await browser.newContext({
+        viewport,
+        ...(name === "phone" ? { isMobile: true, hasTouch: true } : {}),
+      });
+      page = await openPage(context);
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("no violation on the chat, the settings, the wallet menu, an approval card and the Payments view", async () => {
+      expect(await axeViolations(page), "chat").toEqual([]);
+      await page.getByRole("button", { name: "Settings" }).click();
+      expect(await axeViolations(page), "settings").toEqual([]);
+      await page.getByRole("button", { name: "Close" }).click();
+      await page.getByRole("button", { name: "Connect wallet" }).click();
+      await page.getByRole("dialog", { name: "Choose a wallet" }).waitFor();
+      expect(await axeViolations(page), "wallet menu").toEqual([]);
+      await page.getByRole("button", { name: /Devnet wallet \(EVM\)/ }).click();
+      await page.getByTestId("wallet-chip").waitFor();
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      await card.getByTestId("approval-details").locator("summary").click();
+      expect(await axeViolations(page), "approval card").toEqual([]);
+      await shot(page, `18-axe-${name}-approval`);
+      await card.getByRole("button", { name: "Reject" }).click();
+      await cardWithStatus(page, "rejected");
+      await page.getByRole("button", { name: "Payments" }).click();
+      await page.getByTestId("payments-panel").getByText("No payments to show.").waitFor();
+      expect(await axeViolations(page), "payments").toEqual([]);
     });
   });
 

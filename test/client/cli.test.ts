@@ -105,8 +105,82 @@ describe("command line", () => {
     });
   });
 
+  it("--devnet: a mistyped role is an error listing the roles, never the question; --devnet=ROLE always works", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cli-"));
+    const path = join(dir, "manifest.json");
+    writeFileSync(
+      path,
+      JSON.stringify({
+        devToken: "dev-token",
+        chatUrl: "http://127.0.0.1:4567",
+        evm: {
+          wallets: [
+            { role: "payer", address: "0xP" },
+            { role: "payer-low", address: "0xL" },
+            { role: "user", address: "0xU" },
+          ],
+        },
+      }),
+    );
+    const env = { DEVNET_MANIFEST: path, X402_CHAT_URL: "http://elsewhere:1" };
+    for (const typo of ["usr", "User", "uesr", "payr", "pay", "payer-lo", "payers"])
+      expect(() => parseCliArgs(["chat", "--devnet", typo, "What's the weather?"], env), typo).toThrow(
+        `--devnet ${typo}: not a role; the roles: payer, payer-low, user`,
+      );
+    expect(() => parseCliArgs(["chat", "--devnet=usr", "hi"], env)).toThrow(
+      "--devnet=usr: not a role; the roles: payer, payer-low, user",
+    );
+    // Words that are no role's typo stay the question (the payer, as before).
+    expect(parseCliArgs(["chat", "--devnet", "weather", "in Paris"], env)).toMatchObject({
+      wallet: "0xP",
+      question: "weather in Paris",
+    });
+    // After `--` nothing is a role.
+    expect(parseCliArgs(["chat", "--devnet", "--", "usr"], env)).toMatchObject({
+      wallet: "0xP",
+      question: "usr",
+    });
+    expect(parseCliArgs(["chat", "--devnet=user", "usr"], env)).toMatchObject({
+      wallet: "0xU",
+      question: "usr",
+    });
+    expect(parseCliArgs(["chat", "--devnet", "payer-low", "hi"], env)).toMatchObject({
+      wallet: "0xL",
+      token: "dev-token",
+    });
+    // The service's URL comes from the manifest too (over the environment); a flag still wins.
+    expect(parseCliArgs(["chat", "--devnet"], env).url).toBe("http://127.0.0.1:4567");
+    expect(parseCliArgs(["chat", "--devnet", "--url", "http://mine:2"], env).url).toBe("http://mine:2");
+    expect(parseCliArgs(["chat"], env).url).toBe("http://elsewhere:1");
+    // A role the manifest has no wallet for names those it has.
+    writeFileSync(
+      path,
+      JSON.stringify({ devToken: "t", evm: { wallets: [{ role: "payer", address: "0xP" }] } }),
+    );
+    expect(() => parseCliArgs(["chat", "--devnet=user"], env)).toThrow(
+      /has no user wallet \(its roles: payer\)/,
+    );
+  });
+
+  it("payments: the history command, its filters checked", () => {
+    expect(
+      parseCliArgs(["chat", "payments", "--json", "--status", "settled,failed", "--limit", "5"], {}),
+    ).toMatchObject({
+      command: "payments",
+      json: true,
+      history: { status: ["settled", "failed"], limit: 5 },
+    });
+    expect(parseCliArgs(["payments", "--since", "2026-11-25"], {}).history.since?.toISOString()).toBe(
+      "2026-11-25T00:00:00.000Z",
+    );
+    // More than the one word is a question.
+    expect(parseCliArgs(["chat", "payments", "today?"], {})).toMatchObject({ command: "chat" });
+    expect(() => parseCliArgs(["payments", "--limit", "0"], {})).toThrow(/--limit/);
+    expect(() => parseCliArgs(["payments", "--since", "last week"], {})).toThrow(/--since must be a date/);
+  });
+
   it("refuses what it cannot use", () => {
-    expect(() => parseCliArgs(["chat", "--bogus"], {})).toThrow(/Unknown option/);
+    expect(() => parseCliArgs(["chat", "--bogus"], {})).toThrow("unknown option --bogus");
     expect(() => parseCliArgs(["pay"], {})).toThrow(/unknown command/);
     expect(() => parseCliArgs(["--per-request", "lots"], {})).toThrow(/USD/);
     expect(() => parseCliArgs(["--model", "gpt"], {})).toThrow(/--model/);
@@ -275,10 +349,42 @@ describe("main() against the real service", () => {
     expect(refused.err()).toContain("HTTP 400 invalid_wallet");
     const usage = memoryIo();
     expect(await main(["chat", "--frobnicate"], usage.io)).toBe(EXIT.usage);
-    expect(usage.err()).toContain("Usage:");
+    // One clear line, without parseArgs' quoting or its advice about `--`.
+    expect(usage.err()).toBe("x402-chat-agent: unknown option --frobnicate (see --help)\n");
+    const missing = memoryIo();
+    expect(await main(["chat", "--url"], missing.io)).toBe(EXIT.usage);
+    expect(missing.err()).toBe("x402-chat-agent: --url needs a value (see --help)\n");
     const down = memoryIo();
     expect(await main(["chat", "hi", "--url", "http://127.0.0.1:9"], down.io)).toBe(EXIT.refused);
     expect(down.err()).toContain("cannot reach http://127.0.0.1:9");
+  });
+});
+
+describe("help", () => {
+  it("--help fits 80x24; --help all has every option and the exit codes", async () => {
+    const short = memoryIo();
+    expect(await main(["chat", "--help"], short.io)).toBe(EXIT.ok);
+    const lines = short.out().trimEnd().split("\n");
+    expect(lines.length).toBeLessThanOrEqual(23); // and the shell's prompt after it
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(80);
+    const all = memoryIo();
+    expect(await main(["chat", "--help", "all"], all.io)).toBe(EXIT.ok);
+    expect(all.out().length).toBeGreaterThan(short.out().length);
+    expect(
+      Math.max(
+        ...all
+          .out()
+          .split("\n")
+          .map((l) => l.length),
+      ),
+    ).toBeLessThanOrEqual(80);
+    // Every option parseArgs knows is in the long help, and every exit code.
+    for (const option of ["--url", "--networks", "--services", "--temperature", "--max-tokens", "--sse"])
+      expect(all.out()).toContain(option);
+    for (const code of Object.values(EXIT)) expect(all.out()).toMatch(new RegExp(`\\b${code} `));
+    const help = memoryIo();
+    expect(await main(["help", "all"], help.io)).toBe(EXIT.ok);
+    expect(help.out()).toBe(all.out());
   });
 });
 

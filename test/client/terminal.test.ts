@@ -30,8 +30,17 @@ function tmux(...args: string[]): string {
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 /** Start the chat in a new tmux window; the shell says EXIT=<code> when it ends. */
-function start(name: string, args: string[], width = 150): void {
-  const command = `TERM=xterm-256color ${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(" ")}; echo EXIT=$?; sleep 600`;
+function start(
+  name: string,
+  args: string[],
+  width = 150,
+  height = 60,
+  env: Record<string, string> = {},
+): void {
+  const vars = Object.entries(env)
+    .map(([k, v]) => `${k}=${quote(v)} `)
+    .join("");
+  const command = `TERM=xterm-256color ${vars}${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(" ")}; echo EXIT=$?; sleep 600`;
   tmux(
     "new-session",
     "-d",
@@ -40,13 +49,18 @@ function start(name: string, args: string[], width = 150): void {
     "-x",
     String(width),
     "-y",
-    "60",
+    String(height),
     `env -u NO_COLOR -u FORCE_COLOR sh -c ${quote(command)}`,
   );
 }
 
 function screen(name: string): string {
   return tmux("capture-pane", "-p", "-J", "-t", name, "-S", "-500");
+}
+
+/** What the window shows now (no scrollback). */
+function visible(name: string): string {
+  return tmux("capture-pane", "-p", "-t", name);
 }
 
 async function waitFor(name: string, pattern: RegExp, timeoutMs = 40_000): Promise<string> {
@@ -129,6 +143,57 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
     await waitFor("approve", /\(payment-complete · 1 paid\)\n+you ›/);
     tmux("send-keys", "-t", "approve", "C-d");
     await waitFor("approve", /EXIT=0/);
+  });
+
+  it("--devnet reads the service, token and wallet from the manifest; a mistyped role is one line and exit 2; payments lists what was paid", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "chat-devnet-"));
+    const manifest = join(dir, "manifest.json");
+    // As `npm start` leaves it once it listens: the devnet's manifest with the service's URL.
+    writeFileSync(manifest, JSON.stringify({ ...devnet.manifest, chatUrl: served.url }), { mode: 0o600 });
+    const env = { DEVNET_MANIFEST: manifest, X402_CHAT_URL: "http://127.0.0.1:9" };
+    start("typo", ["chat", "--devnet", "usr", WEATHER_PARIS], 80, 24, env);
+    const typo = await waitFor("typo", /EXIT=\d+/);
+    expect(typo).toContain("EXIT=2");
+    const said = typo.split("\n").filter((l) => l.startsWith("x402-chat-agent:"));
+    expect(said).toEqual(["x402-chat-agent: --devnet usr: not a role; the roles: payer, payer-low, user"]);
+    expect(typo).not.toContain("settled");
+
+    start("devnet", ["chat", "--devnet=payer", WEATHER_PARIS], 80, 24, env);
+    const paid = await waitFor("devnet", /EXIT=\d+/);
+    expect(paid).toContain("EXIT=0");
+    expect(paid).toMatch(/✓ .*\$0\.01 on eip155:31337 · settled, tx 0x[0-9a-f]{64}/);
+
+    start("history", ["chat", "payments", "--devnet"], 80, 24, env);
+    const listed = await waitFor("history", /EXIT=\d+/);
+    expect(listed).toContain("EXIT=0");
+    const rows = listed.split("\n").filter((l) => / settled /.test(l));
+    expect(rows.length).toBeGreaterThanOrEqual(2); // this one and the interactive test's
+    for (const row of rows) {
+      expect(row).toMatch(
+        /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} settled +\$0\.01 .* eip155:31337 +0x[0-9a-f]{4}…[0-9a-f]{4}$/,
+      );
+      expect(row.length).toBeLessThanOrEqual(80);
+    }
+    // Another caller (no token) sees none of them.
+    start("nobody", ["chat", "payments", "--url", served.url], 80, 24);
+    const none = await waitFor("nobody", /EXIT=\d+/);
+    expect(none).toContain("EXIT=0");
+    expect(none).toContain("No payments: they are listed per bearer token");
+    expect(none).not.toContain("settled");
+  });
+
+  it("--help fits an 80x24 terminal; --help all has every option", async () => {
+    start("help", ["chat", "--help"], 80, 24);
+    await waitFor("help", /EXIT=0/);
+    const shown = visible("help");
+    // The whole usage is on the screen at once: its first line and the exit status after its last.
+    expect(shown).toContain("Usage: x402-chat-agent chat [question] [options]");
+    expect(shown).toContain("130 interrupted.");
+    expect(shown).toContain("EXIT=0");
+    start("help-all", ["chat", "--help", "all"], 80, 60);
+    const all = await waitFor("help-all", /EXIT=0/);
+    for (const option of ["--networks", "--max-tokens", "--no-retry", "--cursor", "--sse"])
+      expect(all).toContain(option);
   });
 
   it("one-shot without a key: shows what to sign and the body to resume with, Enter leaves it pending (8)", async () => {

@@ -1,14 +1,24 @@
 import { useChat } from "@ai-sdk/react";
-import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { paymentChatSchemas } from "../../src/client/index.js";
-import { loadConversation, loadWalletChoice, saveConversation, saveWalletChoice } from "./chat/persist.js";
+import {
+  type AskedMarks,
+  loadAsked,
+  loadConversation,
+  loadWalletChoice,
+  saveAsked,
+  saveConversation,
+  saveWalletChoice,
+} from "./chat/persist.js";
 import { createTransport, describeError } from "./chat/transport.js";
 import type { ApprovalAnswer, ChatMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
+import { Composer } from "./components/Composer.js";
 import { Message } from "./components/Message.js";
 import type { ApprovalState } from "./components/PaymentCard.js";
+import { PaymentsPanel } from "./components/PaymentsPanel.js";
 import { SettingsPanel } from "./components/SettingsPanel.js";
 import { WalletMenu } from "./components/WalletMenu.js";
-import { requestFields, useSettings } from "./settings.js";
+import { requestFields, settingsProblems, useSettings } from "./settings.js";
 import type { PageWallet, WalletOption } from "./wallet/types.js";
 import { useWallets } from "./wallet/useWallets.js";
 
@@ -23,7 +33,17 @@ function walletErrorText(error: unknown): string {
 
 export function App() {
   const [settings, setSettings] = useSettings();
-  const [showSettings, setShowSettings] = useState(false);
+  const [showSettings, setShowSettingsState] = useState(false);
+  const [showPayments, setShowPayments] = useState(false);
+  // One side panel at a time.
+  const setShowSettings = (show: boolean) => {
+    setShowSettingsState(show);
+    if (show) setShowPayments(false);
+  };
+  const togglePayments = () => {
+    setShowPayments(!showPayments);
+    if (!showPayments) setShowSettingsState(false);
+  };
   const { options, devnet } = useWallets();
   // The embedded devnet's networks: named local, no explorer link, "solana:localnet" to wallets.
   const localNetworks = useMemo(
@@ -34,6 +54,9 @@ export function App() {
   // The transport asks for the current settings at every request.
   const fields = useRef<TurnFields>({});
   fields.current = requestFields(settings, wallet?.address);
+  // A limit the page cannot read would be left out of the request (the server's default would
+  // apply instead of what was typed): nothing is sent until it is fixed.
+  const invalid = settingsProblems(settings);
   const token = useRef<string | undefined>(undefined);
   token.current = settings.token.trim() || undefined;
   const transport = useMemo(
@@ -72,6 +95,20 @@ export function App() {
     if (!busy) saveConversation(messages);
   }, [busy, messages]);
 
+  // A turn that stopped to ask for an approval: mark where its asking words end (Message.tsx).
+  const [asked, setAsked] = useState<AskedMarks>(loadAsked);
+  useEffect(() => {
+    const last = messages.at(-1);
+    if (busy || last?.role !== "assistant" || last.metadata?.finishReason !== "approval-required") return;
+    const end = last.parts.length;
+    setAsked((marks) => {
+      if (marks[last.id]?.includes(end)) return marks;
+      const next = { ...marks, [last.id]: [...(marks[last.id] ?? []), end] };
+      saveAsked(next);
+      return next;
+    });
+  }, [busy, messages]);
+
   // The devnet wallet signs in the page, so a reload reconnects it; a browser wallet is asked again.
   useEffect(() => {
     const choice = loadWalletChoice();
@@ -99,13 +136,18 @@ export function App() {
 
   const send = (text: string) => {
     const question = text.trim();
-    if (!question || busy) return;
+    if (!question || busy || invalid.length > 0) return;
     clearError();
     setInput("");
     void sendMessage({ text: question });
   };
 
   const answer = async (payment: PaymentUpdate, approval: ApprovalAnswer, walletAddress: string) => {
+    if (invalid.length > 0) {
+      const error = "Not sent: a spending limit in Settings is not valid (see below the chat).";
+      setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "idle", error } }));
+      return;
+    }
     setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "sending" } }));
     sending.current = payment.paymentId;
     clearError();
@@ -138,12 +180,9 @@ export function App() {
     clearError();
     setCardError(undefined);
     setApprovals({});
+    setAsked({});
+    saveAsked({});
     setMessages([]);
-  };
-
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    send(input);
   };
 
   const devnetOptions = options.filter((o) => o.source === "devnet");
@@ -154,7 +193,7 @@ export function App() {
   const showBanner = error !== undefined && error !== cardError && !shownInStream;
 
   return (
-    <div className={`layout${showSettings ? " with-settings" : ""}`}>
+    <div className={`layout${showSettings || showPayments ? " with-settings" : ""}`}>
       <header className="topbar">
         <div className="brand">
           <span className="logo" aria-hidden="true">
@@ -173,6 +212,9 @@ export function App() {
             onClick={() => setShowSettings(!showSettings)}
           >
             Settings
+          </button>
+          <button type="button" className="ghost" aria-expanded={showPayments} onClick={togglePayments}>
+            Payments
           </button>
           <WalletMenu options={options} wallet={wallet} onConnect={connect} onDisconnect={disconnect} />
         </div>
@@ -223,6 +265,7 @@ export function App() {
                 key={message.id}
                 message={message}
                 last={index === messages.length - 1}
+                asked={asked[message.id] ?? []}
                 wallet={wallet}
                 approvals={approvals}
                 canAct={!busy}
@@ -245,39 +288,29 @@ export function App() {
           </div>
         ) : null}
 
-        <form className="composer" onSubmit={onSubmit}>
-          <textarea
-            name="question"
-            rows={2}
-            value={input}
-            placeholder={wallet ? `Ask something (paying from ${wallet.name})` : "Ask something"}
-            onChange={(e) => setInput(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && !e.shiftKey) {
-                e.preventDefault();
-                send(input);
-              }
-            }}
-          />
-          {busy ? (
-            <button type="button" onClick={() => void stop()}>
-              Stop
-            </button>
-          ) : (
-            <button type="submit" className="primary" disabled={!input.trim()}>
-              Send
-            </button>
-          )}
-          {messages.length > 0 && !busy ? (
-            <button type="button" className="ghost" onClick={newChat}>
-              New chat
-            </button>
-          ) : null}
-        </form>
+        <Composer
+          input={input}
+          onInput={setInput}
+          wallet={wallet}
+          busy={busy}
+          invalid={invalid}
+          settingsOpen={showSettings}
+          onOpenSettings={() => setShowSettings(true)}
+          onSend={send}
+          onStop={() => void stop()}
+          onNewChat={messages.length > 0 && !busy ? newChat : undefined}
+        />
       </main>
 
       {showSettings ? (
         <SettingsPanel settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} />
+      ) : null}
+      {showPayments ? (
+        <PaymentsPanel
+          token={settings.token.trim() || undefined}
+          localNetworks={localNetworks}
+          onClose={() => setShowPayments(false)}
+        />
       ) : null}
     </div>
   );

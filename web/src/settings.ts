@@ -58,10 +58,52 @@ export function useSettings(): [Settings, (next: Settings) => void] {
   return [settings, setSettings];
 }
 
-/** A USD amount the protocol accepts: digits, at most 6 decimals. */
+/** The spending fields of the panel, with the names people see (the send refusal names them). */
+export const LIMIT_FIELDS = [
+  ["perTransaction", "Per payment", "The most one payment may cost"],
+  ["perRequest", "Per request", "The most one question may spend in all"],
+  ["daily", "Daily", "The most this wallet may spend in 24 hours"],
+  [
+    "approvalAbove",
+    "Ask me above",
+    "Payments above this wait for your wallet even when the server could sign",
+  ],
+] as const;
+
+export type LimitField = (typeof LIMIT_FIELDS)[number][0];
+
+/**
+ * Why a typed USD amount is not one the protocol accepts (digits, at most 6 decimals, a dot), or
+ * undefined when it is (or is empty: the server's own limit then applies).
+ */
 export function usdProblem(value: string): string | undefined {
-  if (value.trim() === "") return undefined;
-  return /^\d{1,7}(\.\d{1,6})?$/.test(value.trim()) ? undefined : "a USD amount such as 0.50";
+  const v = value.trim();
+  if (v === "") return undefined;
+  if (/^\d{1,7}(\.\d{1,6})?$/.test(v)) return undefined;
+  if (v.startsWith("-")) return "cannot be negative";
+  if (/^\d+,\d+$/.test(v)) return `use a dot for cents: ${v.replace(",", ".")}, not ${v}`;
+  if (/[$€£]|usd/i.test(v)) return "digits only, without a currency sign: 1.50";
+  if (/^\d+\.\d{7,}$/.test(v)) return "at most 6 decimals";
+  if (/^\d{8,}(\.\d*)?$/.test(v)) return "at most 9999999";
+  return "a USD amount such as 0.50";
+}
+
+/** A limit the page cannot read: which field (its label), what was typed, and why. */
+export interface SettingsProblem {
+  field: LimitField;
+  label: string;
+  value: string;
+  problem: string;
+}
+
+/** Every limit the page cannot read: while there is one, nothing is sent (it would be dropped). */
+export function settingsProblems(settings: Settings): SettingsProblem[] {
+  const problems: SettingsProblem[] = [];
+  for (const [field, label] of LIMIT_FIELDS) {
+    const problem = usdProblem(settings[field]);
+    if (problem) problems.push({ field, label, value: settings[field], problem });
+  }
+  return problems;
 }
 
 /** The request fields for these settings and this wallet (limits only with a wallet: they apply to one). */

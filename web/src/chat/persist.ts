@@ -7,6 +7,7 @@ import type { ChatMessage } from "./types.js";
  */
 const CONVERSATION = "x402-chat-agent.conversation";
 const WALLET = "x402-chat-agent.wallet";
+const ASKED = "x402-chat-agent.asked";
 
 function read(key: string): string | null {
   try {
@@ -45,4 +46,24 @@ export function loadWalletChoice(): string | undefined {
 
 export function saveWalletChoice(optionId: string | undefined): void {
   write(WALLET, optionId);
+}
+
+/**
+ * Where each assistant message stood when its turn stopped to ask for an approval (its parts'
+ * count then), by message id: the words up to there asked for the approval, and once it is
+ * answered or lapsed the page no longer shows them as if it still waited.
+ */
+export type AskedMarks = Record<string, number[]>;
+
+export function loadAsked(): AskedMarks {
+  try {
+    const saved: unknown = JSON.parse(read(ASKED) ?? "{}");
+    return saved && typeof saved === "object" && !Array.isArray(saved) ? (saved as AskedMarks) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function saveAsked(marks: AskedMarks): void {
+  write(ASKED, Object.keys(marks).length > 0 ? JSON.stringify(marks) : undefined);
 }

@@ -11,9 +11,51 @@ interface Props {
   canAct: boolean;
   /** Whether this is the conversation's last message (only its cards can be approved). */
   last: boolean;
+  /** Where this message's turn stopped to ask for approvals (its parts' count then). */
+  asked: number[];
   localNetworks: ReadonlySet<string>;
   onApprove(payment: PaymentUpdate): void;
   onReject(payment: PaymentUpdate): void;
+}
+
+/** What became of an approval the words before asked for, by the card's status now. */
+const ANSWERED: Partial<Record<PaymentUpdate["status"], string>> = {
+  settled: "You approved this payment in your wallet.",
+  rejected: "You declined this payment: nothing was paid.",
+  expired: "The time to approve passed: nothing was paid.",
+};
+
+/**
+ * The text parts that asked for an approval which is now answered or lapsed: those after the last
+ * card before each mark, up to it. Not while the turn still waits at that mark.
+ */
+function staleAsking(message: ChatMessage, asked: number[], waiting: boolean): Map<number, string> {
+  const stale = new Map<number, string>();
+  for (const end of asked) {
+    if (waiting && end === message.parts.length) continue;
+    let card = -1;
+    for (let i = Math.min(end, message.parts.length) - 1; i >= 0; i--)
+      if (message.parts[i]?.type === "data-payment") {
+        card = i;
+        break;
+      }
+    const payment = message.parts[card];
+    if (payment?.type !== "data-payment") continue;
+    const status = waiting
+      ? payment.data.status
+      : payment.data.status === "awaiting_approval"
+        ? "expired"
+        : payment.data.status;
+    const note = ANSWERED[status] ?? "The approval asked here was answered.";
+    // The note once, where the asking words began; the rest of them hidden.
+    let first = true;
+    for (let i = card + 1; i < end; i++)
+      if (message.parts[i]?.type === "text") {
+        stale.set(i, first ? note : "");
+        first = false;
+      }
+  }
+  return stale;
 }
 
 const FINISH_LABELS: Record<string, string> = {
@@ -29,7 +71,7 @@ const FINISH_LABELS: Record<string, string> = {
 };
 
 /** One message: text as it streams, a card per payment, errors, and the turn's finish line. */
-export function Message({ message, last, ...cardProps }: Props) {
+export function Message({ message, last, asked, ...cardProps }: Props) {
   const finish = message.metadata;
   // A turn left waiting whose every approval window has passed waits no more.
   const waits = message.parts.flatMap((p) =>
@@ -40,6 +82,8 @@ export function Message({ message, last, ...cardProps }: Props) {
     finish?.finishReason === "approval-required" &&
     waits.length > 0 &&
     waits.every((at) => approvalExpired(at, now));
+  const waiting = finish?.finishReason === "approval-required" && !lapsed;
+  const stale = staleAsking(message, asked, waiting);
   if (message.role === "user") {
     return (
       <div className="msg msg-user" data-testid="user-message">
@@ -61,13 +105,23 @@ export function Message({ message, last, ...cardProps }: Props) {
     <div className="msg msg-assistant" data-testid="assistant-message">
       {message.parts.map((part, i) => {
         switch (part.type) {
-          case "text":
+          case "text": {
+            const note = stale.get(i);
+            // The words that asked for an approval now answered: what became of it, said once.
+            if (note !== undefined)
+              return note === "" ? null : (
+                // biome-ignore lint/suspicious/noArrayIndexKey: parts have no id; their order never changes
+                <p key={i} className="asked-note muted" data-testid="asked-note">
+                  {note}
+                </p>
+              );
             return part.text.trim() ? (
               // biome-ignore lint/suspicious/noArrayIndexKey: parts have no id; their order never changes
               <div key={i} className="text">
                 {part.text}
               </div>
             ) : null;
+          }
           case "data-payment":
             return (
               <PaymentCard

@@ -1,36 +1,12 @@
 import { useEffect, useState } from "react";
-import { describeApproval } from "../../../src/client/index.js";
 import type { PaymentStatus } from "../../../src/protocol/stream.js";
-import type { ErrorPayload, PaymentUpdate } from "../chat/types.js";
 import { explorerTxUrl, networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
-import type { PageWallet } from "../wallet/types.js";
+import { ApprovalBox } from "./ApprovalBox.js";
 import { BudgetMeter } from "./BudgetMeter.js";
+import type { CardProps as Props } from "./card-types.js";
 import { approvalExpired, useNow } from "./useNow.js";
 
-/** What the page is doing about this card's approval: signing in the wallet, sending, or what went wrong. */
-export interface ApprovalState {
-  phase: "signing" | "sending" | "idle";
-  error?: string;
-}
-
-interface Props {
-  payment: PaymentUpdate;
-  /** `e:` lines that name this payment. */
-  errors: ErrorPayload[];
-  wallet: PageWallet | undefined;
-  approval: ApprovalState | undefined;
-  /** False while another turn streams: one request at a time. */
-  canAct: boolean;
-  /**
-   * The card is in an earlier answer than the last: its approval would resume the turn in the last
-   * answer, not here, so it is not offered (the chat moved on; the payment lapses unpaid).
-   */
-  superseded: boolean;
-  /** Networks of the embedded devnet (no explorer has their transactions). */
-  localNetworks: ReadonlySet<string>;
-  onApprove(payment: PaymentUpdate): void;
-  onReject(payment: PaymentUpdate): void;
-}
+export type { ApprovalState } from "./card-types.js";
 
 /** A service without a name: its host and path ("api.example.com/weather"), no query. */
 function serviceLabel(url: string): string {
@@ -42,10 +18,8 @@ function serviceLabel(url: string): string {
   }
 }
 
-function countdown(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
+/** A step that is over, in the past tense (a wait for approval is no longer waiting). */
+const PAST_LABELS: Partial<Record<PaymentStatus, string>> = { awaiting_approval: "Approval asked" };
 
 /** The statuses this card has shown, in order (each `p:` replaces the part; the card remembers). */
 function useHistory(status: PaymentStatus): PaymentStatus[] {
@@ -54,99 +28,6 @@ function useHistory(status: PaymentStatus): PaymentStatus[] {
     setHistory((h) => (h.includes(status) ? h : [...h, status]));
   }, [status]);
   return history;
-}
-
-function ApprovalBox({
-  payment,
-  wallet,
-  approval,
-  canAct,
-  superseded,
-  onApprove,
-  onReject,
-}: Omit<Props, "errors">) {
-  const request = payment.approval;
-  const expiresAt = request ? Date.parse(request.expiresAt) : Number.NaN;
-  const now = useNow(true);
-  if (!request) return null;
-  const left = expiresAt - now;
-  const expired = approvalExpired(request.expiresAt, now);
-  const sameWallet = wallet?.address.toLowerCase() === request.wallet.toLowerCase();
-  // What would be signed must be what the card shows (amount, payee, wallet); otherwise no signing.
-  const { mismatches } = describeApproval(payment);
-  const busy = approval?.phase === "signing" || approval?.phase === "sending";
-  const what =
-    request.sign.kind === "evm-typed-data"
-      ? "an EIP-712 transfer authorization (eth_signTypedData_v4)"
-      : "a Solana transfer transaction";
-  return (
-    <div className="approval" data-testid="approval">
-      <p className="approval-text">
-        Approve paying <strong>{usd(payment.amount?.usd)}</strong> to{" "}
-        <code title={payment.payTo}>{shortHash(payment.payTo ?? "")}</code> from{" "}
-        <code title={request.wallet}>{shortHash(request.wallet)}</code>? Your wallet signs {what}.
-      </p>
-      {!sameWallet ? (
-        <p className="approval-warning" role="alert">
-          {wallet
-            ? `The connected wallet is ${shortHash(wallet.address)}; connect ${shortHash(request.wallet)} to approve.`
-            : `Connect wallet ${shortHash(request.wallet)} to approve.`}
-        </p>
-      ) : null}
-      {mismatches.length > 0 ? (
-        <p className="card-error" role="alert">
-          Not signing: the authorization does not match this card ({mismatches.join("; ")}).
-        </p>
-      ) : null}
-      <div className="approval-actions">
-        <button
-          type="button"
-          className="primary"
-          disabled={!canAct || superseded || busy || expired || !sameWallet || mismatches.length > 0}
-          onClick={() => onApprove(payment)}
-        >
-          {approval?.phase === "signing"
-            ? "Sign in your wallet…"
-            : approval?.phase === "sending"
-              ? "Sending…"
-              : `Approve ${usd(payment.amount?.usd)}`}
-        </button>
-        <button
-          type="button"
-          disabled={!canAct || superseded || busy || expired}
-          onClick={() => onReject(payment)}
-        >
-          Reject
-        </button>
-        <span className="approval-expiry">
-          {expired ? "Expired" : Number.isFinite(left) ? `Expires in ${countdown(left)}` : ""}
-        </span>
-      </div>
-      {superseded && !expired ? (
-        <p className="approval-warning" data-testid="approval-superseded">
-          The chat has moved on since this was asked: nothing will be paid. Ask again to get it.
-        </p>
-      ) : null}
-      {expired ? (
-        <p className="approval-warning" data-testid="approval-expired">
-          The time to approve has passed: nothing was signed or paid. Ask again for a new quote.
-        </p>
-      ) : null}
-      {approval?.error ? (
-        <p className="card-error" role="alert">
-          {approval.error}
-        </p>
-      ) : null}
-      <details className="approval-details">
-        <summary>What will be signed</summary>
-        <pre>
-          {request.sign.kind === "evm-typed-data"
-            ? JSON.stringify(request.sign.typedData.message, null, 2)
-            : `${request.sign.transaction.slice(0, 120)}…`}
-        </pre>
-      </details>
-    </div>
-  );
 }
 
 /** One payment, following its `p:` updates: cost, budget, status, approval, transaction. */
@@ -201,7 +82,7 @@ export function PaymentCard(props: Props) {
         <ol className="steps" aria-label="Payment steps">
           {history.map((s, i) => (
             <li key={s} className={i === history.length - 1 ? "current" : ""}>
-              {STATUS_LABELS[s]}
+              {i === history.length - 1 ? STATUS_LABELS[s] : (PAST_LABELS[s] ?? STATUS_LABELS[s])}
             </li>
           ))}
         </ol>

@@ -1,21 +1,10 @@
-import { MODELS, type Settings, usdProblem } from "../settings.js";
+import { LIMIT_FIELDS, MODELS, type Settings, usdProblem } from "../settings.js";
 
 interface Props {
   settings: Settings;
   onChange(next: Settings): void;
   onClose(): void;
 }
-
-const LIMIT_FIELDS = [
-  ["perTransaction", "Per payment", "The most one payment may cost"],
-  ["perRequest", "Per request", "The most one question may spend in all"],
-  ["daily", "Daily", "The most this wallet may spend in 24 hours"],
-  [
-    "approvalAbove",
-    "Ask me above",
-    "Payments above this wait for your wallet even when the server could sign",
-  ],
-] as const;
 
 /** Spending limits and model settings, sent with every request (docs/protocol.md, "Request"). */
 export function SettingsPanel({ settings, onChange, onClose }: Props) {
@@ -46,13 +35,18 @@ export function SettingsPanel({ settings, onChange, onClose }: Props) {
                   value={settings[key]}
                   placeholder={key === "approvalAbove" ? "server default" : ""}
                   aria-invalid={problem !== undefined}
+                  aria-describedby={`${key}-note`}
                   title={hint}
                   onChange={(e) => set(key, e.target.value)}
                 />
                 {problem ? (
-                  <small className="field-error">{problem}</small>
+                  <small className="field-error" id={`${key}-note`} data-testid={`${key}-error`}>
+                    Not sent until fixed: {problem}
+                  </small>
                 ) : (
-                  <small className="muted">{hint}</small>
+                  <small className="muted" id={`${key}-note`}>
+                    {hint}
+                  </small>
                 )}
               </label>
             );
