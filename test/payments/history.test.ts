@@ -8,8 +8,10 @@
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient, ChatHttpError } from "../../src/client/index.js";
+import { AppError } from "../../src/errors/index.js";
 import { auth } from "../../src/http/auth.js";
 import { csvCell, mountPaymentRoutes } from "../../src/http/payments.js";
+import { problemResponse } from "../../src/http/problem.js";
 import { silentLogger } from "../../src/log/index.js";
 import { explorerTxUrl } from "../../src/protocol/index.js";
 import { openStore, type Store } from "../../src/store/index.js";
@@ -61,6 +63,11 @@ beforeAll(async () => {
     at(2 * HOUR + 3),
   );
   app = new Hono();
+  // As the service's app does (src/http/app.ts): a middleware's AppError becomes problem+json.
+  app.onError((error) => {
+    if (error instanceof AppError) return problemResponse(error);
+    throw error;
+  });
   mountPaymentRoutes(app, {
     get: (id) => store.ledger.get(id),
     list: (query) => store.history.listByCaller(query),
