@@ -16,7 +16,6 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ToolSet, tool } from "ai";
-import { createPublicClient, erc20Abi, http, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ToolProvider } from "../src/agent/index.js";
 import { type Devnet, startDevnet } from "../src/devnet/index.js";
@@ -28,6 +27,7 @@ import { payInputSchema, TOOL_NAMES } from "../src/tools/contract.js";
 import { readEvents, singleModelRegistry } from "./helpers.js";
 import { evmBalances, readChat, uniqueSchema } from "./payments/harness.js";
 import { scriptedModel } from "./scripted.js";
+import { evmAddressOf, usdcTransfersOf } from "./transfers.js";
 
 let devnet: Devnet;
 let dir: string;
@@ -87,7 +87,6 @@ afterAll(async () => {
 });
 
 const payerAddress = () => devnet.manifest.evm.wallets.find((w) => w.role === "payer")?.address ?? "";
-const merchantAddress = () => devnet.manifest.evm.wallets.find((w) => w.role === "merchant")?.address ?? "";
 
 function paidTurn(): Request {
   return new Request("https://fn.example/api/chat", {
@@ -98,19 +97,6 @@ function paidTurn(): Request {
       walletAddress: payerAddress(),
     }),
   });
-}
-
-/** The USDC transfers a transaction made, as the chain has them. */
-async function transfersOf(hash: `0x${string}`) {
-  const client = createPublicClient({ transport: http(devnet.manifest.evm.rpcUrl) });
-  const receipt = await client.getTransactionReceipt({ hash });
-  return parseEventLogs({ abi: erc20Abi, logs: receipt.logs, eventName: "Transfer" })
-    .filter((log) => log.address.toLowerCase() === devnet.manifest.evm.usdc.toLowerCase())
-    .map((log) => ({
-      from: log.args.from.toLowerCase(),
-      to: log.args.to.toLowerCase(),
-      value: log.args.value,
-    }));
 }
 
 /** The payment as GET /api/payments/:id shows it, through the same handler. */
@@ -127,10 +113,10 @@ async function expectFinalAndOnChain(paymentId: string, payerDecrease: bigint): 
   expect(row.status).toBe("settled");
   expect(row.transaction).toMatch(/^0x[0-9a-f]{64}$/);
   expect(payerDecrease).toBe(BigInt(row.amount.atomic));
-  expect(await transfersOf(row.transaction as `0x${string}`)).toEqual([
+  expect(await usdcTransfersOf(devnet, row.transaction ?? "")).toEqual([
     {
-      from: payerAddress().toLowerCase(),
-      to: merchantAddress().toLowerCase(),
+      from: evmAddressOf(devnet, "payer"),
+      to: evmAddressOf(devnet, "merchant"),
       value: BigInt(row.amount.atomic),
     },
   ]);
