@@ -13,9 +13,10 @@ import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./pos
  *   - paid chat turns through one service instance, then spread over two (`npm run cluster`'s
  *     processes, ledger on PostgreSQL),
  * the same number of payments at the same concurrency. Each chat turn is timed by the client per
- * phase from the stream (to `quoted`: model, discovery, the unpaid probe; to `submitted`:
- * admission, balance, signing, the reservation; to `settled`: the paid call and the facilitator's
- * settlement on chain; to `d:`: the answer), each bare payment to its 402 and to its paid answer.
+ * phase from the stream (to `quoted`: model, discovery, the unpaid probe, admission, balance,
+ * signing and the reservation, whose sums the `quoted` line carries; to `settled`: the paid call
+ * and the facilitator's settlement on chain; to `d:`: the answer), each bare payment to its 402
+ * and to its paid answer.
  * Afterwards the payer's decrease on chain must equal what all three paid.
  */
 export interface BaselineOptions {
@@ -30,6 +31,8 @@ interface Sample {
   ok: boolean;
   /** Phase name -> ms since the previous phase. */
   phases: Record<string, number>;
+  /** Why it failed (a finish reason, an HTTP status, an error). */
+  failure?: string;
 }
 
 interface PathResult {
@@ -58,7 +61,14 @@ async function measure(
     Array.from({ length: options.concurrency }, async (_, slot) => {
       while (next < options.turns) {
         const i = next++;
-        samples.push(await task(slot, i).catch(() => ({ ms: Number.NaN, ok: false, phases: {} })));
+        samples.push(
+          await task(slot, i).catch((error: unknown) => ({
+            ms: Number.NaN,
+            ok: false,
+            phases: {},
+            failure: error instanceof Error ? error.message.slice(0, 80) : String(error),
+          })),
+        );
       }
     }),
   );
@@ -87,6 +97,7 @@ function bareClient(cluster: Cluster): (url: string) => Promise<Sample> {
     return {
       ms: end - start,
       ok: response.status === 200,
+      ...(response.status === 200 ? {} : { failure: `HTTP ${response.status}` }),
       phases: { "to 402": quoted - start, "to paid answer": end - quoted },
     };
   };
@@ -105,7 +116,6 @@ async function chatTurn(base: string, token: string, wallet: string): Promise<Sa
   });
   const at: Record<string, number> = {};
   let text = "";
-  let finish = "";
   const decoder = new TextDecoder();
   const reader = response.body?.getReader();
   for (;;) {
@@ -113,22 +123,23 @@ async function chatTurn(base: string, token: string, wallet: string): Promise<Sa
     if (!chunk || chunk.done) break;
     text += decoder.decode(chunk.value, { stream: true });
     const t = now();
-    for (const status of ["quoted", "submitted", "settled"])
+    for (const status of ["quoted", "settled"])
       if (at[status] === undefined && text.includes(`"status":"${status}"`)) at[status] = t;
-    const d = /^d:(.*)$/m.exec(text);
-    if (d && at.d === undefined) {
-      at.d = t;
-      finish = (JSON.parse(d[1] ?? "{}") as { finishReason?: string }).finishReason ?? "";
-    }
+    if (at.d === undefined && /^d:/m.test(text)) at.d = t;
   }
+  // Read once the stream is over: a line may arrive in pieces.
+  const d = /^d:(.*)$/m.exec(text)?.[1];
+  const finish = d
+    ? ((JSON.parse(d) as { finishReason?: string }).finishReason ?? "")
+    : `HTTP ${response.status}`;
   const q = at.quoted ?? Number.NaN;
-  const sub = at.submitted ?? Number.NaN;
   const set = at.settled ?? Number.NaN;
   const end = at.d ?? now();
   return {
     ms: end - start,
     ok: finish === "payment-complete",
-    phases: { "to quoted": q - start, "to submitted": sub - q, "to settled": set - sub, "to d:": end - set },
+    ...(finish === "payment-complete" ? {} : { failure: finish }),
+    phases: { "to quoted": q - start, "to settled": set - q, "to d:": end - set },
   };
 }
 
