@@ -61,14 +61,16 @@ async function measure(
     Array.from({ length: options.concurrency }, async (_, slot) => {
       while (next < options.turns) {
         const i = next++;
-        samples.push(
-          await task(slot, i).catch((error: unknown) => ({
+        const sample = await task(slot, i).catch(
+          (error: unknown): Sample => ({
             ms: Number.NaN,
             ok: false,
             phases: {},
-            failure: error instanceof Error ? error.message.slice(0, 80) : String(error),
-          })),
+            failure: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 80) : String(error),
+          }),
         );
+        if (sample.failure) process.stderr.write(`baseline: ${name}: ${sample.failure}\n`);
+        samples.push(sample);
       }
     }),
   );
@@ -130,8 +132,8 @@ async function chatTurn(base: string, token: string, wallet: string): Promise<Sa
   // Read once the stream is over: a line may arrive in pieces.
   const d = /^d:(.*)$/m.exec(text)?.[1];
   const finish = d
-    ? ((JSON.parse(d) as { finishReason?: string }).finishReason ?? "")
-    : `HTTP ${response.status}`;
+    ? ((JSON.parse(d) as { finishReason?: string }).finishReason ?? "no finish reason")
+    : `HTTP ${response.status}, no d: ${text.slice(0, 300)}`;
   const q = at.quoted ?? Number.NaN;
   const set = at.settled ?? Number.NaN;
   const end = at.d ?? now();
