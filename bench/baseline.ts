@@ -216,6 +216,11 @@ export async function baselineScenario(
       RATE_LIMIT_POINTS: "1000000",
       LIMIT_DAILY: "1000",
       RECONCILE_INTERVAL_MS: "3600000",
+      // As patient as the bare clients (which have no timeout): a slow settlement is waited for,
+      // not cut at the default 10 s and recorded unclear.
+      SERVICE_TIMEOUT_MS: "30000",
+      MIN_TIME_LEFT_MS: "35000",
+      REQUEST_TIMEOUT_MS: "120000",
     },
   });
   try {
