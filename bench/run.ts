@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { baselineScenario } from "./baseline.js";
 import { CHAT_BODY } from "./fixtures.js";
 import { type LoadResult, runLoad } from "./load.js";
 import { PAID_LEDGERS, type PaidLedger, paidScenario } from "./paid.js";
@@ -9,7 +10,8 @@ import { scaleScenario } from "./scale.js";
  * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
  * report (paste it into docs/benchmarks.md). Options: --duration=ms per load measurement (default
  * 5000), --rounds=N paid calls (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
- * scenario (default 200 and 50), --only=chat,paid,scale to run some scenarios only,
+ * scenario (default 200 and 50), --baseline-turns=N and --baseline-concurrency=N for the scale baseline
+ * (bench/baseline.ts; default 100 and 50), --only=chat,paid,scale,baseline to run some scenarios only,
  * --paid-ledgers=pglite-memory,pglite-disk,postgres,postgres-busy to run some of the paid paths only. Exits 1 when a
  * scenario reports a failure (the scale scenario's failed turns or ledger/chain mismatch).
  */
@@ -83,6 +85,11 @@ const scenarios: Record<string, () => Promise<string[]>> = {
       turns: Number(option("scale-turns") ?? 200),
       concurrency: Number(option("scale-concurrency") ?? 50),
       wallets: 10,
+    }),
+  baseline: () =>
+    baselineScenario({
+      turns: Number(option("baseline-turns") ?? 100),
+      concurrency: Number(option("baseline-concurrency") ?? 50),
     }),
 };
 const only = option("only")?.split(",").filter(Boolean) ?? Object.keys(scenarios);

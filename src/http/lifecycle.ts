@@ -35,6 +35,16 @@ export class Lifecycle {
     void settled.then(() => this.background.delete(settled));
   }
 
+  /**
+   * Resolves once no turn is open and no work a turn left running remains (its ledger writes
+   * done): a serverless function must not return before (src/serverless.ts).
+   */
+  async idle(): Promise<void> {
+    while (this.open.size > 0 || this.background.size > 0) {
+      await Promise.all([...[...this.open].map(whenFinished), ...this.background]);
+    }
+  }
+
   /** Register a turn; returns a function to call when it has finished. */
   track(abort: (reason: AppError) => void): () => void {
     const turn: OpenTurn = { abort };

@@ -1,0 +1,100 @@
+/**
+ * Issue 19, item 4: two service instances (`npm run cluster`, scripts/cluster.ts), each its own
+ * process, on one PostgreSQL ledger, one Redis (when REDIS_URL is set) and one devnet. Paid turns
+ * go through both at once for the same wallet under a tight daily limit: the instances together
+ * never spend over it, and the ledger equals the chain (every settled row's transfer is on chain,
+ * the payer's decrease and the merchant's increase equal the settled sum). Needs DATABASE_URL (the
+ * instances cannot share an embedded PGlite): skipped without it, as the other PostgreSQL suites.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Cluster, startCluster } from "../scripts/cluster.js";
+import { openStore, type Store } from "../src/store/index.js";
+import { chatRequest, dropSchema, evmBalances, readChat, uniqueSchema } from "./payments/harness.js";
+import { evmAddressOf, usdcTransfersOf } from "./transfers.js";
+
+type Row = Awaited<ReturnType<Store["ledger"]["listByRequest"]>>[number];
+
+const databaseUrl = process.env.DATABASE_URL;
+const schema = uniqueSchema("cluster");
+let cluster: Cluster | undefined;
+let store: Store | undefined;
+
+/** $0.05 a day; the weather costs $0.01: of 12 asks, 5 may be paid. */
+const DAILY = "0.05";
+const TURNS_PER_INSTANCE = 6;
+
+describe.skipIf(!databaseUrl)("two instances on one ledger and one devnet", () => {
+  beforeAll(async () => {
+    const output: string[] = [];
+    cluster = await startCluster({
+      instances: 2,
+      solana: false,
+      output: (i, line) => output.push(`[${i}] ${line}`),
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        DATABASE_SCHEMA: schema,
+        MODEL_PROVIDER: "offline",
+        LOG_LEVEL: "warn",
+        RATE_LIMIT_POINTS: "1000",
+        RECONCILE_INTERVAL_MS: "3600000",
+      },
+    });
+    store = await openStore({ databaseUrl: databaseUrl ?? "", schema });
+  }, 120_000);
+
+  afterAll(async () => {
+    await store?.close();
+    await cluster?.stop();
+    await dropSchema(schema);
+  });
+
+  it("starts each instance on its own port", () => {
+    const urls = cluster?.instances.map((i) => new URL(i.url)) ?? [];
+    expect(urls).toHaveLength(2);
+    expect(new Set(urls.map((u) => u.port)).size).toBe(2);
+  });
+
+  it("pays through both at once for one wallet: no overspend across instances, ledger = chain", async () => {
+    const c = cluster as Cluster;
+    const payer = evmAddressOf(c.devnet, "payer");
+    const before = await evmBalances(c.devnet);
+    const turn = (url: string) =>
+      fetch(
+        `${url}/api/chat`,
+        chatRequest(
+          {
+            messages: [{ role: "user", content: "What's the weather in Paris?" }],
+            walletAddress: payer,
+            spendingLimits: { daily: DAILY },
+          },
+          { Authorization: `Bearer ${c.token}` },
+        ),
+      ).then(readChat);
+    const results = await Promise.all(
+      c.instances.flatMap((instance) => Array.from({ length: TURNS_PER_INSTANCE }, () => turn(instance.url))),
+    );
+    const finishes = results.map((r) => r.finish.finishReason);
+    // Every turn ends as paid or as refused by the limit; nothing else (no error, nothing unclear).
+    expect(finishes.filter((f) => f !== "payment-complete" && f !== "limit-exceeded")).toEqual([]);
+
+    const rows: Row[] = (
+      await Promise.all(results.map((r) => store?.ledger.listByRequest(r.requestId) ?? []))
+    ).flat();
+    const settled = rows.filter((r) => r.status === "settled");
+    const settledSum = settled.reduce((sum, r) => sum + r.amount, 0n);
+    expect(rows.filter((r) => r.status !== "settled")).toEqual([]);
+    expect(settled.length).toBe(finishes.filter((f) => f === "payment-complete").length);
+    // The daily limit held across both instances: $0.05 at most, and it was reached.
+    expect(settledSum).toBe(50_000n);
+    const after = await evmBalances(c.devnet);
+    expect(before.payer - after.payer).toBe(settledSum);
+    expect(after.merchant - before.merchant).toBe(settledSum);
+    for (const row of settled) {
+      expect(await usdcTransfersOf(c.devnet, row.txHash ?? "")).toEqual([
+        { from: payer, to: evmAddressOf(c.devnet, "merchant"), value: row.amount },
+      ]);
+    }
+    expect(new Set(settled.map((r) => r.txHash)).size).toBe(settled.length);
+  });
+});
