@@ -18,12 +18,10 @@ import {
   quoteInputSchema,
   TOOL_NAMES,
 } from "../tools/contract.js";
-import type { SignerRegistry } from "./ports/signers.js";
-import { codeOf, type PaymentOutcome } from "./rules/outcome.js";
-import { limitRemaining, type Requirement } from "./rules/policy.js";
-import type { Resumed } from "./run/approval.js";
-import type { PaymentPipeline, PaymentRequest } from "./run/pipeline.js";
-import { buildTarget } from "./x402/probe.js";
+import type { SignerRegistry } from "./ports/index.js";
+import { codeOf, limitRemaining, type PaymentOutcome, type Requirement } from "./rules/index.js";
+import type { PaymentPipeline, PaymentRequest, Resumed } from "./run/index.js";
+import { buildTarget } from "./x402/index.js";
 
 export interface ToolDeps {
   pipeline: PaymentPipeline;

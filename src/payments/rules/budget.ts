@@ -1,7 +1,16 @@
 import { formatUsd } from "../../money/index.js";
 import type { BudgetMeter, LimitMeter, Money, PaymentStatus } from "../../protocol/index.js";
-import type { BudgetSnapshot } from "../ports/ledger.js";
 import type { AmountLimits } from "./policy.js";
+
+/** A wallet's spending in the rolling 24 h and one request's, split into spent and pending. */
+export interface BudgetSnapshot {
+  /** settled + unknown (gone, or possibly gone). */
+  daySpent: bigint;
+  /** reserved + signed + submitted. */
+  dayPending: bigint;
+  requestSpent: bigint;
+  requestPending: bigint;
+}
 
 /**
  * The live budget meter every `p:` update carries (docs/protocol.md, "Budget meter"): each limit's

@@ -11,14 +11,18 @@ import {
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../../protocol/index.js";
-import type { Ledger, PaymentRecord } from "../ports/ledger.js";
-import { type StoredApproval, storedServiceName } from "../ports/stored-approval.js";
-import { spentOf } from "../rules/budget.js";
-import type { PaymentObserver, PaymentOutcome } from "../rules/outcome.js";
-import { checkSpend, isServiceAllowed, type LimitRefusal, type Requirement } from "../rules/policy.js";
-import { IllegalTransitionError } from "../rules/state.js";
-import { probe } from "../x402/probe.js";
-import { checkSigned, paymentHeaders } from "../x402/wire.js";
+import type { Ledger, PaymentRecord } from "../ports/index.js";
+import { type StoredApproval, storedServiceName } from "../ports/index.js";
+import type { PaymentObserver, PaymentOutcome } from "../rules/index.js";
+import {
+  checkSpend,
+  IllegalTransitionError,
+  isServiceAllowed,
+  type LimitRefusal,
+  type Requirement,
+  spentOf,
+} from "../rules/index.js";
+import { checkSigned, paymentHeaders, probe } from "../x402/index.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
 import type { PaymentPipeline } from "./pipeline.js";
 import { PaymentRun } from "./run.js";

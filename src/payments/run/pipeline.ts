@@ -5,24 +5,34 @@ import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import type { Ledger } from "../ports/ledger.js";
-import type { SignerAccess, SignerRegistry } from "../ports/signers.js";
-import type { StoredApproval } from "../ports/stored-approval.js";
-import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "../rules/admission.js";
-import { spentOf } from "../rules/budget.js";
-import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "../rules/outcome.js";
+import type { Ledger, SignerAccess, SignerRegistry, StoredApproval } from "../ports/index.js";
 import {
+  type Admission,
+  type AdmissionPolicy,
+  admit,
+  type ChosenOffer,
   checkSpend,
+  codeOf,
   type EffectiveLimits,
   isServiceAllowed,
   type LimitRefusal,
   type LimitsConfig,
+  type PaymentObserver,
+  type PaymentOutcome,
+  type Reason,
   type Requirement,
   resolveLimits,
   type SpentSoFar,
-} from "../rules/policy.js";
-import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x402/probe.js";
-import { type SignedPayment, signOffer } from "../x402/wire.js";
+  spentOf,
+} from "../rules/index.js";
+import {
+  buildTarget,
+  type PaymentDemandProbe,
+  probe,
+  type SignedPayment,
+  signOffer,
+  type Target,
+} from "../x402/index.js";
 import { type BalanceBook, BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
 import type { Reconciler } from "./reconciler.js";

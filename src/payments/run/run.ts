@@ -3,12 +3,20 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
 import type { PaymentStatus, PaymentUpdate } from "../../protocol/index.js";
-import type { Ledger, PaymentFacts, PaymentRecord, TransitionFields } from "../ports/ledger.js";
-import { type BudgetBase, budgetMeter } from "../rules/budget.js";
-import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "../rules/outcome.js";
-import type { AmountLimits, LimitRefusal, Requirement } from "../rules/policy.js";
-import { assertTransition, isLedgerStatus, isTerminal, type LedgerStatus } from "../rules/state.js";
-import type { Unclear } from "../rules/unclear.js";
+import type { Ledger, PaymentFacts, PaymentRecord, TransitionFields } from "../ports/index.js";
+import type { AmountLimits, LimitRefusal, Requirement, Unclear } from "../rules/index.js";
+import {
+  assertTransition,
+  type BudgetBase,
+  budgetMeter,
+  codeOf,
+  isLedgerStatus,
+  isTerminal,
+  type LedgerStatus,
+  type PaymentObserver,
+  type PaymentOutcome,
+  type Reason,
+} from "../rules/index.js";
 
 /** What one payment is about, fixed from the quote on. */
 export type RunFacts = Omit<PaymentFacts, "requirement"> & {
