@@ -95,7 +95,7 @@ export function createPayments(options: PaymentsOptions): Payments {
   const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
   const approvals = new ApprovalDesk({
     ledger,
-    pipeline,
+    limits: options.limits,
     chains,
     reconciler,
     fetch: safeFetch,

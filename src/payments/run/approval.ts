@@ -19,12 +19,13 @@ import {
   IllegalTransitionError,
   isServiceAllowed,
   type LimitRefusal,
+  type LimitsConfig,
   type Requirement,
+  resolveLimits,
   spentOf,
 } from "../rules/index.js";
 import { checkSigned, paymentHeaders, probe } from "../x402/index.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
-import type { PaymentPipeline } from "./pipeline.js";
 import { PaymentRun } from "./run.js";
 
 /**
@@ -66,7 +67,8 @@ export interface Resumed {
 
 export interface ApprovalDeps extends DeliveryDeps {
   ledger: Ledger;
-  pipeline: PaymentPipeline;
+  /** The server's limits; a request's own `spendingLimits` narrow them (as for any payment). */
+  limits: LimitsConfig;
   chains: Pick<Chains, "balance" | "connection">;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
@@ -162,7 +164,7 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, paymentStatus: record.status },
       });
     }
-    const limits = this.deps.pipeline.limitsFor(input);
+    const limits = resolveLimits(this.deps.limits, input.spendingLimits);
     const snapshot = await ledger.budget(wallet.address, record.requestId, this.now());
     run.measure({ limits, snapshot });
     if (record.expiresAt && record.expiresAt.getTime() <= this.now().getTime()) {
