@@ -12,6 +12,13 @@
 
 export { type PaymentState, paymentStateSchema } from "../protocol/payment.js";
 export {
+  isCommitted,
+  isFinal,
+  PAYMENT_STATUS,
+  type PaymentStatusFacts,
+  type StatusTone,
+} from "../protocol/status.js";
+export {
   type ApprovalRequest,
   type BudgetMeter,
   decodeLine,

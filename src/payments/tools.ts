@@ -220,7 +220,7 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
 
     async function budget(): Promise<BudgetOutput> {
       const limits = deps.pipeline.limitsFor(request);
-      const s = await deps.pipeline.spent(request);
+      const s = await deps.pipeline.committed(request);
       const remaining = limitRemaining(limits, s);
       const balances: BudgetOutput["balances"] = [];
       const wallet = ctx.wallet;

@@ -117,8 +117,8 @@ export function isServiceAllowed(url: string, limits: Pick<EffectiveLimits, "all
   return limits.allowedServices.includes(origin);
 }
 
-/** What has already been spent (settled + pending + unknown) that a new payment adds to. */
-export interface SpentSoFar {
+/** What is already committed (spent or pending: settled, unknown, reserved, signed, submitted) that a new payment adds to. */
+export interface Committed {
   /** The wallet's spend in the rolling 24 h window. */
   today: bigint;
   /** This chat request's spend. */
@@ -139,22 +139,22 @@ export interface LimitRefusal {
 export type SpendCheck = { ok: true } | LimitRefusal;
 
 /** What remains of each limit (never negative). `perTransaction` is the largest single payment allowed. */
-export function limitRemaining(limits: AmountLimits, spent: SpentSoFar): AmountLimits {
+export function limitRemaining(limits: AmountLimits, committed: Committed): AmountLimits {
   return {
     perTransaction: nonNegative(limits.perTransaction),
-    perRequest: nonNegative(limits.perRequest - spent.thisRequest),
-    daily: nonNegative(limits.daily - spent.today),
+    perRequest: nonNegative(limits.perRequest - committed.thisRequest),
+    daily: nonNegative(limits.daily - committed.today),
   };
 }
 
 /**
- * Whether `amount` fits every limit given what is already spent. Checks perTransaction, then
+ * Whether `amount` fits every limit given what is already committed. Checks perTransaction, then
  * perRequest, then daily, and names the first one the amount would exceed. A negative amount is
  * a caller bug and throws.
  */
-export function checkSpend(amount: bigint, limits: AmountLimits, spent: SpentSoFar): SpendCheck {
+export function checkSpend(amount: bigint, limits: AmountLimits, committed: Committed): SpendCheck {
   if (amount < 0n) throw new RangeError("checkSpend: amount must not be negative");
-  const remaining = limitRemaining(limits, spent);
+  const remaining = limitRemaining(limits, committed);
   for (const limit of ["perTransaction", "perRequest", "daily"] as const) {
     if (amount > remaining[limit]) {
       return {

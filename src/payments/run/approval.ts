@@ -16,13 +16,13 @@ import { type StoredApproval, storedServiceName } from "../ports/index.js";
 import type { PaymentObserver, PaymentOutcome } from "../rules/index.js";
 import {
   checkSpend,
+  committedOf,
   IllegalTransitionError,
   isServiceAllowed,
   type LimitRefusal,
   type LimitsConfig,
   type Requirement,
   resolveLimits,
-  spentOf,
 } from "../rules/index.js";
 import { checkSigned, paymentHeaders, probe } from "../x402/index.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
@@ -231,7 +231,7 @@ export class ApprovalDesk {
         details: { ...refused, limit: "allowedServices", service: record.service },
       });
     }
-    const check = checkSpend(record.amount, limits, spentOf(snapshot));
+    const check = checkSpend(record.amount, limits, committedOf(snapshot));
     if (!check.ok) throw overLimit(message, check, refused);
     const balance = await this.deps.chains
       .balance(record.network, record.asset, wallet.address)

@@ -11,8 +11,10 @@ import {
   type AdmissionPolicy,
   admit,
   type ChosenOffer,
+  type Committed,
   checkSpend,
   codeOf,
+  committedOf,
   type EffectiveLimits,
   isServiceAllowed,
   type LimitRefusal,
@@ -22,8 +24,6 @@ import {
   type Reason,
   type Requirement,
   resolveLimits,
-  type SpentSoFar,
-  spentOf,
 } from "../rules/index.js";
 import {
   buildTarget,
@@ -82,7 +82,7 @@ export type QuoteResult =
       kind: "demand";
       url: string;
       offers: Requirement[];
-      remaining: SpentSoFar & { limits: EffectiveLimits };
+      remaining: Committed & { limits: EffectiveLimits };
       admission?: Admission;
       /** The chosen offer would be approved in the user's wallet, not signed by a server key. */
       needsApproval?: boolean;
@@ -139,10 +139,10 @@ export class PaymentPipeline {
     return resolveLimits(this.deps.config.limits, request.spendingLimits);
   }
 
-  /** What the wallet spent today and this request spent so far (everything that counts as spent). */
-  async spent(request: Pick<PaymentRequest, "wallet" | "requestId" | "now">): Promise<SpentSoFar> {
+  /** What the wallet committed today and this request so far (spent or pending). */
+  async committed(request: Pick<PaymentRequest, "wallet" | "requestId" | "now">): Promise<Committed> {
     if (!request.wallet) return { today: 0n, thisRequest: 0n };
-    return spentOf(
+    return committedOf(
       await this.deps.ledger.budget(request.wallet.address, request.requestId, new Date(request.now())),
     );
   }
@@ -153,14 +153,14 @@ export class PaymentPipeline {
     const probed = await this.probe(request, buildTarget(input), limits);
     if (probed.kind === "refused") return probed;
     if (probed.kind === "free") return { kind: "free", url: probed.response.url };
-    const spent = await this.spent(request);
-    const remaining = { ...spent, limits };
+    const committed = await this.committed(request);
+    const remaining = { ...committed, limits };
     const { demand, payee } = probed;
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
     const admission = admit(
       demand.offers,
-      { wallet, limits, timeLeftMs: request.deadline - request.now(), spent },
+      { wallet, limits, timeLeftMs: request.deadline - request.now(), committed },
       this.deps.config,
     );
     const needsApproval = admission.ok
@@ -262,14 +262,14 @@ export class PaymentPipeline {
    * The `quoted` update with the budget meter read now, for a payment that stops or waits before
    * a reservation (which would read the budget itself); the spending read, for the checks.
    */
-  private async announce(admitted: Admitted): Promise<SpentSoFar | undefined> {
+  private async announce(admitted: Admitted): Promise<Committed | undefined> {
     const { run, request, wallet, limits } = admitted;
     const snapshot = await this.deps.ledger
       .budget(wallet.address, request.requestId, new Date(request.now()))
       .catch(() => undefined);
     if (snapshot) run.measure({ limits, snapshot });
     run.quoted();
-    return snapshot ? spentOf(snapshot) : undefined;
+    return snapshot ? committedOf(snapshot) : undefined;
   }
 
   private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
@@ -326,8 +326,8 @@ export class PaymentPipeline {
         (error: unknown) => error,
       ),
     ]);
-    const spent = read ?? (await this.spent(request));
-    const check = checkSpend(amount, limits, spent);
+    const committed = read ?? (await this.committed(request));
+    const check = checkSpend(amount, limits, committed);
     if (!check.ok) return refuseOverLimit(run, check);
     const poor = refuseIfShort(run, balance, amount, offer.network);
     if (poor) return poor;

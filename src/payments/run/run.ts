@@ -10,8 +10,8 @@ import {
   type BudgetBase,
   budgetMeter,
   codeOf,
+  isFinal,
   isLedgerStatus,
-  isTerminal,
   type LedgerStatus,
   type PaymentObserver,
   type PaymentOutcome,
@@ -257,7 +257,7 @@ export class PaymentRun {
    * code, never the exception's text.
    */
   crashed(error: unknown): PaymentOutcome {
-    if (isTerminal(this.status)) {
+    if (isFinal(this.status)) {
       return this.outcome(
         this.status === "settled" ? "paid" : this.status === "refused" ? "refused" : "failed",
       );
