@@ -29,8 +29,6 @@ const KNOWN = {
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
   "src/payments/rules/policy.ts": 352,
-  "src/payments/run/approval.ts": 348,
-  "src/payments/run/approval.ts#ApprovalDesk.resume": 171,
   "src/payments/run/pipeline.ts": 415,
   "src/payments/run/reconciler.ts#createReconciler": 83,
   "src/payments/run/run.ts": 354,
