@@ -28,8 +28,6 @@ const KNOWN = {
   "src/models/offline/replies.ts": 370,
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
-  "src/payments/rules/policy.ts": 352,
-  "src/payments/run/pipeline.ts": 415,
   "src/payments/run/reconciler.ts#createReconciler": 83,
   "src/payments/run/run.ts": 354,
   "src/payments/tools.ts#createPaymentTools": 164,

@@ -72,7 +72,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // Check-and-reserve as one function call: one round trip instead of five statements. Each
     // statement of a VOLATILE plpgsql function takes a new snapshot, so the sums are read after the
     // wallet's budget row is locked and see every reservation committed before (READ COMMITTED).
-    // The rule is checkSpend's (src/payments/rules/policy.ts), remaining amounts clamped at zero; the
+    // The rule is checkSpend's (src/payments/rules/limits.ts), remaining amounts clamped at zero; the
     // ledger suite holds the two to the same answers.
     up: (s) => [
       `CREATE FUNCTION ${s}.reserve_payment(

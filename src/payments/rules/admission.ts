@@ -1,7 +1,8 @@
 import { formatUsd, parseUsd } from "../../money/index.js";
 import type { Wallet } from "../../protocol/index.js";
+import { type Committed, checkSpend, type EffectiveLimits, limitExceeded } from "./limits.js";
+import { chooseOffer, type Requirement } from "./offers.js";
 import type { Reason } from "./outcome.js";
-import { type Committed, checkSpend, chooseOffer, type EffectiveLimits, type Requirement } from "./policy.js";
 
 /**
  * The one admission check, shared by `get_quote` and `pay_and_fetch`, so a quote and a payment can
@@ -105,15 +106,8 @@ export function admit(offers: Requirement[], request: AdmissionRequest, policy: 
   if (request.committed) {
     const check = checkSpend(chosen.amount, limits, request.committed);
     if (!check.ok) {
-      return refuse(
-        "limit_exceeded",
-        `Paying $${price} would exceed the ${check.limit} limit of $${formatUsd(check.limitAtomic)} ($${formatUsd(check.remainingAtomic)} left).`,
-        {
-          limit: check.limit,
-          limitUsd: formatUsd(check.limitAtomic),
-          remainingUsd: formatUsd(check.remainingAtomic),
-        },
-      );
+      const { message, details } = limitExceeded(`$${price}`, check);
+      return refuse("limit_exceeded", message, details);
     }
   }
   return { ok: true, ...chosen };

@@ -6,7 +6,7 @@ import {
   PAYMENT_STATUS,
   type PaymentStatus,
 } from "../../protocol/index.js";
-import type { AmountLimits, Committed } from "./policy.js";
+import type { AmountLimits, Committed } from "./limits.js";
 
 /** A wallet's spending in the rolling 24 h and one request's, split into spent and pending. */
 export interface BudgetSnapshot {

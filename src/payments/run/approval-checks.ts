@@ -18,6 +18,7 @@ import {
   type EffectiveLimits,
   isServiceAllowed,
   type LimitRefusal,
+  limitExceeded,
   type Requirement,
 } from "../rules/index.js";
 import { checkSigned } from "../x402/index.js";
@@ -187,16 +188,6 @@ export function authorizationOf(
 
 /** An amount limit refused an approved payment: which limit, its size, what remained, the price. */
 export function overLimit(message: string, refusal: LimitRefusal, refused: Record<string, string>): AppError {
-  return new AppError(
-    "limit_exceeded",
-    `Paying ${message} would exceed the ${refusal.limit} limit of $${formatUsd(refusal.limitAtomic)} ($${formatUsd(refusal.remainingAtomic)} left).`,
-    {
-      details: {
-        ...refused,
-        limit: refusal.limit,
-        limitUsd: formatUsd(refusal.limitAtomic),
-        remainingUsd: formatUsd(refusal.remainingAtomic),
-      },
-    },
-  );
+  const exceeded = limitExceeded(message, refusal);
+  return new AppError("limit_exceeded", exceeded.message, { details: { ...refused, ...exceeded.details } });
 }
