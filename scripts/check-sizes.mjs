@@ -29,8 +29,6 @@ const KNOWN = {
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
   "src/payments/run/reconciler.ts#createReconciler": 83,
-  "src/payments/tools.ts#createPaymentTools": 164,
-  "src/payments/tools.ts#createPaymentTools/<anonymous>": 162,
   "src/store/ledger.ts": 340,
   "src/store/migrations.ts": 633,
   "src/store/migrations.ts#up": 230,
