@@ -4,7 +4,7 @@
  */
 
 /**
- * Finish reasons of seed section 2, plus `approval-required` (the turn waits for the user's wallet
+ * Finish reasons (docs/protocol.md, "Finish reasons"), among them `approval-required` (the turn waits for the user's wallet
  * to approve a payment; `d:` names it), `payment-unclear` (a payment was sent and its outcome is
  * not known yet: it may have gone through, so it must not be called failed nor paid again) and
  * `error` for failures none of them fits (model provider down, deadline, shutdown).
