@@ -156,8 +156,3 @@ export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
 
-/** Wrap anything thrown into an AppError without leaking its message (which may hold secrets). */
-export function toAppError(value: unknown, fallback: ErrorCode = "internal"): AppError {
-  if (isAppError(value)) return value;
-  return new AppError(fallback, ERROR_CODES[fallback].title, { cause: value });
-}

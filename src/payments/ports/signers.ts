@@ -26,8 +26,6 @@ export interface SignerRegistry {
   find(wallet: Wallet, bearerToken: string | undefined): Promise<SignerLookup>;
   /** Whether a key for this wallet exists and the token may use it (for get_budget). */
   canSign(wallet: Wallet, bearerToken: string | undefined): Promise<boolean>;
-  /** Public addresses of the held keys (for start-up messages). */
-  addresses(): Promise<string[]>;
   /**
    * For a wallet that signs for itself (approval): the SDK's scheme clients for `network`, with a
    * stand-in signer that records what the wallet must sign.
@@ -88,7 +86,6 @@ export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, 
   return {
     find: lookup,
     canSign: async (wallet, token) => (await lookup(wallet, token)).ok,
-    addresses: async () => (await entries).map((e) => e.address),
     draftFor(wallet, network) {
       const family = familyOf(network);
       if (!family) throw new Error(`no chain family for ${network}`);
