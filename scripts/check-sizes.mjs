@@ -28,7 +28,6 @@ const KNOWN = {
   "src/models/offline/replies.ts": 370,
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
-  "src/payments/run/reconciler.ts#createReconciler": 83,
   "src/store/ledger.ts": 340,
   "src/store/migrations.ts": 633,
   "src/store/migrations.ts#up": 230,

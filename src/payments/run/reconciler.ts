@@ -32,6 +32,21 @@ export interface ReconcilerOptions {
   onError?: (error: unknown) => void;
 }
 
+/** Approvals the wallet never gave in time: nothing was signed, nothing can be paid. */
+async function expireLapsedApprovals(
+  ledger: Ledger,
+  now: () => Date,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<void> {
+  for (const row of await ledger.listByStatus(["awaiting_approval"])) {
+    if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
+      await ledger
+        .transition(row.paymentId, "expired", { error: "approval window passed" }, now())
+        .catch((e: unknown) => onError?.(e));
+    }
+  }
+}
+
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const { ledger, chains } = options;
   const now = options.now ?? (() => new Date());
@@ -70,14 +85,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       return record ? resolveRecord(record) : undefined;
     },
     async sweep() {
-      // Approvals the wallet never gave in time: nothing was signed, nothing can be paid.
-      for (const row of await ledger.listByStatus(["awaiting_approval"])) {
-        if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
-          await ledger
-            .transition(row.paymentId, "expired", { error: "approval window passed" }, now())
-            .catch((e: unknown) => options.onError?.(e));
-        }
-      }
+      await expireLapsedApprovals(ledger, now, options.onError);
       const cutoff = now().getTime() - options.staleMs;
       const rows = await ledger.listByStatus(UNRESOLVED_STATUSES);
       let resolved = 0;
