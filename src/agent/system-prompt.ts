@@ -1,5 +1,5 @@
 /**
- * The built-in system prompt (seed section 1). It shapes how the agent talks; it enforces nothing.
+ * The built-in system prompt (docs/architecture.md, `src/agent`). It shapes how the agent talks; it enforces nothing.
  * Every payment rule (limits, allowed networks and services, approval) is enforced in code by the
  * payment pipeline, whatever this text or a client's system message says.
  */

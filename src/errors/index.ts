@@ -4,7 +4,7 @@
  */
 
 /**
- * Finish reasons of seed section 2, plus `approval-required` (the turn waits for the user's wallet
+ * Finish reasons (docs/protocol.md, "Finish reasons"), among them `approval-required` (the turn waits for the user's wallet
  * to approve a payment; `d:` names it), `payment-unclear` (a payment was sent and its outcome is
  * not known yet: it may have gone through, so it must not be called failed nor paid again) and
  * `error` for failures none of them fits (model provider down, deadline, shutdown).
@@ -154,10 +154,4 @@ export class AppError extends Error {
 
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
-}
-
-/** Wrap anything thrown into an AppError without leaking its message (which may hold secrets). */
-export function toAppError(value: unknown, fallback: ErrorCode = "internal"): AppError {
-  if (isAppError(value)) return value;
-  return new AppError(fallback, ERROR_CODES[fallback].title, { cause: value });
 }

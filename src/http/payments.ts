@@ -2,10 +2,14 @@ import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { formatUsd } from "../money/index.js";
-import type { HistoryQuery, PaymentRecord } from "../payments/ledger.js";
-import { REASONS } from "../payments/outcome.js";
-import { LEDGER_STATUSES, type LedgerStatus } from "../payments/state.js";
-import type { PaymentHistoryItem, PaymentState } from "../protocol/index.js";
+import type { HistoryQuery, PaymentRecord } from "../payments/ports/index.js";
+import { REASONS } from "../payments/rules/index.js";
+import {
+  LEDGER_STATUSES,
+  type LedgerStatus,
+  type PaymentHistoryItem,
+  type PaymentState,
+} from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
 import type { HttpContext, HttpMiddleware } from "./vars.js";
 

@@ -1,7 +1,7 @@
 import type { ModelAlias } from "../protocol/request.js";
 
 /**
- * Gemini ids the public aliases go to when only an API key is configured. The seed's names
+ * Gemini ids the public aliases go to when only an API key is configured. The aliases' original names
  * (`gemini-1.5-*`, `gemini-2.0-flash-exp`) are retired upstream, so each alias maps to a served model
  * of the same character: the "latest, fastest" alias follows Google's moving flash alias, the others
  * take stable, generally available ids. Override any of them with the model map (MODEL_MAP).

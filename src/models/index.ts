@@ -1,5 +1,5 @@
 /**
- * The models capability: the seed's three public model names are aliases, resolved at start to one
+ * The models capability: the three public model names (docs/protocol.md, "Request") are aliases, resolved at start to one
  * provider (Gemini, an OpenAI-compatible server, or the built-in offline model) by configuration.
  */
 export { GOOGLE_DEFAULT_MODELS } from "./google.js";

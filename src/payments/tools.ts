@@ -1,48 +1,23 @@
 import { tool } from "ai";
 import type { ToolProvider, TurnContext, TurnPrelude } from "../agent/index.js";
-import { type Chains, walletCanUse } from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
 import type { SafeResponse } from "../outbound/index.js";
 import { cleanUntrusted } from "../protocol/index.js";
 import {
-  type BudgetOutput,
   budgetInputSchema,
-  type DiscoverOutput,
   discoverInputSchema,
-  type Offer,
   type PayOutput,
   payInputSchema,
-  type QuoteInput,
-  type QuoteOutput,
   quoteInputSchema,
   TOOL_NAMES,
 } from "../tools/contract.js";
-import type { Resumed } from "./approval.js";
-import { codeOf, type PaymentOutcome } from "./outcome.js";
-import type { PaymentPipeline, PaymentRequest } from "./pipeline.js";
-import { limitRemaining, type Requirement } from "./policy.js";
-import { buildTarget } from "./probe.js";
-import type { SignerRegistry } from "./signers.js";
+import type { PaymentOutcome } from "./rules/index.js";
+import type { PaymentPipeline, PaymentRequest, Resumed } from "./run/index.js";
+import { budgetFor, quoteFor, type ToolDeps } from "./tool-reads.js";
+import { buildTarget } from "./x402/index.js";
 
-export interface ToolDeps {
-  pipeline: PaymentPipeline;
-  discovery: { search(query: string | undefined, signal?: AbortSignal): Promise<DiscoverOutput> };
-  chains: Pick<Chains, "balance">;
-  signers: SignerRegistry;
-  assets: Record<string, string[]>;
-}
+export type { ToolDeps } from "./tool-reads.js";
 
 const MAX_DATA_CHARS = 8000;
-
-const toOffer = (r: Requirement): Offer => ({
-  scheme: r.scheme,
-  network: r.network,
-  asset: r.asset,
-  amountAtomic: r.amount,
-  amountUsd: /^[0-9]+$/.test(r.amount) ? formatUsd(BigInt(r.amount)) : "?",
-  payTo: r.payTo,
-});
 
 /** A service's body as data for the model: parsed JSON when it is JSON, bounded, marked untrusted. */
 export function untrustedData(response: SafeResponse): NonNullable<PayOutput["data"]> {
@@ -146,111 +121,6 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
       return toPayOutput(await deps.pipeline.pay(request, input, nameOf(input.url)));
     }
 
-    async function quote(input: QuoteInput): Promise<QuoteOutput> {
-      const result = await deps.pipeline.quote(request, input);
-      if (result.kind === "refused") {
-        // A forbidden origin ends the turn as `limit-exceeded`, an unreachable or failing service
-        // as `service-unavailable`, quoted or not.
-        const code = codeOf(result.reason);
-        ctx.reportError(
-          new AppError(code, result.message, { details: { reason: result.reason, ...result.details } }),
-        );
-        return { ok: false, error: { code, message: result.message } };
-      }
-      const limits = deps.pipeline.limitsFor(request);
-      const view = (limit: bigint, remaining: bigint) => ({
-        limitUsd: formatUsd(limit),
-        remainingUsd: formatUsd(remaining),
-      });
-      const remaining =
-        result.kind === "demand"
-          ? limitRemaining(limits, result.remaining)
-          : limitRemaining(limits, { today: 0n, thisRequest: 0n });
-      const base = {
-        ok: true as const,
-        url: result.url,
-        limits: {
-          perTransaction: view(limits.perTransaction, remaining.perTransaction),
-          perRequest: view(limits.perRequest, remaining.perRequest),
-          daily: view(limits.daily, remaining.daily),
-        },
-      };
-      if (result.kind === "free") return { ...base, paymentRequired: false, offers: [], chosen: null };
-      const offers = result.offers.map(toOffer);
-      const admission = result.admission;
-      if (!admission) {
-        return {
-          ...base,
-          paymentRequired: true,
-          offers,
-          chosen: null,
-          refusal: { code: "no_wallet", message: "No wallet was given with this request." },
-        };
-      }
-      if (!admission.ok) {
-        // A limit refuses this purchase before any payment starts: say so on the stream, so the
-        // turn ends `limit-exceeded`, not `stop`.
-        if (admission.reason === "limit_exceeded") {
-          ctx.reportError(
-            new AppError("limit_exceeded", admission.message, {
-              details: {
-                ...admission.details,
-                priceUsd: admission.chosen ? formatUsd(admission.chosen.amount) : undefined,
-              },
-            }),
-          );
-        }
-        return {
-          ...base,
-          paymentRequired: true,
-          offers,
-          chosen: null,
-          ...(admission.chosen ? { wouldPay: toOffer(admission.chosen.offer) } : {}),
-          refusal: { code: admission.reason, message: admission.message },
-        };
-      }
-      const chosen = toOffer(admission.offer);
-      quoted.set(JSON.stringify(buildTarget(input)), chosen.amountUsd);
-      return {
-        ...base,
-        paymentRequired: true,
-        offers,
-        chosen,
-        ...(result.needsApproval !== undefined ? { needsApproval: result.needsApproval } : {}),
-      };
-    }
-
-    async function budget(): Promise<BudgetOutput> {
-      const limits = deps.pipeline.limitsFor(request);
-      const s = await deps.pipeline.spent(request);
-      const remaining = limitRemaining(limits, s);
-      const balances: BudgetOutput["balances"] = [];
-      const wallet = ctx.wallet;
-      if (wallet) {
-        for (const network of limits.allowedNetworks.filter((n) => walletCanUse(wallet.chain, n))) {
-          const asset = deps.assets[network]?.[0];
-          if (!asset) continue;
-          const amount = await deps.chains.balance(network, asset, wallet.address).catch(() => undefined);
-          if (amount !== undefined) balances.push({ network, asset: "USDC", usd: formatUsd(amount) });
-        }
-      }
-      return {
-        wallet: wallet?.address ?? null,
-        limits: {
-          perTransactionUsd: formatUsd(limits.perTransaction),
-          perRequestUsd: formatUsd(limits.perRequest),
-          dailyUsd: formatUsd(limits.daily),
-          allowedNetworks: limits.allowedNetworks,
-          allowedServices: limits.allowedServices,
-        },
-        spentTodayUsd: formatUsd(s.today),
-        spentThisRequestUsd: formatUsd(s.thisRequest),
-        remainingTodayUsd: formatUsd(remaining.daily),
-        balances,
-        canSign: wallet ? await deps.signers.canSign(wallet, ctx.bearerToken) : false,
-      };
-    }
-
     return {
       [TOOL_NAMES.discover]: tool({
         description:
@@ -267,7 +137,7 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
         description:
           "Ask one service its exact current price without paying, and see what would remain of each spending limit. Call before paying and show the price to the user.",
         inputSchema: quoteInputSchema,
-        execute: (input) => fromOutside(quote(input)),
+        execute: (input) => fromOutside(quoteFor(deps, ctx, request, quoted, input)),
       }),
       [TOOL_NAMES.pay]: tool({
         description:
@@ -288,7 +158,7 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
         description:
           "Show the spending limits, what was spent today and in this request, what remains, and wallet balances.",
         inputSchema: budgetInputSchema,
-        execute: () => fromOutside(budget()),
+        execute: () => fromOutside(budgetFor(deps, ctx, request)),
       }),
     };
   };

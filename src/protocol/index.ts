@@ -9,5 +9,6 @@ export {
   paymentStateSchema,
 } from "./payment.js";
 export * from "./request.js";
+export * from "./status.js";
 export * from "./stream.js";
 export { parseWallet, type Wallet } from "./wallet.js";

@@ -4,7 +4,7 @@ import { parseUsd } from "../money/index.js";
 import { unsafeContentReason } from "./content.js";
 import { parseWallet, type Wallet } from "./wallet.js";
 
-/** Public model names (seed section 2). What each resolves to is configuration. */
+/** Public model names (docs/protocol.md, "Request": `model`). What each resolves to is configuration. */
 export const MODEL_ALIASES = ["aimodel-2.0-flash-exp", "aimodel-1.5-pro", "aimodel-1.5-flash"] as const;
 export type ModelAlias = (typeof MODEL_ALIASES)[number];
 

@@ -2,7 +2,7 @@ import { z } from "zod/v4";
 import { FINISH_REASONS } from "../errors/index.js";
 
 /**
- * The chat stream protocol (seed section 6), defined once: payload schemas, the encoder and a
+ * The chat stream protocol (docs/protocol.md, "Response stream"), defined once: payload schemas, the encoder and a
  * streaming decoder. Each line is `<prefix>:<JSON>\n`:
  *   0: text delta (JSON string)   p: payment update   e: error   d: finish metadata (exactly once, last)
  * Over SSE each line travels as one event: `data: <line>\n\n`, with `: ping` comment heartbeats.

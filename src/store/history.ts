@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from "drizzle-orm";
-import type { HistoryQuery, PaymentHistory, PaymentRecord } from "../payments/ledger.js";
+import type { HistoryQuery, PaymentHistory, PaymentRecord } from "../payments/ports/index.js";
 import type { Db } from "./migrations.js";
 import { payments } from "./schema.js";
 

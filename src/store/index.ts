@@ -2,8 +2,8 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import type { Ledger, PaymentHistory } from "../payments/ledger.js";
-import { guardLedger } from "./errors.js";
+import type { Ledger, PaymentHistory } from "../payments/ports/index.js";
+import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
 import { PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";
@@ -36,7 +36,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export { guardLedger, isStoreUnavailable, toStoreError } from "./errors.js";
+export { guardStore, isStoreUnavailable, toStoreError } from "./errors.js";
 
 export const DEFAULT_DATA_DIR = ".data/pglite";
 
@@ -67,9 +67,9 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     }
     return {
       kind: "postgres",
-      ledger: guardLedger(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
-      history: guardLedger(new PgPaymentHistory(db)),
-      idempotency: guardLedger(new PgIdempotencyStore(db)),
+      ledger: guardStore(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
+      history: guardStore(new PgPaymentHistory(db)),
+      idempotency: guardStore(new PgIdempotencyStore(db)),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -84,9 +84,9 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await migrate(db, schema);
     return {
       kind: "pglite",
-      ledger: guardLedger(new PgLedger(db, pgliteQuery(client))),
-      history: guardLedger(new PgPaymentHistory(db)),
-      idempotency: guardLedger(new PgIdempotencyStore(db)),
+      ledger: guardStore(new PgLedger(db, pgliteQuery(client))),
+      history: guardStore(new PgPaymentHistory(db)),
+      idempotency: guardStore(new PgIdempotencyStore(db)),
       close: () => client.close(),
     };
   } catch (error) {

@@ -1,5 +1,4 @@
 import { asc, eq, inArray } from "drizzle-orm";
-import { spentOf } from "../payments/budget.js";
 import {
   type ApproveInput,
   type ApproveResult,
@@ -14,15 +13,16 @@ import {
   type SpendingSummary,
   type StatusEntry,
   type TransitionFields,
-} from "../payments/ledger.js";
-import { checkSpend } from "../payments/policy.js";
+} from "../payments/ports/index.js";
 import {
   assertTransition,
   canTransition,
+  checkSpend,
+  committedOf,
   IllegalTransitionError,
   LEDGER_STATUSES,
   type LedgerStatus,
-} from "../payments/state.js";
+} from "../payments/rules/index.js";
 import type { Db } from "./migrations.js";
 import { payments } from "./schema.js";
 
@@ -142,7 +142,7 @@ export class PgLedger implements Ledger {
     if (row.outcome === "duplicate") throw new Error(`payment id ${input.paymentId} already exists`);
     const budget = snapshotOf(row);
     if (row.outcome !== "reserved") {
-      const check = checkSpend(input.amount, input.limits, spentOf(budget));
+      const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (check.ok) throw new Error("reserve_payment refused an amount checkSpend allows");
       return { ...check, budget };
     }
@@ -222,7 +222,7 @@ export class PgLedger implements Ledger {
       return { ok: false, notAwaiting: row.outcome.slice("status:".length) as LedgerStatus };
     }
     if (row.outcome === "refused") {
-      const check = checkSpend(BigInt(row.amount), input.limits, spentOf(snapshotOf(row)));
+      const check = checkSpend(BigInt(row.amount), input.limits, committedOf(snapshotOf(row)));
       if (check.ok) throw new Error("approve_payment refused an amount checkSpend allows");
       return check;
     }

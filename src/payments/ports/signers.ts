@@ -1,12 +1,18 @@
-import { familyOf, loadKey, type NetworkSchemes, type SignerKey, type WalletDraft } from "../chains/index.js";
-import type { Wallet } from "../protocol/index.js";
+import {
+  familyOf,
+  loadKey,
+  type NetworkSchemes,
+  type SignerKey,
+  type WalletDraft,
+} from "../../chains/index.js";
+import type { Wallet } from "../../protocol/index.js";
 
 /**
  * Server-held keys, and who may use them. A key pays only for its own wallet, and only for requests
  * that present a bearer token bound to that wallet in configuration. Keys stay inside this module
  * and their chain family's scheme clients: nothing here returns or logs them.
  */
-export type { SignerKey } from "../chains/index.js";
+export type { SignerKey } from "../../chains/index.js";
 
 export interface SignerAccess {
   /** The scheme clients (x402 v2 and v1) that sign for this wallet on a network (CAIP-2 id). */
@@ -20,8 +26,6 @@ export interface SignerRegistry {
   find(wallet: Wallet, bearerToken: string | undefined): Promise<SignerLookup>;
   /** Whether a key for this wallet exists and the token may use it (for get_budget). */
   canSign(wallet: Wallet, bearerToken: string | undefined): Promise<boolean>;
-  /** Public addresses of the held keys (for start-up messages). */
-  addresses(): Promise<string[]>;
   /**
    * For a wallet that signs for itself (approval): the SDK's scheme clients for `network`, with a
    * stand-in signer that records what the wallet must sign.
@@ -82,7 +86,6 @@ export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, 
   return {
     find: lookup,
     canSign: async (wallet, token) => (await lookup(wallet, token)).ok,
-    addresses: async () => (await entries).map((e) => e.address),
     draftFor(wallet, network) {
       const family = familyOf(network);
       if (!family) throw new Error(`no chain family for ${network}`);

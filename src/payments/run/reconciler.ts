@@ -1,6 +1,6 @@
-import type { Chains } from "../chains/index.js";
-import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "./ledger.js";
-import type { LedgerStatus } from "./state.js";
+import type { Chains } from "../../chains/index.js";
+import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "../ports/index.js";
+import { type LedgerStatus, UNRESOLVED_STATUSES } from "../rules/index.js";
 
 /**
  * Resolves payments whose outcome is unclear (docs/payments.md, "Reconciliation"). An `unknown` payment
@@ -30,6 +30,21 @@ export interface ReconcilerOptions {
   staleMs: number;
   now?: () => Date;
   onError?: (error: unknown) => void;
+}
+
+/** Approvals the wallet never gave in time: nothing was signed, nothing can be paid. */
+async function expireLapsedApprovals(
+  ledger: Ledger,
+  now: () => Date,
+  onError: ((error: unknown) => void) | undefined,
+): Promise<void> {
+  for (const row of await ledger.listByStatus(["awaiting_approval"])) {
+    if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
+      await ledger
+        .transition(row.paymentId, "expired", { error: "approval window passed" }, now())
+        .catch((e: unknown) => onError?.(e));
+    }
+  }
 }
 
 export function createReconciler(options: ReconcilerOptions): Reconciler {
@@ -70,16 +85,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       return record ? resolveRecord(record) : undefined;
     },
     async sweep() {
-      // Approvals the wallet never gave in time: nothing was signed, nothing can be paid.
-      for (const row of await ledger.listByStatus(["awaiting_approval"])) {
-        if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
-          await ledger
-            .transition(row.paymentId, "expired", { error: "approval window passed" }, now())
-            .catch((e: unknown) => options.onError?.(e));
-        }
-      }
+      await expireLapsedApprovals(ledger, now, options.onError);
       const cutoff = now().getTime() - options.staleMs;
-      const rows = await ledger.listByStatus(["reserved", "unknown", "signed", "submitted"]);
+      const rows = await ledger.listByStatus(UNRESOLVED_STATUSES);
       let resolved = 0;
       let unresolved = 0;
       for (const row of rows) {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { SpendingLimitsInput } from "../protocol/request.js";
+import type { SpendingLimitsInput } from "../../protocol/request.js";
 import {
   type AmountLimits,
   checkSpend,
@@ -13,7 +13,7 @@ import {
   resolveLimits,
   SUGGESTED_LIMITS,
   signingWindowSeconds,
-} from "./policy.js";
+} from "./index.js";
 
 const USD = 1_000_000n;
 const NETWORKS = ["eip155:8453", "eip155:31337", "eip155:84532", "solana:devnet", "solana:mainnet"];
