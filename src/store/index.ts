@@ -4,7 +4,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Ledger } from "../payments/ledger.js";
 import { guardLedger } from "./errors.js";
-import { PgIdempotencyStore } from "./idempotency.js";
+import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
 import { prepareDataDir } from "./template.js";
@@ -26,14 +26,16 @@ export interface StoreOptions {
 }
 
 export interface Store {
-  kind: "pglite" | "postgres";
+  /** "memory": src/store/memory, the same contract kept in this process only (tests). */
+  kind: "pglite" | "postgres" | "memory";
   ledger: Ledger;
   /** Outcomes of requests sent with an Idempotency-Key (the HTTP layer's port), guarded the same way. */
-  idempotency: PgIdempotencyStore;
+  idempotency: IdempotencyStore;
   close(): Promise<void>;
 }
 
 export { guardLedger, isStoreUnavailable, toStoreError } from "./errors.js";
+export { openMemoryStore } from "./memory/index.js";
 
 export const DEFAULT_DATA_DIR = ".data/pglite";
 
