@@ -65,7 +65,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       await roundTrip();
       const row = this.keys.get(key);
       // The first outcome stored is the one replayed.
-      if (!row || row.state !== "in-progress") return;
+      if (row?.state !== "in-progress") return;
       Object.assign(row, {
         state: "complete",
         response: structuredClone(response ?? null),
@@ -91,7 +91,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return this.locks.with([key], async () => {
       await roundTrip();
       const row = this.keys.get(key);
-      if (!row || row.state !== "in-progress" || row.owner !== owner) return false;
+      if (row?.state !== "in-progress" || row.owner !== owner) return false;
       return change(row);
     });
   }
