@@ -12,7 +12,7 @@ import { loadConfig } from "../src/config/index.js";
 import { startDevnet } from "../src/devnet/index.js";
 import { silentLogger } from "../src/log/index.js";
 import { createPayments } from "../src/payments/index.js";
-import { SUGGESTED_LIMITS } from "../src/payments/policy.js";
+import { SUGGESTED_LIMITS } from "../src/payments/rules/index.js";
 import { closeServer, listen } from "../src/service.js";
 import { openStore, type Store } from "../src/store/index.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact, seedPayments } from "./postgres.js";

@@ -18,7 +18,7 @@ import { loadConfig } from "../src/config/index.js";
 import type { Devnet } from "../src/devnet/index.js";
 import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
 import { silentLogger } from "../src/log/index.js";
-import { LEDGER_STATUSES } from "../src/payments/state.js";
+import { LEDGER_STATUSES } from "../src/payments/rules/index.js";
 import { closeServer, listen } from "../src/service.js";
 
 export type SoakChain = "evm" | "solana";

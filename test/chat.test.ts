@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../src/errors/index.js";
 import type { IdempotencyStore } from "../src/http/chat.js";
 import type { IdempotencyState, OutcomeRebuilder } from "../src/http/idempotency.js";
-import type { PaymentRecord } from "../src/payments/ledger.js";
-import { rebuild } from "../src/payments/recovery.js";
+import type { PaymentRecord } from "../src/payments/ports/index.js";
+import { rebuild } from "../src/payments/run/index.js";
 import { PROTOCOL_HEADER, type StreamEvent } from "../src/protocol/index.js";
 import { closeServer, listen } from "../src/service.js";
 import {

@@ -4,13 +4,13 @@ import type { ToolProvider, TurnPrelude } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
-import { ApprovalDesk, type ResumeInput } from "./approval.js";
-import { BalanceBook } from "./balances.js";
-import type { Ledger } from "./ledger.js";
-import { PaymentPipeline, type PipelineConfig } from "./pipeline.js";
-import { createReconciler, type Reconciler } from "./reconciler.js";
-import { ledgerRebuilder } from "./recovery.js";
-import { createSignerRegistry, type SignerRegistry } from "./signers.js";
+import type { Ledger } from "./ports/ledger.js";
+import { createSignerRegistry, type SignerRegistry } from "./ports/signers.js";
+import { ApprovalDesk, type ResumeInput } from "./run/approval.js";
+import { BalanceBook } from "./run/balances.js";
+import { PaymentPipeline, type PipelineConfig } from "./run/pipeline.js";
+import { createReconciler, type Reconciler } from "./run/reconciler.js";
+import { ledgerRebuilder } from "./run/recovery.js";
 import { approvalPrelude, createPaymentTools } from "./tools.js";
 
 /**

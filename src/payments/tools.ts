@@ -18,12 +18,12 @@ import {
   quoteInputSchema,
   TOOL_NAMES,
 } from "../tools/contract.js";
-import type { Resumed } from "./approval.js";
-import { codeOf, type PaymentOutcome } from "./outcome.js";
-import type { PaymentPipeline, PaymentRequest } from "./pipeline.js";
-import { limitRemaining, type Requirement } from "./policy.js";
-import { buildTarget } from "./probe.js";
-import type { SignerRegistry } from "./signers.js";
+import type { SignerRegistry } from "./ports/signers.js";
+import { codeOf, type PaymentOutcome } from "./rules/outcome.js";
+import { limitRemaining, type Requirement } from "./rules/policy.js";
+import type { Resumed } from "./run/approval.js";
+import type { PaymentPipeline, PaymentRequest } from "./run/pipeline.js";
+import { buildTarget } from "./x402/probe.js";
 
 export interface ToolDeps {
   pipeline: PaymentPipeline;

@@ -2,7 +2,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import type { Ledger } from "../payments/ledger.js";
+import type { Ledger } from "../payments/ports/index.js";
 import { guardLedger } from "./errors.js";
 import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";

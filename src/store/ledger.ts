@@ -1,5 +1,4 @@
 import { asc, eq, inArray } from "drizzle-orm";
-import { spentOf } from "../payments/budget.js";
 import {
   type ApproveInput,
   type ApproveResult,
@@ -14,15 +13,16 @@ import {
   type SpendingSummary,
   type StatusEntry,
   type TransitionFields,
-} from "../payments/ledger.js";
-import { checkSpend } from "../payments/policy.js";
+} from "../payments/ports/index.js";
 import {
   assertTransition,
   canTransition,
+  checkSpend,
   IllegalTransitionError,
   LEDGER_STATUSES,
   type LedgerStatus,
-} from "../payments/state.js";
+  spentOf,
+} from "../payments/rules/index.js";
 import type { Db } from "./migrations.js";
 import { payments } from "./schema.js";
 

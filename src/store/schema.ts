@@ -1,6 +1,6 @@
 import { customType, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
-import type { StatusEntry } from "../payments/ledger.js";
-import type { LedgerStatus } from "../payments/state.js";
+import type { StatusEntry } from "../payments/ports/index.js";
+import type { LedgerStatus } from "../payments/rules/index.js";
 
 /**
  * Drizzle table definitions of the ledger. The tables are unqualified: the store sets the

@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Ledger } from "../payments/ledger.js";
+import type { Ledger } from "../payments/ports/index.js";
 import { pgliteQuery } from "./index.js";
 import { PgLedger } from "./ledger.js";
 import { MIGRATIONS, migrate } from "./migrations.js";

@@ -26,7 +26,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { Ledger } from "../../src/payments/ledger.js";
+import type { Ledger } from "../../src/payments/ports/index.js";
 import {
   type Awaiting,
   awaiting,

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import { formatUsd } from "../../src/money/index.js";
-import type { PaymentRecord } from "../../src/payments/ledger.js";
+import type { PaymentRecord } from "../../src/payments/ports/index.js";
 import {
   type Booted,
   boot,

@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { Ledger, PaymentRecord } from "../../src/payments/ledger.js";
-import { SUGGESTED_LIMITS } from "../../src/payments/policy.js";
+import type { Ledger, PaymentRecord } from "../../src/payments/ports/index.js";
+import { SUGGESTED_LIMITS } from "../../src/payments/rules/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import {
   type Booted,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { ReserveInput } from "../../payments/ledger.js";
-import type { AmountLimits } from "../../payments/policy.js";
+import type { ReserveInput } from "../../payments/ports/index.js";
+import type { AmountLimits } from "../../payments/rules/index.js";
 
 /** What the store suites share: amounts, a fixed clock, roomy limits and a payment to reserve. */
 

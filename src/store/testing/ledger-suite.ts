@@ -7,8 +7,8 @@ import {
   type Ledger,
   PaymentNotFoundError,
   type PaymentRecord,
-} from "../../payments/ledger.js";
-import { IllegalTransitionError, LEDGER_STATUSES } from "../../payments/state.js";
+} from "../../payments/ports/index.js";
+import { IllegalTransitionError, LEDGER_STATUSES } from "../../payments/rules/index.js";
 import type { Store } from "../index.js";
 import { at, HOUR, newWallet, payment, roomy, T0, USD } from "./fixtures.js";
 import { describeIdempotencyKeys } from "./idempotency-suite.js";

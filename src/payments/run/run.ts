@@ -1,14 +1,14 @@
-import type { WalletSigningRequest } from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
-import type { SafeResponse } from "../outbound/index.js";
-import type { PaymentStatus, PaymentUpdate } from "../protocol/index.js";
-import { type BudgetBase, budgetMeter } from "./budget.js";
-import type { Ledger, PaymentFacts, PaymentRecord, TransitionFields } from "./ledger.js";
-import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
-import type { AmountLimits, LimitRefusal, Requirement } from "./policy.js";
-import { assertTransition, isLedgerStatus, isTerminal, type LedgerStatus } from "./state.js";
-import type { Unclear } from "./unclear.js";
+import type { WalletSigningRequest } from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { SafeResponse } from "../../outbound/index.js";
+import type { PaymentStatus, PaymentUpdate } from "../../protocol/index.js";
+import type { Ledger, PaymentFacts, PaymentRecord, TransitionFields } from "../ports/ledger.js";
+import { type BudgetBase, budgetMeter } from "../rules/budget.js";
+import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "../rules/outcome.js";
+import type { AmountLimits, LimitRefusal, Requirement } from "../rules/policy.js";
+import { assertTransition, isLedgerStatus, isTerminal, type LedgerStatus } from "../rules/state.js";
+import type { Unclear } from "../rules/unclear.js";
 
 /** What one payment is about, fixed from the quote on. */
 export type RunFacts = Omit<PaymentFacts, "requirement"> & {

@@ -1,6 +1,6 @@
-import type { Chains } from "../chains/index.js";
-import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "./ledger.js";
-import type { LedgerStatus } from "./state.js";
+import type { Chains } from "../../chains/index.js";
+import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "../ports/ledger.js";
+import type { LedgerStatus } from "../rules/state.js";
 
 /**
  * Resolves payments whose outcome is unclear (docs/payments.md, "Reconciliation"). An `unknown` payment

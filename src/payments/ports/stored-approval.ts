@@ -1,7 +1,7 @@
 import type { PaymentPayload } from "@x402/core/types";
-import type { WalletSigningRequest } from "../chains/index.js";
+import type { WalletSigningRequest } from "../../chains/index.js";
+import type { Target } from "../x402/probe.js";
 import type { PaymentRecord } from "./ledger.js";
-import type { Target } from "./probe.js";
 
 /**
  * What a payment awaiting approval keeps in its ledger row (plain JSON, never a signature). Its own

@@ -1,6 +1,6 @@
-import type { AppError, ErrorCode } from "../errors/index.js";
-import type { SafeResponse } from "../outbound/index.js";
-import type { PaymentSummary, PaymentUpdate } from "../protocol/index.js";
+import type { AppError, ErrorCode } from "../../errors/index.js";
+import type { SafeResponse } from "../../outbound/index.js";
+import type { PaymentSummary, PaymentUpdate } from "../../protocol/index.js";
 
 /**
  * Why a payment ended the way it did: a closed set of reasons, each mapped to one error code in

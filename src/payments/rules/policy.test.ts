@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { SpendingLimitsInput } from "../protocol/request.js";
+import type { SpendingLimitsInput } from "../../protocol/request.js";
 import {
   type AmountLimits,
   checkSpend,

@@ -1,9 +1,9 @@
-import { AppError } from "../errors/index.js";
-import type { SafeFetch, SafeResponse } from "../outbound/index.js";
-import { SafeFetchBlockedError } from "../outbound/index.js";
-import type { PayInput } from "../tools/contract.js";
-import type { Reason } from "./outcome.js";
-import { type PaymentDemand, readPaymentDemand } from "./x402.js";
+import { AppError } from "../../errors/index.js";
+import type { SafeFetch, SafeResponse } from "../../outbound/index.js";
+import { SafeFetchBlockedError } from "../../outbound/index.js";
+import type { PayInput } from "../../tools/contract.js";
+import type { Reason } from "../rules/outcome.js";
+import { type PaymentDemand, readPaymentDemand } from "./wire.js";
 
 /** An HTTP call to a service, as the tools describe it. */
 export interface Target {

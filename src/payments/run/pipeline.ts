@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { ChainUnreadable, WalletCannotPay } from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
-import type { SafeFetch } from "../outbound/index.js";
-import type { SpendingLimitsInput, Wallet } from "../protocol/index.js";
-import type { PayInput, QuoteInput } from "../tools/contract.js";
-import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "./admission.js";
-import { type BalanceBook, BalanceReads, refuseIfShort } from "./balances.js";
-import { spentOf } from "./budget.js";
-import { type DeliveryDeps, deliver } from "./delivery.js";
-import type { Ledger } from "./ledger.js";
-import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "./outcome.js";
+import { ChainUnreadable, WalletCannotPay } from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { SafeFetch } from "../../outbound/index.js";
+import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+import type { PayInput, QuoteInput } from "../../tools/contract.js";
+import type { Ledger } from "../ports/ledger.js";
+import type { SignerAccess, SignerRegistry } from "../ports/signers.js";
+import type { StoredApproval } from "../ports/stored-approval.js";
+import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "../rules/admission.js";
+import { spentOf } from "../rules/budget.js";
+import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "../rules/outcome.js";
 import {
   checkSpend,
   type EffectiveLimits,
@@ -20,13 +20,13 @@ import {
   type Requirement,
   resolveLimits,
   type SpentSoFar,
-} from "./policy.js";
-import { buildTarget, type PaymentDemandProbe, probe, type Target } from "./probe.js";
+} from "../rules/policy.js";
+import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x402/probe.js";
+import { type SignedPayment, signOffer } from "../x402/wire.js";
+import { type BalanceBook, BalanceReads, refuseIfShort } from "./balances.js";
+import { type DeliveryDeps, deliver } from "./delivery.js";
 import type { Reconciler } from "./reconciler.js";
 import { PaymentRun } from "./run.js";
-import type { SignerAccess, SignerRegistry } from "./signers.js";
-import type { StoredApproval } from "./stored-approval.js";
-import { type SignedPayment, signOffer } from "./x402.js";
 
 /** Settings of the payment pipeline (server configuration, see docs/payments.md). */
 export interface PipelineConfig extends AdmissionPolicy {

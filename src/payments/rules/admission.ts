@@ -1,5 +1,5 @@
-import { formatUsd, parseUsd } from "../money/index.js";
-import type { Wallet } from "../protocol/index.js";
+import { formatUsd, parseUsd } from "../../money/index.js";
+import type { Wallet } from "../../protocol/index.js";
 import type { Reason } from "./outcome.js";
 import {
   checkSpend,

@@ -1,4 +1,4 @@
-import type { PaymentStatus } from "../protocol/stream.js";
+import type { PaymentStatus } from "../../protocol/stream.js";
 
 /**
  * The payment state machine, pure. Every ledger write goes through `assertTransition`, so a payment

@@ -1,7 +1,7 @@
-import type { SafeResponse } from "../outbound/index.js";
+import type { SafeResponse } from "../../outbound/index.js";
+import { parseJson } from "../x402/probe.js";
+import { readPaymentDemand } from "../x402/wire.js";
 import type { Reason } from "./outcome.js";
-import { parseJson } from "./probe.js";
-import { readPaymentDemand } from "./x402.js";
 
 /** How a payment whose outcome was unclear right after sending stands now. */
 export interface Unclear {

@@ -6,8 +6,8 @@ import type {
   PaymentRequirements,
   SettleResponse,
 } from "@x402/core/types";
-import { familyOf, type NetworkSchemes, v1Networks } from "../chains/index.js";
-import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "./policy.js";
+import { familyOf, type NetworkSchemes, v1Networks } from "../../chains/index.js";
+import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "../rules/policy.js";
 
 /**
  * The x402 protocol, through the official SDK: read a 402 (v2 `PAYMENT-REQUIRED` header or v1 JSON

@@ -1,5 +1,5 @@
-import { type ChainName, sameAsset, walletCanUse } from "../chains/index.js";
-import type { SpendingLimitsInput } from "../protocol/request.js";
+import { type ChainName, sameAsset, walletCanUse } from "../../chains/index.js";
+import type { SpendingLimitsInput } from "../../protocol/request.js";
 
 /**
  * Spending policy as pure functions: which limits apply, whether an amount fits them, and which

@@ -1,12 +1,18 @@
-import { familyOf, loadKey, type NetworkSchemes, type SignerKey, type WalletDraft } from "../chains/index.js";
-import type { Wallet } from "../protocol/index.js";
+import {
+  familyOf,
+  loadKey,
+  type NetworkSchemes,
+  type SignerKey,
+  type WalletDraft,
+} from "../../chains/index.js";
+import type { Wallet } from "../../protocol/index.js";
 
 /**
  * Server-held keys, and who may use them. A key pays only for its own wallet, and only for requests
  * that present a bearer token bound to that wallet in configuration. Keys stay inside this module
  * and their chain family's scheme clients: nothing here returns or logs them.
  */
-export type { SignerKey } from "../chains/index.js";
+export type { SignerKey } from "../../chains/index.js";
 
 export interface SignerAccess {
   /** The scheme clients (x402 v2 and v1) that sign for this wallet on a network (CAIP-2 id). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PAYMENT_STATUSES } from "../protocol/stream.js";
+import { PAYMENT_STATUSES } from "../../protocol/stream.js";
 import {
   assertTransition,
   canTransition,

@@ -7,21 +7,21 @@ import {
   type WalletAnswer,
   WalletAnswerMismatch,
   WalletCannotPay,
-} from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
-import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../protocol/index.js";
-import { spentOf } from "./budget.js";
+} from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+import type { Ledger, PaymentRecord } from "../ports/ledger.js";
+import { type StoredApproval, storedServiceName } from "../ports/stored-approval.js";
+import { spentOf } from "../rules/budget.js";
+import type { PaymentObserver, PaymentOutcome } from "../rules/outcome.js";
+import { checkSpend, isServiceAllowed, type LimitRefusal, type Requirement } from "../rules/policy.js";
+import { IllegalTransitionError } from "../rules/state.js";
+import { probe } from "../x402/probe.js";
+import { checkSigned, paymentHeaders } from "../x402/wire.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
-import type { Ledger, PaymentRecord } from "./ledger.js";
-import type { PaymentObserver, PaymentOutcome } from "./outcome.js";
 import type { PaymentPipeline } from "./pipeline.js";
-import { checkSpend, isServiceAllowed, type LimitRefusal, type Requirement } from "./policy.js";
-import { probe } from "./probe.js";
 import { PaymentRun } from "./run.js";
-import { IllegalTransitionError } from "./state.js";
-import { type StoredApproval, storedServiceName } from "./stored-approval.js";
-import { checkSigned, paymentHeaders } from "./x402.js";
 
 /**
  * Approval in the user's own wallet (docs/payments.md, "Approval"; docs/protocol.md has the round

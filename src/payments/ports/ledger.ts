@@ -1,5 +1,5 @@
-import type { AmountLimits, LimitRefusal } from "./policy.js";
-import type { LedgerStatus } from "./state.js";
+import type { AmountLimits, LimitRefusal } from "../rules/policy.js";
+import type { LedgerStatus } from "../rules/state.js";
 
 /**
  * The ledger port: what the payment pipeline needs from storage. The pipeline depends on this

@@ -1,11 +1,11 @@
-import type { SafeFetch, SafeResponse } from "../outbound/index.js";
-import type { Ledger, PaymentRecord } from "./ledger.js";
-import type { PaymentOutcome } from "./outcome.js";
-import type { Target } from "./probe.js";
+import type { SafeFetch, SafeResponse } from "../../outbound/index.js";
+import type { Ledger, PaymentRecord } from "../ports/ledger.js";
+import type { PaymentOutcome } from "../rules/outcome.js";
+import { unclearReason } from "../rules/unclear.js";
+import type { Target } from "../x402/probe.js";
+import { readSettlement } from "../x402/wire.js";
 import type { Reconciler } from "./reconciler.js";
 import type { PaymentRun } from "./run.js";
-import { unclearReason } from "./unclear.js";
-import { readSettlement } from "./x402.js";
 
 /** How long an unclear payment's immediate check on chain may hold the stream. */
 const RESOLVE_NOW_MS = 5000;

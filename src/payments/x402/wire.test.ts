@@ -2,10 +2,10 @@ import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from "@x402
 import { verifyTypedData } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import type { NetworkSchemes } from "../chains/index.js";
+import type { NetworkSchemes } from "../../chains/index.js";
+import { createSignerRegistry } from "../ports/signers.js";
 import { buildTarget } from "./probe.js";
-import { createSignerRegistry } from "./signers.js";
-import { readPaymentDemand, SigningError, safeDetail, signOffer } from "./x402.js";
+import { readPaymentDemand, SigningError, safeDetail, signOffer } from "./wire.js";
 
 // Hardhat's first published test account: a devnet key, never a real one.
 const KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";

@@ -1,6 +1,6 @@
-import { formatUsd } from "../money/index.js";
-import type { BudgetMeter, LimitMeter, Money, PaymentStatus } from "../protocol/index.js";
-import type { BudgetSnapshot } from "./ledger.js";
+import { formatUsd } from "../../money/index.js";
+import type { BudgetMeter, LimitMeter, Money, PaymentStatus } from "../../protocol/index.js";
+import type { BudgetSnapshot } from "../ports/ledger.js";
 import type { AmountLimits } from "./policy.js";
 
 /**

@@ -1,9 +1,9 @@
-import type { FinishReason } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
-import type { FinishPayload, PaymentSummary, PaymentUpdate, StreamEvent } from "../protocol/index.js";
-import type { Ledger, PaymentRecord } from "./ledger.js";
-import type { LedgerStatus } from "./state.js";
-import { storedServiceName } from "./stored-approval.js";
+import type { FinishReason } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { FinishPayload, PaymentSummary, PaymentUpdate, StreamEvent } from "../../protocol/index.js";
+import type { Ledger, PaymentRecord } from "../ports/ledger.js";
+import { storedServiceName } from "../ports/stored-approval.js";
+import type { LedgerStatus } from "../rules/state.js";
 
 /**
  * Answers rebuilt from the ledger (docs/protocol.md, "After a crash"). When the process answering
