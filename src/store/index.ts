@@ -6,6 +6,7 @@ import type { Ledger } from "../payments/ports/index.js";
 import { guardLedger } from "./errors.js";
 import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";
+import { MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
 import { prepareDataDir } from "./template.js";
 
@@ -35,7 +36,6 @@ export interface Store {
 }
 
 export { guardLedger, isStoreUnavailable, toStoreError } from "./errors.js";
-export { openMemoryStore } from "./memory/index.js";
 
 export const DEFAULT_DATA_DIR = ".data/pglite";
 
@@ -90,6 +90,19 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await client.close();
     throw error;
   }
+}
+
+/**
+ * The store in this process's memory (src/store/memory): the same contract, for tests of the
+ * payment core that need no database. Nothing is kept after the process ends; `close` frees nothing.
+ */
+export function openMemoryStore(): Store {
+  return {
+    kind: "memory",
+    ledger: new MemoryLedger(),
+    idempotency: new MemoryIdempotencyStore(),
+    close: async () => {},
+  };
 }
 
 /** The ledger's hot queries on postgres.js (a pooled connection, parameters as given). */

@@ -7,8 +7,8 @@ import {
   type NetworkSchemes,
   type SchemeClient,
   type SigningExpectation,
-  type WalletDraft,
   WalletAnswerMismatch,
+  type WalletDraft,
   type WalletSigningRequest,
 } from "../types.js";
 import type { ToyAuthorization, ToyChain } from "./toy-chain.js";

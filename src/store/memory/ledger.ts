@@ -1,4 +1,3 @@
-import { spentOf } from "../../payments/budget.js";
 import {
   type ApproveInput,
   type ApproveResult,
@@ -12,9 +11,14 @@ import {
   type SpendingSummary,
   type StatusEntry,
   type TransitionFields,
-} from "../../payments/ledger.js";
-import { checkSpend } from "../../payments/policy.js";
-import { assertTransition, IllegalTransitionError, type LedgerStatus } from "../../payments/state.js";
+} from "../../payments/ports/index.js";
+import {
+  assertTransition,
+  checkSpend,
+  IllegalTransitionError,
+  type LedgerStatus,
+  spentOf,
+} from "../../payments/rules/index.js";
 import { Locks, roundTrip } from "./locks.js";
 import { SpendTotals } from "./totals.js";
 

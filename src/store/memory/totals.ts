@@ -1,5 +1,5 @@
-import { DAILY_WINDOW_MS, DAILY_WINDOW_SLACK_MS } from "../../payments/ledger.js";
-import { countsAsSpent, type LedgerStatus } from "../../payments/state.js";
+import { DAILY_WINDOW_MS, DAILY_WINDOW_SLACK_MS } from "../../payments/ports/index.js";
+import { countsAsSpent, type LedgerStatus } from "../../payments/rules/index.js";
 
 /**
  * Running spend totals, as migration 6 keeps them on PostgreSQL (docs/payments.md, "Running
