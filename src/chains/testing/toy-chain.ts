@@ -50,6 +50,10 @@ export class ToyChain {
   unreadable = false;
   /** The next signatures throw while set (a key that cannot sign). */
   signingFails = false;
+  /** Wallets that could never pay with their own signature (a contract wallet, say). */
+  readonly cannotPay = new Set<string>();
+  /** The checks an approval reads from the chain (can this wallet pay?) throw ChainUnreadable while set. */
+  walletChecksDown = false;
 
   private readonly secrets = new Map<string, string>();
   private readonly balances = new Map<string, bigint>();

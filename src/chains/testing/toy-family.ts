@@ -3,11 +3,13 @@ import { z } from "zod/v4";
 import {
   type ChainConnection,
   type ChainFamily,
+  ChainUnreadable,
   type LoadedKey,
   type NetworkSchemes,
   type SchemeClient,
   type SigningExpectation,
   WalletAnswerMismatch,
+  WalletCannotPay,
   type WalletDraft,
   type WalletSigningRequest,
 } from "../types.js";
@@ -125,6 +127,15 @@ export function createToyFamily(chain: ToyChain): ChainFamily<ToyKey> {
         schemes: both(schemeFor(chain, address, false)),
         request: (payload) => typedData(network, authorizationOf(payload)),
         expiresAt: (payload) => Number(authorizationOf(payload).validBefore),
+        async assertCanPay() {
+          if (chain.walletChecksDown) throw new ChainUnreadable("the toy chain does not answer");
+          if (chain.cannotPay.has(address)) {
+            throw new WalletCannotPay(
+              "contract_wallet_unsupported",
+              "This toy wallet cannot sign for the token.",
+            );
+          }
+        },
       };
     },
     async completeForWallet(payload, request, answer, wallet) {
