@@ -1,0 +1,52 @@
+import { encodePaymentRequiredHeader } from "@x402/core/http";
+import { describe, expect, it } from "vitest";
+import type { SafeResponse } from "../../outbound/index.js";
+import { REASONS } from "./outcome.js";
+import { unclearReason } from "./unclear.js";
+
+/** What an answer after sending means (pure): the reason, never the service's words as a code. */
+
+function answer(status: number, headers: Record<string, string> = {}): SafeResponse {
+  return {
+    status,
+    headers: new Headers(headers),
+    url: "https://toy.example/",
+    method: "GET",
+    body: new TextEncoder().encode("{}"),
+    truncated: false,
+  };
+}
+const rejected = (error: string) =>
+  answer(402, {
+    "PAYMENT-REQUIRED": encodePaymentRequiredHeader({
+      x402Version: 2,
+      error,
+      resource: { url: "https://toy.example/" },
+      accepts: [],
+    } as never),
+  });
+
+describe("an unclear answer after sending", () => {
+  it.each([
+    ["no answer", undefined, "no_response"],
+    ["a 402 saying insufficient funds", rejected("insufficient_funds"), "rejected_insufficient_funds"],
+    ["a 402 for any other reason", rejected("nonce already used"), "payment_rejected"],
+    ["a 402 without a readable demand", answer(402), "payment_rejected"],
+    ["a redirect", answer(302), "redirected_after_payment"],
+    ["a success without a settlement proof", answer(200), "no_settlement_proof"],
+    ["a server error", answer(503), "service_error_after_payment"],
+    ["a client error", answer(404), "service_error_after_payment"],
+  ] as const)("%s", (_name, response, reason) => {
+    const unclear = unclearReason(response);
+    expect(unclear.reason).toBe(reason);
+    expect(Object.keys(REASONS)).toContain(unclear.reason);
+  });
+
+  it("keeps the service's own words in the detail, bounded, and out of the message", () => {
+    const words = `insufficient ${"x".repeat(500)}`;
+    const unclear = unclearReason(rejected(words));
+    expect(unclear.detail.length).toBeLessThanOrEqual(200);
+    expect(unclear.detail.startsWith("insufficient")).toBe(true);
+    expect(unclear.message).not.toContain("xxx");
+  });
+});
