@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type AdmissionPolicy, type AdmissionRequest, admit } from "./admission.js";
-import type { EffectiveLimits, Requirement } from "./policy.js";
+import {
+  type AdmissionPolicy,
+  type AdmissionRequest,
+  admit,
+  type EffectiveLimits,
+  type Requirement,
+} from "./index.js";
 
 /** Admission (pure): the one check a quote and a payment share, rule by rule, in its order. */
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../protocol/index.js";
-import { type BudgetBase, budgetMeter, spentOf } from "./budget.js";
-import { countsAsSpent } from "./state.js";
+import { type BudgetBase, budgetMeter, countsAsSpent, spentOf } from "./index.js";
 
 /** The budget meter every `p:` update carries (pure): where this payment's amount sits, per status. */
 

@@ -1,8 +1,7 @@
 import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { describe, expect, it } from "vitest";
 import type { SafeResponse } from "../../outbound/index.js";
-import { REASONS } from "./outcome.js";
-import { unclearReason } from "./unclear.js";
+import { REASONS, unclearReason } from "./index.js";
 
 /** What an answer after sending means (pure): the reason, never the service's words as a code. */
 

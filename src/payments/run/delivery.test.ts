@@ -4,8 +4,7 @@ import type { SafeFetch, SafeFetchInit, SafeResponse } from "../../outbound/inde
 import { MemoryLedger } from "../../store/memory/index.js";
 import type { PaymentRecord } from "../ports/index.js";
 import { Clock, RecordingObserver, USD } from "../testing/index.js";
-import { deliver } from "./delivery.js";
-import { PaymentRun } from "./run.js";
+import { deliver, PaymentRun } from "./index.js";
 
 /**
  * Delivery (unit, memory ledger): the paid request goes to the payee once, and what comes back

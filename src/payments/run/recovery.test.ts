@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { FinishPayload, StreamEvent } from "../../protocol/index.js";
 import { createToyWorld, type ToyWorld } from "../testing/index.js";
-import { ledgerRebuilder } from "./recovery.js";
+import { ledgerRebuilder } from "./index.js";
 
 /**
  * Recovery (unit): the answer an interrupted attempt's key gets is rebuilt from the ledger rows the

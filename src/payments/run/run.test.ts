@@ -6,8 +6,7 @@ import { MemoryLedger } from "../../store/memory/index.js";
 import type { PaymentRecord } from "../ports/index.js";
 import { type AmountLimits, canTransition, type Requirement } from "../rules/index.js";
 import { Clock, RecordingObserver, USD } from "../testing/index.js";
-import { createReconciler } from "./reconciler.js";
-import { PaymentRun } from "./run.js";
+import { createReconciler, PaymentRun } from "./index.js";
 
 /**
  * `PaymentRun` on the memory ledger (unit): every step it can take, one journey per row, with the
