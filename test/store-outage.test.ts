@@ -17,7 +17,7 @@ import { silentLogger } from "../src/log/index.js";
 import type { Ledger } from "../src/payments/ports/index.js";
 import { decodeStream, type StreamEvent } from "../src/protocol/index.js";
 import { PgIdempotencyStore } from "../src/store/idempotency.js";
-import { guardLedger, postgresQuery } from "../src/store/index.js";
+import { guardStore, postgresQuery } from "../src/store/index.js";
 import { PgLedger } from "../src/store/ledger.js";
 import {
   budgetInputSchema,
@@ -64,8 +64,8 @@ beforeAll(async () => {
     onnotice: () => {},
   });
   rawLedger = new PgLedger(drizzle(sql), postgresQuery(sql));
-  downLedger = guardLedger(rawLedger);
-  downIdempotency = guardLedger(new PgIdempotencyStore(drizzle(sql)));
+  downLedger = guardStore(rawLedger);
+  downIdempotency = guardStore(new PgIdempotencyStore(drizzle(sql)));
 });
 afterAll(async () => {
   await sql?.end({ timeout: 1 });

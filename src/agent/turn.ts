@@ -13,11 +13,11 @@ import type {
   ChatRequest,
   FinishPayload,
   ModelAlias,
-  PaymentStatus,
   PaymentSummary,
   PaymentUpdate,
   StreamEvent,
 } from "../protocol/index.js";
+import { PAYMENT_STATUS } from "../protocol/index.js";
 import { APPROVAL_CALL_PREFIX } from "../tools/contract.js";
 import type { ToolExchange, ToolProvider, TurnContext, TurnPrelude } from "./context.js";
 import { type GuardedTools, guardTools } from "./guard.js";
@@ -102,8 +102,6 @@ function describeModelError(error: unknown): AppError {
   }
   return new AppError("model_error", "The model provider failed. Try again or choose another model.");
 }
-
-const IN_FLIGHT: ReadonlySet<PaymentStatus> = new Set(["quoted", "reserved", "signed", "submitted"]);
 
 const ignore = () => {};
 
@@ -301,7 +299,7 @@ export async function runTurn(
   const all = [...payments.values()];
   // Payments streamed but not yet finished (their tool is still running): their last known status.
   for (const update of updates.values()) {
-    if (payments.has(update.paymentId) || !IN_FLIGHT.has(update.status)) continue;
+    if (payments.has(update.paymentId) || !PAYMENT_STATUS[update.status].inFlight) continue;
     all.push({
       paymentId: update.paymentId,
       status: update.status,

@@ -1,9 +1,10 @@
-import type {
-  BudgetMeter,
-  ErrorPayload,
-  FinishPayload,
-  PaymentUpdate,
-  StreamEvent,
+import {
+  type BudgetMeter,
+  type ErrorPayload,
+  type FinishPayload,
+  PAYMENT_STATUS,
+  type PaymentUpdate,
+  type StreamEvent,
 } from "../client/index.js";
 
 /**
@@ -52,7 +53,6 @@ function painter(color: boolean): Record<keyof typeof CODES, Paint> {
 }
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-const TERMINAL = new Set(["settled", "refused", "failed", "unknown", "released", "rejected", "expired"]);
 
 const usd = (value: string) => `$${value}`;
 
@@ -207,7 +207,7 @@ export class Renderer {
 
   private payment(update: PaymentUpdate): void {
     const text = paymentLine(update);
-    const done = TERMINAL.has(update.status) || update.status === "awaiting_approval";
+    const done = !PAYMENT_STATUS[update.status].inFlight;
     if (!this.err.isTTY) {
       if (this.lastStatus.get(update.paymentId) === text) return;
       this.lastStatus.set(update.paymentId, text);
@@ -242,7 +242,7 @@ export class Renderer {
   private mark(status: PaymentUpdate["status"], spinning: boolean): string {
     if (status === "settled") return this.paint.green("✓");
     if (status === "awaiting_approval") return this.paint.yellow("?");
-    if (TERMINAL.has(status)) return this.paint.red("✗");
+    if (!PAYMENT_STATUS[status].inFlight) return this.paint.red("✗");
     return this.paint.cyan(spinning ? (SPINNER[this.frame % SPINNER.length] ?? "•") : "•");
   }
 

@@ -10,7 +10,16 @@
  * ```
  */
 
+/** The service's stable error codes as a union, to `switch` on a problem's or an `e:` line's `code`. */
+export type { ErrorCode } from "../errors/index.js";
 export { type PaymentState, paymentStateSchema } from "../protocol/payment.js";
+export {
+  isCommitted,
+  isFinal,
+  PAYMENT_STATUS,
+  type PaymentStatusFacts,
+  type StatusTone,
+} from "../protocol/status.js";
 export {
   type ApprovalRequest,
   type BudgetMeter,

@@ -4,13 +4,18 @@ import type { ToolProvider, TurnPrelude } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
-import type { Ledger } from "./ports/ledger.js";
-import { createSignerRegistry, type SignerRegistry } from "./ports/signers.js";
-import { ApprovalDesk, type ResumeInput } from "./run/approval.js";
-import { BalanceBook } from "./run/balances.js";
-import { PaymentPipeline, type PipelineConfig } from "./run/pipeline.js";
-import { createReconciler, type Reconciler } from "./run/reconciler.js";
-import { ledgerRebuilder } from "./run/recovery.js";
+import type { Ledger } from "./ports/index.js";
+import { createSignerRegistry, type SignerRegistry } from "./ports/index.js";
+import {
+  ApprovalDesk,
+  BalanceBook,
+  createReconciler,
+  ledgerRebuilder,
+  PaymentPipeline,
+  type PipelineConfig,
+  type Reconciler,
+  type ResumeInput,
+} from "./run/index.js";
 import { approvalPrelude, createPaymentTools } from "./tools.js";
 
 /**
@@ -90,7 +95,7 @@ export function createPayments(options: PaymentsOptions): Payments {
   const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
   const approvals = new ApprovalDesk({
     ledger,
-    pipeline,
+    limits: options.limits,
     chains,
     reconciler,
     fetch: safeFetch,

@@ -18,12 +18,10 @@ import {
   quoteInputSchema,
   TOOL_NAMES,
 } from "../tools/contract.js";
-import type { SignerRegistry } from "./ports/signers.js";
-import { codeOf, type PaymentOutcome } from "./rules/outcome.js";
-import { limitRemaining, type Requirement } from "./rules/policy.js";
-import type { Resumed } from "./run/approval.js";
-import type { PaymentPipeline, PaymentRequest } from "./run/pipeline.js";
-import { buildTarget } from "./x402/probe.js";
+import type { SignerRegistry } from "./ports/index.js";
+import { codeOf, limitRemaining, type PaymentOutcome, type Requirement } from "./rules/index.js";
+import type { PaymentPipeline, PaymentRequest, Resumed } from "./run/index.js";
+import { buildTarget } from "./x402/index.js";
 
 export interface ToolDeps {
   pipeline: PaymentPipeline;
@@ -222,7 +220,7 @@ export function createPaymentTools(deps: ToolDeps): ToolProvider {
 
     async function budget(): Promise<BudgetOutput> {
       const limits = deps.pipeline.limitsFor(request);
-      const s = await deps.pipeline.spent(request);
+      const s = await deps.pipeline.committed(request);
       const remaining = limitRemaining(limits, s);
       const balances: BudgetOutput["balances"] = [];
       const wallet = ctx.wallet;

@@ -4,7 +4,7 @@ import { AppError, isAppError } from "../errors/index.js";
 /**
  * The store's error boundary. A driver error carries the SQL and its parameters in its message
  * ("Failed query: select ... params: 0x7099...,2026-..."), which must never reach a client or a
- * model. So every ledger call goes through {@link guardLedger}: an error meaning the database
+ * model. So every call to a store (the ledger, the idempotency store) goes through {@link guardStore}: an error meaning the database
  * cannot be reached becomes AppError `store_unavailable` (503, retry later), any other driver
  * error becomes AppError `internal`; both keep the original as `cause`, for the logs only. The
  * ledger's own errors (unknown payment, refused transition, bad arguments) pass unchanged.
@@ -93,8 +93,8 @@ export function toStoreError(error: unknown): unknown {
   return error;
 }
 
-/** Wrap every method of a store object (the ledger) so what it throws passes {@link toStoreError}. */
-export function guardLedger<T extends object>(target: T): T {
+/** Wrap every method of a store object (the ledger, the idempotency store) so what it throws passes {@link toStoreError}. */
+export function guardStore<T extends object>(target: T): T {
   return new Proxy(target, {
     get(object, property) {
       const value: unknown = Reflect.get(object, property, object);

@@ -3,7 +3,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Ledger } from "../payments/ports/index.js";
-import { guardLedger } from "./errors.js";
+import { guardStore } from "./errors.js";
 import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";
 import { MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
@@ -35,7 +35,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export { guardLedger, isStoreUnavailable, toStoreError } from "./errors.js";
+export { guardStore, isStoreUnavailable, toStoreError } from "./errors.js";
 
 export const DEFAULT_DATA_DIR = ".data/pglite";
 
@@ -66,8 +66,8 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     }
     return {
       kind: "postgres",
-      ledger: guardLedger(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
-      idempotency: guardLedger(new PgIdempotencyStore(db)),
+      ledger: guardStore(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
+      idempotency: guardStore(new PgIdempotencyStore(db)),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -82,8 +82,8 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await migrate(db, schema);
     return {
       kind: "pglite",
-      ledger: guardLedger(new PgLedger(db, pgliteQuery(client))),
-      idempotency: guardLedger(new PgIdempotencyStore(db)),
+      ledger: guardStore(new PgLedger(db, pgliteQuery(client))),
+      idempotency: guardStore(new PgIdempotencyStore(db)),
       close: () => client.close(),
     };
   } catch (error) {

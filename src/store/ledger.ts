@@ -18,10 +18,10 @@ import {
   assertTransition,
   canTransition,
   checkSpend,
+  committedOf,
   IllegalTransitionError,
   LEDGER_STATUSES,
   type LedgerStatus,
-  spentOf,
 } from "../payments/rules/index.js";
 import type { Db } from "./migrations.js";
 import { payments } from "./schema.js";
@@ -142,7 +142,7 @@ export class PgLedger implements Ledger {
     if (row.outcome === "duplicate") throw new Error(`payment id ${input.paymentId} already exists`);
     const budget = snapshotOf(row);
     if (row.outcome !== "reserved") {
-      const check = checkSpend(input.amount, input.limits, spentOf(budget));
+      const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (check.ok) throw new Error("reserve_payment refused an amount checkSpend allows");
       return { ...check, budget };
     }
@@ -222,7 +222,7 @@ export class PgLedger implements Ledger {
       return { ok: false, notAwaiting: row.outcome.slice("status:".length) as LedgerStatus };
     }
     if (row.outcome === "refused") {
-      const check = checkSpend(BigInt(row.amount), input.limits, spentOf(snapshotOf(row)));
+      const check = checkSpend(BigInt(row.amount), input.limits, committedOf(snapshotOf(row)));
       if (check.ok) throw new Error("approve_payment refused an amount checkSpend allows");
       return check;
     }

@@ -72,7 +72,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // Check-and-reserve as one function call: one round trip instead of five statements. Each
     // statement of a VOLATILE plpgsql function takes a new snapshot, so the sums are read after the
     // wallet's budget row is locked and see every reservation committed before (READ COMMITTED).
-    // The rule is checkSpend's (src/payments/rules/policy.ts), remaining amounts clamped at zero; the
+    // The rule is checkSpend's (src/payments/rules/limits.ts), remaining amounts clamped at zero; the
     // ledger suite holds the two to the same answers.
     up: (s) => [
       `CREATE FUNCTION ${s}.reserve_payment(
@@ -333,7 +333,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // their payments on every check (docs/payments.md, "Running totals"), so a check costs the same
     // at 10 or 100,000 payments. Self-contained: its own tables, functions and triggers.
     //
-    // What counts is what counted before (src/payments/rules/state.ts, `countsAsSpent`): `reserved`,
+    // What counts is what counted before (src/protocol/status.ts, `isCommitted`): `reserved`,
     // `signed` and `submitted` as pending; `settled` and `unknown` as spent; `failed`, `released`,
     // `awaiting_approval`, `rejected` and `expired` not at all. Per wallet, the totals are kept per
     // 5-minute bucket of the payment's `created_at` (`spend_bucket`); the daily window reads every

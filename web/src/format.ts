@@ -1,3 +1,4 @@
+import { PAYMENT_STATUS, type StatusTone } from "../../src/protocol/status.js";
 import type { PaymentStatus } from "../../src/protocol/stream.js";
 
 /** Block explorers of the public networks, by CAIP-2 id; local networks (the devnet) have none. */
@@ -79,26 +80,9 @@ export const STATUS_LABELS: Record<PaymentStatus, string> = {
   expired: "Expired",
 };
 
-export type StatusTone = "neutral" | "progress" | "ok" | "bad" | "wait";
+export type { StatusTone } from "../../src/protocol/status.js";
 
+/** How a status is coloured: the shared status table's tone (src/protocol/status.ts). */
 export function statusTone(status: PaymentStatus): StatusTone {
-  switch (status) {
-    case "settled":
-      return "ok";
-    case "failed":
-    case "refused":
-    case "rejected":
-    case "expired":
-      return "bad";
-    case "awaiting_approval":
-      return "wait";
-    case "reserved":
-    case "signed":
-    case "submitted":
-      return "progress";
-    case "quoted":
-    case "unknown":
-    case "released":
-      return "neutral";
-  }
+  return PAYMENT_STATUS[status].tone;
 }

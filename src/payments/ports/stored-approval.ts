@@ -1,6 +1,6 @@
 import type { PaymentPayload } from "@x402/core/types";
 import type { WalletSigningRequest } from "../../chains/index.js";
-import type { Target } from "../x402/probe.js";
+import type { Target } from "../x402/index.js";
 import type { PaymentRecord } from "./ledger.js";
 
 /**

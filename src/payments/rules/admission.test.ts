@@ -68,21 +68,21 @@ describe("admission", () => {
     [
       "over the per-transaction limit",
       [offer({ amount: "1000001" })],
-      { spent: { today: 0n, thisRequest: 0n } },
+      { committed: { today: 0n, thisRequest: 0n } },
       "limit_exceeded",
       true,
     ],
     [
       "over what remains of the request",
       [offer()],
-      { spent: { today: 0n, thisRequest: 1_800_000n } },
+      { committed: { today: 0n, thisRequest: 1_800_000n } },
       "limit_exceeded",
       true,
     ],
     [
       "over what remains of the day",
       [offer()],
-      { spent: { today: 9_800_000n, thisRequest: 0n } },
+      { committed: { today: 9_800_000n, thisRequest: 0n } },
       "limit_exceeded",
       true,
     ],
@@ -94,7 +94,11 @@ describe("admission", () => {
   });
 
   it("checks the price shown before the time left, and the time before the limits", () => {
-    const all = request({ shownUsd: "0.20", timeLeftMs: 0, spent: { today: 10n * USD, thisRequest: 0n } });
+    const all = request({
+      shownUsd: "0.20",
+      timeLeftMs: 0,
+      committed: { today: 10n * USD, thisRequest: 0n },
+    });
     expect(admit([offer()], all, policy)).toMatchObject({ reason: "price_changed" });
     expect(admit([offer()], { ...all, shownUsd: "0.25" }, policy)).toMatchObject({
       reason: "too_little_time",
@@ -106,14 +110,14 @@ describe("admission", () => {
   });
 
   it("admits exactly up to each limit, and leaves the amounts to the reservation when nothing was read", () => {
-    const spent = { today: 9_750_000n, thisRequest: 1_750_000n };
-    expect(admit([offer()], request({ spent }), policy)).toMatchObject({ ok: true });
-    expect(admit([offer()], request({ spent: { ...spent, today: spent.today + 1n } }), policy)).toMatchObject(
-      {
-        ok: false,
-        details: { limit: "daily" },
-      },
-    );
+    const committed = { today: 9_750_000n, thisRequest: 1_750_000n };
+    expect(admit([offer()], request({ committed }), policy)).toMatchObject({ ok: true });
+    expect(
+      admit([offer()], request({ committed: { ...committed, today: committed.today + 1n } }), policy),
+    ).toMatchObject({
+      ok: false,
+      details: { limit: "daily" },
+    });
     expect(admit([offer({ amount: "1000001" })], request(), policy)).toMatchObject({ ok: true });
   });
 });

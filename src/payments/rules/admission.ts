@@ -1,19 +1,14 @@
 import { formatUsd, parseUsd } from "../../money/index.js";
 import type { Wallet } from "../../protocol/index.js";
+import { type Committed, checkSpend, type EffectiveLimits, limitExceeded } from "./limits.js";
+import { chooseOffer, type Requirement } from "./offers.js";
 import type { Reason } from "./outcome.js";
-import {
-  checkSpend,
-  chooseOffer,
-  type EffectiveLimits,
-  type Requirement,
-  type SpentSoFar,
-} from "./policy.js";
 
 /**
  * The one admission check, shared by `get_quote` and `pay_and_fetch`, so a quote and a payment can
  * never disagree about what policy allows: offer choice (scheme, transfer method, network, asset,
  * timeout), the allow-lists, the price the user was shown, the time left, and the amount limits.
- * Pure: the caller reads what was spent (a quote) or lets the ledger's atomic reservation run the
+ * Pure: the caller reads what is committed (a quote) or lets the ledger's atomic reservation run the
  * same `checkSpend` under its lock (a payment).
  */
 
@@ -32,8 +27,8 @@ export interface AdmissionRequest {
   wallet: Wallet;
   limits: EffectiveLimits;
   timeLeftMs: number;
-  /** What the wallet and this request already spent; absent: amounts are left to the reservation. */
-  spent?: SpentSoFar;
+  /** What the wallet and this request already committed; absent: amounts are left to the reservation. */
+  committed?: Committed;
   /** The price the user was shown (`maxUsd`), as the model passed it. */
   shownUsd?: string;
 }
@@ -108,18 +103,11 @@ export function admit(offers: Requirement[], request: AdmissionRequest, policy: 
   if (request.timeLeftMs < policy.minTimeLeftMs) {
     return refuse("too_little_time", "Too little time is left in this request to complete a payment safely.");
   }
-  if (request.spent) {
-    const check = checkSpend(chosen.amount, limits, request.spent);
+  if (request.committed) {
+    const check = checkSpend(chosen.amount, limits, request.committed);
     if (!check.ok) {
-      return refuse(
-        "limit_exceeded",
-        `Paying $${price} would exceed the ${check.limit} limit of $${formatUsd(check.limitAtomic)} ($${formatUsd(check.remainingAtomic)} left).`,
-        {
-          limit: check.limit,
-          limitUsd: formatUsd(check.limitAtomic),
-          remainingUsd: formatUsd(check.remainingAtomic),
-        },
-      );
+      const { message, details } = limitExceeded(`$${price}`, check);
+      return refuse("limit_exceeded", message, details);
     }
   }
   return { ok: true, ...chosen };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../protocol/index.js";
-import { type BudgetBase, budgetMeter, countsAsSpent, spentOf } from "./index.js";
+import { type BudgetBase, budgetMeter, committedOf, isCommitted } from "./index.js";
 
 /** The budget meter every `p:` update carries (pure): where this payment's amount sits, per status. */
 
@@ -42,7 +42,7 @@ describe("budget meter", () => {
     );
     expect(meter.perTransaction.remaining.atomic).toBe((2n * USD).toString());
     // The meter counts a payment exactly where the ledger's limits do.
-    expect(place === "spent" || place === "pending").toBe(status !== "quoted" && countsAsSpent(status));
+    expect(place === "spent" || place === "pending").toBe(status !== "quoted" && isCommitted(status));
   });
 
   it("never shows a negative remainder", () => {
@@ -53,6 +53,6 @@ describe("budget meter", () => {
   });
 
   it("counts spent and pending together against the limits", () => {
-    expect(spentOf(base.snapshot)).toEqual({ today: 4n * USD, thisRequest: 2n * USD });
+    expect(committedOf(base.snapshot)).toEqual({ today: 4n * USD, thisRequest: 2n * USD });
   });
 });

@@ -1,7 +1,22 @@
 import { formatUsd } from "../../money/index.js";
-import type { BudgetMeter, LimitMeter, Money, PaymentStatus } from "../../protocol/index.js";
-import type { BudgetSnapshot } from "../ports/ledger.js";
-import type { AmountLimits } from "./policy.js";
+import {
+  type BudgetMeter,
+  type LimitMeter,
+  type Money,
+  PAYMENT_STATUS,
+  type PaymentStatus,
+} from "../../protocol/index.js";
+import type { AmountLimits, Committed } from "./limits.js";
+
+/** A wallet's spending in the rolling 24 h and one request's, split into spent and pending. */
+export interface BudgetSnapshot {
+  /** settled + unknown (gone, or possibly gone). */
+  daySpent: bigint;
+  /** reserved + signed + submitted. */
+  dayPending: bigint;
+  requestSpent: bigint;
+  requestPending: bigint;
+}
 
 /**
  * The live budget meter every `p:` update carries (docs/protocol.md, "Budget meter"): each limit's
@@ -15,9 +30,9 @@ export interface BudgetBase {
   snapshot: BudgetSnapshot;
 }
 
-const PENDING: ReadonlySet<PaymentStatus> = new Set(["reserved", "signed", "submitted"]);
-const SPENT: ReadonlySet<PaymentStatus> = new Set(["settled", "unknown"]);
-const BEFORE: ReadonlySet<PaymentStatus> = new Set(["quoted", "awaiting_approval"]);
+/** Not yet holding budget and not over: the meter shows what would remain after paying it. */
+const before = (status: PaymentStatus): boolean =>
+  PAYMENT_STATUS[status].budget === "none" && !PAYMENT_STATUS[status].final;
 
 const money = (atomic: bigint): Money => ({ atomic: atomic.toString(), usd: formatUsd(atomic) });
 const atLeastZero = (value: bigint): bigint => (value < 0n ? 0n : value);
@@ -36,9 +51,9 @@ function meter(limit: bigint, spent: bigint, pending: bigint, after: bigint | un
 /** The meter as it stands when this payment (of `amount`) is in `status`. */
 export function budgetMeter(base: BudgetBase, amount: bigint, status: PaymentStatus): BudgetMeter {
   const { limits, snapshot } = base;
-  const ownPending = PENDING.has(status) ? amount : 0n;
-  const ownSpent = SPENT.has(status) ? amount : 0n;
-  const after = BEFORE.has(status) ? amount : undefined;
+  const ownPending = PAYMENT_STATUS[status].budget === "pending" ? amount : 0n;
+  const ownSpent = PAYMENT_STATUS[status].budget === "spent" ? amount : 0n;
+  const after = before(status) ? amount : undefined;
   return {
     perTransaction: {
       limit: money(limits.perTransaction),
@@ -57,8 +72,8 @@ export function budgetMeter(base: BudgetBase, amount: bigint, status: PaymentSta
   };
 }
 
-/** What counts against the limits in a snapshot: everything spent or pending. */
-export function spentOf(snapshot: BudgetSnapshot): { today: bigint; thisRequest: bigint } {
+/** What counts against the limits in a snapshot: everything committed (spent or pending). */
+export function committedOf(snapshot: BudgetSnapshot): Committed {
   return {
     today: snapshot.daySpent + snapshot.dayPending,
     thisRequest: snapshot.requestSpent + snapshot.requestPending,

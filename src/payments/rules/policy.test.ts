@@ -13,7 +13,7 @@ import {
   resolveLimits,
   SUGGESTED_LIMITS,
   signingWindowSeconds,
-} from "./policy.js";
+} from "./index.js";
 
 const USD = 1_000_000n;
 const NETWORKS = ["eip155:8453", "eip155:31337", "eip155:84532", "solana:devnet", "solana:mainnet"];

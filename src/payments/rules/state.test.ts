@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES } from "../../protocol/stream.js";
 import {
   assertTransition,
+  COMMITTED_STATUSES,
   canTransition,
-  countsAsSpent,
   IllegalTransitionError,
-  isTerminal,
+  isCommitted,
+  isFinal,
   LEDGER_STATUSES,
-  SPENT_STATUSES,
 } from "./state.js";
 
 describe("payment state machine", () => {
@@ -64,26 +64,20 @@ describe("payment state machine", () => {
   });
 
   it("counts pending and unknown as spent, failed and released as free", () => {
-    expect(SPENT_STATUSES).toEqual(["reserved", "signed", "submitted", "settled", "unknown"]);
-    expect(countsAsSpent("failed")).toBe(false);
-    expect(countsAsSpent("released")).toBe(false);
-    expect(countsAsSpent("quoted")).toBe(false);
-    expect(countsAsSpent("refused")).toBe(false);
+    expect(COMMITTED_STATUSES).toEqual(["reserved", "signed", "submitted", "settled", "unknown"]);
+    expect(isCommitted("failed")).toBe(false);
+    expect(isCommitted("released")).toBe(false);
+    expect(isCommitted("quoted")).toBe(false);
+    expect(isCommitted("refused")).toBe(false);
     // A payment waiting for the wallet holds no budget; declined or expired ones never did.
-    expect(countsAsSpent("awaiting_approval")).toBe(false);
-    expect(countsAsSpent("rejected")).toBe(false);
-    expect(countsAsSpent("expired")).toBe(false);
+    expect(isCommitted("awaiting_approval")).toBe(false);
+    expect(isCommitted("rejected")).toBe(false);
+    expect(isCommitted("expired")).toBe(false);
   });
 
   it("marks settled, failed, released, rejected and expired terminal; terminal ledger statuses have no way out", () => {
-    expect(LEDGER_STATUSES.filter(isTerminal)).toEqual([
-      "settled",
-      "failed",
-      "released",
-      "rejected",
-      "expired",
-    ]);
-    for (const from of LEDGER_STATUSES.filter(isTerminal)) {
+    expect(LEDGER_STATUSES.filter(isFinal)).toEqual(["settled", "failed", "released", "rejected", "expired"]);
+    for (const from of LEDGER_STATUSES.filter(isFinal)) {
       for (const to of PAYMENT_STATUSES) expect(canTransition(from, to)).toBe(false);
     }
   });

@@ -1,3 +1,4 @@
+import { isCommitted, isFinal, LEDGER_STATUSES, type LedgerStatus } from "../../protocol/status.js";
 import type { PaymentStatus } from "../../protocol/stream.js";
 
 /**
@@ -6,20 +7,11 @@ import type { PaymentStatus } from "../../protocol/stream.js";
  * leads back to `reserved`). docs/payments.md has the diagram and the reasoning.
  */
 
-/** The statuses a ledger row can hold. `quoted` and `refused` exist only as stream updates. */
-export const LEDGER_STATUSES = [
-  "reserved",
-  "signed",
-  "submitted",
-  "settled",
-  "failed",
-  "unknown",
-  "released",
-  "awaiting_approval",
-  "rejected",
-  "expired",
-] as const satisfies readonly PaymentStatus[];
-export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
+/**
+ * What each status means (budget, final, in flight) is src/protocol/status.ts, `PAYMENT_STATUS`,
+ * shared with the clients; these names are re-exported for the payment code.
+ */
+export { isCommitted, isFinal, LEDGER_STATUSES, type LedgerStatus } from "../../protocol/status.js";
 
 const TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
   // A quote is streamed before any row exists: it is refused, failed before anything was signed
@@ -45,9 +37,6 @@ const TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
   released: [],
 };
 
-/** Statuses whose amount counts against limits: money that is, or may be, gone. */
-const SPENT: ReadonlySet<PaymentStatus> = new Set(["reserved", "signed", "submitted", "settled", "unknown"]);
-
 /** Whether `from -> to` is an allowed step. Staying in place is not a step. */
 export function canTransition(from: PaymentStatus, to: PaymentStatus): boolean {
   return TRANSITIONS[from].includes(to);
@@ -70,32 +59,19 @@ export function assertTransition(from: PaymentStatus, to: PaymentStatus): void {
 }
 
 /**
- * Whether a payment in this status counts as spent. Pending statuses count (the money may leave at
- * any moment) and `unknown` counts (it may already have left); only `failed` and `released`, where
- * we know no money moved, free the budget. This is what makes "settled + pending <= limit" hold.
+ * Statuses that hold budget (committed: spent or pending), for SQL `IN (...)` filters. Pending
+ * statuses count (the money may leave at any moment) and `unknown` counts (it may already have
+ * left); only `failed` and `released`, where we know no money moved, free the budget. This is what
+ * makes "settled + pending <= limit" hold.
  */
-export function countsAsSpent(status: PaymentStatus): boolean {
-  return SPENT.has(status);
-}
+export const COMMITTED_STATUSES = LEDGER_STATUSES.filter(isCommitted);
 
-/** Statuses that count as spent, for SQL `IN (...)` filters. */
-export const SPENT_STATUSES: readonly LedgerStatus[] = LEDGER_STATUSES.filter(countsAsSpent);
+/** Rows whose outcome is still open: committed but not final. The reconciler resolves them. */
+export const UNRESOLVED_STATUSES = LEDGER_STATUSES.filter(isUnresolved);
 
-const TERMINAL: ReadonlySet<PaymentStatus> = new Set([
-  "settled",
-  "failed",
-  "released",
-  "refused",
-  "rejected",
-  "expired",
-]);
-
-/**
- * A terminal status has no way out: the payment's outcome is final. `quoted` is not terminal (a
- * quote leads to a reservation or a refusal) even though no ledger row ever moves out of it.
- */
-export function isTerminal(status: PaymentStatus): boolean {
-  return TERMINAL.has(status);
+/** Whether a row's outcome is still open (the reconciler resolves it; never paid again). */
+export function isUnresolved(status: PaymentStatus): boolean {
+  return isCommitted(status) && !isFinal(status);
 }
 
 /** Whether the status is one a ledger row may hold. */

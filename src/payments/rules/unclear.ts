@@ -1,6 +1,3 @@
-import type { SafeResponse } from "../../outbound/index.js";
-import { parseJson } from "../x402/probe.js";
-import { readPaymentDemand } from "../x402/wire.js";
 import type { Reason } from "./outcome.js";
 
 /** How a payment whose outcome was unclear right after sending stands now. */
@@ -11,8 +8,17 @@ export interface Unclear {
   detail: string;
 }
 
+/**
+ * The service's answer to the paid request, as far as the rule needs it: its status and, on a 402,
+ * the error its payment demand gave (x402/probe.ts `paymentRejection` reads it off the wire).
+ */
+export interface AnswerAfterSending {
+  status: number;
+  rejection?: string | undefined;
+}
+
 /** What an answer after sending means: the closed reason, our message, and the service's own words. */
-export function unclearReason(response: SafeResponse | undefined): Unclear {
+export function unclearReason(response: AnswerAfterSending | undefined): Unclear {
   if (!response) {
     return {
       reason: "no_response",
@@ -21,8 +27,7 @@ export function unclearReason(response: SafeResponse | undefined): Unclear {
     };
   }
   if (response.status === 402) {
-    const demand = readPaymentDemand((n) => response.headers.get(n), parseJson(response));
-    const why = (demand?.error ?? "payment rejected").slice(0, 200);
+    const why = (response.rejection ?? "payment rejected").slice(0, 200);
     if (/insufficient/i.test(why)) {
       return {
         reason: "rejected_insufficient_funds",

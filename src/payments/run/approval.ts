@@ -1,26 +1,32 @@
-import type { PaymentPayload } from "@x402/core/types";
-import {
-  type Chains,
-  ChainUnreadable,
-  familyOf,
-  sameAsset,
-  type WalletAnswer,
-  WalletAnswerMismatch,
-  WalletCannotPay,
-} from "../../chains/index.js";
+import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../../protocol/index.js";
-import type { Ledger, PaymentRecord } from "../ports/ledger.js";
-import { type StoredApproval, storedServiceName } from "../ports/stored-approval.js";
-import { spentOf } from "../rules/budget.js";
-import type { PaymentObserver, PaymentOutcome } from "../rules/outcome.js";
-import { checkSpend, isServiceAllowed, type LimitRefusal, type Requirement } from "../rules/policy.js";
-import { IllegalTransitionError } from "../rules/state.js";
-import { probe } from "../x402/probe.js";
-import { checkSigned, paymentHeaders } from "../x402/wire.js";
+import { type Ledger, type PaymentRecord, type StoredApproval, storedServiceName } from "../ports/index.js";
+import {
+  type EffectiveLimits,
+  IllegalTransitionError,
+  isServiceAllowed,
+  type LimitsConfig,
+  type PaymentObserver,
+  type PaymentOutcome,
+  type Requirement,
+  resolveLimits,
+} from "../rules/index.js";
+import { paymentHeaders, probe } from "../x402/index.js";
+import {
+  authorizationOf,
+  checkAwaiting,
+  checkBalance,
+  checkLimitsNow,
+  checkOwner,
+  completeAnswer,
+  overLimit,
+  refusedDetails,
+  sameOffer,
+  stored,
+} from "./approval-checks.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
-import type { PaymentPipeline } from "./pipeline.js";
 import { PaymentRun } from "./run.js";
 
 /**
@@ -62,7 +68,8 @@ export interface Resumed {
 
 export interface ApprovalDeps extends DeliveryDeps {
   ledger: Ledger;
-  pipeline: PaymentPipeline;
+  /** The server's limits; a request's own `spendingLimits` narrow them (as for any payment). */
+  limits: LimitsConfig;
   chains: Pick<Chains, "balance" | "connection">;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
@@ -85,43 +92,6 @@ class QueuedObserver implements PaymentObserver {
   }
 }
 
-function stored(record: PaymentRecord): StoredApproval {
-  const approval = record.approval as Partial<StoredApproval> | null;
-  if (!approval?.payload || !approval.sign || !approval.target || !approval.window) {
-    throw new AppError("approval_not_found", "This payment was never waiting for a wallet's approval.");
-  }
-  return approval as StoredApproval;
-}
-
-function toWalletAnswer(answer: ApprovalAnswer): WalletAnswer | undefined {
-  if (answer.kind === "signature") return { signature: answer.signature };
-  if (answer.kind === "transaction") return { transaction: answer.transaction };
-  return undefined;
-}
-
-const sameOffer = (a: Requirement, b: Requirement) =>
-  a.scheme === b.scheme &&
-  a.network === b.network &&
-  sameAsset(a.network, a.asset, b.asset) &&
-  a.payTo.toLowerCase() === b.payTo.toLowerCase() &&
-  a.amount === b.amount;
-
-/** An amount limit refused an approved payment: which limit, its size, what remained, the price. */
-function overLimit(message: string, refusal: LimitRefusal, refused: Record<string, string>): AppError {
-  return new AppError(
-    "limit_exceeded",
-    `Paying ${message} would exceed the ${refusal.limit} limit of $${formatUsd(refusal.limitAtomic)} ($${formatUsd(refusal.remainingAtomic)} left).`,
-    {
-      details: {
-        ...refused,
-        limit: refusal.limit,
-        limitUsd: formatUsd(refusal.limitAtomic),
-        remainingUsd: formatUsd(refusal.remainingAtomic),
-      },
-    },
-  );
-}
-
 export class ApprovalDesk {
   private readonly now: () => Date;
 
@@ -133,14 +103,7 @@ export class ApprovalDesk {
   async resume(input: ResumeInput): Promise<Resumed> {
     const { ledger } = this.deps;
     const { answer, wallet } = input;
-    const record = await ledger.get(answer.paymentId);
-    if (!record) throw new AppError("approval_not_found", "No payment with this id awaits approval.");
-    if (record.wallet !== wallet.address) {
-      throw new AppError("approval_wrong_wallet", "This payment belongs to another wallet.");
-    }
-    if ((record.caller ?? null) !== (input.caller ?? null)) {
-      throw new AppError("approval_wrong_caller", "This payment was asked for by another caller.");
-    }
+    const record = checkOwner(await ledger.get(answer.paymentId), wallet, input.caller);
     const terms = stored(record);
     const observer = new QueuedObserver();
     const run = PaymentRun.resume(
@@ -151,14 +114,8 @@ export class ApprovalDesk {
       this.deps.onError,
     );
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
-    if (record.status !== "awaiting_approval") {
-      if (record.status === "expired")
-        throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
-      throw new AppError("approval_used", `The payment of ${message} was already ${record.status}.`, {
-        details: { paymentId: record.paymentId, paymentStatus: record.status },
-      });
-    }
-    const limits = this.deps.pipeline.limitsFor(input);
+    checkAwaiting(record, message);
+    const limits = resolveLimits(this.deps.limits, input.spendingLimits);
     const snapshot = await ledger.budget(wallet.address, record.requestId, this.now());
     run.measure({ limits, snapshot });
     if (record.expiresAt && record.expiresAt.getTime() <= this.now().getTime()) {
@@ -178,81 +135,45 @@ export class ApprovalDesk {
       }));
     }
 
-    const family = familyOf(record.network);
-    const reply = toWalletAnswer(answer);
-    if (!family || !reply) throw new AppError("approval_invalid", "This answer cannot approve the payment.");
-    let completed: PaymentPayload;
-    try {
-      completed = await family.completeForWallet(
-        terms.payload,
-        terms.sign,
-        reply,
-        wallet.address,
-        this.deps.chains.connection(record.network),
-      );
-    } catch (error) {
-      // The signature holds, but it could never move this wallet's funds: nothing is signed away.
-      if (error instanceof WalletCannotPay) {
-        throw new AppError("payment_unavailable", `${error.message} Nothing was paid.`, {
-          details: { reason: error.reason },
-        });
+    const completed = await completeAnswer(this.deps.chains, record, terms, answer, wallet);
+    checkLimitsNow(record, limits, snapshot, message);
+    await checkBalance(this.deps.chains, record, wallet);
+    await this.confirmTerms(input.signal, { record, terms, limits, run, message });
+    const authorization = authorizationOf(completed, record, terms, message);
+    await this.approve(run, limits, authorization, record, message);
+    const headers = paymentHeaders(completed);
+    return this.resumed(record, observer, async () => {
+      try {
+        return await deliver(this.deps, run, terms.target, headers);
+      } catch (error) {
+        this.deps.onError?.(error, "approved payment");
+        return run.crashed(error);
       }
-      // The chain did not answer: no verdict either way, the payment keeps waiting.
-      if (error instanceof ChainUnreadable) {
-        throw new AppError(
-          "payment_failed",
-          `Could not check the wallet's signature on ${record.network} (${error.message}). Nothing was paid; send the same answer again.`,
-        );
-      }
-      const why = error instanceof WalletAnswerMismatch ? error.message : "the answer could not be read";
-      throw new AppError("approval_invalid", `The approval does not sign the stored payment: ${why}.`);
-    }
+    });
+  }
+
+  /** The service must still ask the same price of the same payee: a changed offer is never paid. */
+  private async confirmTerms(
+    signal: AbortSignal,
+    at: {
+      record: PaymentRecord;
+      terms: StoredApproval;
+      limits: EffectiveLimits;
+      run: PaymentRun;
+      message: string;
+    },
+  ): Promise<void> {
+    const { record, terms, limits, run, message } = at;
     const requirement = record.requirement as Requirement;
-
-    // The limits and allow-lists as they are now (an approval cannot outlive a tightened limit).
-    const refused = { paymentId: record.paymentId, priceUsd: formatUsd(record.amount) };
-    if (!limits.allowedNetworks.includes(record.network)) {
-      throw new AppError(
-        "limit_exceeded",
-        `Paying ${message} on ${record.network} is no longer allowed by your limits.`,
-        {
-          details: { ...refused, limit: "allowedNetworks", network: record.network },
-        },
-      );
-    }
-    if (!isServiceAllowed(record.service, limits)) {
-      throw new AppError("limit_exceeded", `Paying ${message} is no longer allowed by your limits.`, {
-        details: { ...refused, limit: "allowedServices", service: record.service },
-      });
-    }
-    const check = checkSpend(record.amount, limits, spentOf(snapshot));
-    if (!check.ok) throw overLimit(message, check, refused);
-    const balance = await this.deps.chains
-      .balance(record.network, record.asset, wallet.address)
-      .catch(() => undefined);
-    if (balance === undefined) {
-      throw new AppError("payment_failed", `Could not read the wallet's balance on ${record.network}.`, {
-        details: { paymentId: record.paymentId },
-      });
-    }
-    if (balance < record.amount) {
-      throw new AppError(
-        "insufficient_balance",
-        `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(record.amount)} price.`,
-        { details: { ...refused, balanceUsd: formatUsd(balance) } },
-      );
-    }
-
-    // The service must still ask the same price of the same payee: a changed offer is never paid.
     const probed = await probe(this.deps.fetch, terms.target, {
-      signal: input.signal,
+      signal,
       timeoutMs: this.deps.serviceTimeoutMs,
       allowOrigin: (origin) => isServiceAllowed(origin, limits),
     });
     if (probed.kind === "refused") {
       if (probed.reason === "origin_not_allowed") {
         throw new AppError("limit_exceeded", `${record.service} is not allowed: ${probed.message}`, {
-          details: { ...refused, limit: "allowedServices", service: record.service },
+          details: { ...refusedDetails(record), limit: "allowedServices", service: record.service },
         });
       }
       throw new AppError(
@@ -269,18 +190,16 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, quotedUsd: formatUsd(record.amount) },
       });
     }
+  }
 
-    let authorization: Record<string, string>;
-    try {
-      authorization = checkSigned(
-        completed,
-        record.network,
-        { amount: record.amount, payTo: record.payTo, maxTimeoutSeconds: terms.window },
-        "approval",
-      );
-    } catch {
-      throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
-    }
+  /** The atomic check-and-reserve: a concurrent payment may have used the budget meanwhile. */
+  private async approve(
+    run: PaymentRun,
+    limits: EffectiveLimits,
+    authorization: Record<string, string>,
+    record: PaymentRecord,
+    message: string,
+  ): Promise<void> {
     const reserved = await run.approve({ limits, authorization });
     if (reserved && "notAwaiting" in reserved && reserved.notAwaiting === "expired") {
       throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
@@ -290,16 +209,7 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, paymentStatus: reserved.notAwaiting },
       });
     }
-    if (reserved) throw overLimit(message, reserved, refused);
-    const headers = paymentHeaders(completed);
-    return this.resumed(record, observer, async () => {
-      try {
-        return await deliver(this.deps, run, terms.target, headers);
-      } catch (error) {
-        this.deps.onError?.(error, "approved payment");
-        return run.crashed(error);
-      }
-    });
+    if (reserved) throw overLimit(message, reserved, refusedDetails(record));
   }
 
   /**

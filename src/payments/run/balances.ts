@@ -1,8 +1,7 @@
 import { assetKey, type Chains, walletCanUse } from "../../chains/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { Wallet } from "../../protocol/index.js";
-import type { PaymentOutcome } from "../rules/outcome.js";
-import type { EffectiveLimits, Requirement } from "../rules/policy.js";
+import type { EffectiveLimits, PaymentOutcome, Requirement } from "../rules/index.js";
 import type { PaymentRun } from "./run.js";
 
 /** At most this many balance reads are started before the offer is known. */

@@ -1,9 +1,8 @@
 import type { SafeFetch, SafeResponse } from "../../outbound/index.js";
-import type { Ledger, PaymentRecord } from "../ports/ledger.js";
-import type { PaymentOutcome } from "../rules/outcome.js";
-import { unclearReason } from "../rules/unclear.js";
-import type { Target } from "../x402/probe.js";
-import { readSettlement } from "../x402/wire.js";
+import type { Ledger, PaymentRecord } from "../ports/index.js";
+import type { PaymentOutcome } from "../rules/index.js";
+import { unclearReason } from "../rules/index.js";
+import { paymentRejection, readSettlement, type Target } from "../x402/index.js";
 import type { Reconciler } from "./reconciler.js";
 import type { PaymentRun } from "./run.js";
 
@@ -40,7 +39,12 @@ export async function deliver(
   }
   // Anything else after sending is unclear: it counts as spent, is never signed again, and the
   // reconciler resolves it from the chain (asked once right now, bounded in time).
-  const unclear = unclearReason(response);
+  const unclear = unclearReason(
+    response && {
+      status: response.status,
+      ...(response.status === 402 ? { rejection: paymentRejection(response) } : {}),
+    },
+  );
   await run.unclear(unclear);
   return run.finishUnclear(unclear, await resolveSoon(deps, run.paymentId), response);
 }

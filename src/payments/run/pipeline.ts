@@ -1,109 +1,42 @@
 import { randomUUID } from "node:crypto";
-import { ChainUnreadable, WalletCannotPay } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
-import { formatUsd } from "../../money/index.js";
-import type { SafeFetch } from "../../outbound/index.js";
-import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import type { Ledger } from "../ports/ledger.js";
-import type { SignerAccess, SignerRegistry } from "../ports/signers.js";
-import type { StoredApproval } from "../ports/stored-approval.js";
-import { type Admission, type AdmissionPolicy, admit, type ChosenOffer } from "../rules/admission.js";
-import { spentOf } from "../rules/budget.js";
-import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "../rules/outcome.js";
+import type { SignerAccess } from "../ports/index.js";
 import {
-  checkSpend,
+  type Admission,
+  admit,
+  type ChosenOffer,
+  type Committed,
+  codeOf,
+  committedOf,
   type EffectiveLimits,
   isServiceAllowed,
-  type LimitRefusal,
-  type LimitsConfig,
-  type Requirement,
+  type PaymentOutcome,
+  type Reason,
   resolveLimits,
-  type SpentSoFar,
-} from "../rules/policy.js";
-import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x402/probe.js";
-import { type SignedPayment, signOffer } from "../x402/wire.js";
-import { type BalanceBook, BalanceReads, refuseIfShort } from "./balances.js";
+} from "../rules/index.js";
+import {
+  buildTarget,
+  type PaymentDemandProbe,
+  probe,
+  type SignedPayment,
+  signOffer,
+  type Target,
+} from "../x402/index.js";
+import { askWallet } from "./ask-wallet.js";
+import { BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
-import type { Reconciler } from "./reconciler.js";
+import {
+  type Admitted,
+  type PaymentRequest,
+  type PipelineDeps,
+  type QuoteResult,
+  refuseOverLimit,
+} from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 
-/** Settings of the payment pipeline (server configuration, see docs/payments.md). */
-export interface PipelineConfig extends AdmissionPolicy {
-  limits: LimitsConfig;
-  /** Time bound of one call to a paid service (probe, or paid retry). */
-  serviceTimeoutMs: number;
-}
-
-export interface PipelineDeps {
-  config: PipelineConfig;
-  ledger: Ledger;
-  signers: SignerRegistry;
-  /** The wallets' balances as last read (a courtesy check before signing). */
-  balances: BalanceBook;
-  fetch: SafeFetch;
-  reconciler: Reconciler;
-  now?: () => Date;
-  /** Told about unexpected failures (with their cause) that the client hears of only as a code. */
-  onError?: (error: unknown, context: string) => void;
-}
-
-/** What a payment needs to know about the chat request it runs for. */
-export interface PaymentRequest {
-  requestId: string;
-  wallet?: Wallet;
-  /** Decides whether a server-held key may sign; never logged or streamed. */
-  bearerToken?: string;
-  /** The caller's identity (bearer token name), which an approval must come from; absent without auth. */
-  caller?: string;
-  spendingLimits?: SpendingLimitsInput;
-  /** The client's signal: a client that left starts no payment (one under way still finishes). */
-  signal: AbortSignal;
-  /** Epoch ms by which the request must end. */
-  deadline: number;
-  now(): number;
-  observer: PaymentObserver;
-}
-
-/** A price check, as the domain sees it; the tool layer turns it into what the model reads. */
-export type QuoteResult =
-  | { kind: "free"; url: string }
-  | {
-      kind: "demand";
-      url: string;
-      offers: Requirement[];
-      remaining: SpentSoFar & { limits: EffectiveLimits };
-      admission?: Admission;
-      /** The chosen offer would be approved in the user's wallet, not signed by a server key. */
-      needsApproval?: boolean;
-    }
-  | { kind: "refused"; reason: Reason; message: string; details?: Record<string, unknown> };
-
-/** A payment that passed admission: what signing it (or asking the wallet to) works from. */
-interface Admitted {
-  run: PaymentRun;
-  request: PaymentRequest;
-  wallet: Wallet;
-  limits: EffectiveLimits;
-  probed: PaymentDemandProbe;
-  chosen: ChosenOffer;
-  /** Balance reads, started while the service was probed. */
-  balances: BalanceReads;
-}
-
-/** A limit refused the reservation: the in-memory signature, if any, is dropped unseen. */
-function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): PaymentOutcome {
-  const amount = refusal.amountAtomic;
-  return run.refuse(
-    "limit_exceeded",
-    `Paying $${formatUsd(amount)} would exceed the ${refusal.limit} limit of $${formatUsd(refusal.limitAtomic)} ($${formatUsd(refusal.remainingAtomic)} left).`,
-    {
-      limit: refusal.limit,
-      limitUsd: formatUsd(refusal.limitAtomic),
-      remainingUsd: formatUsd(refusal.remainingAtomic),
-    },
-  );
-}
+export type { PaymentRequest, PipelineConfig, PipelineDeps, QuoteResult } from "./pipeline-types.js";
 
 /**
  * The payment pipeline, in code, for every payment (docs/payments.md): probe -> admit -> reserve
@@ -129,10 +62,10 @@ export class PaymentPipeline {
     return resolveLimits(this.deps.config.limits, request.spendingLimits);
   }
 
-  /** What the wallet spent today and this request spent so far (everything that counts as spent). */
-  async spent(request: Pick<PaymentRequest, "wallet" | "requestId" | "now">): Promise<SpentSoFar> {
+  /** What the wallet committed today and this request so far (spent or pending). */
+  async committed(request: Pick<PaymentRequest, "wallet" | "requestId" | "now">): Promise<Committed> {
     if (!request.wallet) return { today: 0n, thisRequest: 0n };
-    return spentOf(
+    return committedOf(
       await this.deps.ledger.budget(request.wallet.address, request.requestId, new Date(request.now())),
     );
   }
@@ -143,14 +76,14 @@ export class PaymentPipeline {
     const probed = await this.probe(request, buildTarget(input), limits);
     if (probed.kind === "refused") return probed;
     if (probed.kind === "free") return { kind: "free", url: probed.response.url };
-    const spent = await this.spent(request);
-    const remaining = { ...spent, limits };
+    const committed = await this.committed(request);
+    const remaining = { ...committed, limits };
     const { demand, payee } = probed;
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
     const admission = admit(
       demand.offers,
-      { wallet, limits, timeLeftMs: request.deadline - request.now(), spent },
+      { wallet, limits, timeLeftMs: request.deadline - request.now(), committed },
       this.deps.config,
     );
     const needsApproval = admission.ok
@@ -177,8 +110,10 @@ export class PaymentPipeline {
     return !(await this.deps.signers.canSign(wallet, request.bearerToken));
   }
 
-  /** Pay for one call and fetch its answer, or say why not. Every refusal and failure is reported. */
-  /** `serviceName`: the service's name as discovery listed it (display only). */
+  /**
+   * Pay for one call and fetch its answer, or say why not. Every refusal and failure is reported.
+   * `serviceName`: the service's name as discovery listed it (display only).
+   */
   async pay(request: PaymentRequest, input: PayInput, serviceName?: string): Promise<PaymentOutcome> {
     const wallet = request.wallet;
     if (!wallet)
@@ -252,14 +187,14 @@ export class PaymentPipeline {
    * The `quoted` update with the budget meter read now, for a payment that stops or waits before
    * a reservation (which would read the budget itself); the spending read, for the checks.
    */
-  private async announce(admitted: Admitted): Promise<SpentSoFar | undefined> {
+  private async announce(admitted: Admitted): Promise<Committed | undefined> {
     const { run, request, wallet, limits } = admitted;
     const snapshot = await this.deps.ledger
       .budget(wallet.address, request.requestId, new Date(request.now()))
       .catch(() => undefined);
     if (snapshot) run.measure({ limits, snapshot });
     run.quoted();
-    return snapshot ? spentOf(snapshot) : undefined;
+    return snapshot ? committedOf(snapshot) : undefined;
   }
 
   private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
@@ -295,63 +230,17 @@ export class PaymentPipeline {
     return outcome;
   }
 
-  /**
-   * Stop before signing and ask the user's wallet (docs/payments.md, "Approval"). Everything a
-   * payment must pass runs first (offer, allow-lists, the amount limits as they stand, the balance),
-   * so the user is never asked to sign what policy would refuse. The SDK builds the payment as for
-   * a held key, with a stand-in signer; the row is stored with what the wallet signs, and holds no
-   * budget until the approval reserves it.
-   */
-  private async askApproval(admitted: Admitted): Promise<PaymentOutcome> {
-    const { run, request, wallet, limits, probed, chosen, balances } = admitted;
-    const { offer, amount } = chosen;
-    const draft = this.deps.signers.draftFor(wallet, offer.network);
-    const [read, balance, signed, cannotPay] = await Promise.all([
-      this.announce(admitted),
-      balances.of(offer, amount),
-      this.sign(probed, chosen, { schemeFor: () => draft.schemes }),
-      // A smart-contract wallet is never asked to sign for a token that could not check it.
-      draft.assertCanPay?.(offer.asset).then(
-        () => undefined,
-        (error: unknown) => error,
-      ),
-    ]);
-    const spent = read ?? (await this.spent(request));
-    const check = checkSpend(amount, limits, spent);
-    if (!check.ok) return refuseOverLimit(run, check);
-    const poor = refuseIfShort(run, balance, amount, offer.network);
-    if (poor) return poor;
-    if (cannotPay instanceof WalletCannotPay) {
-      return run.refuse("wallet_unsupported", cannotPay.message, { reason: cannotPay.reason });
-    }
-    if (cannotPay instanceof ChainUnreadable) {
-      return run.fail(
-        "chain_unreadable",
-        `Could not read the wallet on ${offer.network}; nothing was asked or paid.`,
-      );
-    }
-    if (cannotPay) throw cannotPay;
-    if (!signed) return run.fail("signing_failed", "The payment could not be prepared for your wallet.");
-    const nowS = Math.floor(request.now() / 1000);
-    const expiresS = draft.expiresAt(signed.payload, nowS);
-    if (!(expiresS > nowS)) {
-      return run.fail("signing_failed", "The service's payment window is too short to approve in a wallet.");
-    }
-    const sign = draft.request(signed.payload);
-    const stored: StoredApproval = {
-      ...(run.facts.serviceName ? { serviceName: run.facts.serviceName } : {}),
-      payload: signed.payload,
-      sign,
-      target: probed.payee,
-      window: chosen.timeoutSeconds,
-    };
-    return run.awaitApproval({
-      requirement: offer,
-      caller: request.caller ?? null,
-      stored,
-      sign,
-      expiresAt: new Date(expiresS * 1000),
-    });
+  /** Stop before signing and ask the user's wallet (ask-wallet.ts). */
+  private askApproval(admitted: Admitted): Promise<PaymentOutcome> {
+    return askWallet(
+      {
+        signers: this.deps.signers,
+        announce: (a) => this.announce(a),
+        committed: (r) => this.committed(r),
+        sign: (probed, chosen, signer) => this.sign(probed, chosen, signer),
+      },
+      admitted,
+    );
   }
 
   private async probe(request: PaymentRequest, target: Target, limits: EffectiveLimits) {

@@ -1,6 +1,6 @@
 import type { Chains } from "../../chains/index.js";
-import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "../ports/ledger.js";
-import type { LedgerStatus } from "../rules/state.js";
+import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "../ports/index.js";
+import { type LedgerStatus, UNRESOLVED_STATUSES } from "../rules/index.js";
 
 /**
  * Resolves payments whose outcome is unclear (docs/payments.md, "Reconciliation"). An `unknown` payment
@@ -79,7 +79,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         }
       }
       const cutoff = now().getTime() - options.staleMs;
-      const rows = await ledger.listByStatus(["reserved", "unknown", "signed", "submitted"]);
+      const rows = await ledger.listByStatus(UNRESOLVED_STATUSES);
       let resolved = 0;
       let unresolved = 0;
       for (const row of rows) {

@@ -1,9 +1,9 @@
 import type { FinishReason } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { FinishPayload, PaymentSummary, PaymentUpdate, StreamEvent } from "../../protocol/index.js";
-import type { Ledger, PaymentRecord } from "../ports/ledger.js";
-import { storedServiceName } from "../ports/stored-approval.js";
-import type { LedgerStatus } from "../rules/state.js";
+import type { Ledger, PaymentRecord } from "../ports/index.js";
+import { storedServiceName } from "../ports/index.js";
+import { isUnresolved } from "../rules/index.js";
 
 /**
  * Answers rebuilt from the ledger (docs/protocol.md, "After a crash"). When the process answering
@@ -12,9 +12,6 @@ import type { LedgerStatus } from "../rules/state.js";
  * the truth, and the answer is rebuilt from them (status, amount, transaction), never re-signed.
  * The service's data itself is not kept in the ledger, so the rebuilt answer says so.
  */
-
-/** Still moving: the reconciler resolves these from the chain. Never paid again. */
-const UNCLEAR: ReadonlySet<LedgerStatus> = new Set(["reserved", "signed", "submitted", "unknown"]);
 
 export interface Rebuilt {
   events: StreamEvent[];
@@ -87,7 +84,7 @@ export function rebuild(records: readonly PaymentRecord[], model: string): Rebui
     });
   }
 
-  const unclear = records.filter((r) => UNCLEAR.has(r.status));
+  const unclear = records.filter((r) => isUnresolved(r.status));
   const failed = records.filter((r) => r.status === "failed");
   const awaiting = records.filter((r) => r.status === "awaiting_approval" && r.expiresAt);
   let finishReason: FinishReason = "stop";

@@ -3,20 +3,24 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
 import type { PaymentStatus, PaymentUpdate } from "../../protocol/index.js";
-import type { Ledger, PaymentFacts, PaymentRecord, TransitionFields } from "../ports/ledger.js";
-import { type BudgetBase, budgetMeter } from "../rules/budget.js";
-import { codeOf, type PaymentObserver, type PaymentOutcome, type Reason } from "../rules/outcome.js";
-import type { AmountLimits, LimitRefusal, Requirement } from "../rules/policy.js";
-import { assertTransition, isLedgerStatus, isTerminal, type LedgerStatus } from "../rules/state.js";
-import type { Unclear } from "../rules/unclear.js";
+import type { Ledger, PaymentRecord, TransitionFields } from "../ports/index.js";
+import {
+  type AmountLimits,
+  assertTransition,
+  type BudgetBase,
+  isFinal,
+  isLedgerStatus,
+  type LedgerStatus,
+  type LimitRefusal,
+  type PaymentObserver,
+  type PaymentOutcome,
+  type Reason,
+  type Requirement,
+  type Unclear,
+} from "../rules/index.js";
+import { outcomeOf, type RunFacts, reportFailure, summaryOf, updateOf } from "./report.js";
 
-/** What one payment is about, fixed from the quote on. */
-export type RunFacts = Omit<PaymentFacts, "requirement"> & {
-  /** The service's name, as discovery listed it, when known. Untrusted text, for display. */
-  serviceName?: string;
-  /** The bearer identity of the request that makes it (kept on its row), or null. */
-  caller?: string | null;
-};
+export type { RunFacts } from "./report.js";
 
 /**
  * One payment, from its quote to its outcome. Every step moves the ledger row, streams the `p:`
@@ -79,7 +83,8 @@ export class PaymentRun {
   quoted(): void {
     if (this.announced) return;
     this.announced = true;
-    this.emit("quoted", { message: `${this.facts.service} costs $${this.usd} on ${this.facts.network}` });
+    const message = `${this.facts.service} costs $${this.usd} on ${this.facts.network}`;
+    this.observer.update(updateOf(this.facts, "quoted", this.budget, { message }));
   }
 
   /** Refused before anything was signed or recorded: nothing happened, and the client hears why. */
@@ -188,15 +193,10 @@ export class PaymentRun {
     settlement: { transaction: string; payer?: string },
     response: SafeResponse,
   ): Promise<PaymentOutcome> {
-    const proof = {
-      transaction: settlement.transaction,
-      ...(settlement.payer ? { payer: settlement.payer } : {}),
-    };
+    const payer = settlement.payer ? { payer: settlement.payer } : {};
+    const proof = { transaction: settlement.transaction, ...payer };
     try {
-      await this.move("settled", {
-        txHash: settlement.transaction,
-        ...(settlement.payer ? { payer: settlement.payer } : {}),
-      });
+      await this.move("settled", { txHash: settlement.transaction, ...payer });
     } catch (error) {
       // Paid and delivered, but not on record yet: the row stays pending and the reconciler finds
       // the settlement on chain; the answer is not withheld.
@@ -249,7 +249,7 @@ export class PaymentRun {
    * code, never the exception's text.
    */
   crashed(error: unknown): PaymentOutcome {
-    if (isTerminal(this.status)) {
+    if (isFinal(this.status)) {
       return this.outcome(
         this.status === "settled" ? "paid" : this.status === "refused" ? "refused" : "failed",
       );
@@ -279,42 +279,12 @@ export class PaymentRun {
     if (status !== this.status) assertTransition(this.status, status);
     this.quoted();
     this.status = status;
-    this.emit(status, extra);
-    const { facts } = this;
-    this.observer.summary({
-      paymentId: facts.paymentId,
-      status,
-      service: facts.service,
-      amountUsd: this.usd,
-      network: facts.network,
-      ...(extra.transaction ? { transaction: extra.transaction } : {}),
-      ...(extra.approval ? { expiresAt: extra.approval.expiresAt } : {}),
-    });
-  }
-
-  private emit(status: PaymentStatus, extra: Partial<PaymentUpdate>): void {
-    const { facts } = this;
-    const budget = this.budget ? budgetMeter(this.budget, facts.amount, status) : undefined;
-    this.observer.update({
-      paymentId: facts.paymentId,
-      service: { url: facts.service, ...(facts.serviceName ? { name: facts.serviceName } : {}) },
-      amount: { atomic: facts.amount.toString(), usd: this.usd, asset: facts.asset },
-      network: facts.network,
-      payTo: facts.payTo,
-      status,
-      ...(budget ? { budget } : {}),
-      ...extra,
-    });
+    this.observer.update(updateOf(this.facts, status, this.budget, extra));
+    this.observer.summary(summaryOf(this.facts, status, extra));
   }
 
   private outcome(status: PaymentOutcome["status"], extra: Partial<PaymentOutcome> = {}): PaymentOutcome {
-    return {
-      status,
-      paymentId: this.facts.paymentId,
-      amountUsd: this.usd,
-      network: this.facts.network,
-      ...extra,
-    };
+    return outcomeOf(this.facts, status, extra);
   }
 
   /** An outcome that ends the turn with its reason's finish reason: reported once, returned. */
@@ -325,22 +295,6 @@ export class PaymentRun {
     details: Record<string, unknown> = {},
     extra: Partial<PaymentOutcome> = {},
   ): PaymentOutcome {
-    // A payment whose outcome is not known may have gone through: never "failed" (a user told so
-    // pays again). Its own code says so, and the message names the payment to look up.
-    const unclear = status === "unknown" && codeOf(reason) === "payment_failed";
-    const code = unclear ? "payment_unclear" : codeOf(reason);
-    const said = unclear ? unclearMessage(message, this.facts.paymentId) : message;
-    const all = { paymentId: this.facts.paymentId, ...details };
-    this.observer.error(new AppError(code, said, { details: all }));
-    return this.outcome(status, { ...extra, error: { code, reason, message: said, details: all } });
+    return reportFailure(this.observer, this.facts, { status, reason, message, details, extra });
   }
-}
-
-/**
- * What the client is told of a payment whose outcome is not known: what happened, that it may
- * have gone through and is being checked against the chain, not to pay again, and where to read
- * its final state (docs/protocol.md, `payment_unclear`).
- */
-export function unclearMessage(what: string, paymentId: string): string {
-  return `${what} Payment ${paymentId} may have gone through: it is being checked against the chain. Do not pay again; its final state is at GET /api/payments/${paymentId}.`;
 }

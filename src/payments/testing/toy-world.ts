@@ -138,7 +138,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
   });
   const desk = new ApprovalDesk({
     ledger,
-    pipeline,
+    limits: config.limits,
     chains,
     reconciler,
     fetch: service.fetch,

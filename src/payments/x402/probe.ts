@@ -2,7 +2,7 @@ import { AppError } from "../../errors/index.js";
 import type { SafeFetch, SafeResponse } from "../../outbound/index.js";
 import { SafeFetchBlockedError } from "../../outbound/index.js";
 import type { PayInput } from "../../tools/contract.js";
-import type { Reason } from "../rules/outcome.js";
+import type { Reason } from "../rules/index.js";
 import { type PaymentDemand, readPaymentDemand } from "./wire.js";
 
 /** An HTTP call to a service, as the tools describe it. */
@@ -117,4 +117,9 @@ function refusedCall(error: unknown, url: string): Extract<ProbeResult, { kind: 
   // Our own words (a timeout, a refused connection), never a service's.
   const message = error instanceof AppError ? error.message : "The service could not be reached.";
   return { kind: "refused", reason: "service_unavailable", message, details: { service: url } };
+}
+
+/** The error a 402 answer's payment demand gives, if it gives one (a paid request was refused). */
+export function paymentRejection(response: SafeResponse): string | undefined {
+  return readPaymentDemand((n) => response.headers.get(n), parseJson(response))?.error;
 }

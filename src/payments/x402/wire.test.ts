@@ -3,7 +3,7 @@ import { verifyTypedData } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import type { NetworkSchemes } from "../../chains/index.js";
-import { createSignerRegistry } from "../ports/signers.js";
+import { createSignerRegistry } from "../ports/index.js";
 import { buildTarget } from "./probe.js";
 import { readPaymentDemand, SigningError, safeDetail, signOffer } from "./wire.js";
 

@@ -7,7 +7,7 @@ import type {
   SettleResponse,
 } from "@x402/core/types";
 import { familyOf, type NetworkSchemes, v1Networks } from "../../chains/index.js";
-import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "../rules/policy.js";
+import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "../rules/index.js";
 
 /**
  * The x402 protocol, through the official SDK: read a 402 (v2 `PAYMENT-REQUIRED` header or v1 JSON

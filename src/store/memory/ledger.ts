@@ -15,9 +15,9 @@ import {
 import {
   assertTransition,
   checkSpend,
+  committedOf,
   IllegalTransitionError,
   type LedgerStatus,
-  spentOf,
 } from "../../payments/rules/index.js";
 import { Locks, roundTrip } from "./locks.js";
 import { SpendTotals } from "./totals.js";
@@ -42,7 +42,7 @@ export class MemoryLedger implements Ledger {
     return this.locks.with([`wallet:${input.wallet}`], async () => {
       const budget = this.snapshot(input.wallet, input.requestId, input.now);
       await roundTrip();
-      const check = checkSpend(input.amount, input.limits, spentOf(budget));
+      const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
       if (this.rows.has(input.paymentId)) throw new Error(`payment id ${input.paymentId} already exists`);
       const at = input.now.toISOString();
@@ -120,7 +120,7 @@ export class MemoryLedger implements Ledger {
       }
       const budget = this.snapshot(row.wallet, row.requestId, now);
       await roundTrip();
-      const check = checkSpend(row.amount, input.limits, spentOf(budget));
+      const check = checkSpend(row.amount, input.limits, committedOf(budget));
       if (!check.ok) return check;
       const at = now.toISOString();
       const steps = (["reserved", "signed", "submitted"] as const).map((status) => ({ status, at }));

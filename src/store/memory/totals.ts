@@ -1,5 +1,5 @@
 import { DAILY_WINDOW_MS, DAILY_WINDOW_SLACK_MS } from "../../payments/ports/index.js";
-import { countsAsSpent, type LedgerStatus } from "../../payments/rules/index.js";
+import { isCommitted, type LedgerStatus } from "../../payments/rules/index.js";
 
 /**
  * Running spend totals, as migration 6 keeps them on PostgreSQL (docs/payments.md, "Running
@@ -12,7 +12,7 @@ import { countsAsSpent, type LedgerStatus } from "../../payments/rules/index.js"
 type Kind = "pending" | "settled" | "unknown";
 
 function kindOf(status: LedgerStatus): Kind | undefined {
-  if (!countsAsSpent(status)) return undefined;
+  if (!isCommitted(status)) return undefined;
   return status === "settled" || status === "unknown" ? status : "pending";
 }
 

@@ -1,0 +1,193 @@
+import type { PaymentPayload } from "@x402/core/types";
+import {
+  type Chains,
+  ChainUnreadable,
+  familyOf,
+  sameAsset,
+  type WalletAnswer,
+  WalletAnswerMismatch,
+  WalletCannotPay,
+} from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { ApprovalAnswer, Wallet } from "../../protocol/index.js";
+import type { BudgetSnapshot, PaymentRecord, StoredApproval } from "../ports/index.js";
+import {
+  checkSpend,
+  committedOf,
+  type EffectiveLimits,
+  isServiceAllowed,
+  type LimitRefusal,
+  limitExceeded,
+  type Requirement,
+} from "../rules/index.js";
+import { checkSigned } from "../x402/index.js";
+
+/**
+ * The checks `ApprovalDesk.resume` runs on a wallet's answer, one function per step of the
+ * documented order (approval.ts lists it). Each throws the AppError the client reads, or returns
+ * what the next step needs.
+ */
+
+/** Who answers: the payment exists, belongs to this wallet and was asked for by this caller. */
+export function checkOwner(
+  record: PaymentRecord | undefined,
+  wallet: Wallet,
+  caller: string | undefined,
+): PaymentRecord {
+  if (!record) throw new AppError("approval_not_found", "No payment with this id awaits approval.");
+  if (record.wallet !== wallet.address) {
+    throw new AppError("approval_wrong_wallet", "This payment belongs to another wallet.");
+  }
+  if ((record.caller ?? null) !== (caller ?? null)) {
+    throw new AppError("approval_wrong_caller", "This payment was asked for by another caller.");
+  }
+  return record;
+}
+
+export function stored(record: PaymentRecord): StoredApproval {
+  const approval = record.approval as Partial<StoredApproval> | null;
+  if (!approval?.payload || !approval.sign || !approval.target || !approval.window) {
+    throw new AppError("approval_not_found", "This payment was never waiting for a wallet's approval.");
+  }
+  return approval as StoredApproval;
+}
+
+/** The payment still awaits an answer (`message` names it: "$0.01 to https://..."). */
+export function checkAwaiting(record: PaymentRecord, message: string): void {
+  if (record.status === "awaiting_approval") return;
+  if (record.status === "expired")
+    throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
+  throw new AppError("approval_used", `The payment of ${message} was already ${record.status}.`, {
+    details: { paymentId: record.paymentId, paymentStatus: record.status },
+  });
+}
+
+function toWalletAnswer(answer: ApprovalAnswer): WalletAnswer | undefined {
+  if (answer.kind === "signature") return { signature: answer.signature };
+  if (answer.kind === "transaction") return { transaction: answer.transaction };
+  return undefined;
+}
+
+/** The wallet's answer completes the stored payment, checked on chain for this wallet. */
+export async function completeAnswer(
+  chains: Pick<Chains, "connection">,
+  record: PaymentRecord,
+  terms: StoredApproval,
+  answer: ApprovalAnswer,
+  wallet: Wallet,
+): Promise<PaymentPayload> {
+  const family = familyOf(record.network);
+  const reply = toWalletAnswer(answer);
+  if (!family || !reply) throw new AppError("approval_invalid", "This answer cannot approve the payment.");
+  try {
+    return await family.completeForWallet(
+      terms.payload,
+      terms.sign,
+      reply,
+      wallet.address,
+      chains.connection(record.network),
+    );
+  } catch (error) {
+    // The signature holds, but it could never move this wallet's funds: nothing is signed away.
+    if (error instanceof WalletCannotPay) {
+      throw new AppError("payment_unavailable", `${error.message} Nothing was paid.`, {
+        details: { reason: error.reason },
+      });
+    }
+    // The chain did not answer: no verdict either way, the payment keeps waiting.
+    if (error instanceof ChainUnreadable) {
+      throw new AppError(
+        "payment_failed",
+        `Could not check the wallet's signature on ${record.network} (${error.message}). Nothing was paid; send the same answer again.`,
+      );
+    }
+    const why = error instanceof WalletAnswerMismatch ? error.message : "the answer could not be read";
+    throw new AppError("approval_invalid", `The approval does not sign the stored payment: ${why}.`);
+  }
+}
+
+/** What a refusal of this payment carries in its details. */
+export const refusedDetails = (record: PaymentRecord) => ({
+  paymentId: record.paymentId,
+  priceUsd: formatUsd(record.amount),
+});
+
+/** The limits and allow-lists as they are now (an approval cannot outlive a tightened limit). */
+export function checkLimitsNow(
+  record: PaymentRecord,
+  limits: EffectiveLimits,
+  snapshot: BudgetSnapshot,
+  message: string,
+): void {
+  const refused = refusedDetails(record);
+  if (!limits.allowedNetworks.includes(record.network)) {
+    throw new AppError(
+      "limit_exceeded",
+      `Paying ${message} on ${record.network} is no longer allowed by your limits.`,
+      {
+        details: { ...refused, limit: "allowedNetworks", network: record.network },
+      },
+    );
+  }
+  if (!isServiceAllowed(record.service, limits)) {
+    throw new AppError("limit_exceeded", `Paying ${message} is no longer allowed by your limits.`, {
+      details: { ...refused, limit: "allowedServices", service: record.service },
+    });
+  }
+  const check = checkSpend(record.amount, limits, committedOf(snapshot));
+  if (!check.ok) throw overLimit(message, check, refused);
+}
+
+/** The wallet holds the price (read from the chain now). */
+export async function checkBalance(
+  chains: Pick<Chains, "balance">,
+  record: PaymentRecord,
+  wallet: Wallet,
+): Promise<void> {
+  const balance = await chains.balance(record.network, record.asset, wallet.address).catch(() => undefined);
+  if (balance === undefined) {
+    throw new AppError("payment_failed", `Could not read the wallet's balance on ${record.network}.`, {
+      details: { paymentId: record.paymentId },
+    });
+  }
+  if (balance < record.amount) {
+    throw new AppError(
+      "insufficient_balance",
+      `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(record.amount)} price.`,
+      { details: { ...refusedDetails(record), balanceUsd: formatUsd(balance) } },
+    );
+  }
+}
+
+export const sameOffer = (a: Requirement, b: Requirement) =>
+  a.scheme === b.scheme &&
+  a.network === b.network &&
+  sameAsset(a.network, a.asset, b.asset) &&
+  a.payTo.toLowerCase() === b.payTo.toLowerCase() &&
+  a.amount === b.amount;
+
+/** The completed payment signs the stored terms within their window: its authorization. */
+export function authorizationOf(
+  completed: PaymentPayload,
+  record: PaymentRecord,
+  terms: StoredApproval,
+  message: string,
+): Record<string, string> {
+  try {
+    return checkSigned(
+      completed,
+      record.network,
+      { amount: record.amount, payTo: record.payTo, maxTimeoutSeconds: terms.window },
+      "approval",
+    );
+  } catch {
+    throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
+  }
+}
+
+/** An amount limit refused an approved payment: which limit, its size, what remained, the price. */
+export function overLimit(message: string, refusal: LimitRefusal, refused: Record<string, string>): AppError {
+  const exceeded = limitExceeded(message, refusal);
+  return new AppError("limit_exceeded", exceeded.message, { details: { ...refused, ...exceeded.details } });
+}

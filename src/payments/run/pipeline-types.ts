@@ -1,0 +1,94 @@
+import { formatUsd } from "../../money/index.js";
+import type { SafeFetch } from "../../outbound/index.js";
+import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+import type { Ledger, SignerRegistry } from "../ports/index.js";
+import {
+  type Admission,
+  type AdmissionPolicy,
+  type ChosenOffer,
+  type Committed,
+  type EffectiveLimits,
+  type LimitRefusal,
+  type LimitsConfig,
+  limitExceeded,
+  type PaymentObserver,
+  type PaymentOutcome,
+  type Reason,
+  type Requirement,
+} from "../rules/index.js";
+import type { PaymentDemandProbe } from "../x402/index.js";
+import type { BalanceBook, BalanceReads } from "./balances.js";
+import type { Reconciler } from "./reconciler.js";
+import type { PaymentRun } from "./run.js";
+
+/* What the payment pipeline is configured with, what it is asked, and what it works on between
+ * its steps (pipeline.ts, ask-wallet.ts). */
+
+/** Settings of the payment pipeline (server configuration, see docs/payments.md). */
+export interface PipelineConfig extends AdmissionPolicy {
+  limits: LimitsConfig;
+  /** Time bound of one call to a paid service (probe, or paid retry). */
+  serviceTimeoutMs: number;
+}
+
+export interface PipelineDeps {
+  config: PipelineConfig;
+  ledger: Ledger;
+  signers: SignerRegistry;
+  /** The wallets' balances as last read (a courtesy check before signing). */
+  balances: BalanceBook;
+  fetch: SafeFetch;
+  reconciler: Reconciler;
+  now?: () => Date;
+  /** Told about unexpected failures (with their cause) that the client hears of only as a code. */
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** What a payment needs to know about the chat request it runs for. */
+export interface PaymentRequest {
+  requestId: string;
+  wallet?: Wallet;
+  /** Decides whether a server-held key may sign; never logged or streamed. */
+  bearerToken?: string;
+  /** The caller's identity (bearer token name), which an approval must come from; absent without auth. */
+  caller?: string;
+  spendingLimits?: SpendingLimitsInput;
+  /** The client's signal: a client that left starts no payment (one under way still finishes). */
+  signal: AbortSignal;
+  /** Epoch ms by which the request must end. */
+  deadline: number;
+  now(): number;
+  observer: PaymentObserver;
+}
+
+/** A price check, as the domain sees it; the tool layer turns it into what the model reads. */
+export type QuoteResult =
+  | { kind: "free"; url: string }
+  | {
+      kind: "demand";
+      url: string;
+      offers: Requirement[];
+      remaining: Committed & { limits: EffectiveLimits };
+      admission?: Admission;
+      /** The chosen offer would be approved in the user's wallet, not signed by a server key. */
+      needsApproval?: boolean;
+    }
+  | { kind: "refused"; reason: Reason; message: string; details?: Record<string, unknown> };
+
+/** A payment that passed admission: what signing it (or asking the wallet to) works from. */
+export interface Admitted {
+  run: PaymentRun;
+  request: PaymentRequest;
+  wallet: Wallet;
+  limits: EffectiveLimits;
+  probed: PaymentDemandProbe;
+  chosen: ChosenOffer;
+  /** Balance reads, started while the service was probed. */
+  balances: BalanceReads;
+}
+
+/** A limit refused the reservation: the in-memory signature, if any, is dropped unseen. */
+export function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): PaymentOutcome {
+  const { message, details } = limitExceeded(`$${formatUsd(refusal.amountAtomic)}`, refusal);
+  return run.refuse("limit_exceeded", message, details);
+}

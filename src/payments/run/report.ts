@@ -1,0 +1,109 @@
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { PaymentStatus, PaymentSummary, PaymentUpdate } from "../../protocol/index.js";
+import type { PaymentFacts } from "../ports/index.js";
+import {
+  type BudgetBase,
+  budgetMeter,
+  codeOf,
+  type PaymentObserver,
+  type PaymentOutcome,
+  type Reason,
+} from "../rules/index.js";
+
+/**
+ * What a payment run tells the world, as pure functions of its facts: the `p:` update, the turn's
+ * summary line, the outcome, and the one error a failure reports (run.ts moves the row and calls
+ * these in step).
+ */
+
+/** What one payment is about, fixed from the quote on. */
+export type RunFacts = Omit<PaymentFacts, "requirement"> & {
+  /** The service's name, as discovery listed it, when known. Untrusted text, for display. */
+  serviceName?: string;
+  /** The bearer identity of the request that makes it (kept on its row), or null. */
+  caller?: string | null;
+};
+
+/** The `p:` update for this payment in `status`, with the budget meter when it was measured. */
+export function updateOf(
+  facts: RunFacts,
+  status: PaymentStatus,
+  budget: BudgetBase | undefined,
+  extra: Partial<PaymentUpdate>,
+): PaymentUpdate {
+  const meter = budget ? budgetMeter(budget, facts.amount, status) : undefined;
+  return {
+    paymentId: facts.paymentId,
+    service: { url: facts.service, ...(facts.serviceName ? { name: facts.serviceName } : {}) },
+    amount: { atomic: facts.amount.toString(), usd: formatUsd(facts.amount), asset: facts.asset },
+    network: facts.network,
+    payTo: facts.payTo,
+    status,
+    ...(meter ? { budget: meter } : {}),
+    ...extra,
+  };
+}
+
+/** The turn's summary line for this payment in `status`. */
+export function summaryOf(
+  facts: RunFacts,
+  status: PaymentStatus,
+  extra: Partial<PaymentUpdate>,
+): PaymentSummary {
+  return {
+    paymentId: facts.paymentId,
+    status,
+    service: facts.service,
+    amountUsd: formatUsd(facts.amount),
+    network: facts.network,
+    ...(extra.transaction ? { transaction: extra.transaction } : {}),
+    ...(extra.approval ? { expiresAt: extra.approval.expiresAt } : {}),
+  };
+}
+
+export function outcomeOf(
+  facts: RunFacts,
+  status: PaymentOutcome["status"],
+  extra: Partial<PaymentOutcome> = {},
+): PaymentOutcome {
+  return {
+    status,
+    paymentId: facts.paymentId,
+    amountUsd: formatUsd(facts.amount),
+    network: facts.network,
+    ...extra,
+  };
+}
+
+/** An outcome that ends the turn with its reason's finish reason: reported once, returned. */
+export function reportFailure(
+  observer: PaymentObserver,
+  facts: RunFacts,
+  failure: {
+    status: PaymentOutcome["status"];
+    reason: Reason;
+    message: string;
+    details: Record<string, unknown>;
+    extra: Partial<PaymentOutcome>;
+  },
+): PaymentOutcome {
+  const { status, reason, message, details, extra } = failure;
+  // A payment whose outcome is not known may have gone through: never "failed" (a user told so
+  // pays again). Its own code says so, and the message names the payment to look up.
+  const unclear = status === "unknown" && codeOf(reason) === "payment_failed";
+  const code = unclear ? "payment_unclear" : codeOf(reason);
+  const said = unclear ? unclearMessage(message, facts.paymentId) : message;
+  const all = { paymentId: facts.paymentId, ...details };
+  observer.error(new AppError(code, said, { details: all }));
+  return outcomeOf(facts, status, { ...extra, error: { code, reason, message: said, details: all } });
+}
+
+/**
+ * What the client is told of a payment whose outcome is not known: what happened, that it may
+ * have gone through and is being checked against the chain, not to pay again, and where to read
+ * its final state (docs/protocol.md, `payment_unclear`).
+ */
+export function unclearMessage(what: string, paymentId: string): string {
+  return `${what} Payment ${paymentId} may have gone through: it is being checked against the chain. Do not pay again; its final state is at GET /api/payments/${paymentId}.`;
+}
