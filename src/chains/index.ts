@@ -14,6 +14,20 @@ export type ChainName = (typeof CHAIN_FAMILIES)[number]["name"];
 export type SignerKey = EvmKey | SolanaKey;
 
 const byNamespace = new Map<string, ChainFamily>(CHAIN_FAMILIES.map((f) => [f.namespace, f as ChainFamily]));
+
+/**
+ * Add a family outside {@link CHAIN_FAMILIES} for its namespace (a test's toy chain,
+ * src/chains/testing): networks of that namespace resolve to it until the returned function
+ * removes it. Refuses a namespace already taken. Keys and wallet addresses stay those of the
+ * built-in families (a family's `name` must be one of theirs).
+ */
+export function registerChainFamily(family: ChainFamily): () => void {
+  if (byNamespace.has(family.namespace)) throw new Error(`chain namespace ${family.namespace} is taken`);
+  byNamespace.set(family.namespace, family);
+  return () => {
+    if (byNamespace.get(family.namespace) === family) byNamespace.delete(family.namespace);
+  };
+}
 const byName = new Map<string, ChainFamily>(CHAIN_FAMILIES.map((f) => [f.name, f as ChainFamily]));
 
 /** The family of a CAIP-2 network id, if this service knows it. */

@@ -10,7 +10,7 @@ import { idempotencyKeys } from "./schema.js";
  */
 
 /** How long an idempotency key is remembered (the port documents the same 24 h). */
-const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface IdempotencyClaim {
   key: string;
@@ -29,7 +29,16 @@ export type IdempotencyState =
   | { state: "replay"; response: unknown }
   | { state: "conflict" };
 
-export class PgIdempotencyStore {
+/** The store's side of the HTTP layer's idempotency port: PostgreSQL, or memory (src/store/memory). */
+export interface IdempotencyStore {
+  claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState>;
+  renewIdempotencyKey(key: string, owner: string, now: Date, leaseMs: number): Promise<boolean>;
+  completeIdempotencyKey(key: string, response: unknown): Promise<void>;
+  releaseIdempotencyKey(key: string, owner: string): Promise<void>;
+  lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void>;
+}
+
+export class PgIdempotencyStore implements IdempotencyStore {
   constructor(private readonly db: Db) {}
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState> {

@@ -5,8 +5,9 @@ import postgres from "postgres";
 import type { Ledger, PaymentHistory } from "../payments/ports/index.js";
 import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
-import { PgIdempotencyStore } from "./idempotency.js";
+import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";
+import { MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
 import { prepareDataDir } from "./template.js";
 
@@ -27,12 +28,13 @@ export interface StoreOptions {
 }
 
 export interface Store {
-  kind: "pglite" | "postgres";
+  /** "memory": src/store/memory, the same contract kept in this process only (tests). */
+  kind: "pglite" | "postgres" | "memory";
   ledger: Ledger;
   /** A caller's payments for people (GET /api/payments), guarded the same way. */
   history: PaymentHistory;
   /** Outcomes of requests sent with an Idempotency-Key (the HTTP layer's port), guarded the same way. */
-  idempotency: PgIdempotencyStore;
+  idempotency: IdempotencyStore;
   close(): Promise<void>;
 }
 
@@ -93,6 +95,21 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     await client.close();
     throw error;
   }
+}
+
+/**
+ * The store in this process's memory (src/store/memory): the same contract, for tests of the
+ * payment core that need no database. Nothing is kept after the process ends; `close` frees nothing.
+ */
+export function openMemoryStore(): Store {
+  const ledger = new MemoryLedger();
+  return {
+    kind: "memory",
+    ledger,
+    history: ledger,
+    idempotency: new MemoryIdempotencyStore(),
+    close: async () => {},
+  };
 }
 
 /** The ledger's hot queries on postgres.js (a pooled connection, parameters as given). */

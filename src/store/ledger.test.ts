@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { describe, it } from "vitest";
-import { openStore } from "./index.js";
+import { openMemoryStore, openStore } from "./index.js";
 import { describeLedger } from "./testing/ledger-suite.js";
 
 const databaseUrl = process.env.DATABASE_URL;
 
 describeLedger("PGlite (in memory)", () => openStore({ dataDir: "memory://" }));
+describeLedger("memory (no database)", async () => openMemoryStore());
 
 if (databaseUrl) {
   const schema = `ledger_test_${randomUUID().replaceAll("-", "").slice(0, 16)}`;

@@ -1,0 +1,123 @@
+import type { Tool } from "ai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { TurnContext } from "../agent/index.js";
+import type { AppError } from "../errors/index.js";
+import type { PaymentSummary, PaymentUpdate, Wallet } from "../protocol/index.js";
+import { TOOL_NAMES } from "../tools/contract.js";
+import { createToyWorld, HELD_TOKEN, type ToyWorld, USD } from "./testing/index.js";
+import { createPaymentTools } from "./tools.js";
+
+/**
+ * The agent's payment tools (unit: the pipeline on the memory ledger and the toy chain): what the
+ * model can ask, and what it cannot make happen twice.
+ */
+
+let w: ToyWorld;
+beforeEach(() => {
+  w = createToyWorld();
+});
+afterEach(() => w.close());
+
+interface Turn {
+  ctx: TurnContext;
+  updates: PaymentUpdate[];
+  summaries: PaymentSummary[];
+  errors: AppError[];
+  call(name: string, input: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+let turns = 0;
+function turn(wallet: Wallet = w.held, token: string | undefined = HELD_TOKEN): Turn {
+  const updates: PaymentUpdate[] = [];
+  const summaries: PaymentSummary[] = [];
+  const errors: AppError[] = [];
+  turns += 1;
+  const ctx: TurnContext = {
+    requestId: `req_turn_${turns}`,
+    wallet,
+    ...(token ? { bearerToken: token } : {}),
+    signal: new AbortController().signal,
+    deadline: w.clock.now() + 60_000,
+    now: w.clock.now,
+    emitPayment: (u) => void updates.push(u),
+    recordPayment: (s) => void summaries.push(s),
+    reportError: (e) => void errors.push(e),
+  };
+  const tools = createPaymentTools({
+    pipeline: w.pipeline,
+    discovery: { search: async () => ({ services: [] }) as never },
+    chains: w.chains,
+    signers: w.signers,
+    assets: w.config.assets,
+  })(ctx);
+  const call = async (name: string, input: Record<string, unknown>) => {
+    const tool = tools[name] as Tool<Record<string, unknown>, Record<string, unknown>>;
+    return (await tool.execute?.(input, { toolCallId: "call", messages: [] })) as Record<string, unknown>;
+  };
+  return { ctx, updates, summaries, errors, call };
+}
+
+describe("payment tools", () => {
+  it("the same pay_and_fetch twice in a turn pays once and answers the same", async () => {
+    const t = turn();
+    const [a, b] = await Promise.all([
+      t.call(TOOL_NAMES.pay, { url: w.url }),
+      t.call(TOOL_NAMES.pay, { url: w.url }),
+    ]);
+    expect(a).toMatchObject({ status: "paid" });
+    expect(b).toEqual(a);
+    expect(w.chain.transactions()).toHaveLength(1);
+    // Another turn is another request: it pays again.
+    expect(await turn().call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({ status: "paid" });
+    expect(w.chain.transactions()).toHaveLength(2);
+  });
+
+  it("never pays more than the price quoted in the turn, even when the model leaves maxUsd out", async () => {
+    const t = turn();
+    expect(await t.call(TOOL_NAMES.quote, { url: w.url })).toMatchObject({
+      ok: true,
+      paymentRequired: true,
+      chosen: { amountUsd: "0.01" },
+    });
+    w.service.offer.price = 20_000n;
+    expect(await t.call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({
+      status: "refused",
+      error: { code: "price_changed" },
+    });
+    expect(w.chain.transactions()).toEqual([]);
+  });
+
+  it("a quote over a limit says so on the stream, and pays nothing", async () => {
+    w.service.offer.price = 2n * USD;
+    const t = turn();
+    const quote = await t.call(TOOL_NAMES.quote, { url: w.url });
+    expect(quote).toMatchObject({ ok: true, chosen: null, refusal: { code: "limit_exceeded" } });
+    expect(t.errors.map((e) => e.code)).toEqual(["limit_exceeded"]);
+    expect(w.chain.transactions()).toEqual([]);
+  });
+
+  it("get_budget shows what was spent, what remains, the balance and whether the server can sign", async () => {
+    const t = turn();
+    await t.call(TOOL_NAMES.pay, { url: w.url });
+    expect(await t.call(TOOL_NAMES.budget, {})).toMatchObject({
+      wallet: w.held.address,
+      spentTodayUsd: "0.01",
+      spentThisRequestUsd: "0.01",
+      remainingTodayUsd: "9.99",
+      balances: [{ network: "toy:1", usd: "99.99" }],
+      canSign: true,
+    });
+    expect(await turn(w.user).call(TOOL_NAMES.budget, {})).toMatchObject({
+      canSign: false,
+      spentTodayUsd: "0.00",
+    });
+    expect(await turn(w.held, "another-token").call(TOOL_NAMES.budget, {})).toMatchObject({ canSign: false });
+  });
+
+  it("a wallet without a usable key is asked to approve: nothing is paid by the tool", async () => {
+    const t = turn(w.user);
+    expect(await t.call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({ status: "awaiting_approval" });
+    expect(t.summaries.map((s) => s.status)).toEqual(["awaiting_approval"]);
+    expect(w.chain.transactions()).toEqual([]);
+  });
+});

@@ -1,0 +1,98 @@
+import type { IdempotencyClaim, IdempotencyState, IdempotencyStore } from "../idempotency.js";
+import { IDEMPOTENCY_TTL_MS } from "../idempotency.js";
+import { Locks, roundTrip } from "./locks.js";
+
+/**
+ * The idempotency store in this process's memory: the contract of the PostgreSQL one
+ * (src/store/testing/idempotency-suite.ts runs on both). A claim decides under the key's lock, as
+ * the SQL does under the key's row lock, so of racing claims exactly one wins.
+ */
+
+interface KeyRow {
+  wallet: string | null;
+  fingerprint: string;
+  state: "in-progress" | "complete";
+  response: unknown;
+  expiresAt: number;
+  owner: string | null;
+  leaseUntil: number | null;
+  requestId: string | null;
+}
+
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  private readonly keys = new Map<string, KeyRow>();
+  private readonly locks = new Locks();
+
+  async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState> {
+    return this.locks.with([claim.key], async () => {
+      await roundTrip();
+      const now = claim.now.getTime();
+      const held = {
+        owner: claim.owner,
+        leaseUntil: now + claim.leaseMs,
+        requestId: claim.requestId ?? null,
+      };
+      const row = this.keys.get(claim.key);
+      if (!row || row.expiresAt <= now) {
+        this.keys.set(claim.key, {
+          wallet: claim.wallet,
+          fingerprint: claim.fingerprint,
+          state: "in-progress",
+          response: null,
+          expiresAt: now + IDEMPOTENCY_TTL_MS,
+          ...held,
+        });
+        return { state: "new" };
+      }
+      if (row.fingerprint !== claim.fingerprint || row.wallet !== claim.wallet) return { state: "conflict" };
+      if (row.state === "complete") return { state: "replay", response: structuredClone(row.response) };
+      if (row.leaseUntil !== null && row.leaseUntil > now) return { state: "in-progress" };
+      const requestId = row.requestId;
+      Object.assign(row, held);
+      return { state: "taken-over", requestId };
+    });
+  }
+
+  async renewIdempotencyKey(key: string, owner: string, now: Date, leaseMs: number): Promise<boolean> {
+    return this.ifHeld(key, owner, (row) => {
+      row.leaseUntil = now.getTime() + leaseMs;
+      return true;
+    });
+  }
+
+  async completeIdempotencyKey(key: string, response: unknown): Promise<void> {
+    await this.locks.with([key], async () => {
+      await roundTrip();
+      const row = this.keys.get(key);
+      // The first outcome stored is the one replayed.
+      if (row?.state !== "in-progress") return;
+      Object.assign(row, {
+        state: "complete",
+        response: structuredClone(response ?? null),
+        owner: null,
+        leaseUntil: null,
+      });
+    });
+  }
+
+  async releaseIdempotencyKey(key: string, owner: string): Promise<void> {
+    await this.ifHeld(key, owner, () => this.keys.delete(key));
+  }
+
+  async lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void> {
+    await this.ifHeld(key, owner, (row) => {
+      row.leaseUntil = now.getTime();
+      return true;
+    });
+  }
+
+  /** `change` on an in-progress key held by `owner`; false when it is not (done, gone, another's). */
+  private async ifHeld(key: string, owner: string, change: (row: KeyRow) => boolean): Promise<boolean> {
+    return this.locks.with([key], async () => {
+      await roundTrip();
+      const row = this.keys.get(key);
+      if (row?.state !== "in-progress" || row.owner !== owner) return false;
+      return change(row);
+    });
+  }
+}
