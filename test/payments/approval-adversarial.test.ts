@@ -24,7 +24,6 @@ import {
 import type { PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger } from "../../src/payments/ledger.js";
 import {
@@ -45,14 +44,14 @@ import {
   serviceUrl,
   signTypedDataOf,
   solanaBalances,
-  startTestDevnet,
+  useTestDevnet,
   WEATHER_PARIS,
 } from "./harness.js";
 
 /** secp256k1's group order: `n - s` is the other (high-s) signature of the same message. */
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 let user: PrivateKeyAccount;
 let evmUser: `0x${string}`;
@@ -163,7 +162,6 @@ async function hostileService(target: string): Promise<HostileService> {
 }
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   const key = devnet.secrets.evm.user;
   if (!key) throw new Error("the devnet has no user wallet");
   user = privateKeyToAccount(key);
@@ -180,7 +178,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await booted?.close();
   await proxy?.close();
-  await devnet?.stop();
 });
 
 const ledger = (): Ledger => ledgerOf(booted.running);
