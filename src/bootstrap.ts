@@ -140,6 +140,11 @@ export interface BootstrapOptions {
   devnet?: DevnetHandle;
   /** Replace the model registry (tests script the model). */
   models?: ModelRegistry;
+  /**
+   * The one clock of the service and its payments (deadlines, leases, limits' 24 h window,
+   * approval windows, reconciliation); default the system's.
+   */
+  now?: () => Date;
 }
 
 export async function bootstrap(
@@ -205,6 +210,7 @@ export async function bootstrap(
       reconcileIntervalMs: p.reconcileIntervalMs,
       // With its causes: a store error's cause is the driver error (the query), for the log only.
       onError: (error, context = "background") => logger.warn("payments error", { context, err: error }),
+      ...(options.now ? { now: options.now } : {}),
     });
     // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
     const tokens = new Map(config.auth.tokens);
@@ -214,6 +220,7 @@ export async function bootstrap(
     });
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
+      ...(options.now ? { now: options.now } : {}),
       tools: payments.tools,
       resumeApproval: payments.resumeApproval,
       payments: { get: (id) => payments.ledger.get(id) },

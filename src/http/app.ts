@@ -31,6 +31,8 @@ export interface AppDeps {
   payments?: Pick<PaymentRoutesDeps, "get">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: ChatRouteDeps["rebuild"];
+  /** The clock of every request (deadlines, idempotency leases); default the system's. */
+  now?: () => Date;
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
@@ -73,6 +75,7 @@ export function createApp(deps: AppDeps): Hono {
     ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
     ...(deps.rebuild ? { rebuild: deps.rebuild } : {}),
     ...(deps.config.idempotencyLeaseMs ? { idempotencyLeaseMs: deps.config.idempotencyLeaseMs } : {}),
+    ...(deps.now ? { now: deps.now } : {}),
   };
 
   // While draining, every route but the two probes answers 503 shutting_down (docs/protocol.md,

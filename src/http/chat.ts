@@ -47,6 +47,8 @@ export interface ChatRouteDeps {
   idempotency?: IdempotencyStore;
   /** How long a claim on a key is held without renewal (default 10 s); renewed every third of it. */
   idempotencyLeaseMs?: number;
+  /** The clock (deadlines, leases, the turn's payments); default the system's. */
+  now?: () => Date;
   /** Answers a key whose attempt died from the ledger (payments on); without it such a key runs afresh. */
   rebuild?: OutcomeRebuilder;
   /**
@@ -70,6 +72,8 @@ const CLIENT_LEFT = "client disconnected";
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** What authenticating a request needs: the known bearer tokens, and whether one is required. */
+const systemClock = (): Date => new Date();
+
 export type Authenticate = Pick<ChatRouteDeps, "authTokens" | "requireAuth">;
 
 /** The caller's bearer identity (and token); throws `unauthorized` for an unknown or missing one. */
@@ -283,10 +287,16 @@ async function claimKey(
 ): Promise<{ claim: IdempotencyState; held?: HeldClaim }> {
   const owner = randomUUID();
   const leaseMs = deps.idempotencyLeaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
-  const state = await store.claimIdempotencyKey({ ...claim, owner, leaseMs, now: new Date() });
+  const now = deps.now ?? systemClock;
+  const state = await store.claimIdempotencyKey({ ...claim, owner, leaseMs, now: now() });
   if (state.state !== "new" && state.state !== "taken-over") return { claim: state };
-  const held = holdClaim(store, claim.key, owner, leaseMs, (error) =>
-    deps.logger.warn("could not renew an idempotency lease", { err: error }),
+  const held = holdClaim(
+    store,
+    claim.key,
+    owner,
+    leaseMs,
+    (error) => deps.logger.warn("could not renew an idempotency lease", { err: error }),
+    now,
   );
   return { claim: state, held };
 }
@@ -343,7 +353,8 @@ function startTurn(
     cutoff.abort(reason);
     if (!turn.signal.aborted) turn.abort(reason);
   };
-  const deadline = Date.now() + deps.requestTimeoutMs;
+  const now = deps.now ?? systemClock;
+  const deadline = now().getTime() + deps.requestTimeoutMs;
   const timer = setTimeout(
     () =>
       stop(
@@ -380,6 +391,7 @@ function startTurn(
     signal: turn.signal,
     cutoff: cutoff.signal,
     deadline,
+    now: () => now().getTime(),
     onBackground: (work) => deps.lifecycle.keep(work),
   };
   if (extra.idempotencyKey) input.idempotencyKey = extra.idempotencyKey;

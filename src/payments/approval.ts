@@ -275,7 +275,12 @@ export class ApprovalDesk {
       authorization = checkSigned(
         completed,
         record.network,
-        { amount: record.amount, payTo: record.payTo, maxTimeoutSeconds: terms.window },
+        {
+          amount: record.amount,
+          payTo: record.payTo,
+          maxTimeoutSeconds: terms.window,
+          nowS: Math.floor(this.now().getTime() / 1000),
+        },
         "approval",
       );
     } catch {

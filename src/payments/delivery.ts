@@ -7,8 +7,8 @@ import type { PaymentRun } from "./run.js";
 import { unclearReason } from "./unclear.js";
 import { readSettlement } from "./x402.js";
 
-/** How long an unclear payment's immediate check on chain may hold the stream. */
-const RESOLVE_NOW_MS = 5000;
+/** How long an unclear payment's immediate check on chain may hold the stream, by default. */
+export const DEFAULT_RESOLVE_NOW_MS = 5000;
 
 export interface DeliveryDeps {
   fetch: SafeFetch;
@@ -16,6 +16,8 @@ export interface DeliveryDeps {
   reconciler: Pick<Reconciler, "resolve">;
   /** Time bound of the paid request. */
   serviceTimeoutMs: number;
+  /** Bound of the immediate check on chain of an unclear payment (default DEFAULT_RESOLVE_NOW_MS). */
+  resolveNowMs?: number;
 }
 
 /**
@@ -77,7 +79,7 @@ async function sendPaid(
 async function resolveSoon(deps: DeliveryDeps, paymentId: string): Promise<PaymentRecord | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), RESOLVE_NOW_MS);
+    timer = setTimeout(() => resolve(undefined), deps.resolveNowMs ?? DEFAULT_RESOLVE_NOW_MS);
   });
   try {
     return await Promise.race([

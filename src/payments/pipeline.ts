@@ -44,6 +44,8 @@ export interface PipelineDeps {
   fetch: SafeFetch;
   reconciler: Reconciler;
   now?: () => Date;
+  /** Bound of an unclear payment's immediate check on chain (delivery.ts). */
+  resolveNowMs?: number;
   /** Told about unexpected failures (with their cause) that the client hears of only as a code. */
   onError?: (error: unknown, context: string) => void;
 }
@@ -122,6 +124,7 @@ export class PaymentPipeline {
       ledger: deps.ledger,
       reconciler: deps.reconciler,
       serviceTimeoutMs: deps.config.serviceTimeoutMs,
+      ...(deps.resolveNowMs !== undefined ? { resolveNowMs: deps.resolveNowMs } : {}),
     };
   }
 
@@ -380,6 +383,7 @@ export class PaymentPipeline {
         amount: chosen.amount,
         payTo: chosen.offer.payTo,
         maxTimeoutSeconds: chosen.timeoutSeconds,
+        nowS: Math.floor(this.now().getTime() / 1000),
       });
       return await Promise.race([signing, timeout]);
     } catch (error) {

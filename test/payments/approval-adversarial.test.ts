@@ -23,7 +23,7 @@ import {
 } from "@solana/kit";
 import type { PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger } from "../../src/payments/ledger.js";
 import {
@@ -547,11 +547,11 @@ describe("races", () => {
     const signature = await signEvm(ask);
     const payments = booted.running.payments;
     if (!payments) throw new Error("payments are off");
-    vi.useFakeTimers({ toFake: ["Date"], now: new Date(ask.approval.expiresAt).getTime() + 1000 });
+    booted.clock.jumpTo(new Date(ask.approval.expiresAt).getTime() + 1000);
     try {
       await payments.reconciler.sweep();
     } finally {
-      vi.useRealTimers();
+      booted.clock.reset();
     }
     expect((await ledger().get(ask.paymentId))?.status).toBe("expired");
     const late = await post(resumeBody(evmUser, { paymentId: ask.paymentId, signature }));

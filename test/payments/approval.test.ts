@@ -16,7 +16,7 @@ import {
 } from "@solana/kit";
 import { createWalletClient, erc20Abi, http, type PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Awaiting,
@@ -414,12 +414,12 @@ describe("approval: threshold, refusals and statuses", () => {
     const first = await chat(booted.running, { wallet: evmUser });
     const ask = awaiting(first);
     const signature = await signEvm(ask);
-    vi.useFakeTimers({ toFake: ["Date"], now: new Date(ask.approval.expiresAt).getTime() + 1000 });
+    booted.clock.jumpTo(new Date(ask.approval.expiresAt).getTime() + 1000);
     try {
       const late = await resume(resumeBody(first, evmUser, { paymentId: ask.paymentId, signature }));
       expect(await problem(late)).toMatchObject({ status: 400, code: "approval_expired" });
     } finally {
-      vi.useRealTimers();
+      booted.clock.reset();
     }
     expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("expired");
   });

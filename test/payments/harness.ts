@@ -51,8 +51,34 @@ export interface BootOptions {
   dataDir?: string;
 }
 
+/**
+ * The clock a booted service runs on (BootstrapOptions.now): the system's, until a test moves it
+ * (e.g. past an approval window) instead of faking the global `Date`.
+ */
+export interface TestClock {
+  now(): Date;
+  /** From now on the clock reads `epochMs` (and runs on from there). */
+  jumpTo(epochMs: number): void;
+  /** Back to the system's time. */
+  reset(): void;
+}
+
+export function testClock(): TestClock {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    jumpTo: (epochMs) => {
+      offset = epochMs - Date.now();
+    },
+    reset: () => {
+      offset = 0;
+    },
+  };
+}
+
 export interface Booted {
   running: Running;
+  clock: TestClock;
   schema?: string;
   close(): Promise<void>;
 }
@@ -70,13 +96,16 @@ export async function boot(devnet: DevnetView, options: BootOptions): Promise<Bo
       : {}),
     ...options.env,
   };
+  const clock = testClock();
   const running = await bootstrap(loadConfig(env), silentLogger, {
     devnet,
     devnetManifest: null,
+    now: clock.now,
     ...(options.models ? { models: options.models } : {}),
   });
   return {
     running,
+    clock,
     ...(schema ? { schema } : {}),
     close: () => running.service.shutdown(),
   };
