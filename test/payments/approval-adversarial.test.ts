@@ -23,7 +23,7 @@ import {
 } from "@solana/kit";
 import type { PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger } from "../../src/payments/ledger.js";
 import {
@@ -373,6 +373,17 @@ describe("a hostile paid service", () => {
 
   it("a re-probe that hangs is bounded: 503 service_unavailable, the payment keeps waiting", async () => {
     proxy.reset();
+    // The bound is SERVICE_TIMEOUT_MS: a service of its own with a short one, not the 10 s default.
+    const main = booted;
+    booted = await boot(devnet, {
+      store: "pglite",
+      models: models.registry,
+      env: { ALLOW_PRIVATE_ORIGINS: proxy.url, SERVICE_TIMEOUT_MS: "2500" },
+    });
+    onTestFinished(async () => {
+      await booted.close();
+      booted = main;
+    });
     const { ask } = await askViaProxy();
     const signature = await signEvm(ask);
     const never = gate();
