@@ -18,10 +18,13 @@ const E2E = [
   "test/soak.test.ts",
   "src/devnet/exit.test.ts",
   "src/devnet/lifecycle.test.ts",
+  // Its own devnet with 80 ms Solana slots and 60 payments against a blockhash's lifetime: beside
+  // another file on a 2-core machine its later payments outlived their service timeout.
+  "test/payments/solana-reconcile.test.ts",
 ];
 
 const INTEGRATION = [
-  "test/payments/**/*.test.ts",
+  "test/payments/!(solana-reconcile).test.ts",
   "src/chains/evm-wallets.test.ts",
   "src/devnet/evm/artifacts.test.ts",
   "src/models/providers.test.ts",

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger, PaymentRecord } from "../../src/payments/ledger.js";
 import { SUGGESTED_LIMITS } from "../../src/payments/policy.js";
@@ -63,6 +63,15 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
   });
 
   it("records the settlement after the client disconnects at the first p: line, and starts no new payment", async () => {
+    // This payment must settle: a service with the default SERVICE_TIMEOUT_MS, not the file's
+    // 1.5 s (a loaded machine took longer than that to settle, and the test saw unknown).
+    const main = booted;
+    booted = await boot(devnet, { store, models: models.registry });
+    onTestFinished(async () => {
+      await booted.close();
+      await dropSchema(booted.schema);
+      booted = main;
+    });
     const { server, url } = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
     try {
       // The payment is still in flight when the client goes away.
