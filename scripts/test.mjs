@@ -32,5 +32,7 @@ process.stdout.write(`\n${checked.output}`);
 if (checked.code !== 0) process.stdout.write("npm run check failed\n");
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const ok = checked.code === 0 && tests.code === 0;
-process.stdout.write(`npm test ${ok ? "passed" : "FAILED"} in ${seconds} s (check and the unit, integration, e2e projects)\n`);
+process.stdout.write(
+  `npm test ${ok ? "passed" : "FAILED"} in ${seconds} s (check and the unit, integration, e2e projects)\n`,
+);
 process.exit(ok ? 0 : 1);
