@@ -71,9 +71,10 @@ const CLIENT_LEFT = "client disconnected";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-/** What authenticating a request needs: the known bearer tokens, and whether one is required. */
+/** The clock when none is injected (ChatRouteDeps.now). */
 const systemClock = (): Date => new Date();
 
+/** What authenticating a request needs: the known bearer tokens, and whether one is required. */
 export type Authenticate = Pick<ChatRouteDeps, "authTokens" | "requireAuth">;
 
 /** The caller's bearer identity (and token); throws `unauthorized` for an unknown or missing one. */
