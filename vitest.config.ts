@@ -1,10 +1,98 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Three projects (docs/testing.md): `unit` (no devnet, no socket, no child process: enforced by
+ * test/setup/unit-guard.ts), `integration` (real chains and servers on loopback: the devnets are
+ * booted once per run by test/setup/devnet-global.ts) and `e2e` (spawned processes, the browser,
+ * the terminal; one file at a time). A new test file is a unit test unless listed below.
+ * Worker counts were chosen by measurement on a 2-core machine (docs/testing.md).
+ */
+const E2E = [
+  "test/browser/static.test.ts",
+  "test/browser/web.test.ts",
+  "test/client/package.test.ts",
+  "test/client/terminal.test.ts",
+  "test/crash-replay.test.ts",
+  "test/docs.test.ts",
+  "test/process.test.ts",
+  "test/soak.test.ts",
+  "src/devnet/exit.test.ts",
+  "src/devnet/lifecycle.test.ts",
+  // Its own devnet with 80 ms Solana slots and 60 payments against a blockhash's lifetime: beside
+  // another file on a 2-core machine its later payments outlived their service timeout.
+  "test/payments/solana-reconcile.test.ts",
+];
+
+const INTEGRATION = [
+  "test/payments/!(solana-reconcile).test.ts",
+  "src/chains/evm-wallets.test.ts",
+  "src/devnet/evm/artifacts.test.ts",
+  "src/models/providers.test.ts",
+  "src/devnet/discovery.test.ts",
+  "src/devnet/evm/interval.test.ts",
+  "src/devnet/evm/token.test.ts",
+  "src/devnet/faults.test.ts",
+  "src/devnet/payments.test.ts",
+  "src/devnet/solana/drain.test.ts",
+  "src/discovery/discovery.test.ts",
+  "src/http/body.test.ts",
+  "src/outbound/safe-fetch.test.ts",
+  "src/store/**/*.test.ts",
+  "test/chat.test.ts",
+  "test/client-error.test.ts",
+  "test/client/cli.test.ts",
+  "test/client/live.test.ts",
+  "test/client/sdk.test.ts",
+  "test/client/transport.test.ts",
+  "test/rate-limit.test.ts",
+  "test/readiness.test.ts",
+  "test/store-outage.test.ts",
+];
+
+const ALL = ["src/**/*.test.ts", "test/**/*.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: "forks",
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ALL,
+          exclude: [...E2E, ...INTEGRATION],
+          pool: "threads",
+          maxWorkers: 2,
+          // Files share their worker's module cache: importing the service's modules once per
+          // worker, not once per file, more than halves the project's time (docs/testing.md).
+          isolate: false,
+          setupFiles: ["test/setup/unit-guard.ts"],
+          testTimeout: 10_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          include: INTEGRATION,
+          pool: "forks",
+          maxWorkers: 2,
+          globalSetup: ["test/setup/devnet-global.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: E2E,
+          pool: "forks",
+          maxWorkers: 1,
+          fileParallelism: false,
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          sequence: { groupOrder: 2 },
+        },
+      },
+    ],
   },
 });

@@ -18,6 +18,7 @@ export interface Running {
   payments?: Payments;
   /** The ledger's store (PGlite or a server); closed by the service's shutdown. */
   store?: Store;
+  /** The embedded devnet this process started (not one passed in {@link BootstrapOptions}). */
   devnet?: Devnet;
   /** Lines for people: URLs, wallets, the dev token. Never private keys. */
   banner: string[];
@@ -33,7 +34,10 @@ interface PaymentSources {
   banner: string[];
 }
 
-function fromDevnet(devnet: Devnet): PaymentSources {
+/** What the service reads from a devnet: its manifest and the funded wallets' keys. */
+export type DevnetHandle = Pick<Devnet, "manifest" | "secrets">;
+
+function fromDevnet(devnet: DevnetHandle): PaymentSources {
   const m = devnet.manifest;
   const rpcUrls: Record<string, string> = { [m.evm.network]: m.evm.rpcUrl };
   const assets: Record<string, string[]> = { [m.evm.network]: [m.evm.usdc] };
@@ -90,7 +94,7 @@ function fromDevnet(devnet: Devnet): PaymentSources {
 }
 
 /** The devnet's `user` wallets (no server-held key) with their published test keys, for the web page. */
-function devnetUserWallets(devnet: Devnet): DevnetUserWallets {
+function devnetUserWallets(devnet: DevnetHandle): DevnetUserWallets {
   const m = devnet.manifest;
   const evm = m.evm.wallets.find((w) => w.role === "user");
   const evmKey = evm && devnet.secrets.evm[evm.name];
@@ -130,10 +134,18 @@ async function fromEnv(config: Config): Promise<PaymentSources> {
 export interface BootstrapOptions {
   /** Where the embedded devnet writes its manifest (null: nowhere). */
   devnetManifest?: string | null;
-  /** Reuse a devnet that is already running (tests share one); it is not stopped on shutdown. */
-  devnet?: Devnet;
+  /**
+   * Reuse a devnet that is already running (tests share one, possibly in another process: only its
+   * manifest and keys are read); it is not stopped on shutdown.
+   */
+  devnet?: DevnetHandle;
   /** Replace the model registry (tests script the model). */
   models?: ModelRegistry;
+  /**
+   * The one clock of the service and its payments (deadlines, leases, limits' 24 h window,
+   * approval windows, reconciliation); default the system's.
+   */
+  now?: () => Date;
 }
 
 export async function bootstrap(
@@ -157,16 +169,15 @@ export async function bootstrap(
     dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
   });
   storeOpening.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
-  let devnet: Devnet | undefined;
+  let devnet: DevnetHandle | undefined;
+  let own: Devnet | undefined;
   try {
-    devnet =
-      p.mode !== "devnet"
-        ? undefined
-        : (options.devnet ??
-          (await startDevnet({
-            ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
-            log: (line) => logger.info("devnet", { line }),
-          })));
+    if (ownDevnet)
+      own = await startDevnet({
+        ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
+        log: (line) => logger.info("devnet", { line }),
+      });
+    devnet = p.mode !== "devnet" ? undefined : (options.devnet ?? own);
   } catch (error) {
     await storeOpening.then((opened) => opened.close()).catch(() => {});
     throw error;
@@ -200,6 +211,7 @@ export async function bootstrap(
       reconcileIntervalMs: p.reconcileIntervalMs,
       // With its causes: a store error's cause is the driver error (the query), for the log only.
       onError: (error, context = "background") => logger.warn("payments error", { context, err: error }),
+      ...(options.now ? { now: options.now } : {}),
     });
     // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
     const tokens = new Map(config.auth.tokens);
@@ -209,6 +221,7 @@ export async function bootstrap(
     });
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
+      ...(options.now ? { now: options.now } : {}),
       tools: payments.tools,
       resumeApproval: payments.resumeApproval,
       payments: {
@@ -233,17 +246,17 @@ export async function bootstrap(
       onShutdown: async () => {
         await payments.close();
         await opened.close();
-        if (ownDevnet) await devnet?.stop();
+        await own?.stop();
       },
     });
     // The web page's "devnet wallet": only while the embedded devnet runs, never with real networks.
     if (devnet) mountDevnetWallets(service.app, devnetUserWallets(devnet));
     // Everything is wired: now start what runs on its own (reconciliation).
     await payments.start();
-    return { service, payments, store: opened, ...(devnet ? { devnet } : {}), banner: sources.banner };
+    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner: sources.banner };
   } catch (error) {
     await store?.close().catch(() => {});
-    if (ownDevnet) await devnet?.stop();
+    await own?.stop();
     throw error;
   }
 }

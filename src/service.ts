@@ -47,6 +47,8 @@ export interface ServiceOverrides {
   /** Bound of each readiness check (default 2 s). */
   readinessTimeoutMs?: number;
   onShutdown?: () => Promise<void>;
+  /** The clock (request deadlines, idempotency leases); default the system's. */
+  now?: () => Date;
 }
 
 /** Beyond the service timeout: the immediate on-chain check of an unclear payment and ledger writes. */
@@ -79,6 +81,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.resumeApproval ? { resumeApproval: overrides.resumeApproval } : {}),
     ...(overrides.payments ? { payments: overrides.payments } : {}),
     ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
+    ...(overrides.now ? { now: overrides.now } : {}),
   });
   return {
     app,

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "./index.js";
+import { describe, expect, it } from "vitest";
+import { useTestDevnet } from "../../test/setup/devnet.js";
 import { evmPayingFetch } from "./testing/index.js";
 
 interface Item {
@@ -19,19 +19,12 @@ interface Page {
   pagination: { limit: number; offset: number; total: number };
 }
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 const list = async (query: string): Promise<Page> => {
   const response = await fetch(`${devnet.manifest.discoveryUrl}?${query}`);
   expect(response.status).toBe(200);
   return (await response.json()) as Page;
 };
-
-beforeAll(async () => {
-  devnet = await startDevnet({ manifestPath: null });
-});
-afterAll(async () => {
-  await devnet?.stop();
-});
 
 describe("bazaar discovery", () => {
   it("lists every demo service from the start, with its price on every network", async () => {

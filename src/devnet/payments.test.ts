@@ -1,6 +1,6 @@
 import { decodePaymentResponseHeader } from "@x402/core/http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Devnet, startDevnet } from "./index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestDevnet } from "../../test/setup/devnet.js";
 import {
   evmPayingFetch,
   evmUsdcBalance,
@@ -10,11 +10,10 @@ import {
   walletAddress,
 } from "./testing/index.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 const examples = new Map<string, Record<string, string>>();
 
 beforeAll(async () => {
-  devnet = await startDevnet({ manifestPath: null });
   // Inputs come from each service's bazaar metadata, as a discovering client would use them.
   const response = await fetch(`${devnet.manifest.discoveryUrl}?type=http&limit=100`);
   const { items } = (await response.json()) as {
@@ -27,10 +26,6 @@ beforeAll(async () => {
     const input = item.extensions.bazaar.info.input;
     examples.set(item.resource, { ...(input.queryParams ?? input.body) } as Record<string, string>);
   }
-});
-
-afterAll(async () => {
-  await devnet?.stop();
 });
 
 function exampleFor(url: string): Record<string, string> {

@@ -40,6 +40,8 @@ export interface AppDeps {
   payments?: Pick<PaymentRoutesDeps, "get" | "list" | "explorer">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: OutcomeRebuilder;
+  /** The clock of every request (deadlines, idempotency leases); default the system's. */
+  now?: () => Date;
   /** Extra facts for GET /healthz (provider, networks...). Must hold no secrets. */
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
@@ -104,6 +106,7 @@ function mountChat(app: Hono, deps: AppDeps, authenticate: HttpMiddleware): void
     requestTimeoutMs: deps.config.requestTimeoutMs,
     heartbeatMs: deps.config.heartbeatMs,
     ...(deps.resumeApproval ? { resumeApproval: deps.resumeApproval } : {}),
+    ...(deps.now ? { now: deps.now } : {}),
   };
   app.post(
     "/api/chat",
@@ -117,6 +120,7 @@ function mountChat(app: Hono, deps: AppDeps, authenticate: HttpMiddleware): void
       ...(deps.idempotency ? { idempotency: deps.idempotency } : {}),
       ...(deps.rebuild ? { rebuild: deps.rebuild } : {}),
       ...(deps.config.idempotencyLeaseMs ? { idempotencyLeaseMs: deps.config.idempotencyLeaseMs } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
     }),
     (c) => handleChat(c, chatDeps),
   );

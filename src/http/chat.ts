@@ -28,6 +28,8 @@ export interface ChatRouteDeps {
   logger: Logger;
   requestTimeoutMs: number;
   heartbeatMs: number;
+  /** The clock (deadlines, the turn's payments); default the system's. */
+  now?: () => Date;
   /**
    * Take up a payment answered in the user's wallet (the request's `approval`): throws AppError
    * before the stream opens when it cannot be used; what it returns runs as the turn's first step.
@@ -136,7 +138,8 @@ function turnSignals(deps: ChatRouteDeps, extra: TurnExtra) {
     cutoff.abort(reason);
     if (!turn.signal.aborted) turn.abort(reason);
   };
-  const deadline = Date.now() + deps.requestTimeoutMs;
+  const now = deps.now ?? (() => new Date());
+  const deadline = now().getTime() + deps.requestTimeoutMs;
   const timer = setTimeout(
     () =>
       stop(
@@ -191,12 +194,14 @@ function startTurn(
 ): Response | Promise<Response> {
   const requestId = extra.requestId ?? randomUUID();
   const signals = turnSignals(deps, extra);
+  const clock = deps.now;
   const input: TurnInput = {
     request,
     requestId,
     signal: signals.turn,
     cutoff: signals.cutoff,
     deadline: signals.deadline,
+    ...(clock ? { now: () => clock().getTime() } : {}),
     onBackground: (work) => deps.lifecycle.keep(work),
   };
   if (extra.idempotencyKey) input.idempotencyKey = extra.idempotencyKey;

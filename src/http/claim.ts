@@ -29,6 +29,8 @@ export interface ClaimDeps {
   rebuild?: OutcomeRebuilder;
   /** Whether approvals can be taken up at all (payments on). */
   approvals: boolean;
+  /** The clock of claims and their leases; default the system's. */
+  now?: () => Date;
   logger: Logger;
 }
 
@@ -157,10 +159,16 @@ async function claimKey(
 ): Promise<{ claim: IdempotencyState; held?: HeldClaim }> {
   const owner = randomUUID();
   const leaseMs = deps.idempotencyLeaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
-  const state = await store.claimIdempotencyKey({ ...claim, owner, leaseMs, now: new Date() });
+  const now = deps.now ?? (() => new Date());
+  const state = await store.claimIdempotencyKey({ ...claim, owner, leaseMs, now: now() });
   if (state.state !== "new" && state.state !== "taken-over") return { claim: state };
-  const held = holdClaim(store, claim.key, owner, leaseMs, (error) =>
-    deps.logger.warn("could not renew an idempotency lease", { err: error }),
+  const held = holdClaim(
+    store,
+    claim.key,
+    owner,
+    leaseMs,
+    (error) => deps.logger.warn("could not renew an idempotency lease", { err: error }),
+    now,
   );
   return { claim: state, held };
 }

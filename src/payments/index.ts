@@ -35,6 +35,10 @@ export interface PaymentsOptions extends PipelineConfig {
   reconcileIntervalMs: number;
   /** Unexpected failures, with a few words on where (the client hears only a stable code). */
   onError?: (error: unknown, context?: string) => void;
+  /** The clock of every payment step; default the system's. */
+  now?: () => Date;
+  /** How long an unclear payment's immediate check on chain may hold the stream (default 5 s). */
+  resolveNowMs?: number;
 }
 
 export interface Payments {
@@ -63,6 +67,11 @@ export interface Payments {
 /** Wire the payment parts; `start()` begins reconciliation. */
 export function createPayments(options: PaymentsOptions): Payments {
   const { ledger } = options;
+  const now = options.now ?? (() => new Date());
+  const clock = {
+    now,
+    ...(options.resolveNowMs !== undefined ? { resolveNowMs: options.resolveNowMs } : {}),
+  };
   const chains = createChains(options.rpcUrls);
   const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
   const safeFetch = createSafeFetch({
@@ -76,20 +85,23 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...(options.catalogFile ? { catalogFile: options.catalogFile } : {}),
     fetch: safeFetch,
     usdAssets: Object.values(options.assets).flat(),
+    now: () => now().getTime(),
   });
   const reconciler = createReconciler({
     ledger,
     chains,
     staleMs: options.serviceTimeoutMs * 2,
+    now,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const pipeline = new PaymentPipeline({
     config: options,
     ledger,
     signers,
-    balances: new BalanceBook(chains),
+    balances: new BalanceBook(chains, () => now().getTime()),
     fetch: safeFetch,
     reconciler,
+    ...clock,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
@@ -100,6 +112,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     reconciler,
     fetch: safeFetch,
     serviceTimeoutMs: options.serviceTimeoutMs,
+    ...clock,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   return {

@@ -24,19 +24,18 @@ import {
   signEvmApproval,
   signSolanaApproval,
 } from "../../src/client/index.js";
-import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
   boot,
   evmBalances,
   secretStrings,
-  startTestDevnet,
+  useTestDevnet,
   WEATHER_PARIS,
 } from "../payments/harness.js";
 import { memoryIo, type Served, serve, TestChat } from "./support.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 let served: Served;
 let token: string;
@@ -46,7 +45,6 @@ let solanaUser: string;
 let solanaNetwork: string;
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   booted = await boot(devnet, { store: "pglite" });
   served = await serve(booted.running);
   token = devnet.manifest.devToken;
@@ -58,7 +56,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await served?.close();
-  await devnet?.stop();
 });
 
 const ask = (wallet: string, extra: Partial<ChatRequestBody> = {}): ChatRequestBody => ({

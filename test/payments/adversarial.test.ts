@@ -5,8 +5,7 @@
  * row, no balance change, and a clear `e:` line each time. A higher re-quote is never paid
  * automatically. Keys and the dev token never appear in a stream.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
@@ -20,26 +19,21 @@ import {
   ScriptedModels,
   secretStrings,
   serviceUrl,
-  startTestDevnet,
+  useTestDevnet,
 } from "./harness.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 const models = new ScriptedModels();
 /** Every raw stream of this file, searched for secrets at the end. */
 const streams: string[] = [];
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   // Policy refusals never reach the ledger, so one store suffices here.
   booted = await boot(devnet, { store: "pglite", models: models.registry });
 });
 afterAll(async () => {
   await booted?.close();
-  await devnet?.stop();
-});
-afterEach(() => {
-  devnet.faults.reset();
 });
 
 const payer = () => walletAddress(devnet, "evm", "payer");
@@ -155,7 +149,7 @@ describe("a model that obeys every instruction cannot make the server pay what p
 describe("a re-quote above the checked price", () => {
   it("is refused as price_changed when the model passes the quoted price (offline model)", async () => {
     const before = await evmBalances(devnet);
-    devnet.faults.set({ requoteMultiplier: 50 });
+    await devnet.faults.set({ requoteMultiplier: 50 });
     const result = await chat(booted.running, { wallet: payer(), token: devnet.manifest.devToken });
     streams.push(result.raw);
     expect(result.payments.map((p) => p.status)).toEqual(["quoted", "refused"]);
@@ -171,7 +165,7 @@ describe("a re-quote above the checked price", () => {
 
   it("is never paid when the service asks more after a signed payment: one signature, no second payment", async () => {
     const before = await evmBalances(devnet);
-    devnet.faults.set({ requoteMultiplier: 50 });
+    await devnet.faults.set({ requoteMultiplier: 50 });
     const result = await run("requote-after-sign", [[payCall(devnet)]]);
     expect(result.payments.filter((p) => p.status === "signed")).toHaveLength(1);
     expect(new Set(result.payments.map((p) => p.paymentId)).size).toBe(1);

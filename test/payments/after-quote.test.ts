@@ -4,7 +4,6 @@
  * that says the turn failed, and neither the stream nor the model sees the exception's text.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
@@ -15,21 +14,19 @@ import {
   payCall,
   rowsOf,
   ScriptedModels,
-  startTestDevnet,
+  useTestDevnet,
 } from "./harness.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 const models = new ScriptedModels();
 const LEAK = "Failed query: select sum(amount) from payments where wallet = $1 params: 0x7099";
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   booted = await boot(devnet, { store: "pglite", models: models.registry });
 });
 afterAll(async () => {
   await booted?.close();
-  await devnet?.stop();
 });
 
 describe("a step that throws after the quote", () => {

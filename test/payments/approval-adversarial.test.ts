@@ -23,8 +23,7 @@ import {
 } from "@solana/kit";
 import type { PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger } from "../../src/payments/ports/index.js";
 import {
@@ -45,14 +44,14 @@ import {
   serviceUrl,
   signTypedDataOf,
   solanaBalances,
-  startTestDevnet,
+  useTestDevnet,
   WEATHER_PARIS,
 } from "./harness.js";
 
 /** secp256k1's group order: `n - s` is the other (high-s) signature of the same message. */
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 let user: PrivateKeyAccount;
 let evmUser: `0x${string}`;
@@ -163,7 +162,6 @@ async function hostileService(target: string): Promise<HostileService> {
 }
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   const key = devnet.secrets.evm.user;
   if (!key) throw new Error("the devnet has no user wallet");
   user = privateKeyToAccount(key);
@@ -180,7 +178,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await booted?.close();
   await proxy?.close();
-  await devnet?.stop();
 });
 
 const ledger = (): Ledger => ledgerOf(booted.running);
@@ -376,6 +373,17 @@ describe("a hostile paid service", () => {
 
   it("a re-probe that hangs is bounded: 503 service_unavailable, the payment keeps waiting", async () => {
     proxy.reset();
+    // The bound is SERVICE_TIMEOUT_MS: a service of its own with a short one, not the 10 s default.
+    const main = booted;
+    booted = await boot(devnet, {
+      store: "pglite",
+      models: models.registry,
+      env: { ALLOW_PRIVATE_ORIGINS: proxy.url, SERVICE_TIMEOUT_MS: "2500" },
+    });
+    onTestFinished(async () => {
+      await booted.close();
+      booted = main;
+    });
     const { ask } = await askViaProxy();
     const signature = await signEvm(ask);
     const never = gate();
@@ -550,11 +558,11 @@ describe("races", () => {
     const signature = await signEvm(ask);
     const payments = booted.running.payments;
     if (!payments) throw new Error("payments are off");
-    vi.useFakeTimers({ toFake: ["Date"], now: new Date(ask.approval.expiresAt).getTime() + 1000 });
+    booted.clock.jumpTo(new Date(ask.approval.expiresAt).getTime() + 1000);
     try {
       await payments.reconciler.sweep();
     } finally {
-      vi.useRealTimers();
+      booted.clock.reset();
     }
     expect((await ledger().get(ask.paymentId))?.status).toBe("expired");
     const late = await post(resumeBody(evmUser, { paymentId: ask.paymentId, signature }));

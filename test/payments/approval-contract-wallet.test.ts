@@ -19,7 +19,6 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifacts } from "../../src/devnet/evm/artifacts.js";
-import type { Devnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Awaiting,
@@ -32,13 +31,13 @@ import {
   priceOf,
   problem,
   signTypedDataOf,
-  startTestDevnet,
+  useTestDevnet,
   WEATHER_PARIS,
 } from "./harness.js";
 
 const { DevSmartWalletFactory, DevUSDCv21 } = loadArtifacts().contracts;
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 /** Pays the gas of the set-up and funds the wallets (the devnet's `payer`). */
 let funder: ReturnType<typeof chainClient>;
@@ -114,7 +113,6 @@ const answer = (first: ChatResult, wallet: string, paymentId: string, signature:
 const merchant = () => evmUsdcBalance(devnet, walletAddress(devnet, "evm", "merchant"));
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   booted = await boot(devnet, { store: "pglite" });
   const key = devnet.secrets.evm.payer;
   if (!key) throw new Error("the devnet has no payer wallet");
@@ -133,7 +131,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await booted?.close();
-  await devnet?.stop();
 });
 
 describe("approval from a smart-contract wallet", () => {

@@ -16,8 +16,7 @@ import {
 } from "@solana/kit";
 import { createWalletClient, erc20Abi, http, type PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Awaiting,
@@ -36,25 +35,21 @@ import {
   serviceUrl,
   signTypedDataOf,
   solanaBalances,
-  startTestDevnet,
+  useTestDevnet,
   WEATHER_PARIS,
 } from "./harness.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let user: PrivateKeyAccount;
 let evmUser: `0x${string}`;
 let solUser: string;
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   const key = devnet.secrets.evm.user;
   if (!key) throw new Error("the devnet has no user wallet");
   user = privateKeyToAccount(key);
   evmUser = walletAddress(devnet, "evm", "user");
   solUser = walletAddress(devnet, "solana", "user");
-});
-afterAll(async () => {
-  await devnet?.stop();
 });
 
 /** The user's wallet signs (viem local account). */
@@ -419,12 +414,12 @@ describe("approval: threshold, refusals and statuses", () => {
     const first = await chat(booted.running, { wallet: evmUser });
     const ask = awaiting(first);
     const signature = await signEvm(ask);
-    vi.useFakeTimers({ toFake: ["Date"], now: new Date(ask.approval.expiresAt).getTime() + 1000 });
+    booted.clock.jumpTo(new Date(ask.approval.expiresAt).getTime() + 1000);
     try {
       const late = await resume(resumeBody(first, evmUser, { paymentId: ask.paymentId, signature }));
       expect(await problem(late)).toMatchObject({ status: 400, code: "approval_expired" });
     } finally {
-      vi.useRealTimers();
+      booted.clock.reset();
     }
     expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("expired");
   });
@@ -467,23 +462,23 @@ describe("approval: threshold, refusals and statuses", () => {
     await move(merchant, evmUser, all);
     expect(await evmUsdcBalance(devnet, evmUser)).toBe(all);
 
-    devnet.faults.set({ serviceDown: "503" });
+    await devnet.faults.set({ serviceDown: "503" });
     try {
       const down = await resume(body);
       expect(await problem(down)).toMatchObject({ status: 503, code: "service_unavailable" });
     } finally {
-      devnet.faults.reset();
+      await devnet.faults.reset();
     }
     expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("awaiting_approval");
 
-    devnet.faults.set({ requoteMultiplier: 3 });
+    await devnet.faults.set({ requoteMultiplier: 3 });
     try {
       // The service's first quote after the switch is still the list price: take it.
       await fetch(`${serviceUrl(devnet, "weather")}?city=Paris`);
       const changed = await resume(body);
       expect(await problem(changed)).toMatchObject({ status: 409, code: "price_changed" });
     } finally {
-      devnet.faults.reset();
+      await devnet.faults.reset();
     }
     expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("failed");
     expect(await evmUsdcBalance(devnet, evmUser)).toBe(all);
@@ -494,7 +489,7 @@ describe("approval: threshold, refusals and statuses", () => {
     const before = await evmBalances(devnet, "user");
     const first = await chat(booted.running, { wallet: evmUser });
     const ask = awaiting(first);
-    devnet.faults.set({ settleFail: true });
+    await devnet.faults.set({ settleFail: true });
     try {
       const response = await resume(
         resumeBody(first, evmUser, { paymentId: ask.paymentId, signature: await signEvm(ask) }),
@@ -510,7 +505,7 @@ describe("approval: threshold, refusals and statuses", () => {
       expect(json.errors.at(-1)).toMatchObject({ code: "payment_unclear", paymentId: ask.paymentId });
       expect(json.finish.finishReason).toBe("payment-unclear");
     } finally {
-      devnet.faults.reset();
+      await devnet.faults.reset();
     }
     expect(await evmBalances(devnet, "user")).toEqual(before);
   });

@@ -3,8 +3,7 @@
  * daily limit that allows N settle exactly N and the ledger equals the chain; a retried request
  * (in sequence and in parallel) and a model that asks twice never pay twice.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import { formatUsd } from "../../src/money/index.js";
 import type { PaymentRecord } from "../../src/payments/ports/index.js";
@@ -26,21 +25,11 @@ import {
   ScriptedModels,
   STORES,
   type StoreKind,
-  startTestDevnet,
+  useTestDevnet,
 } from "./harness.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 const models = new ScriptedModels();
-
-beforeAll(async () => {
-  devnet = await startTestDevnet();
-});
-afterAll(async () => {
-  await devnet?.stop();
-});
-afterEach(() => {
-  devnet.faults.reset();
-});
 
 describe.each(STORES)("concurrency and retries (%s)", (store: StoreKind) => {
   let booted: Booted;

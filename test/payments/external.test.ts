@@ -4,22 +4,20 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootstrap, type Running } from "../../src/bootstrap.js";
 import { loadConfig } from "../../src/config/index.js";
-import type { Devnet } from "../../src/devnet/index.js";
 import { silentLogger } from "../../src/log/index.js";
-import { chat, evmBalances, priceOf, startTestDevnet } from "./harness.js";
+import { chat, evmBalances, priceOf, useTestDevnet } from "./harness.js";
 
 /**
  * `PAYMENTS=external`: the service knows nothing of the devnet but what configuration says (RPC
  * URLs, discovery, the USDC asset, a signers file, allowed private origins), exactly as it would be
  * pointed at real networks.
  */
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let running: Running;
 let dir: string;
 const token = "external-token-0123456789abcdef";
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   const m = devnet.manifest;
   const payer = m.evm.wallets.find((w) => w.role === "payer");
   const key = payer ? devnet.secrets.evm[payer.name] : undefined;
@@ -46,7 +44,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await running?.service.shutdown();
-  await devnet?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

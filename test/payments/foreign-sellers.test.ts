@@ -40,7 +40,6 @@ import { DiscoveryCatalog } from "../../src/devnet/facilitator/catalog.js";
 import { createFacilitator } from "../../src/devnet/facilitator/schemes.js";
 import { FaultSwitch } from "../../src/devnet/faults.js";
 import { DevnetHttpServer } from "../../src/devnet/http-server.js";
-import type { Devnet } from "../../src/devnet/index.js";
 import { startV1Sellers, v1RailsFor } from "../../src/devnet/services/v1.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
@@ -53,14 +52,14 @@ import {
   ScriptedModels,
   secretStrings,
   solanaBalances,
-  startTestDevnet,
+  useTestDevnet,
 } from "./harness.js";
 
 const TOKEN = "foreign-sellers-token-0123456789";
 const PRICE = 10_000n; // $0.01, what every seller here asks
 const BASE_SEPOLIA = { v1: "base-sepolia", caip2: "eip155:84532", chainId: 84532 } as const;
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 let dir: string;
 let pose: PosingChain;
@@ -81,7 +80,6 @@ async function serve(handler: (request: Request) => Response | Promise<Response>
 }
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   const m = devnet.manifest;
   const solana = m.solana;
   if (!solana) throw new Error(`these sellers need the Solana node: ${m.solanaUnavailableReason}`);
@@ -218,7 +216,6 @@ afterAll(async () => {
   await booted?.close();
   for (const server of servers) await server.stop();
   for (const stop of stops.reverse()) await stop();
-  await devnet?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

@@ -19,7 +19,11 @@ import type { PaymentRecord } from "../../src/payments/ports/index.js";
 import type { FinishPayload, PaymentUpdate, StreamEvent } from "../../src/protocol/index.js";
 import { chatRequest, readEvents, singleModelRegistry } from "../helpers.js";
 
+export { type TestDevnet, useTestDevnet } from "../setup/devnet.js";
 export { chatRequest, readEvents };
+
+/** What these helpers read from a devnet (in this process or shared by the test run). */
+export type DevnetView = Pick<Devnet, "manifest" | "secrets">;
 
 /** The stores every key suite runs against: PGlite always, PostgreSQL when DATABASE_URL is set. */
 export type StoreKind = "pglite" | "postgres";
@@ -47,14 +51,40 @@ export interface BootOptions {
   dataDir?: string;
 }
 
+/**
+ * The clock a booted service runs on (BootstrapOptions.now): the system's, until a test moves it
+ * (e.g. past an approval window) instead of faking the global `Date`.
+ */
+export interface TestClock {
+  now(): Date;
+  /** From now on the clock reads `epochMs` (and runs on from there). */
+  jumpTo(epochMs: number): void;
+  /** Back to the system's time. */
+  reset(): void;
+}
+
+export function testClock(): TestClock {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    jumpTo: (epochMs) => {
+      offset = epochMs - Date.now();
+    },
+    reset: () => {
+      offset = 0;
+    },
+  };
+}
+
 export interface Booted {
   running: Running;
+  clock: TestClock;
   schema?: string;
   close(): Promise<void>;
 }
 
 /** Bootstrap the whole service against a running devnet. */
-export async function boot(devnet: Devnet, options: BootOptions): Promise<Booted> {
+export async function boot(devnet: DevnetView, options: BootOptions): Promise<Booted> {
   const schema = options.store === "postgres" ? (options.schema ?? uniqueSchema("pay")) : undefined;
   const env: Record<string, string> = {
     PAYMENTS: "devnet",
@@ -66,13 +96,16 @@ export async function boot(devnet: Devnet, options: BootOptions): Promise<Booted
       : {}),
     ...options.env,
   };
+  const clock = testClock();
   const running = await bootstrap(loadConfig(env), silentLogger, {
     devnet,
     devnetManifest: null,
+    now: clock.now,
     ...(options.models ? { models: options.models } : {}),
   });
   return {
     running,
+    clock,
     ...(schema ? { schema } : {}),
     close: () => running.service.shutdown(),
   };
@@ -173,7 +206,7 @@ export interface Balances {
   merchant: bigint;
 }
 
-export async function evmBalances(devnet: Devnet, payer = "payer"): Promise<Balances> {
+export async function evmBalances(devnet: DevnetView, payer = "payer"): Promise<Balances> {
   const [p, m] = await Promise.all([
     evmUsdcBalance(devnet, walletAddress(devnet, "evm", payer)),
     evmUsdcBalance(devnet, walletAddress(devnet, "evm", "merchant")),
@@ -181,7 +214,7 @@ export async function evmBalances(devnet: Devnet, payer = "payer"): Promise<Bala
   return { payer: p, merchant: m };
 }
 
-export async function solanaBalances(devnet: Devnet, payer = "payer"): Promise<Balances> {
+export async function solanaBalances(devnet: DevnetView, payer = "payer"): Promise<Balances> {
   const [p, m] = await Promise.all([
     solanaUsdcBalance(devnet, walletAddress(devnet, "solana", payer)),
     solanaUsdcBalance(devnet, walletAddress(devnet, "solana", "merchant")),
@@ -189,13 +222,13 @@ export async function solanaBalances(devnet: Devnet, payer = "payer"): Promise<B
   return { payer: p, merchant: m };
 }
 
-export function priceOf(devnet: Devnet, id: string): bigint {
+export function priceOf(devnet: DevnetView, id: string): bigint {
   const service = devnet.manifest.services.find((s) => s.id === id);
   if (!service) throw new Error(`no service ${id}`);
   return BigInt(service.priceAtomic);
 }
 
-export function serviceUrl(devnet: Devnet, id: string): string {
+export function serviceUrl(devnet: DevnetView, id: string): string {
   const service = devnet.manifest.services.find((s) => s.id === id);
   if (!service) throw new Error(`no service ${id}`);
   return service.url;
@@ -217,7 +250,7 @@ export async function poll<T>(
 }
 
 /** Every secret a stream must never show: wallet keys (hex and base58/bytes) and the dev token. */
-export function secretStrings(devnet: Devnet): string[] {
+export function secretStrings(devnet: DevnetView): string[] {
   const out: string[] = [devnet.manifest.devToken];
   for (const key of Object.values(devnet.secrets.evm)) out.push(key, key.slice(2));
   for (const key of Object.values(devnet.secrets.solana)) {
@@ -311,7 +344,11 @@ function scriptStream(calls: ScriptedCall[], step: number): ReadableStream<Langu
 }
 
 /** pay_and_fetch for the weather in Paris (or another service), as a model would ask for it. */
-export function payCall(devnet: Devnet, id = "weather", extra: Record<string, unknown> = {}): ScriptedCall {
+export function payCall(
+  devnet: DevnetView,
+  id = "weather",
+  extra: Record<string, unknown> = {},
+): ScriptedCall {
   const query: Record<string, string> =
     id === "weather" ? { city: "Paris" } : id === "premium-report" ? { topic: "AI" } : { topic: "x" };
   return {

@@ -6,8 +6,7 @@
 import { createPublicClient, createWalletClient, erc20Abi, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
@@ -28,21 +27,11 @@ import {
   type StoreKind,
   secretStrings,
   solanaBalances,
-  startTestDevnet,
+  useTestDevnet,
 } from "./harness.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 const models = new ScriptedModels();
-
-beforeAll(async () => {
-  devnet = await startTestDevnet();
-});
-afterAll(async () => {
-  await devnet?.stop();
-});
-afterEach(() => {
-  devnet.faults.reset();
-});
 
 const PAID_STEPS = ["quoted", "reserved", "signed", "submitted", "settled"];
 
@@ -259,7 +248,7 @@ describe.each(STORES)("payment outcomes on the devnet (%s)", (store: StoreKind) 
     "reports a service that is down (%s) as service-unavailable",
     async (mode) => {
       const check = await unchanged();
-      devnet.faults.set({ serviceDown: mode });
+      await devnet.faults.set({ serviceDown: mode });
       const message = models.script("weather-once", [[payCall(devnet)]]);
       for (const m of [undefined, message]) {
         const result = await chat(booted.running, {
@@ -286,7 +275,7 @@ describe.each(STORES)("payment outcomes on the devnet (%s)", (store: StoreKind) 
 
   it("reports the facilitator down as payment-unclear (sent, not settled, not called failed); nothing moved", async () => {
     const check = await unchanged();
-    devnet.faults.set({ facilitatorDown: "503" });
+    await devnet.faults.set({ facilitatorDown: "503" });
     const message = models.script("weather-once", [[payCall(devnet)]]);
     const result = await chat(booted.running, { wallet: evmPayer(), token: token(), message });
     const rows = await rowsOf(booted.running, result);
@@ -299,7 +288,7 @@ describe.each(STORES)("payment outcomes on the devnet (%s)", (store: StoreKind) 
 
   it("reports a failing settlement as payment-unclear while recorded unknown, never paid twice", async () => {
     const check = await unchanged();
-    devnet.faults.set({ settleFail: true });
+    await devnet.faults.set({ settleFail: true });
     const result = await chat(booted.running, { wallet: evmPayer(), token: token() });
     const rows = await rowsOf(booted.running, result);
     expect(rows).toHaveLength(1);
@@ -363,11 +352,11 @@ describe.each(STORES)("payment outcomes on the devnet (%s)", (store: StoreKind) 
       const poor = await jsonChat({ wallet: walletAddress(devnet, "evm", "payer-low"), token: token() });
       expect([poor.status, poor.body.errors.at(-1)?.code]).toEqual([402, "insufficient_balance"]);
 
-      devnet.faults.set({ serviceDown: "503" });
+      await devnet.faults.set({ serviceDown: "503" });
       const down = await jsonChat({ wallet: evmPayer(), token: token() });
       expect([down.status, down.body.errors.at(-1)?.code]).toEqual([503, "service_unavailable"]);
 
-      devnet.faults.set({ serviceDown: null, settleFail: true });
+      await devnet.faults.set({ serviceDown: null, settleFail: true });
       const unclear = await jsonChat({ wallet: evmPayer(), token: token() });
       expect([unclear.status, unclear.body.errors.at(-1)?.code]).toEqual([202, "payment_unclear"]);
       expect(unclear.body.finish.finishReason).toBe("payment-unclear");

@@ -9,8 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import { ERROR_CODES, type ErrorCode } from "../../src/errors/index.js";
 import {
@@ -25,7 +24,7 @@ import {
   problem,
   ScriptedModels,
   signTypedDataOf,
-  startTestDevnet,
+  useTestDevnet,
   WEATHER_PARIS,
 } from "./harness.js";
 
@@ -149,21 +148,16 @@ describe("the documented codes are the code table's", () => {
   });
 });
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 const models = new ScriptedModels();
 let booted: Booted;
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   booted = await boot(devnet, { store: "pglite", models: models.registry });
 }, 180_000);
 afterAll(async () => {
   await booted?.close();
   await dropSchema(booted?.schema);
-  await devnet?.stop();
-});
-afterEach(() => {
-  devnet.faults.reset();
 });
 
 describe("each code provoked carries its documented fields", () => {
@@ -204,7 +198,7 @@ describe("each code provoked carries its documented fields", () => {
   });
 
   it("service_unavailable (a 503: with httpStatus)", async () => {
-    devnet.faults.set({ serviceDown: "503" });
+    await devnet.faults.set({ serviceDown: "503" });
     const result = await chat(booted.running, { wallet: payer(), token: token(), message: weather() });
     const error = lastError(result);
     expect(error.code).toBe("service_unavailable");
@@ -212,7 +206,7 @@ describe("each code provoked carries its documented fields", () => {
   });
 
   it("price_changed", async () => {
-    devnet.faults.set({ requoteMultiplier: 50 });
+    await devnet.faults.set({ requoteMultiplier: 50 });
     const result = await chat(booted.running, { wallet: payer(), token: token() });
     const error = lastError(result);
     expect(error.code).toBe("price_changed");
@@ -226,7 +220,7 @@ describe("each code provoked carries its documented fields", () => {
   });
 
   it("payment_unclear (the settlement refused after sending: the row is unknown)", async () => {
-    devnet.faults.set({ settleFail: true });
+    await devnet.faults.set({ settleFail: true });
     const result = await chat(booted.running, { wallet: payer(), token: token() });
     const error = lastError(result);
     expect(error.code).toBe("payment_unclear");

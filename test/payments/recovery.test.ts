@@ -8,8 +8,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { Ledger, PaymentRecord } from "../../src/payments/ports/index.js";
 import { SUGGESTED_LIMITS } from "../../src/payments/rules/index.js";
@@ -30,23 +29,16 @@ import {
   ScriptedModels,
   STORES,
   type StoreKind,
-  startTestDevnet,
   uniqueSchema,
+  useTestDevnet,
 } from "./harness.js";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 const models = new ScriptedModels();
 const dirs: string[] = [];
 
-beforeAll(async () => {
-  devnet = await startTestDevnet();
-});
 afterAll(async () => {
-  await devnet?.stop();
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-afterEach(() => {
-  devnet.faults.reset();
 });
 
 const payer = () => walletAddress(devnet, "evm", "payer");
@@ -71,10 +63,19 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
   });
 
   it("records the settlement after the client disconnects at the first p: line, and starts no new payment", async () => {
+    // This payment must settle: a service with the default SERVICE_TIMEOUT_MS, not the file's
+    // 1.5 s (a loaded machine took longer than that to settle, and the test saw unknown).
+    const main = booted;
+    booted = await boot(devnet, { store, models: models.registry });
+    onTestFinished(async () => {
+      await booted.close();
+      await dropSchema(booted.schema);
+      booted = main;
+    });
     const { server, url } = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
     try {
       // The payment is still in flight when the client goes away.
-      devnet.faults.set({ settleDelayMs: 400 });
+      await devnet.faults.set({ settleDelayMs: 400 });
       const before = await evmBalances(devnet);
       const script = `disconnect-${store}`;
       const options = {
@@ -129,7 +130,7 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
 
   it("resolves a settlement that hangs after the chain moved: settled from the chain, paid once", async () => {
     try {
-      devnet.faults.set({ settleHangAfterChain: true });
+      await devnet.faults.set({ settleHangAfterChain: true });
       const before = await evmBalances(devnet);
       const result = await chat(booted.running, { wallet: payer(), token: devnet.manifest.devToken });
       const rows = await ledgerOf(booted.running).listByRequest(result.requestId);
@@ -163,7 +164,7 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
       const after = await evmBalances(devnet);
       expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
     } finally {
-      devnet.faults.reset();
+      await devnet.faults.reset();
     }
   });
 

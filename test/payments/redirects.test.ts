@@ -10,7 +10,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
@@ -22,7 +21,7 @@ import {
   type ScriptedCall,
   ScriptedModels,
   serviceUrl,
-  startTestDevnet,
+  useTestDevnet,
 } from "./harness.js";
 
 interface Seen {
@@ -66,7 +65,7 @@ const redirect = (res: http.ServerResponse, location: string) => {
   res.end();
 };
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 let a: Origin;
 let b: Origin;
@@ -76,7 +75,6 @@ const models = new ScriptedModels();
 const HIDDEN = "\u{E0049}\u{E0067}\u{E006E}\u202Eevil\u2066";
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   const weather = `${serviceUrl(devnet, "weather")}?city=Paris`;
   weatherDemand = (await fetch(weather)).headers.get("payment-required") ?? "";
   b = await origin((path, _paid, res) => {
@@ -114,7 +112,6 @@ afterAll(async () => {
   await booted?.close();
   await a?.close();
   await b?.close();
-  await devnet?.stop();
 });
 
 beforeEach(() => {

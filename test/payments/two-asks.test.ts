@@ -4,22 +4,19 @@
  * was not done and why. Through the built-in offline model and the real pipeline on the devnet.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import { type Booted, boot, chat, rowsOf, startTestDevnet } from "./harness.js";
+import { type Booted, boot, chat, rowsOf, useTestDevnet } from "./harness.js";
 
 const TWO_ASKS = "What's the weather in Paris and the price of BTC?";
 
-let devnet: Devnet;
+const devnet = useTestDevnet();
 let booted: Booted;
 
 beforeAll(async () => {
-  devnet = await startTestDevnet();
   booted = await boot(devnet, { store: "pglite" });
 });
 afterAll(async () => {
   await booted?.close();
-  await devnet?.stop();
 });
 
 function textOf(result: Awaited<ReturnType<typeof chat>>): string {

@@ -6,9 +6,8 @@
  * Once the chain has it, the reconciler records it settled, and GET /api/payments/:id shows it, to
  * the caller that made it only.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient, ChatHttpError } from "../../src/client/index.js";
-import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
@@ -22,20 +21,10 @@ import {
   STORES,
   type StoreKind,
   secretStrings,
-  startTestDevnet,
+  useTestDevnet,
 } from "./harness.js";
 
-let devnet: Devnet;
-
-beforeAll(async () => {
-  devnet = await startTestDevnet();
-});
-afterAll(async () => {
-  await devnet?.stop();
-});
-afterEach(() => {
-  devnet.faults.reset();
-});
+const devnet = useTestDevnet();
 
 const OTHER_TOKEN = "other-caller-token-0123456789";
 
@@ -61,7 +50,7 @@ describe.each(STORES)("a payment whose outcome is unclear (%s)", (store: StoreKi
   it("is reported payment_unclear (not failed), then read back settled by its own caller only", async () => {
     const token = devnet.manifest.devToken;
     const before = await evmBalances(devnet);
-    devnet.faults.set({ settleLate: true });
+    await devnet.faults.set({ settleLate: true });
     const result = await chat(booted.running, { wallet: walletAddress(devnet, "evm", "payer"), token });
 
     // The stream: sent, then unknown; one error with its own code naming the payment.
@@ -109,7 +98,7 @@ describe.each(STORES)("a payment whose outcome is unclear (%s)", (store: StoreKi
     }
 
     // The facilitator finally settles; the reconciler, driven here, finds it on chain.
-    devnet.faults.set({ settleLate: false });
+    await devnet.faults.set({ settleLate: false });
     const reconciler = booted.running.payments?.reconciler;
     if (!reconciler) throw new Error("payments are off");
     const settled = await poll(

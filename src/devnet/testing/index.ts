@@ -11,13 +11,16 @@ import { createPublicClient, erc20Abi, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Devnet } from "../types.js";
 
+/** What these helpers read from a devnet (in this process or shared by the test run). */
+export type DevnetView = Pick<Devnet, "manifest" | "secrets">;
+
 type PayingFetch = ReturnType<typeof wrapFetchWithPayment>;
 
 /**
  * A `fetch` that pays on the EVM chain only, from wallet `name`. The SDK's spend controls are
  * off here: they know only real USDC, and the devnet tests exercise prices above $1 too.
  */
-export function evmPayingFetch(devnet: Devnet, name = "payer"): PayingFetch {
+export function evmPayingFetch(devnet: DevnetView, name = "payer"): PayingFetch {
   const key = devnet.secrets.evm[name];
   if (!key) throw new Error(`no EVM wallet ${name}`);
   const client = new x402Client().register(
@@ -29,7 +32,7 @@ export function evmPayingFetch(devnet: Devnet, name = "payer"): PayingFetch {
 }
 
 /** A `fetch` that pays on Solana only, from wallet `name`. */
-export async function solanaPayingFetch(devnet: Devnet, name = "payer"): Promise<PayingFetch> {
+export async function solanaPayingFetch(devnet: DevnetView, name = "payer"): Promise<PayingFetch> {
   const solana = devnet.manifest.solana;
   const secret = devnet.secrets.solana[name];
   if (!solana || !secret) throw new Error(`no Solana wallet ${name}`);
@@ -43,7 +46,7 @@ export async function solanaPayingFetch(devnet: Devnet, name = "payer"): Promise
 }
 
 /** USDC balance (atomic units) of an EVM address, read from the chain. */
-export async function evmUsdcBalance(devnet: Devnet, address: `0x${string}`): Promise<bigint> {
+export async function evmUsdcBalance(devnet: DevnetView, address: `0x${string}`): Promise<bigint> {
   const client = createPublicClient({ transport: http(devnet.manifest.evm.rpcUrl) });
   return client.readContract({
     address: devnet.manifest.evm.usdc,
@@ -54,7 +57,7 @@ export async function evmUsdcBalance(devnet: Devnet, address: `0x${string}`): Pr
 }
 
 /** USDC balance (atomic units) of a Solana owner's token accounts for the devnet mint. */
-export async function solanaUsdcBalance(devnet: Devnet, owner: string): Promise<bigint> {
+export async function solanaUsdcBalance(devnet: DevnetView, owner: string): Promise<bigint> {
   const solana = devnet.manifest.solana;
   if (!solana) throw new Error("Solana is not running");
   const response = await fetch(solana.rpcUrl, {
@@ -79,9 +82,9 @@ export async function solanaUsdcBalance(devnet: Devnet, owner: string): Promise<
 }
 
 /** Address of a named wallet in the manifest. */
-export function walletAddress(devnet: Devnet, chain: "evm", name: string): `0x${string}`;
-export function walletAddress(devnet: Devnet, chain: "solana", name: string): string;
-export function walletAddress(devnet: Devnet, chain: "evm" | "solana", name: string): string {
+export function walletAddress(devnet: DevnetView, chain: "evm", name: string): `0x${string}`;
+export function walletAddress(devnet: DevnetView, chain: "solana", name: string): string;
+export function walletAddress(devnet: DevnetView, chain: "evm" | "solana", name: string): string {
   const wallets = chain === "evm" ? devnet.manifest.evm.wallets : (devnet.manifest.solana?.wallets ?? []);
   const wallet = wallets.find((w) => w.name === name);
   if (!wallet) throw new Error(`no ${chain} wallet ${name}`);

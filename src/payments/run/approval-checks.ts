@@ -173,12 +173,18 @@ export function authorizationOf(
   record: PaymentRecord,
   terms: StoredApproval,
   message: string,
+  now: Date,
 ): Record<string, string> {
   try {
     return checkSigned(
       completed,
       record.network,
-      { amount: record.amount, payTo: record.payTo, maxTimeoutSeconds: terms.window },
+      {
+        amount: record.amount,
+        payTo: record.payTo,
+        maxTimeoutSeconds: terms.window,
+        nowS: Math.floor(now.getTime() / 1000),
+      },
       "approval",
     );
   } catch {

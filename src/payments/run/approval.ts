@@ -139,7 +139,7 @@ export class ApprovalDesk {
     checkLimitsNow(record, limits, snapshot, message);
     await checkBalance(this.deps.chains, record, wallet);
     await this.confirmTerms(input.signal, { record, terms, limits, run, message });
-    const authorization = authorizationOf(completed, record, terms, message);
+    const authorization = authorizationOf(completed, record, terms, message, this.now());
     await this.approve(run, limits, authorization, record, message);
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {

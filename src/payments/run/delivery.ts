@@ -6,8 +6,8 @@ import { paymentRejection, readSettlement, type Target } from "../x402/index.js"
 import type { Reconciler } from "./reconciler.js";
 import type { PaymentRun } from "./run.js";
 
-/** How long an unclear payment's immediate check on chain may hold the stream. */
-const RESOLVE_NOW_MS = 5000;
+/** How long an unclear payment's immediate check on chain may hold the stream, by default. */
+export const DEFAULT_RESOLVE_NOW_MS = 5000;
 
 export interface DeliveryDeps {
   fetch: SafeFetch;
@@ -15,6 +15,8 @@ export interface DeliveryDeps {
   reconciler: Pick<Reconciler, "resolve">;
   /** Time bound of the paid request. */
   serviceTimeoutMs: number;
+  /** Bound of the immediate check on chain of an unclear payment (default DEFAULT_RESOLVE_NOW_MS). */
+  resolveNowMs?: number;
 }
 
 /**
@@ -81,7 +83,7 @@ async function sendPaid(
 async function resolveSoon(deps: DeliveryDeps, paymentId: string): Promise<PaymentRecord | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), RESOLVE_NOW_MS);
+    timer = setTimeout(() => resolve(undefined), deps.resolveNowMs ?? DEFAULT_RESOLVE_NOW_MS);
   });
   try {
     return await Promise.race([

@@ -40,6 +40,8 @@ export interface PipelineDeps {
   fetch: SafeFetch;
   reconciler: Reconciler;
   now?: () => Date;
+  /** Bound of an unclear payment's immediate check on chain (delivery.ts). */
+  resolveNowMs?: number;
   /** Told about unexpected failures (with their cause) that the client hears of only as a code. */
   onError?: (error: unknown, context: string) => void;
 }

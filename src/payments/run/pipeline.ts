@@ -55,6 +55,7 @@ export class PaymentPipeline {
       ledger: deps.ledger,
       reconciler: deps.reconciler,
       serviceTimeoutMs: deps.config.serviceTimeoutMs,
+      ...(deps.resolveNowMs !== undefined ? { resolveNowMs: deps.resolveNowMs } : {}),
     };
   }
 

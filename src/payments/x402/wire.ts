@@ -111,6 +111,8 @@ export interface SigningExpectation {
    * offer's own, or {@link DEFAULT_TIMEOUT_SECONDS} when it states 0.
    */
   maxTimeoutSeconds?: number;
+  /** The payer's clock, epoch seconds, that the signed window is checked against (default: the system's). */
+  nowS?: number;
 }
 
 /**
@@ -194,13 +196,13 @@ export function safeDetail(error: unknown): string {
 export function checkSigned(
   payload: PaymentPayload,
   network: string,
-  expected: { amount: bigint; payTo: string; maxTimeoutSeconds: number },
+  expected: { amount: bigint; payTo: string; maxTimeoutSeconds: number; nowS?: number },
   label: string,
 ): Record<string, string> {
   const family = familyOf(network);
   if (!family) throw new SigningError(`unknown network family (${label})`);
   try {
-    return family.authorization(payload, expected, Math.floor(Date.now() / 1000));
+    return family.authorization(payload, expected, expected.nowS ?? Math.floor(Date.now() / 1000));
   } catch (error) {
     throw new SigningError(`${safeDetail(error)} (${label})`);
   }
