@@ -21,6 +21,10 @@ const E2E = [
   // Its own devnet with 80 ms Solana slots and 60 payments against a blockhash's lifetime: beside
   // another file on a 2-core machine its later payments outlived their service timeout.
   "test/payments/solana-reconcile.test.ts",
+  "test/browser/cors.test.ts",
+  "test/client/pack.test.ts",
+  "test/cluster.test.ts",
+  "test/image.test.ts",
 ];
 
 const INTEGRATION = [
@@ -47,6 +51,9 @@ const INTEGRATION = [
   "test/rate-limit.test.ts",
   "test/readiness.test.ts",
   "test/store-outage.test.ts",
+  "test/serverless.test.ts",
+  "test/build/dependencies.test.ts",
+  "src/ratelimit/rate-limit-readiness.test.ts",
 ];
 
 const ALL = ["src/**/*.test.ts", "test/**/*.test.ts"];
