@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { bootstrap } from "../../src/bootstrap.js";
 import { loadConfig } from "../../src/config/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
@@ -55,6 +56,7 @@ interface Interval {
   skipped: number;
   solanaRpc: SoakSample["solanaRpc"];
   probeHistoryMs: number;
+  loopP99Ms: number;
 }
 
 async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): Promise<SoakResult> {
@@ -182,6 +184,8 @@ async function drive(
   // Per interval, filled as turns end; swapped out at each sample.
   let window = { turnTimes: [] as number[], failed: 0, skipped: 0 };
   const running: Promise<void>[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
 
   const turn = async (i: number) => {
     const chain = chains[i % chains.length] as SoakChain;
@@ -206,6 +210,8 @@ async function drive(
     const solanaRpc = meter.take();
     const usage = process.memoryUsage();
     const rss = rssBytes();
+    const loopP99Ms = loop.percentile(99) / 1e6;
+    loop.reset();
     const probeHistoryMs = await deps.probe().catch(() => Number.NaN);
     const m: Interval = {
       atMs: Date.now() - t0,
@@ -215,11 +221,12 @@ async function drive(
       external: usage.external,
       solanaRpc,
       probeHistoryMs,
+      loopP99Ms,
       ...w,
     };
     intervals.push(m);
     log(
-      `  t=${Math.round(m.atMs / 1000)}s turns=${m.turnTimes.length} turn p50=${percentile(m.turnTimes, 50).toFixed(0)}ms failed=${m.failed} rss=${mb(m.rss).toFixed(0)}MB heap=${mb(m.heap).toFixed(0)}MB native=${mb(rss - usage.heapTotal - usage.external).toFixed(0)}MB history scan=${probeHistoryMs.toFixed(1)}ms`,
+      `  t=${Math.round(m.atMs / 1000)}s turns=${m.turnTimes.length} turn p50=${percentile(m.turnTimes, 50).toFixed(0)}ms failed=${m.failed} rss=${mb(m.rss).toFixed(0)}MB heap=${mb(m.heap).toFixed(0)}MB native=${mb(rss - usage.heapTotal - usage.external).toFixed(0)}MB history scan=${probeHistoryMs.toFixed(1)}ms loop p99=${loopP99Ms.toFixed(0)}ms`,
     );
   };
   const sampler = setInterval(() => void takeSample(), options.sampleMs);
@@ -241,6 +248,7 @@ async function drive(
     await Promise.allSettled(running);
   } finally {
     clearInterval(sampler);
+    loop.disable();
     // The last, partial interval: turns that ended after the last tick.
     await takeSample();
   }
@@ -292,6 +300,7 @@ function bucket(
       nativeMb: mb(m.rss - m.heapTotal - m.external),
       solanaRpc: m.solanaRpc,
       probeHistoryMs: m.probeHistoryMs,
+      loopP99Ms: m.loopP99Ms,
     };
   });
 }

@@ -41,6 +41,8 @@ export interface SoakSample {
    * node, Hardhat's EDR, Node itself.
    */
   nativeMb: number;
+  /** This process's event-loop delay over the interval, p99 ms: the wait of every callback (drains, RPC answers). */
+  loopP99Ms: number;
   /** The Solana RPC calls made in the interval (service, facilitator, client, reconciler), by method. */
   solanaRpc: Record<string, MethodStats>;
   /** One `getSignaturesForAddress(payer, limit 1)` at the end of the interval, ms (history scan cost). */
