@@ -32,6 +32,8 @@ interface Landed {
   signature: string;
   memo: string;
   wire: string;
+  /** Its block's time (chain clock); default ten seconds ago. */
+  blockTime?: number;
 }
 
 /** A transaction with the memo instruction the x402 exact scheme appends (unsigned is enough here). */
@@ -80,7 +82,7 @@ function fakeNode() {
           slot: 400,
           err: null,
           memo: `[${tx.memo.length}] ${tx.memo}`,
-          blockTime: NOW - 10,
+          blockTime: tx.blockTime ?? NOW - 10,
           confirmationStatus: "confirmed",
         }));
       case "getTransaction": {
@@ -207,6 +209,35 @@ describe("Solana history reads for unclear payments", () => {
     expect(await resolver.resolve(payment("never", 1000))).toEqual({
       status: "failed",
       error: "blockhash expired without the transaction landing",
+    });
+  });
+
+  it("finds a landed payment whose block time is before its signing time because the chain's clock runs behind", async () => {
+    // A starved devnet produces its slots late: its clock is 300 s behind ours. The payment was
+    // signed 1,000 s ago by our clock and landed 10 s later, at a block time 290 s before signing.
+    const node = fakeNode();
+    const ourNow = NOW + 300;
+    const signedAt = ourNow - 1000;
+    node.history.push({
+      signature: signature(3),
+      memo: "slow",
+      blockTime: signedAt + 10 - 300,
+      ...transaction("slow"),
+    });
+    node.history.push({
+      signature: signature(4),
+      memo: "older",
+      blockTime: signedAt - 900,
+      ...transaction("older"),
+    });
+    const url = await start(node);
+    // Its blockhash has expired on chain: judged only by the history read, it would be `failed`.
+    expect(
+      await solanaResolver(url).resolve(payment("slow", NOW - signedAt), new Date(ourNow * 1000)),
+    ).toEqual({
+      status: "settled",
+      txHash: signature(3),
+      payer: WALLET,
     });
   });
 });

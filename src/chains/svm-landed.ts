@@ -41,8 +41,8 @@ const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 /** Upper bound of a blockhash's lifetime (about 150 blocks, 60-90 s), with margin. */
 export const BLOCKHASH_SECONDS = 180;
 /**
- * How far before the signing time (our clock) the search goes on (chain time): a block's time is
- * the validators' estimate and may lag ours.
+ * How far before the signing time (our clock) the search goes on (chain time), besides how far
+ * the chain's clock is behind ours when asked: a block's time is the validators' estimate.
  */
 const CLOCK_SKEW_SECONDS = 120;
 /** Signatures per page of the payer's history (the RPC's maximum is 1,000). */
@@ -167,11 +167,10 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
    * finalized, hence in the history read after this). Older rows without it: the finalized
    * chain's time is past their `expiresAt`.
    */
-  async function cannotLand(auth: SvmAuthorization, signedAt: number): Promise<boolean> {
-    const now = await chainTime();
-    if (now === undefined) return false;
-    if (!auth.blockhash) return now > Number(auth.expiresAt);
-    if (now <= signedAt + BLOCKHASH_SECONDS) return false;
+  async function cannotLand(auth: SvmAuthorization, signedAt: number, chainNow: number | undefined) {
+    if (chainNow === undefined) return false;
+    if (!auth.blockhash) return chainNow > Number(auth.expiresAt);
+    if (chainNow <= signedAt + BLOCKHASH_SECONDS) return false;
     const valid = await rpc
       .isBlockhashValid(auth.blockhash as Blockhash, { commitment: "finalized" })
       .send(timeout());
@@ -246,7 +245,8 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
   }
 
   return {
-    async resolve(payment: PaymentOnChain): Promise<Resolution> {
+    /** `now`: this process's clock, the one `signedAt` was read from. */
+    async resolve(payment: PaymentOnChain, now = new Date()): Promise<Resolution> {
       const auth = svmAuthorization(payment);
       if (!auth?.messageHash) return { status: "pending" };
       const signedAt = auth.signedAt
@@ -256,11 +256,16 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
           : Number.NaN;
       if (!Number.isFinite(signedAt)) return { status: "pending" };
       // Asked before the search, so a transaction landing meanwhile is in the history searched.
-      const unlandable = await cannotLand(auth, signedAt);
+      const chainNow = await chainTime();
+      const unlandable = await cannotLand(auth, signedAt, chainNow);
+      // Block times are the chain's clock. Where it runs behind ours (a starved devnet produces
+      // slots late), a payment that landed after signing carries a block time earlier than the
+      // signing time by up to that lag: the search goes back that much further.
+      const behind = chainNow === undefined ? 0 : Math.max(0, Math.floor(now.getTime() / 1000) - chainNow);
       const result = await search(
         payment.wallet,
         auth.messageHash,
-        signedAt - CLOCK_SKEW_SECONDS,
+        signedAt - CLOCK_SKEW_SECONDS - behind,
         signedAt,
         auth.memo,
       );
