@@ -83,14 +83,21 @@ export function rpcTable(result: SoakResult): string[] {
   const methods = Object.entries(result.solanaRpcTotals)
     .sort((a, b) => b[1] - a[1])
     .map(([m]) => m);
-  const head = ["t s", ...methods.map((m) => `${m} n / p50 ms`), "probe history scan ms"];
+  const head = [
+    "t s",
+    ...methods.map((m) => `${m} n / p50 ms`),
+    "probe history scan ms",
+    "chain clock behind s",
+  ];
   const out = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
   for (const s of result.samples) {
     const cells = methods.map((m) => {
       const stat = s.solanaRpc[m];
       return stat ? `${stat.calls} / ${stat.p50.toFixed(1)}` : "0";
     });
-    out.push(`| ${[String(s.atS), ...cells, s.probeHistoryMs.toFixed(1)].join(" | ")} |`);
+    out.push(
+      `| ${[String(s.atS), ...cells, s.probeHistoryMs.toFixed(1), s.chainBehindS.toFixed(0)].join(" | ")} |`,
+    );
   }
   return out;
 }

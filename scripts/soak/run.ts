@@ -56,6 +56,7 @@ interface Interval {
   skipped: number;
   solanaRpc: SoakSample["solanaRpc"];
   probeHistoryMs: number;
+  chainBehindS: number;
   loopP99Ms: number;
 }
 
@@ -85,6 +86,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
     load = await drive(options, chains, t0, meter, {
       pay: (chain, city) => chatTurn(url, devnet.manifest.devToken, payers[chain], city),
       probe: () => probeHistory(devnet, payers.solana),
+      chainBehind: () => chainBehind(devnet),
     });
   } finally {
     await closeServer(server);
@@ -165,6 +167,7 @@ interface DriveDeps {
   /** One paid chat turn; a failure's detail, or undefined when it ended payment-complete. */
   pay(chain: SoakChain, city: string): Promise<string | undefined>;
   probe(): Promise<number>;
+  chainBehind(): Promise<number>;
 }
 
 /** The open-loop load: a turn every 1/rate s, alternating chains, sampled every `sampleMs`. */
@@ -213,6 +216,7 @@ async function drive(
     const loopP99Ms = loop.percentile(99) / 1e6;
     loop.reset();
     const probeHistoryMs = await deps.probe().catch(() => Number.NaN);
+    const chainBehindS = await deps.chainBehind().catch(() => Number.NaN);
     const m: Interval = {
       atMs: Date.now() - t0,
       rss,
@@ -221,6 +225,7 @@ async function drive(
       external: usage.external,
       solanaRpc,
       probeHistoryMs,
+      chainBehindS,
       loopP99Ms,
       ...w,
     };
@@ -300,6 +305,7 @@ function bucket(
       nativeMb: mb(m.rss - m.heapTotal - m.external),
       solanaRpc: m.solanaRpc,
       probeHistoryMs: m.probeHistoryMs,
+      chainBehindS: m.chainBehindS,
       loopP99Ms: m.loopP99Ms,
     };
   });
@@ -322,6 +328,23 @@ async function probeHistory(devnet: Devnet, payer: string | undefined): Promise<
   });
   await response.json();
   return performance.now() - start;
+}
+
+/** Our clock minus the Solana node's (its latest finalized block's time), s. */
+async function chainBehind(devnet: Devnet): Promise<number> {
+  const solana = devnet.manifest.solana;
+  if (!solana) return Number.NaN;
+  const call = async (method: string, params: unknown[]) => {
+    const response = await fetch(`${solana.rpcUrl}#probe`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+    return ((await response.json()) as { result: number }).result;
+  };
+  const slot = await call("getSlot", [{ commitment: "finalized" }]);
+  const time = await call("getBlockTime", [slot]);
+  return Date.now() / 1000 - time;
 }
 
 function payerOf(devnet: Devnet, chain: SoakChain): string {

@@ -47,6 +47,8 @@ export interface SoakSample {
   solanaRpc: Record<string, MethodStats>;
   /** One `getSignaturesForAddress(payer, limit 1)` at the end of the interval, ms (history scan cost). */
   probeHistoryMs: number;
+  /** How far the Solana node's clock (its latest finalized block's time) is behind ours, s. */
+  chainBehindS: number;
 }
 
 /** Ledger rows per chain and status with their amounts, and the chain's view. */
