@@ -74,7 +74,7 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//,
     console.log(`\nSolana RPC calls per settled Solana payment (whole run): ${perPayment}`);
   }
   console.log(
-    `\n${result.turns} turns, ${result.failures.length} failed, ${result.skipped} skipped (over ${options.maxInFlight} in flight); settled rows: ${chains.map((c) => `${c} ${result.settled[c] ?? 0}`).join(", ")}`,
+    `\n${result.turns} turns, ${result.failed} failed, ${result.skipped} skipped (over ${options.maxInFlight} in flight); settled rows: ${chains.map((c) => `${c} ${result.settled[c] ?? 0}`).join(", ")}`,
   );
   console.log(
     `reconciliation after the load: ${result.reconcile.sweeps} sweep(s) in ${(result.reconcile.ms / 1000).toFixed(1)} s; ${result.unclear} row(s) still unclear`,
@@ -87,7 +87,7 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//,
   );
   for (const f of result.failures.slice(0, 5)) console.log(`  failed: ${f}`);
   console.log(result.verdict.line);
-  if (result.failures.length > 0 || result.mismatches.length > 0) process.exitCode = 1;
+  if (result.failed > 0 || result.mismatches.length > 0) process.exitCode = 1;
   // Native handles (Surfpool's threads) may linger after stop: leave now.
   process.exit();
 }

@@ -151,6 +151,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
     chains,
     samples,
     turns: load.turns,
+    failed: load.failures.length,
     failures: load.failures.filter(Boolean),
     skipped: load.skipped,
     settled: Object.fromEntries(ledger.map((l) => [l.chain, l.rows.settled?.n ?? 0])),

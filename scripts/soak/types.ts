@@ -65,6 +65,9 @@ export interface SoakResult {
   chains: SoakChain[];
   samples: SoakSample[];
   turns: number;
+  /** Turns that did not end payment-complete. */
+  failed: number;
+  /** The first 20 of them, with what they answered. */
   failures: string[];
   skipped: number;
   /** Settled ledger rows per chain. */
