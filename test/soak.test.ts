@@ -22,6 +22,7 @@ describe("the soak, briefly", () => {
     expect(result.failures).toEqual([]);
     expect(result.skipped).toBe(0);
     expect(result.mismatches).toEqual([]);
+    expect(result.unclear).toBe(0);
     expect(result.turns).toBe(6);
     for (const chain of result.chains) expect(result.settled[chain], chain).toBe(6 / result.chains.length);
     const settled = result.chains.reduce((n, c) => n + (result.settled[c] ?? 0), 0);

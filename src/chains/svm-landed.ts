@@ -41,8 +41,8 @@ const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 /** Upper bound of a blockhash's lifetime (about 150 blocks, 60-90 s), with margin. */
 export const BLOCKHASH_SECONDS = 180;
 /**
- * How far before the signing time (our clock) the search goes on (chain time): a block's time is
- * the validators' estimate and may lag ours.
+ * How far before the signing time (our clock) the search goes on (chain time), besides how far
+ * the chain's clock is behind ours when asked: a block's time is the validators' estimate.
  */
 const CLOCK_SKEW_SECONDS = 120;
 /** Signatures per page of the payer's history (the RPC's maximum is 1,000). */
@@ -97,6 +97,56 @@ export interface LandedOptions {
 
 type Search = { found: { signature: string; failed: boolean } } | { complete: boolean };
 
+/** One entry of a payer's history as the RPC lists it. */
+interface Listed {
+  signature: Signature;
+  memo: string | null;
+  blockTime: number | null;
+  failed: boolean;
+}
+
+/** A payer's history, newest first, read back to a floor (chain time) or its end. */
+interface Listing {
+  entries: Listed[];
+  /** The listing reached the start of the node's history; with the time of its first block. */
+  end?: { firstBlockTime: number | null };
+}
+
+/**
+ * Reads payers' histories, at most one read in flight per wallet. A caller joins the next read
+ * that has not started yet (the floor is the lowest of its callers'), so a read always starts
+ * after every caller asked for it: what landed before any caller's question is in it. Many
+ * unclear payments of one wallet at once cost one read, not one each (on Surfpool each page is a
+ * scan of the node's whole history under its state lock: docs/devnet.md, "How long it lasts").
+ */
+function historyReader(read: (wallet: string, floor: number) => Promise<Listing>) {
+  const queued = new Map<string, { floor: number; listing: Promise<Listing> }>();
+  const tail = new Map<string, Promise<unknown>>();
+  return (wallet: string, floor: number): Promise<Listing> => {
+    const waiting = queued.get(wallet);
+    if (waiting) {
+      waiting.floor = Math.min(waiting.floor, floor);
+      return waiting.listing;
+    }
+    const previous = tail.get(wallet) ?? Promise.resolve();
+    const next = { floor, listing: undefined as unknown as Promise<Listing> };
+    next.listing = previous
+      .catch(() => undefined)
+      .then(() => {
+        // Started: later callers wait for the next read.
+        queued.delete(wallet);
+        return read(wallet, next.floor);
+      });
+    queued.set(wallet, next);
+    tail.set(wallet, next.listing);
+    const forget = () => {
+      if (tail.get(wallet) === next.listing) tail.delete(wallet);
+    };
+    next.listing.then(forget, forget);
+    return next.listing;
+  };
+}
+
 /** Resolves unclear Solana payments through one RPC endpoint. */
 export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
   const rpc = createSolanaRpc(rpcUrl);
@@ -114,14 +164,13 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
    * Whether the chain proves the transaction can never land from now on. With its blockhash: the
    * finalized chain is past the signing time by more than a blockhash lives (so the node has seen
    * that blockhash) and holds it invalid (so no later block accepts it; any block that did is
-   * finalized, hence in the history searched after this). Older rows without it: the finalized
+   * finalized, hence in the history read after this). Older rows without it: the finalized
    * chain's time is past their `expiresAt`.
    */
-  async function cannotLand(auth: SvmAuthorization, signedAt: number): Promise<boolean> {
-    const now = await chainTime();
-    if (now === undefined) return false;
-    if (!auth.blockhash) return now > Number(auth.expiresAt);
-    if (now <= signedAt + BLOCKHASH_SECONDS) return false;
+  async function cannotLand(auth: SvmAuthorization, signedAt: number, chainNow: number | undefined) {
+    if (chainNow === undefined) return false;
+    if (!auth.blockhash) return chainNow > Number(auth.expiresAt);
+    if (chainNow <= signedAt + BLOCKHASH_SECONDS) return false;
     const valid = await rpc
       .isBlockhashValid(auth.blockhash as Blockhash, { commitment: "finalized" })
       .send(timeout());
@@ -140,18 +189,9 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
     return wire !== undefined && solanaMessageHash(Buffer.from(wire, "base64")) === hash;
   }
 
-  /**
-   * The payer's history, newest first, page by page (`before` cursor), back to `floor` (chain
-   * time). Complete when it reached a block older than `floor`, or the history's end while the
-   * node's oldest block is no newer than the signing time.
-   */
-  async function search(
-    wallet: string,
-    hash: string,
-    floor: number,
-    signedAt: number,
-    memo: string | undefined,
-  ): Promise<Search> {
+  /** The payer's history, newest first, page by page (`before` cursor), back to `floor`. */
+  async function readHistory(wallet: string, floor: number): Promise<Listing> {
+    const entries: Listed[] = [];
     let before: Signature | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const list = await rpc
@@ -162,27 +202,51 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
         })
         .send(timeout());
       for (const entry of list) {
-        if (entry.blockTime !== null && Number(entry.blockTime) < floor) return { complete: true };
-        // The RPC lists an entry's memos as "[length] text" (joined by "; "): one in that form
-        // without ours is another transaction. Any other form is fetched and compared.
-        if (memo !== undefined && listsOtherMemo(entry.memo, memo)) continue;
-        if (await sameMessage(entry.signature, hash)) {
-          return { found: { signature: entry.signature, failed: entry.err !== null } };
-        }
+        const blockTime = entry.blockTime === null ? null : Number(entry.blockTime);
+        entries.push({ signature: entry.signature, memo: entry.memo, blockTime, failed: entry.err !== null });
+        if (blockTime !== null && blockTime < floor) return { entries };
       }
       const last = list.at(-1);
       if (list.length < pageSize || !last) {
         const first = await rpc.getFirstAvailableBlock().send(timeout());
         const time = await rpc.getBlockTime(first).send(timeout());
-        return { complete: time !== null && Number(time) <= signedAt };
+        return { entries, end: { firstBlockTime: time === null ? null : Number(time) } };
       }
       before = last.signature;
     }
-    return { complete: false };
+    return { entries };
+  }
+  const history = historyReader(readHistory);
+
+  /**
+   * Looks for the payment's message in the payer's history back to `floor` (chain time). Complete
+   * when the history read reached a block older than `floor`, or the history's end while the
+   * node's oldest block is no newer than the signing time.
+   */
+  async function search(
+    wallet: string,
+    hash: string,
+    floor: number,
+    signedAt: number,
+    memo: string | undefined,
+  ): Promise<Search> {
+    const listing = await history(wallet, floor);
+    for (const entry of listing.entries) {
+      if (entry.blockTime !== null && entry.blockTime < floor) return { complete: true };
+      // The RPC lists an entry's memos as "[length] text" (joined by "; "): one in that form
+      // without ours is another transaction. Any other form is fetched and compared.
+      if (memo !== undefined && listsOtherMemo(entry.memo, memo)) continue;
+      if (await sameMessage(entry.signature, hash)) {
+        return { found: { signature: entry.signature, failed: entry.failed } };
+      }
+    }
+    const first = listing.end?.firstBlockTime;
+    return { complete: first !== undefined && first !== null && first <= signedAt };
   }
 
   return {
-    async resolve(payment: PaymentOnChain): Promise<Resolution> {
+    /** `now`: this process's clock, the one `signedAt` was read from. */
+    async resolve(payment: PaymentOnChain, now = new Date()): Promise<Resolution> {
       const auth = svmAuthorization(payment);
       if (!auth?.messageHash) return { status: "pending" };
       const signedAt = auth.signedAt
@@ -192,11 +256,16 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
           : Number.NaN;
       if (!Number.isFinite(signedAt)) return { status: "pending" };
       // Asked before the search, so a transaction landing meanwhile is in the history searched.
-      const unlandable = await cannotLand(auth, signedAt);
+      const chainNow = await chainTime();
+      const unlandable = await cannotLand(auth, signedAt, chainNow);
+      // Block times are the chain's clock. Where it runs behind ours (a starved devnet produces
+      // slots late), a payment that landed after signing carries a block time earlier than the
+      // signing time by up to that lag: the search goes back that much further.
+      const behind = chainNow === undefined ? 0 : Math.max(0, Math.floor(now.getTime() / 1000) - chainNow);
       const result = await search(
         payment.wallet,
         auth.messageHash,
-        signedAt - CLOCK_SKEW_SECONDS,
+        signedAt - CLOCK_SKEW_SECONDS - behind,
         signedAt,
         auth.memo,
       );

@@ -134,7 +134,7 @@ export const svm: ChainFamily<SolanaKey> = {
 
       // Settled when a transaction with its message landed; failed only when the chain proves it
       // can no longer land and the payer's history since signing holds none (svm-landed.ts).
-      resolve: (payment) => resolver.resolve(payment),
+      resolve: (payment, now) => resolver.resolve(payment, now),
 
       async ping(signal) {
         await rpc.getSlot().send({ abortSignal: signal });

@@ -37,7 +37,7 @@ export interface SvmFacilitatorConfig {
 /**
  * Builds `@x402/core`'s facilitator with the "exact" scheme on each chain, for x402 v2 and for v1
  * (the Solana node under its v1 name, e.g. `solana-devnet`; an EVM chain under `v1Network` when
- * it has one). Every transaction the facilitator submits goes through one queue per chain:
+ * it has one). Every EVM transaction the facilitator submits goes through one queue per chain:
  * concurrent settlements would otherwise read the same account nonce and collide.
  */
 export async function createFacilitator(
@@ -64,15 +64,14 @@ export async function createFacilitator(
     const v1Name = Object.entries(V1_TO_V2_NETWORK_MAP).find(([, caip2]) => caip2 === svm.network)?.[0];
     const rpc = createSolanaRpc(svm.rpcUrl);
     const keypair = await createKeyPairSignerFromBytes(svm.secretKey);
-    const base = toFacilitatorSvmSigner(keypair, {
+    // No queue here: a Solana transaction carries its own blockhash and no account sequence, so
+    // concurrent settlements cannot collide. Queued, every send waited for the previous one's
+    // answer to be read by this process's event loop: once that loop lagged, sends fell behind
+    // the payments and the queue grew without end (docs/devnet.md, "How long it lasts").
+    const signer = toFacilitatorSvmSigner(keypair, {
       [svm.network]: rpc,
       ...(v1Name ? { [v1Name]: rpc } : {}),
     });
-    const queue = new PromiseQueue();
-    const signer = {
-      ...base,
-      sendTransaction: (tx: string, network: string) => queue.run(() => base.sendTransaction(tx, network)),
-    };
     facilitator.register(svm.network, new ExactSvmScheme(signer));
     if (v1Name) facilitator.registerV1(v1Name as Network, new ExactSvmSchemeV1(signer));
   }

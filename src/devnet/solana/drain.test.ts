@@ -21,7 +21,7 @@ function fakeSurfnet(drain: () => unknown[]) {
       calls.stop++;
     },
   };
-  return { Surfnet: { start: () => native }, calls };
+  return { Surfnet: { start: () => native, startWithConfig: () => native }, calls };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

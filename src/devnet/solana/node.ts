@@ -40,8 +40,8 @@ interface SurfnetClass {
 /** Options of {@link startSolanaNode}; the defaults are what `npm start` runs. */
 export interface SolanaNodeOptions {
   /**
-   * Slot time in ms (clock block production). Default: Surfpool's own (about 75 ms a slot
-   * measured here). Tests use a short one to reach many slots quickly.
+   * Slot time in ms (clock block production). Default {@link DEFAULT_SLOT_TIME_MS}. Tests use a
+   * short one to reach many slots quickly.
    */
   slotTimeMs?: number;
   /**
@@ -50,6 +50,15 @@ export interface SolanaNodeOptions {
    */
   drainIntervalMs?: number;
 }
+
+/**
+ * The devnet's slot time: the pace Surfpool's own default runs at here (about 12 slots a second),
+ * set explicitly because with its default settings Surfpool 1.5 stamps every block with its start
+ * time: the chain's clock never moves, so an unclear payment that never landed could never be
+ * proven unable to land (docs/devnet.md, "How long it lasts"). In clock mode with a slot time, a
+ * block's time follows the wall clock.
+ */
+export const DEFAULT_SLOT_TIME_MS = 80;
 
 /**
  * Surfpool queues an event per slot and, once about 1,000 wait undrained, stops producing blocks
@@ -93,9 +102,9 @@ export async function startSolanaNode(
 ): Promise<SolanaNode> {
   const wallets = await solanaWallets();
   const mintAuthority = await solanaKeypair("mint-authority");
-  const surfnet = launch(Surfnet, options.slotTimeMs);
-  const drainEvery =
-    options.drainIntervalMs ?? Math.min(DEFAULT_DRAIN_INTERVAL_MS, 200 * (options.slotTimeMs ?? Infinity));
+  const slotTimeMs = options.slotTimeMs ?? DEFAULT_SLOT_TIME_MS;
+  const surfnet = launch(Surfnet, slotTimeMs);
+  const drainEvery = options.drainIntervalMs ?? Math.min(DEFAULT_DRAIN_INTERVAL_MS, 200 * slotTimeMs);
   const drainer = startDrainer(surfnet, drainEvery);
   try {
     surfnet.setAccount(
@@ -127,8 +136,7 @@ export async function startSolanaNode(
   };
 }
 
-function launch(Surfnet: SurfnetClass, slotTimeMs: number | undefined): NativeSurfnet {
-  if (slotTimeMs === undefined) return Surfnet.start();
+function launch(Surfnet: SurfnetClass, slotTimeMs: number): NativeSurfnet {
   if (!Number.isInteger(slotTimeMs) || slotTimeMs < 1) throw new Error(`bad Solana slot time ${slotTimeMs}`);
   if (!Surfnet.startWithConfig) throw new Error("this Surfpool has no startWithConfig (slot time)");
   // Without "clock", Surfpool 1.5 does not honour slotTimeMs.

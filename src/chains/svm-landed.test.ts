@@ -1,0 +1,243 @@
+/**
+ * How many history reads unclear Solana payments cost, against a JSON-RPC node that serves a
+ * fixed history (the few methods the resolver calls, in the Solana RPC's shapes) and counts the
+ * reads. On Surfpool each `getSignaturesForAddress` scans the node's whole history under its state
+ * lock, so one read per unclear payment is what turned a slow devnet into a collapsed one
+ * (docs/devnet.md, "How long it lasts"). The end-to-end verdicts on the real devnet are
+ * test/payments/solana-reconcile.test.ts's.
+ */
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  address,
+  appendTransactionMessageInstruction,
+  type Blockhash,
+  compileTransaction,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from "@solana/kit";
+import { afterEach, describe, expect, it } from "vitest";
+import { type SvmAuthorization, solanaMessageHash, solanaResolver } from "./svm-landed.js";
+
+const WALLET = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
+const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
+const BLOCKHASH = "EETubP5AKHgjPAhzPAFcb8BAY1hMH639CWCFTqi3hq1k" as Blockhash;
+const NOW = 1_800_000_000;
+
+interface Landed {
+  signature: string;
+  memo: string;
+  wire: string;
+  /** Its block's time (chain clock); default ten seconds ago. */
+  blockTime?: number;
+}
+
+/** A transaction with the memo instruction the x402 exact scheme appends (unsigned is enough here). */
+function transaction(memo: string): { wire: string; hash: string } {
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(address(WALLET), m),
+    (m) =>
+      setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 1000n }, m),
+    (m) =>
+      appendTransactionMessageInstruction(
+        { programAddress: MEMO_PROGRAM, data: new TextEncoder().encode(memo) },
+        m,
+      ),
+  );
+  const wire = getBase64EncodedWireTransaction(compileTransaction(message));
+  return { wire, hash: solanaMessageHash(Buffer.from(wire, "base64")) };
+}
+
+/** A base58 string that parses as a 64-byte signature. */
+const signature = (i: number) => `${"5".repeat(80)}${String(i).padStart(8, "1").replaceAll("0", "A")}`;
+
+/**
+ * The node: `history` newest first; reads of the payer's history are counted and held while
+ * `hold` is set, until `release()`.
+ */
+function fakeNode() {
+  const history: Landed[] = [];
+  let reads = 0;
+  let held: Array<() => void> = [];
+  let hold = false;
+  const waitingReads: Array<() => void> = [];
+  const answer = (method: string, params: unknown[]): unknown => {
+    switch (method) {
+      case "getSlot":
+        return 500;
+      case "getBlockTime":
+        return (params[0] as number) === 0 ? 0 : NOW;
+      case "getFirstAvailableBlock":
+        return 0;
+      case "isBlockhashValid":
+        return { context: { slot: 500 }, value: false };
+      case "getSignaturesForAddress":
+        return history.map((tx) => ({
+          signature: tx.signature,
+          slot: 400,
+          err: null,
+          memo: `[${tx.memo.length}] ${tx.memo}`,
+          blockTime: tx.blockTime ?? NOW - 10,
+          confirmationStatus: "confirmed",
+        }));
+      case "getTransaction": {
+        const tx = history.find((t) => t.signature === params[0]);
+        return tx
+          ? { slot: 400, blockTime: NOW - 10, meta: { err: null }, transaction: [tx.wire, "base64"] }
+          : null;
+      }
+      default:
+        throw new Error(`unexpected ${method}`);
+    }
+  };
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => {
+      body += chunk;
+    });
+    req.on("end", async () => {
+      const call = JSON.parse(body) as { id: number; method: string; params?: unknown[] };
+      if (call.method === "getSignaturesForAddress") {
+        reads++;
+        for (const notify of waitingReads.splice(0)) notify();
+        if (hold) await new Promise<void>((resolve) => held.push(resolve));
+      }
+      const result = answer(call.method, call.params ?? []);
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, result }));
+    });
+  });
+  return {
+    server,
+    history,
+    reads: () => reads,
+    holdReads() {
+      hold = true;
+    },
+    /** Resolves once a read reached the node. */
+    nextRead: () => new Promise<void>((resolve) => waitingReads.push(resolve)),
+    release() {
+      hold = false;
+      for (const go of held) go();
+      held = [];
+    },
+  };
+}
+
+let running: Server | undefined;
+afterEach(async () => {
+  running?.close();
+  running = undefined;
+});
+
+async function start(node: ReturnType<typeof fakeNode>): Promise<string> {
+  running = node.server;
+  node.server.listen(0, "127.0.0.1");
+  await once(node.server, "listening");
+  return `http://127.0.0.1:${(node.server.address() as AddressInfo).port}`;
+}
+
+/** An unclear payment of WALLET signed `ageSeconds` ago (chain time), with this memo. */
+function payment(memo: string, ageSeconds: number) {
+  const { hash } = transaction(memo);
+  const authorization: SvmAuthorization = {
+    kind: "svm-exact",
+    expiresAt: String(NOW - ageSeconds + 180),
+    messageHash: hash,
+    blockhash: BLOCKHASH,
+    signedAt: String(NOW - ageSeconds),
+    memo,
+  };
+  return { network: "solana:test", asset: "mint", wallet: WALLET, authorization };
+}
+
+describe("Solana history reads for unclear payments", () => {
+  it("resolves 20 unclear payments of one wallet at once with at most two history reads", async () => {
+    const node = fakeNode();
+    for (let i = 0; i < 5; i++)
+      node.history.push({ signature: signature(i), memo: `memo-${i}`, ...transaction(`memo-${i}`) });
+    const url = await start(node);
+    const resolver = solanaResolver(url);
+    node.holdReads();
+    const firstRead = node.nextRead();
+    // Young payments (their blockhash may still land): settled if found, else pending. They come
+    // one by one, as unclear turns do (the RPC client merges only identical calls of one tick).
+    const verdicts = [];
+    for (let i = 0; i < 20; i++) {
+      verdicts.push(resolver.resolve(payment(i === 7 ? "memo-2" : `gone-${i}`, 30)));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await firstRead;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    node.release();
+    const results = await Promise.all(verdicts);
+    expect(results[7]).toEqual({ status: "settled", txHash: signature(2), payer: WALLET });
+    expect(results.filter((r) => r.status === "pending")).toHaveLength(19);
+    // One read per payment before: 20 scans of the node's whole history.
+    expect(node.reads()).toBeLessThanOrEqual(2);
+  });
+
+  it("never judges a payment from a read that started before its question: what landed meanwhile is found", async () => {
+    const node = fakeNode();
+    const url = await start(node);
+    const resolver = solanaResolver(url);
+    node.holdReads();
+    const firstRead = node.nextRead();
+    const early = resolver.resolve(payment("early", 30));
+    await firstRead;
+    // While that read is under way, a payment lands; its blockhash has since expired on chain.
+    node.history.unshift({ signature: signature(9), memo: "late", ...transaction("late") });
+    const late = resolver.resolve(payment("late", 1000));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    node.release();
+    // A stale read would say "not in the history" and "cannot land": failed, and money lost.
+    expect(await late).toEqual({ status: "settled", txHash: signature(9), payer: WALLET });
+    expect(await early).toEqual({ status: "pending" });
+    expect(node.reads()).toBe(2);
+  });
+
+  it("fails a payment only when its blockhash is expired and a complete read of the history lacks it", async () => {
+    const node = fakeNode();
+    node.history.push({ signature: signature(1), memo: "other", ...transaction("other") });
+    const url = await start(node);
+    const resolver = solanaResolver(url);
+    expect(await resolver.resolve(payment("never", 1000))).toEqual({
+      status: "failed",
+      error: "blockhash expired without the transaction landing",
+    });
+  });
+
+  it("finds a landed payment whose block time is before its signing time because the chain's clock runs behind", async () => {
+    // A starved devnet produces its slots late: its clock is 300 s behind ours. The payment was
+    // signed 1,000 s ago by our clock and landed 10 s later, at a block time 290 s before signing.
+    const node = fakeNode();
+    const ourNow = NOW + 300;
+    const signedAt = ourNow - 1000;
+    node.history.push({
+      signature: signature(3),
+      memo: "slow",
+      blockTime: signedAt + 10 - 300,
+      ...transaction("slow"),
+    });
+    node.history.push({
+      signature: signature(4),
+      memo: "older",
+      blockTime: signedAt - 900,
+      ...transaction("older"),
+    });
+    const url = await start(node);
+    // Its blockhash has expired on chain: judged only by the history read, it would be `failed`.
+    expect(
+      await solanaResolver(url).resolve(payment("slow", NOW - signedAt), new Date(ourNow * 1000)),
+    ).toEqual({
+      status: "settled",
+      txHash: signature(3),
+      payer: WALLET,
+    });
+  });
+});
