@@ -54,6 +54,9 @@ const INTEGRATION = [
   "test/serverless.test.ts",
   "test/build/dependencies.test.ts",
   "src/ratelimit/rate-limit-readiness.test.ts",
+  // A fake Solana RPC on loopback; a real Surfpool (its clock).
+  "src/chains/svm-landed.test.ts",
+  "src/devnet/solana/node.test.ts",
 ];
 
 const ALL = ["src/**/*.test.ts", "test/**/*.test.ts"];
