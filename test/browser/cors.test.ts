@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a JavaScript build script without declarations
+import { ensureClientBuilt } from "../../scripts/build-client.mjs";
 import type { Devnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import { closeServer, listen } from "../../src/service.js";
@@ -36,8 +38,12 @@ function poll<T>(read: () => Promise<T> | T) {
   return expect.poll(read, { timeout: 30_000, interval: 50 });
 }
 
-/** The page's script: test/browser/cross-origin/page.ts bundled for the browser (React, ai, the SDK). */
+/**
+ * The page's script: test/browser/cross-origin/page.ts bundled for the browser (React, ai, and the
+ * client package's built files, built first if stale: what `npm pack` of packages/client ships).
+ */
 async function bundlePage(): Promise<string> {
+  await ensureClientBuilt({ types: true });
   const fromTsx = createRequire(createRequire(import.meta.url).resolve("tsx/package.json"));
   const esbuild = (await import(pathToFileURL(fromTsx.resolve("esbuild")).href)) as typeof import("esbuild");
   const result = await esbuild.build({

@@ -1,17 +1,14 @@
 /**
  * A page another site would write (test/browser/cors.test.ts serves it from its own origin): React
- * and `useChat` over the SDK's `PaymentChatTransport`, calling the service at another origin, with
+ * and `useChat` over the SDK's `PaymentChatTransport`, imported from the client package as another
+ * project installs it (`@x402-chat-agent/client`: packages/client/dist, the files `npm pack` ships), calling the service at another origin, with
  * the input usable again after an error, as docs/clients.md ("useChat") shows. Plain
  * `createElement` rather than JSX, so the repository's TypeScript settings check it as it is.
  */
 import { useChat } from "@ai-sdk/react";
+import { PaymentChatTransport, type PaymentUIMessage, paymentChatSchemas } from "@x402-chat-agent/client";
 import { createElement as h } from "react";
 import { createRoot } from "react-dom/client";
-import {
-  PaymentChatTransport,
-  type PaymentUIMessage,
-  paymentChatSchemas,
-} from "../../../src/client/index.js";
 
 interface PageConfig {
   /** The service's origin (not this page's). */
