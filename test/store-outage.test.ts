@@ -76,7 +76,7 @@ function ledgerTools(ledger: Ledger): ToolProvider {
   return (ctx): ToolSet => ({
     [TOOL_NAMES.discover]: tool({
       inputSchema: discoverInputSchema,
-      execute: async () => ({ services: [], errors: [], seen: await ledger.listByRequest(ctx.requestId) }),
+      execute: async () => ({ services: [], errors: [], seen: await ledger.listByScope(ctx.requestId) }),
     }),
     [TOOL_NAMES.quote]: tool({
       inputSchema: quoteInputSchema,

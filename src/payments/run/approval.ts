@@ -116,7 +116,7 @@ export class ApprovalDesk {
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
     checkAwaiting(record, message);
     const limits = resolveLimits(this.deps.limits, input.spendingLimits);
-    const snapshot = await ledger.budget(wallet.address, record.requestId, this.now());
+    const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now());
     run.measure({ limits, snapshot });
     if (record.expiresAt && record.expiresAt.getTime() <= this.now().getTime()) {
       await run.expire().catch(() => {});
