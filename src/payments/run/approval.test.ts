@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToyAuthorization } from "../../chains/testing/index.js";
 import { AppError } from "../../errors/index.js";
-import type { ApprovalAnswer, SpendingLimitsInput } from "../../protocol/index.js";
+import type { SpendingLimitsInput, ValidatedApproval } from "../../protocol/index.js";
 import type { StoredApproval } from "../ports/index.js";
 import { createToyWorld, RecordingObserver, type ToyWorld, USD } from "../testing/index.js";
 
@@ -30,14 +30,14 @@ async function ask(): Promise<{ paymentId: string; authorization: ToyAuthorizati
 }
 
 /** What the user's wallet answers: its signature over what it was asked to sign. */
-const signed = (asked: { paymentId: string; authorization: ToyAuthorization }): ApprovalAnswer => ({
+const signed = (asked: { paymentId: string; authorization: ToyAuthorization }): ValidatedApproval => ({
   paymentId: asked.paymentId,
   kind: "signature",
   signature: w.chain.sign(asked.authorization),
 });
 
 function resume(
-  answer: ApprovalAnswer,
+  answer: ValidatedApproval,
   over: { spendingLimits?: SpendingLimitsInput; wallet?: typeof w.user } = {},
 ) {
   return w.desk.resume({

@@ -1,7 +1,7 @@
 import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
-import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
 import { type Ledger, type PaymentRecord, type StoredApproval, storedServiceName } from "../ports/index.js";
 import {
   type EffectiveLimits,
@@ -49,7 +49,7 @@ import { PaymentRun } from "./run.js";
  */
 
 export interface ResumeInput {
-  answer: ApprovalAnswer;
+  answer: ValidatedApproval;
   wallet: Wallet;
   caller?: string;
   spendingLimits?: SpendingLimitsInput;
