@@ -47,6 +47,7 @@ export type ValidatedApproval =
   | { paymentId: string; kind: "transaction"; transaction: string }
   | { paymentId: string; kind: "reject" };
 
+/** One message of the conversation (the client SDK exports this same type). */
 export interface ChatMessage {
   role: "user" | "assistant" | "system";
   content: string;
