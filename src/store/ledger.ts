@@ -330,12 +330,11 @@ export class PgLedger implements Ledger, LedgerReads {
   }
 
   async spending(wallet: string, now: Date): Promise<SpendingSummary> {
-    const read = await this.readSpend(wallet, "", now);
-    return {
-      settled: read.daySettled,
-      pending: read.dayPending,
-      unknown: read.dayUnknown,
-      today: read.daySettled + read.dayPending + read.dayUnknown,
-    };
+    const {
+      daySettled: settled,
+      dayPending: pending,
+      dayUnknown: unknown,
+    } = await this.readSpend(wallet, "", now);
+    return { settled, pending, unknown, today: settled + pending + unknown };
   }
 }
