@@ -349,7 +349,7 @@ describe("Idempotency-Key bookkeeping", () => {
     status,
     history: [],
     wallet: "0x976EA74026E726554dB657fA54763abd0C3a0aa9",
-    requestId: "req-dead",
+    scopeId: "req-dead",
     service: "https://weather.example/paris",
     network: "eip155:31337",
     asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",

@@ -218,8 +218,9 @@ describe("a 50 MB body (issue 'Money and trust', item 9)", () => {
       status: 404,
     },
   ];
-  for (const { name, head: requestHead, trailer, status } of cases) {
-    it(`(${name}): the ${status} stays readable while the client still sends, and the connection serves on`, async () => {
+  it.each(cases)(
+    "($name): the $status stays readable while the client still sends, and the connection serves on",
+    async ({ head: requestHead, trailer, status }) => {
       const raw = await slowLargeUpload(requestHead, trailer);
       const first = firstAnswer(raw);
       expect(first?.answer.status).toBe(status);
@@ -228,6 +229,6 @@ describe("a 50 MB body (issue 'Money and trust', item 9)", () => {
       expect(JSON.parse(first?.answer.body ?? "")).toMatchObject({ status, code });
       const second = firstAnswer(first?.rest ?? Buffer.alloc(0));
       expect(second?.answer.status).toBe(200);
-    });
-  }
+    },
+  );
 });

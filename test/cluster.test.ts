@@ -12,7 +12,7 @@ import { openStore, type Store } from "../src/store/index.js";
 import { chatRequest, dropSchema, evmBalances, readChat, uniqueSchema } from "./payments/harness.js";
 import { evmAddressOf, usdcTransfersOf } from "./transfers.js";
 
-type Row = Awaited<ReturnType<Store["ledger"]["listByRequest"]>>[number];
+type Row = Awaited<ReturnType<Store["ledger"]["listByScope"]>>[number];
 
 const databaseUrl = process.env.DATABASE_URL;
 const schema = uniqueSchema("cluster");
@@ -79,7 +79,7 @@ describe.skipIf(!databaseUrl)("two instances on one ledger and one devnet", () =
     expect(finishes.filter((f) => f !== "payment-complete" && f !== "limit-exceeded")).toEqual([]);
 
     const rows: Row[] = (
-      await Promise.all(results.map((r) => store?.ledger.listByRequest(r.requestId) ?? []))
+      await Promise.all(results.map((r) => store?.ledger.listByScope(r.requestId) ?? []))
     ).flat();
     const settled = rows.filter((r) => r.status === "settled");
     const settledSum = settled.reduce((sum, r) => sum + r.amount, 0n);

@@ -55,8 +55,9 @@ describe("stream protocol", () => {
     expect(frame(encodeLine(first), "lines")).toBe('0:"Hi \\"there\\"\\n"\n');
   });
 
-  for (const framing of ["sse", "lines"] as const) {
-    it(`round-trips every event through the ${framing} framing, split at every byte`, () => {
+  it.each(["sse", "lines"] as const)(
+    "round-trips every event through the %s framing, split at every byte",
+    (framing) => {
       const wire = `${framing === "sse" ? ": ping\n\n" : ""}${events.map((e) => frame(encodeLine(e), framing)).join("")}`;
       for (const size of [1, 2, 7, 64, wire.length]) {
         const decoder = new StreamDecoder();
@@ -65,8 +66,8 @@ describe("stream protocol", () => {
         out.push(...decoder.end());
         expect(out).toEqual(events);
       }
-    });
-  }
+    },
+  );
 
   it("rejects malformed lines", () => {
     expect(() => decodeLine("x:1")).toThrow(ProtocolError);

@@ -76,7 +76,7 @@ function ledgerTools(ledger: Ledger): ToolProvider {
   return (ctx): ToolSet => ({
     [TOOL_NAMES.discover]: tool({
       inputSchema: discoverInputSchema,
-      execute: async () => ({ services: [], errors: [], seen: await ledger.listByRequest(ctx.requestId) }),
+      execute: async () => ({ services: [], errors: [], seen: await ledger.listByScope(ctx.requestId) }),
     }),
     [TOOL_NAMES.quote]: tool({
       inputSchema: quoteInputSchema,
@@ -137,8 +137,9 @@ describe("the store's boundary", () => {
 });
 
 describe("a tool whose store is down", () => {
-  for (const call of CALLS) {
-    it(`${call.toolName}: e: store_unavailable, a failed finish, a stable code for the model, no SQL`, async () => {
+  it.each(CALLS)(
+    "$toolName: e: store_unavailable, a failed finish, a stable code for the model, no SQL",
+    async (call) => {
       const model = scriptedModel([[call]]);
       const { app } = buildService(
         {},
@@ -158,8 +159,8 @@ describe("a tool whose store is down", () => {
       expectNoLeak(seen);
       expect(seen).toContain('"ok":false');
       expect(seen).toContain('"code":"store_unavailable"');
-    });
-  }
+    },
+  );
 
   it("answers 503 in JSON mode", async () => {
     const model = scriptedModel([[CALLS[3] as Call]]);

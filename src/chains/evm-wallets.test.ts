@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifacts } from "../devnet/evm/artifacts.js";
 import { type EvmChain, rawRequest, startEvmChain } from "../devnet/evm/chain.js";
 import { evmWalletChecks } from "./evm-wallets.js";
+import { transferWithAuthorization } from "./testing/index.js";
 import { ChainUnreadable, WalletCannotPay } from "./types.js";
 
 const { DevUSDC, DevUSDCv21, DevSmartWallet } = loadArtifacts().contracts;
@@ -13,28 +14,18 @@ let chain: EvmChain;
 /** A contract wallet planted on the chain (its immutable owner is zero: only its code matters here). */
 const CONTRACT = "0x00000000000000000000000000000000000c0de1";
 
-const typedData = (from: string, verifyingContract: string) => ({
-  domain: { name: "USD Coin", version: "2", chainId: 31337, verifyingContract },
-  types: {
-    TransferWithAuthorization: [
-      { name: "from", type: "address" },
-      { name: "to", type: "address" },
-      { name: "value", type: "uint256" },
-      { name: "validAfter", type: "uint256" },
-      { name: "validBefore", type: "uint256" },
-      { name: "nonce", type: "bytes32" },
-    ],
-  },
-  primaryType: "TransferWithAuthorization",
-  message: {
-    from,
-    to: "0x0000000000000000000000000000000000000002",
-    value: "10000",
-    validAfter: "0",
-    validBefore: "9999999999",
-    nonce: `0x${"11".repeat(32)}`,
-  },
-});
+const typedData = (from: string, verifyingContract: string) =>
+  transferWithAuthorization(
+    { name: "USD Coin", version: "2", chainId: 31337, verifyingContract },
+    {
+      from,
+      to: "0x0000000000000000000000000000000000000002",
+      value: "10000",
+      validAfter: "0",
+      validBefore: "9999999999",
+      nonce: `0x${"11".repeat(32)}`,
+    },
+  );
 
 beforeAll(async () => {
   chain = await startEvmChain("127.0.0.1", { blockIntervalMs: 0 });

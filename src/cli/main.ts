@@ -6,7 +6,7 @@ import { EXIT } from "./exit.js";
 import { keyFileWarning, type LocalKey, loadKeyFile } from "./keys.js";
 import { listPayments } from "./payments.js";
 import { colorFor, Renderer } from "./render.js";
-import { type Display, Interrupted, JsonDisplay, runTurn, type Session } from "./session.js";
+import { type Display, Interrupted, JsonDisplay, type Session, sendTurn } from "./session.js";
 
 /**
  * The terminal chat: `x402-chat-agent chat [question] [options]` (`--help` lists them, and
@@ -187,7 +187,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   try {
     if (!interactive) {
       current = new AbortController();
-      const outcome = await runTurn(
+      const outcome = await sendTurn(
         session,
         [{ role: "user", content: options.question ?? "" }],
         current.signal,
@@ -219,7 +219,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         continue;
       }
       current = new AbortController();
-      const outcome = await runTurn(session, [...messages, { role: "user", content: text }], current.signal);
+      const outcome = await sendTurn(session, [...messages, { role: "user", content: text }], current.signal);
       current = undefined;
       lastExit = outcome.exitCode;
       // A refused request leaves the conversation as it was; an answered one grows it.

@@ -77,10 +77,11 @@ export class Interrupted extends Error {
 }
 
 /**
- * One turn: send, show it as it streams, and when it stops for approval, answer (sign with the key
- * file, reject, or a signature pasted in) and resume, until the turn really ends.
+ * One turn of the terminal chat, sent to the service (the agent's `runTurn` answers it there):
+ * show it as it streams, and when it stops for approval, answer (sign with the key file, reject,
+ * or a signature pasted in) and resume, until the turn really ends.
  */
-export async function runTurn(
+export async function sendTurn(
   session: Session,
   messages: ChatMessage[],
   signal?: AbortSignal,

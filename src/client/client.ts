@@ -4,6 +4,7 @@ import {
   paymentHistorySchema,
   paymentStateSchema,
 } from "../protocol/payment.js";
+import type { ChatMessage } from "../protocol/request.js";
 import {
   decodeStream,
   type ErrorPayload,
@@ -20,11 +21,8 @@ import { ChatHttpError, errorFromResponse } from "./errors.js";
  * streams do (Node 20, browsers, workers).
  */
 
-/** One message of the conversation, as the service takes it. */
-export interface ChatMessage {
-  role: "user" | "assistant" | "system";
-  content: string;
-}
+/** One message of the conversation, as the service takes it: the protocol's own type. */
+export type { ChatMessage };
 
 /** Decimal USD as a string ("0.50") or a number (0.5). */
 export type Usd = string | number;

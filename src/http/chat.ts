@@ -3,12 +3,12 @@ import { type AgentDeps, runTurn, type TurnInput, type TurnPrelude } from "../ag
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import {
-  type ApprovalAnswer,
   type ChatRequest,
   PROTOCOL_HEADER,
   PROTOCOL_VERSION,
   type SpendingLimitsInput,
   type StreamEvent,
+  type ValidatedApproval,
   type Wallet,
 } from "../protocol/index.js";
 import { chooseMode, jsonResponse, type Mode, streamHeaders } from "./answer.js";
@@ -35,7 +35,7 @@ export interface ChatRouteDeps {
    * before the stream opens when it cannot be used; what it returns runs as the turn's first step.
    */
   resumeApproval?: (input: {
-    answer: ApprovalAnswer;
+    answer: ValidatedApproval;
     wallet: Wallet;
     caller?: string;
     spendingLimits?: SpendingLimitsInput;
@@ -88,7 +88,7 @@ export async function handleChat(c: HttpContext, deps: ChatRouteDeps): Promise<R
 async function takeUpApproval(
   c: HttpContext,
   deps: ChatRouteDeps,
-  answer: ApprovalAnswer,
+  answer: ValidatedApproval,
 ): Promise<TurnPrelude> {
   const { wallet, spendingLimits } = c.var.chat;
   const identity = c.var.caller.identity;

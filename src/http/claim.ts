@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import type { ApprovalAnswer } from "../protocol/index.js";
+import type { ValidatedApproval } from "../protocol/index.js";
 import { chooseMode, type Mode, replay } from "./answer.js";
 import {
   DEFAULT_IDEMPOTENCY_LEASE_MS,
@@ -107,7 +107,7 @@ async function claimRequest(c: HttpContext, deps: ClaimDeps, mode: Mode): Promis
 async function claimApproval(
   c: HttpContext,
   deps: ClaimDeps,
-  answer: ApprovalAnswer,
+  answer: ValidatedApproval,
   mode: Mode,
 ): Promise<Response | undefined> {
   const wallet = c.var.chat.wallet;

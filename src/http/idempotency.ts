@@ -1,72 +1,24 @@
 /**
  * The HTTP layer's idempotency port: where the outcome of a chat request sent with an
  * `Idempotency-Key` (or of an approval's answer, its own key) is kept, so a retry replays it
- * instead of running (and paying) again (docs/protocol.md). src/store implements it on PostgreSQL;
- * the composition root wires it.
+ * instead of running (and paying) again (docs/protocol.md). The port itself is src/idempotency
+ * (src/store implements it); here: holding a claim and rebuilding an answer from the ledger.
  *
  * A claim is held by its owner under a lease of a few seconds, renewed while the attempt runs
  * ({@link holdClaim}). A process that dies stops renewing: once the lease lapses, the next claim of
  * the key takes it over ("taken-over") and answers from what the ledger knows, never by paying again.
  */
 
+import type { IdempotencyStore } from "../idempotency/index.js";
 import type { StreamEvent } from "../protocol/index.js";
 
-/** How long an idempotency key is remembered. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** How long a claim stays held without renewal (IDEMPOTENCY_LEASE_MS); renewed every third of it. */
-export const DEFAULT_IDEMPOTENCY_LEASE_MS = 10_000;
-
-export interface IdempotencyClaim {
-  key: string;
-  /** The wallet the request is for, or null; a key reused with another wallet is a conflict. */
-  wallet: string | null;
-  /** A hash of the request body; a key reused with another body is a conflict. */
-  fingerprint: string;
-  now: Date;
-  /** Who holds the claim when it is granted (one id per attempt). */
-  owner: string;
-  /** The claim is held until `now + leaseMs` unless renewed. */
-  leaseMs: number;
-  /** The chat request id of this attempt (its payments carry it), kept for whoever takes over. */
-  requestId?: string;
-}
-
-export type IdempotencyState =
-  /** First time: the caller owns the key and must complete or release it. */
-  | { state: "new" }
-  /** Another attempt with this key is still running (its lease is live). */
-  | { state: "in-progress" }
-  /**
-   * The attempt that held the key stopped renewing its lease (its process died): the caller owns
-   * the key now. `requestId` is the dead attempt's request id (null when it had none): what it
-   * paid is in the ledger under it.
-   */
-  | { state: "taken-over"; requestId: string | null }
-  /** A finished attempt: send its response again, do nothing else. */
-  | { state: "replay"; response: unknown }
-  /** The key was used with another body or wallet. */
-  | { state: "conflict" };
-
-export interface IdempotencyStore {
-  /**
-   * Claim a key. Exactly one concurrent claimer gets "new" (or "taken-over"). Keys expire after
-   * 24 h; an expired key is claimed afresh. A key whose owner stopped renewing its lease is taken
-   * over by the next claimer, atomically: of two racing, exactly one wins.
-   */
-  claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState>;
-  /** Extend the owner's lease to `now + leaseMs`; false when the owner no longer holds the key. */
-  renewIdempotencyKey(key: string, owner: string, now: Date, leaseMs: number): Promise<boolean>;
-  /** Store an attempt's outcome for replay (the first outcome stored wins). */
-  completeIdempotencyKey(key: string, response: unknown): Promise<void>;
-  /** Forget the owner's in-progress key whose attempt failed before paying anything, so a retry may run. */
-  releaseIdempotencyKey(key: string, owner: string): Promise<void>;
-  /**
-   * Let go of the claim without forgetting the key: its lease ends now, so the next claim takes
-   * it over and rebuilds the answer again (an outcome the ledger does not know yet).
-   */
-  lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void>;
-}
+export {
+  DEFAULT_IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyClaim,
+  type IdempotencyState,
+  type IdempotencyStore,
+} from "../idempotency/index.js";
 
 /** An answer rebuilt from the ledger for a key whose attempt died; `final` when it can be kept for replay. */
 export interface RebuiltOutcome {

@@ -87,7 +87,7 @@ export function approvalPrelude(resumed: Resumed): TurnPrelude {
 /** The turn, as the payment domain sees it: its facts and a narrow observer. */
 function paymentRequest(ctx: TurnContext): PaymentRequest {
   return {
-    requestId: ctx.requestId,
+    scopeId: ctx.requestId,
     ...(ctx.wallet ? { wallet: ctx.wallet } : {}),
     ...(ctx.bearerToken ? { bearerToken: ctx.bearerToken } : {}),
     ...(ctx.caller ? { caller: ctx.caller } : {}),

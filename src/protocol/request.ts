@@ -39,13 +39,15 @@ export interface SpendingLimitsInput {
 /**
  * The user's wallet's answer to a payment that awaits approval (docs/protocol.md, "Approval"):
  * the EVM signature of the typed data, the Solana transaction as the wallet signed it, or a rejection.
- * Approval comes only from this field, never from message text.
+ * Approval comes only from this field, never from message text. Validated and tagged by `kind`:
+ * the wire shape a client sends is the client SDK's `ApprovalAnswer`.
  */
-export type ApprovalAnswer =
+export type ValidatedApproval =
   | { paymentId: string; kind: "signature"; signature: `0x${string}` }
   | { paymentId: string; kind: "transaction"; transaction: string }
   | { paymentId: string; kind: "reject" };
 
+/** One message of the conversation (the client SDK exports this same type). */
 export interface ChatMessage {
   role: "user" | "assistant" | "system";
   content: string;
@@ -56,7 +58,7 @@ export interface ChatRequest {
   messages: ChatMessage[];
   wallet?: Wallet;
   spendingLimits?: SpendingLimitsInput;
-  approval?: ApprovalAnswer;
+  approval?: ValidatedApproval;
   model: ModelAlias;
   temperature: number;
   maxTokens: number;
@@ -141,7 +143,7 @@ const approvalSchema = z
       });
     }
   })
-  .transform((a): ApprovalAnswer => {
+  .transform((a): ValidatedApproval => {
     if (a.signature)
       return { paymentId: a.paymentId, kind: "signature", signature: a.signature as `0x${string}` };
     if (a.transaction) return { paymentId: a.paymentId, kind: "transaction", transaction: a.transaction };

@@ -1,42 +1,21 @@
 import { and, eq } from "drizzle-orm";
+import {
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyClaim,
+  type IdempotencyState,
+  type IdempotencyStore,
+} from "../idempotency/index.js";
 import type { Db } from "./migrations.js";
 import { idempotencyKeys } from "./schema.js";
 
 /**
- * The HTTP layer's idempotency store (its port is src/http/idempotency.ts, matched structurally:
- * the store does not import HTTP) on the same PostgreSQL as the ledger, in its own table. An
+ * The idempotency store (its port is src/idempotency, shared with the HTTP layer: the store does
+ * not import HTTP) on the same PostgreSQL as the ledger, in its own table. An
  * in-progress key is held by an owner until `lease_until`; a lapsed lease is taken over by the next
  * claim (migration 7).
  */
 
-/** How long an idempotency key is remembered (the port documents the same 24 h). */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-
-export interface IdempotencyClaim {
-  key: string;
-  wallet: string | null;
-  fingerprint: string;
-  now: Date;
-  owner: string;
-  leaseMs: number;
-  requestId?: string;
-}
-
-export type IdempotencyState =
-  | { state: "new" }
-  | { state: "in-progress" }
-  | { state: "taken-over"; requestId: string | null }
-  | { state: "replay"; response: unknown }
-  | { state: "conflict" };
-
-/** The store's side of the HTTP layer's idempotency port: PostgreSQL, or memory (src/store/memory). */
-export interface IdempotencyStore {
-  claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState>;
-  renewIdempotencyKey(key: string, owner: string, now: Date, leaseMs: number): Promise<boolean>;
-  completeIdempotencyKey(key: string, response: unknown): Promise<void>;
-  releaseIdempotencyKey(key: string, owner: string): Promise<void>;
-  lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void>;
-}
+export type { IdempotencyClaim, IdempotencyState, IdempotencyStore } from "../idempotency/index.js";
 
 export class PgIdempotencyStore implements IdempotencyStore {
   constructor(private readonly db: Db) {}

@@ -2,7 +2,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import type { Ledger, PaymentHistory } from "../payments/ports/index.js";
+import type { Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
 import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
 import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
@@ -30,7 +30,8 @@ export interface StoreOptions {
 export interface Store {
   /** "memory": src/store/memory, the same contract kept in this process only (tests). */
   kind: "pglite" | "postgres" | "memory";
-  ledger: Ledger;
+  /** The ledger port, and its read side for audits and tests (`LedgerReads`), guarded. */
+  ledger: Ledger & LedgerReads;
   /** A caller's payments for people (GET /api/payments), guarded the same way. */
   history: PaymentHistory;
   /** Outcomes of requests sent with an Idempotency-Key (the HTTP layer's port), guarded the same way. */

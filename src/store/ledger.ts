@@ -6,6 +6,7 @@ import {
   type BudgetSnapshot,
   DAILY_WINDOW_MS,
   type Ledger,
+  type LedgerReads,
   PaymentNotFoundError,
   type PaymentRecord,
   type ReserveInput,
@@ -98,7 +99,7 @@ export interface PgLedgerOptions {
   lazySettle?: boolean;
 }
 
-export class PgLedger implements Ledger {
+export class PgLedger implements Ledger, LedgerReads {
   constructor(
     private readonly db: Db,
     private readonly query: DriverQuery,
@@ -121,7 +122,7 @@ export class PgLedger implements Ledger {
     const [row] = (await this.query(RESERVE_SQL, [
       input.paymentId,
       input.wallet,
-      input.requestId,
+      input.scopeId,
       input.service,
       input.network,
       input.asset,
@@ -154,7 +155,7 @@ export class PgLedger implements Ledger {
         status,
         history,
         wallet: input.wallet,
-        requestId: input.requestId,
+        scopeId: input.scopeId,
         service: input.service,
         network: input.network,
         asset: input.asset,
@@ -184,7 +185,7 @@ export class PgLedger implements Ledger {
         status: "awaiting_approval",
         history: [{ status: "awaiting_approval", at: input.now.toISOString() }],
         wallet: input.wallet,
-        requestId: input.requestId,
+        scopeId: input.scopeId,
         service: input.service,
         network: input.network,
         asset: input.asset,
@@ -232,9 +233,9 @@ export class PgLedger implements Ledger {
   }
 
   /** The running totals (migration 6's `read_spend`): a day's buckets and the request's row. */
-  private async readSpend(wallet: string, requestId: string, now: Date) {
+  private async readSpend(wallet: string, scopeId: string, now: Date) {
     const since = new Date(now.getTime() - DAILY_WINDOW_MS);
-    const [row] = (await this.query(READ_SQL, [wallet, requestId, since.toISOString()])) as Record<
+    const [row] = (await this.query(READ_SQL, [wallet, scopeId, since.toISOString()])) as Record<
       "day_pending" | "day_settled" | "day_unknown" | "request_pending" | "request_spent",
       string
     >[];
@@ -248,8 +249,8 @@ export class PgLedger implements Ledger {
     };
   }
 
-  async budget(wallet: string, requestId: string, now: Date): Promise<BudgetSnapshot> {
-    const read = await this.readSpend(wallet, requestId, now);
+  async budget(wallet: string, scopeId: string, now: Date): Promise<BudgetSnapshot> {
+    const read = await this.readSpend(wallet, scopeId, now);
     return {
       daySpent: read.daySettled + read.dayUnknown,
       dayPending: read.dayPending,
@@ -319,22 +320,21 @@ export class PgLedger implements Ledger {
     return rows.map(toRecord);
   }
 
-  async listByRequest(requestId: string): Promise<PaymentRecord[]> {
+  async listByScope(scopeId: string): Promise<PaymentRecord[]> {
     const rows = await this.db
       .select()
       .from(payments)
-      .where(eq(payments.requestId, requestId))
+      .where(eq(payments.scopeId, scopeId))
       .orderBy(asc(payments.createdAt), asc(payments.paymentId));
     return rows.map(toRecord);
   }
 
   async spending(wallet: string, now: Date): Promise<SpendingSummary> {
-    const read = await this.readSpend(wallet, "", now);
-    return {
-      settled: read.daySettled,
-      pending: read.dayPending,
-      unknown: read.dayUnknown,
-      today: read.daySettled + read.dayPending + read.dayUnknown,
-    };
+    const {
+      daySettled: settled,
+      dayPending: pending,
+      dayUnknown: unknown,
+    } = await this.readSpend(wallet, "", now);
+    return { settled, pending, unknown, today: settled + pending + unknown };
   }
 }

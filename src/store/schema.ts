@@ -31,7 +31,7 @@ export const payments = pgTable("payments", {
   status: text("status").$type<LedgerStatus>().notNull(),
   history: jsonb("history").$type<StatusEntry[]>().notNull(),
   wallet: text("wallet").notNull(),
-  requestId: text("request_id").notNull(),
+  scopeId: text("request_id").notNull(),
   service: text("service").notNull(),
   network: text("network").notNull(),
   asset: text("asset").notNull(),

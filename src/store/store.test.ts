@@ -33,7 +33,7 @@ describe("store on disk (PGlite)", () => {
     const reserved = await first.ledger.reserve({
       paymentId: "pay_persisted",
       wallet: "0xpersist",
-      requestId: "req_1",
+      scopeId: "req_1",
       service: "https://a.example/x",
       network: "eip155:31337",
       asset: "0xasset",
@@ -109,7 +109,7 @@ if (databaseUrl) {
         await a?.ledger.reserve({
           paymentId: "pay_shared",
           wallet: "0xshared",
-          requestId: "req_shared",
+          scopeId: "req_shared",
           service: "https://a.example/",
           network: "eip155:31337",
           asset: "0xasset",

@@ -25,7 +25,7 @@ async function reserve(dataDir: string, paymentId: string) {
     const reserved = await store.ledger.reserve({
       paymentId,
       wallet: "0xtemplate",
-      requestId: "req_1",
+      scopeId: "req_1",
       service: "https://a.example/x",
       network: "eip155:31337",
       asset: "0xasset",

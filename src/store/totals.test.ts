@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Ledger } from "../payments/ports/index.js";
+import type { Ledger, LedgerReads } from "../payments/ports/index.js";
 import { pgliteQuery } from "./index.js";
 import { PgLedger } from "./ledger.js";
 import { MIGRATIONS, migrate } from "./migrations.js";
@@ -14,7 +14,7 @@ import { at, HOUR, newWallet, payment, roomy, T0, USD } from "./testing/fixtures
  */
 
 let client: PGlite;
-let ledger: Ledger;
+let ledger: Ledger & LedgerReads;
 
 const raw = async (text: string, params: unknown[] = []) => (await client.query(text, params)).rows;
 
@@ -115,9 +115,9 @@ describe("running spend totals", { timeout: 180_000 }, () => {
       return facts.paymentId;
     };
     const waiting = { busy: await awaiting(busy), fresh: await awaiting(fresh) };
-    const costs = async (wallet: string, requestId: string, awaitingId: string) => ({
-      reserve: await rowsRead(() => ledger.reserve(payment({ wallet, requestId, now: at(2) }))),
-      budget: await rowsRead(() => ledger.budget(wallet, requestId, at(2))),
+    const costs = async (wallet: string, scopeId: string, awaitingId: string) => ({
+      reserve: await rowsRead(() => ledger.reserve(payment({ wallet, scopeId, now: at(2) }))),
+      budget: await rowsRead(() => ledger.budget(wallet, scopeId, at(2))),
       approve: await rowsRead(async () =>
         ledger.approve({ paymentId: awaitingId, limits: roomy, authorization: {}, now: at(2) }),
       ),

@@ -7,7 +7,7 @@ import { EXIT, exitCodeFor } from "../../src/cli/exit.js";
 import { keyFileWarning, parseKey } from "../../src/cli/keys.js";
 import { main } from "../../src/cli/main.js";
 import { colorFor, paymentLine, Renderer } from "../../src/cli/render.js";
-import { Interrupted, JsonDisplay, runTurn } from "../../src/cli/session.js";
+import { Interrupted, JsonDisplay, sendTurn } from "../../src/cli/session.js";
 import { ChatClient, type PaymentUpdate } from "../../src/client/index.js";
 import { FINISH_REASONS } from "../../src/errors/index.js";
 import { buildService, singleModelRegistry, textModel } from "../helpers.js";
@@ -415,7 +415,7 @@ describe("interrupting a turn", () => {
         err += t;
       },
     );
-    const outcome = await runTurn(
+    const outcome = await sendTurn(
       {
         client: new ChatClient({ baseUrl: slow.url }),
         display,

@@ -15,7 +15,7 @@ import { type Devnet, startDevnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import { silentLogger } from "../../src/log/index.js";
 import { createOfflineModel, type ModelRegistry } from "../../src/models/index.js";
-import type { PaymentRecord } from "../../src/payments/ports/index.js";
+import type { Ledger, LedgerReads, PaymentRecord } from "../../src/payments/ports/index.js";
 import type { FinishPayload, PaymentUpdate, StreamEvent } from "../../src/protocol/index.js";
 import { chatRequest, readEvents, singleModelRegistry } from "../helpers.js";
 
@@ -123,7 +123,7 @@ export async function dropSchema(schema: string | undefined): Promise<void> {
   }
 }
 
-export function ledgerOf(running: Running) {
+export function ledgerOf(running: Running): Ledger & LedgerReads {
   const payments = running.payments;
   if (!payments) throw new Error("payments are off");
   return payments.ledger;
@@ -198,7 +198,7 @@ export async function readChat(response: Response): Promise<ChatResult> {
 
 /** The ledger rows of one chat request. */
 export async function rowsOf(running: Running, result: ChatResult): Promise<PaymentRecord[]> {
-  return ledgerOf(running).listByRequest(result.requestId);
+  return ledgerOf(running).listByScope(result.requestId);
 }
 
 export interface Balances {

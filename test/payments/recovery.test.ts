@@ -103,7 +103,7 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
       const ledger = ledgerOf(booted.running);
       const settled = await poll(
         async () => {
-          const rows = await ledger.listByRequest(requestId);
+          const rows = await ledger.listByScope(requestId);
           return rows.some((r) => r.status === "settled") ? rows : undefined;
         },
         10_000,
@@ -118,7 +118,7 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
         5_000,
         "the turn to end",
       );
-      expect(await ledger.listByRequest(requestId)).toHaveLength(1);
+      expect(await ledger.listByScope(requestId)).toHaveLength(1);
       expect(models.steps.get(script)).toBe(1);
       const after = await evmBalances(devnet);
       expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
@@ -133,7 +133,7 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
       await devnet.faults.set({ settleHangAfterChain: true });
       const before = await evmBalances(devnet);
       const result = await chat(booted.running, { wallet: payer(), token: devnet.manifest.devToken });
-      const rows = await ledgerOf(booted.running).listByRequest(result.requestId);
+      const rows = await ledgerOf(booted.running).listByScope(result.requestId);
       expect(rows).toHaveLength(1);
       const row = rows[0];
       expect(row?.status).toBe("settled");
@@ -178,7 +178,7 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
       const result = await chat(first.running, { wallet: payer(), token: devnet.manifest.devToken });
       expect(result.finish.finishReason).toBe("payment-complete");
       const ledger = ledgerOf(first.running);
-      paid = (await ledger.listByRequest(result.requestId))[0];
+      paid = (await ledger.listByScope(result.requestId))[0];
       expect(paid?.status).toBe("settled");
       if (!paid) throw new Error("no paid row");
       const auth = paid.authorization as { from: string; validBefore: string };
@@ -224,7 +224,7 @@ async function leaveUnknown(ledger: Ledger, like: PaymentRecord, paymentId: stri
   const reserved = await ledger.reserve({
     paymentId,
     wallet: like.wallet,
-    requestId: randomUUID(),
+    scopeId: randomUUID(),
     service: like.service,
     network: like.network,
     asset: like.asset,

@@ -83,7 +83,7 @@ describe.each(STORES)("Solana reconciliation (%s)", (store) => {
     });
   };
   async function onlyRow(requestId: string): Promise<PaymentRecord> {
-    const rows = await ledgerOf(booted.running).listByRequest(requestId);
+    const rows = await ledgerOf(booted.running).listByScope(requestId);
     expect(rows).toHaveLength(1);
     const row = rows[0];
     if (!row) throw new Error("no row");

@@ -11,7 +11,7 @@ import {
   saveWalletChoice,
 } from "./chat/persist.js";
 import { createTransport, describeError } from "./chat/transport.js";
-import type { ApprovalAnswer, ChatMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
+import type { ApprovalAnswer, PaymentUIMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
 import { Composer } from "./components/Composer.js";
 import { Message } from "./components/Message.js";
 import type { ApprovalState } from "./components/PaymentCard.js";
@@ -66,7 +66,7 @@ export function App() {
   // The protocol's schemas check every part and finish as it arrives.
   // A reload finds the conversation as it was (a card awaiting approval can still be approved).
   const [restored] = useState(loadConversation);
-  const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<ChatMessage>({
+  const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<PaymentUIMessage>({
     transport,
     messages: restored,
     ...paymentChatSchemas,

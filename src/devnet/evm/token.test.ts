@@ -2,6 +2,7 @@ import { createWalletClient, custom, type Hex, parseSignature, publicActions, to
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { transferWithAuthorization } from "../../chains/testing/index.js";
 import { loadArtifacts } from "./artifacts.js";
 import { type EvmChain, MULTICALL3_ADDRESS, startEvmChain, USDC_DOMAIN } from "./chain.js";
 
@@ -44,21 +45,9 @@ async function authorize(from: string, to: Hex, value: bigint, validBefore?: big
     validBefore: validBefore ?? BigInt(Math.floor(Date.now() / 1000) + 600),
     nonce,
   };
-  const signature = await client(from).signTypedData({
-    domain: { ...USDC_DOMAIN, chainId: 31337, verifyingContract: chain.usdc },
-    types: {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
-    primaryType: "TransferWithAuthorization",
-    message,
-  });
+  const signature = await client(from).signTypedData(
+    transferWithAuthorization({ ...USDC_DOMAIN, chainId: 31337, verifyingContract: chain.usdc }, message),
+  );
   const args = [
     message.from,
     message.to,

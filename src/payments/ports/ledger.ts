@@ -26,7 +26,11 @@ export interface PaymentRecord {
   status: LedgerStatus;
   history: StatusEntry[];
   wallet: string;
-  requestId: string;
+  /**
+   * What the per-request limit counts within: today the chat request's id. Stored in the
+   * `request_id` column (the store maps the name at its edge).
+   */
+  scopeId: string;
   /** The paid service's URL. */
   service: string;
   network: string;
@@ -57,7 +61,7 @@ export interface PaymentRecord {
 /** What a payment is about, fixed when its row is written: the fields every new row starts from. */
 export type PaymentFacts = Pick<
   PaymentRecord,
-  "paymentId" | "wallet" | "requestId" | "service" | "network" | "asset" | "payTo" | "amount" | "requirement"
+  "paymentId" | "wallet" | "scopeId" | "service" | "network" | "asset" | "payTo" | "amount" | "requirement"
 >;
 
 /** A payment that waits for the user's wallet: stored, holding no budget, until approved or expired. */
@@ -162,8 +166,13 @@ export interface Ledger {
   get(paymentId: string): Promise<PaymentRecord | undefined>;
   /** Oldest first; e.g. the reconciler lists `unknown`, `signed` and `submitted`. */
   listByStatus(statuses: readonly LedgerStatus[]): Promise<PaymentRecord[]>;
-  /** Oldest first: every payment of one chat request. */
-  listByRequest(requestId: string): Promise<PaymentRecord[]>;
+  /** Oldest first: every payment of one scope (one chat request); recovery rebuilds a turn from it. */
+  listByScope(scopeId: string): Promise<PaymentRecord[]>;
+  /**
+   * @deprecated No payment step reads it: use `LedgerReads`. Kept here only until
+   * test/payments/approval-adversarial.test.ts (being split elsewhere) types its ledger as
+   * `Ledger & LedgerReads`; then delete this line.
+   */
   spending(wallet: string, now: Date): Promise<SpendingSummary>;
   /** Store a payment that waits for the user's wallet (status `awaiting_approval`, no budget held). */
   recordAwaiting(input: AwaitInput): Promise<PaymentRecord>;
@@ -174,8 +183,17 @@ export interface Ledger {
    * longer awaits approval. Two approvals at once: exactly one wins.
    */
   approve(input: ApproveInput): Promise<ApproveResult>;
-  /** The budget meter's numbers for a wallet and a request (one read). */
-  budget(wallet: string, requestId: string, now: Date): Promise<BudgetSnapshot>;
+  /** The budget meter's numbers for a wallet and a scope (one read). */
+  budget(wallet: string, scopeId: string, now: Date): Promise<BudgetSnapshot>;
+}
+
+/**
+ * The ledger's read side for audits and tests, not for paying: no payment step needs it. The
+ * PostgreSQL and memory ledgers implement it; the ledger contract suite reads through it.
+ */
+export interface LedgerReads {
+  /** What `wallet` has spent in the rolling 24 h window before `now`, by kind. */
+  spending(wallet: string, now: Date): Promise<SpendingSummary>;
 }
 
 /** Thrown by `transition` for an id the ledger does not hold. */

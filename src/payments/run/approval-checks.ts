@@ -10,7 +10,7 @@ import {
 } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
-import type { ApprovalAnswer, Wallet } from "../../protocol/index.js";
+import type { ValidatedApproval, Wallet } from "../../protocol/index.js";
 import type { BudgetSnapshot, PaymentRecord, StoredApproval } from "../ports/index.js";
 import {
   checkSpend,
@@ -63,7 +63,7 @@ export function checkAwaiting(record: PaymentRecord, message: string): void {
   });
 }
 
-function toWalletAnswer(answer: ApprovalAnswer): WalletAnswer | undefined {
+function toWalletAnswer(answer: ValidatedApproval): WalletAnswer | undefined {
   if (answer.kind === "signature") return { signature: answer.signature };
   if (answer.kind === "transaction") return { transaction: answer.transaction };
   return undefined;
@@ -74,7 +74,7 @@ export async function completeAnswer(
   chains: Pick<Chains, "connection">,
   record: PaymentRecord,
   terms: StoredApproval,
-  answer: ApprovalAnswer,
+  answer: ValidatedApproval,
   wallet: Wallet,
 ): Promise<PaymentPayload> {
   const family = familyOf(record.network);

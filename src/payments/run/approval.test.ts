@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToyAuthorization } from "../../chains/testing/index.js";
 import { AppError } from "../../errors/index.js";
-import type { ApprovalAnswer, SpendingLimitsInput } from "../../protocol/index.js";
+import type { SpendingLimitsInput, ValidatedApproval } from "../../protocol/index.js";
 import type { StoredApproval } from "../ports/index.js";
 import { createToyWorld, RecordingObserver, type ToyWorld, USD } from "../testing/index.js";
 
@@ -30,14 +30,14 @@ async function ask(): Promise<{ paymentId: string; authorization: ToyAuthorizati
 }
 
 /** What the user's wallet answers: its signature over what it was asked to sign. */
-const signed = (asked: { paymentId: string; authorization: ToyAuthorization }): ApprovalAnswer => ({
+const signed = (asked: { paymentId: string; authorization: ToyAuthorization }): ValidatedApproval => ({
   paymentId: asked.paymentId,
   kind: "signature",
   signature: w.chain.sign(asked.authorization),
 });
 
 function resume(
-  answer: ApprovalAnswer,
+  answer: ValidatedApproval,
   over: { spendingLimits?: SpendingLimitsInput; wallet?: typeof w.user } = {},
 ) {
   return w.desk.resume({
@@ -60,7 +60,7 @@ async function refusedWith(promise: Promise<unknown>): Promise<string> {
 describe("approval in the user's wallet", () => {
   it("waits holding no budget, then pays once when the wallet signs what it was asked", async () => {
     const asked = await ask();
-    expect((await w.ledger.spending(w.user.address, w.clock.date())).today).toBe(0n);
+    expect((await w.memory.spending(w.user.address, w.clock.date())).today).toBe(0n);
     expect(w.chain.transactions()).toEqual([]);
 
     const resumed = await resume(signed(asked));
@@ -145,11 +145,11 @@ describe("approval in the user's wallet", () => {
     // Another payment of the same wallet takes the whole daily limit before the answer comes.
     const row = await w.ledger.get(asked.paymentId);
     if (!row) throw new Error("no row");
-    const { paymentId: _id, requestId: _req, ...facts } = row;
+    const { paymentId: _id, scopeId: _req, ...facts } = row;
     const other = {
       ...facts,
       paymentId: "pay_meanwhile",
-      requestId: "req_other",
+      scopeId: "req_other",
       limits,
       now: w.clock.date(),
     };

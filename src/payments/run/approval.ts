@@ -1,7 +1,7 @@
 import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
-import type { ApprovalAnswer, SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
 import { type Ledger, type PaymentRecord, type StoredApproval, storedServiceName } from "../ports/index.js";
 import {
   type EffectiveLimits,
@@ -49,7 +49,7 @@ import { PaymentRun } from "./run.js";
  */
 
 export interface ResumeInput {
-  answer: ApprovalAnswer;
+  answer: ValidatedApproval;
   wallet: Wallet;
   caller?: string;
   spendingLimits?: SpendingLimitsInput;
@@ -116,7 +116,7 @@ export class ApprovalDesk {
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
     checkAwaiting(record, message);
     const limits = resolveLimits(this.deps.limits, input.spendingLimits);
-    const snapshot = await ledger.budget(wallet.address, record.requestId, this.now());
+    const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now());
     run.measure({ limits, snapshot });
     if (record.expiresAt && record.expiresAt.getTime() <= this.now().getTime()) {
       await run.expire().catch(() => {});

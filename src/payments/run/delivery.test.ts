@@ -42,7 +42,7 @@ async function setup(
     observer,
     {
       paymentId: "pay_1",
-      requestId: "req_1",
+      scopeId: "req_1",
       wallet: "0xwallet",
       service: payee.url,
       network: "toy:1",

@@ -48,7 +48,7 @@ export interface PipelineDeps {
 
 /** What a payment needs to know about the chat request it runs for. */
 export interface PaymentRequest {
-  requestId: string;
+  scopeId: string;
   wallet?: Wallet;
   /** Decides whether a server-held key may sign; never logged or streamed. */
   bearerToken?: string;

@@ -22,7 +22,7 @@ describe("payments at once", () => {
       Array.from({ length: 15 }, () => "limit_exceeded"),
     );
     expect(w.chain.transactions()).toHaveLength(10);
-    expect(await w.ledger.spending(w.held.address, w.clock.date())).toEqual({
+    expect(await w.memory.spending(w.held.address, w.clock.date())).toEqual({
       settled: 10n * USD,
       pending: 0n,
       unknown: 0n,

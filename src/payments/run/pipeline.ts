@@ -64,10 +64,10 @@ export class PaymentPipeline {
   }
 
   /** What the wallet committed today and this request so far (spent or pending). */
-  async committed(request: Pick<PaymentRequest, "wallet" | "requestId" | "now">): Promise<Committed> {
+  async committed(request: Pick<PaymentRequest, "wallet" | "scopeId" | "now">): Promise<Committed> {
     if (!request.wallet) return { today: 0n, thisRequest: 0n };
     return committedOf(
-      await this.deps.ledger.budget(request.wallet.address, request.requestId, new Date(request.now())),
+      await this.deps.ledger.budget(request.wallet.address, request.scopeId, new Date(request.now())),
     );
   }
 
@@ -152,7 +152,7 @@ export class PaymentPipeline {
       request.observer,
       {
         paymentId: `pay_${randomUUID()}`,
-        requestId: request.requestId,
+        scopeId: request.scopeId,
         caller: request.caller ?? null,
         wallet: wallet.address,
         service: probed.payee.url,
@@ -191,7 +191,7 @@ export class PaymentPipeline {
   private async announce(admitted: Admitted): Promise<Committed | undefined> {
     const { run, request, wallet, limits } = admitted;
     const snapshot = await this.deps.ledger
-      .budget(wallet.address, request.requestId, new Date(request.now()))
+      .budget(wallet.address, request.scopeId, new Date(request.now()))
       .catch(() => undefined);
     if (snapshot) run.measure({ limits, snapshot });
     run.quoted();

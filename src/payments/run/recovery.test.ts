@@ -37,7 +37,7 @@ describe("answers rebuilt from the ledger", () => {
     const request = w.request(name === "awaiting approval" ? { wallet: w.user } : {});
     await w.pipeline.pay(request, { url: w.url });
     const before = w.chain.transactions().length;
-    const rebuilt = await ledgerRebuilder(w.ledger).request(request.requestId, "toy-model");
+    const rebuilt = await ledgerRebuilder(w.ledger).request(request.scopeId, "toy-model");
     expect(rebuilt?.final).toBe(final);
     const finish = finishOf(rebuilt?.events ?? []);
     expect(finish.finishReason).toBe(finishReason);
@@ -54,7 +54,7 @@ describe("answers rebuilt from the ledger", () => {
     // The authorization's window passes unused: the reconciler fails it.
     w.clock.advance(10 * 60_000);
     await w.reconciler.sweep();
-    const rebuilt = await ledgerRebuilder(w.ledger).request(request.requestId, "toy-model");
+    const rebuilt = await ledgerRebuilder(w.ledger).request(request.scopeId, "toy-model");
     expect(finishOf(rebuilt?.events ?? []).finishReason).toBe("payment-failed");
     expect(rebuilt?.final).toBe(true);
     expect(await ledgerRebuilder(w.ledger).request("req_nothing", "toy-model")).toBeUndefined();

@@ -139,7 +139,7 @@ export function rebuild(records: readonly PaymentRecord[], model: string): Rebui
 }
 
 /** The rebuilder the HTTP layer calls for a key whose attempt died (its port: src/http/idempotency.ts). */
-export function ledgerRebuilder(ledger: Pick<Ledger, "get" | "listByRequest">) {
+export function ledgerRebuilder(ledger: Pick<Ledger, "get" | "listByScope">) {
   return {
     /**
      * Undefined while the payment still awaits approval (the dead attempt paid nothing: run it
@@ -157,7 +157,7 @@ export function ledgerRebuilder(ledger: Pick<Ledger, "get" | "listByRequest">) {
     },
     /** Undefined when the request reserved nothing: it may run afresh. */
     async request(requestId: string, model: string): Promise<Rebuilt | undefined> {
-      const records = await ledger.listByRequest(requestId);
+      const records = await ledger.listByScope(requestId);
       return records.length > 0 ? rebuild(records, model) : undefined;
     },
   };

@@ -57,7 +57,7 @@ function context(amount = USD): Ctx {
   ids += 1;
   const facts = {
     paymentId: `pay_${ids}`,
-    requestId: `req_${ids}`,
+    scopeId: `req_${ids}`,
     wallet: `0xwallet_${ids}`,
     service: "https://toy.example/",
     network: "toy:1",

@@ -149,7 +149,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
   let requests = 0;
   /** A chat request's payment facts: the held-key wallet and its token unless `over` says otherwise. */
   const request = (over: Partial<PaymentRequest> = {}): PaymentRequest & { observer: RecordingObserver } => ({
-    requestId: `req_${++requests}`,
+    scopeId: `req_${++requests}`,
     wallet: held,
     bearerToken: HELD_TOKEN,
     signal: new AbortController().signal,

@@ -3,6 +3,7 @@ import { verifyTypedData } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import type { NetworkSchemes } from "../../chains/index.js";
+import { transferWithAuthorization } from "../../chains/testing/index.js";
 import { createSignerRegistry } from "../ports/index.js";
 import { buildTarget } from "./probe.js";
 import { readPaymentDemand, SigningError, safeDetail, signOffer } from "./wire.js";
@@ -177,31 +178,22 @@ describe("signing the chosen offer", () => {
     // The signature is valid for Base Sepolia's chain id, as a v1 facilitator checks it.
     const valid = await verifyTypedData({
       address: PAYER,
-      domain: {
-        name: "USDC",
-        version: "2",
-        chainId: 84532,
-        verifyingContract: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-      },
-      types: {
-        TransferWithAuthorization: [
-          { name: "from", type: "address" },
-          { name: "to", type: "address" },
-          { name: "value", type: "uint256" },
-          { name: "validAfter", type: "uint256" },
-          { name: "validBefore", type: "uint256" },
-          { name: "nonce", type: "bytes32" },
-        ],
-      },
-      primaryType: "TransferWithAuthorization",
-      message: {
-        from: PAYER,
-        to: PAY_TO,
-        value: 25000n,
-        validAfter: BigInt(auth.validAfter ?? 0),
-        validBefore: BigInt(auth.validBefore ?? 0),
-        nonce: auth.nonce as `0x${string}`,
-      },
+      ...transferWithAuthorization(
+        {
+          name: "USDC",
+          version: "2",
+          chainId: 84532,
+          verifyingContract: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+        },
+        {
+          from: PAYER,
+          to: PAY_TO,
+          value: 25000n,
+          validAfter: BigInt(auth.validAfter ?? 0),
+          validBefore: BigInt(auth.validBefore ?? 0),
+          nonce: auth.nonce as `0x${string}`,
+        },
+      ),
       signature: payload.payload.signature,
     });
     expect(valid).toBe(true);

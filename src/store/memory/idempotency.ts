@@ -1,5 +1,9 @@
-import type { IdempotencyClaim, IdempotencyState, IdempotencyStore } from "../idempotency.js";
-import { IDEMPOTENCY_TTL_MS } from "../idempotency.js";
+import {
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyClaim,
+  type IdempotencyState,
+  type IdempotencyStore,
+} from "../../idempotency/index.js";
 import { Locks, roundTrip } from "./locks.js";
 
 /**

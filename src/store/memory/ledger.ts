@@ -5,6 +5,7 @@ import {
   type BudgetSnapshot,
   type HistoryQuery,
   type Ledger,
+  type LedgerReads,
   type PaymentHistory,
   PaymentNotFoundError,
   type PaymentRecord,
@@ -34,7 +35,7 @@ import { SpendTotals } from "./totals.js";
  * same row (`wallet:` for a wallet's budget, `payment:` for a payment), taken in the same order.
  * Records go in and out as copies, as rows would: a caller cannot change what is stored.
  */
-export class MemoryLedger implements Ledger, PaymentHistory {
+export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
   private readonly rows = new Map<string, PaymentRecord>();
   private readonly totals = new SpendTotals();
   private readonly locks = new Locks();
@@ -42,7 +43,7 @@ export class MemoryLedger implements Ledger, PaymentHistory {
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     if (input.amount < 0n) throw new RangeError("reserve: amount must not be negative");
     return this.locks.with([`wallet:${input.wallet}`], async () => {
-      const budget = this.snapshot(input.wallet, input.requestId, input.now);
+      const budget = this.snapshot(input.wallet, input.scopeId, input.now);
       await roundTrip();
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
@@ -54,7 +55,7 @@ export class MemoryLedger implements Ledger, PaymentHistory {
         status: steps.at(-1) ?? "reserved",
         history: steps.map((status) => ({ status, at })),
         wallet: input.wallet,
-        requestId: input.requestId,
+        scopeId: input.scopeId,
         service: input.service,
         network: input.network,
         asset: input.asset,
@@ -86,7 +87,7 @@ export class MemoryLedger implements Ledger, PaymentHistory {
       status: "awaiting_approval",
       history: [{ status: "awaiting_approval", at: input.now.toISOString() }],
       wallet: input.wallet,
-      requestId: input.requestId,
+      scopeId: input.scopeId,
       service: input.service,
       network: input.network,
       asset: input.asset,
@@ -120,7 +121,7 @@ export class MemoryLedger implements Ledger, PaymentHistory {
       if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) {
         return { ok: false, notAwaiting: "expired" };
       }
-      const budget = this.snapshot(row.wallet, row.requestId, now);
+      const budget = this.snapshot(row.wallet, row.scopeId, now);
       await roundTrip();
       const check = checkSpend(row.amount, input.limits, committedOf(budget));
       if (!check.ok) return check;
@@ -179,8 +180,8 @@ export class MemoryLedger implements Ledger, PaymentHistory {
     return this.list((row) => statuses.includes(row.status));
   }
 
-  async listByRequest(requestId: string): Promise<PaymentRecord[]> {
-    return this.list((row) => row.requestId === requestId);
+  async listByScope(scopeId: string): Promise<PaymentRecord[]> {
+    return this.list((row) => row.scopeId === scopeId);
   }
 
   async spending(wallet: string, now: Date): Promise<SpendingSummary> {
@@ -194,13 +195,13 @@ export class MemoryLedger implements Ledger, PaymentHistory {
     };
   }
 
-  async budget(wallet: string, requestId: string, now: Date): Promise<BudgetSnapshot> {
+  async budget(wallet: string, scopeId: string, now: Date): Promise<BudgetSnapshot> {
     await roundTrip();
-    return this.snapshot(wallet, requestId, now);
+    return this.snapshot(wallet, scopeId, now);
   }
 
-  private snapshot(wallet: string, requestId: string, now: Date): BudgetSnapshot {
-    const read = this.totals.read(wallet, requestId, now);
+  private snapshot(wallet: string, scopeId: string, now: Date): BudgetSnapshot {
+    const read = this.totals.read(wallet, scopeId, now);
     return {
       daySpent: read.daySettled + read.dayUnknown,
       dayPending: read.dayPending,

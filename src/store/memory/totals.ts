@@ -28,7 +28,7 @@ function bucketOf(at: Date): number {
 /** What a row contributes to the totals. */
 export interface Counted {
   wallet: string;
-  requestId: string;
+  scopeId: string;
   createdAt: Date;
   status: LedgerStatus;
   amount: bigint;
@@ -53,7 +53,7 @@ export class SpendTotals {
     if (after) this.add(after, 1n);
   }
 
-  read(wallet: string, requestId: string, now: Date): SpendRead {
+  read(wallet: string, scopeId: string, now: Date): SpendRead {
     // Every bucket that reaches past the day's start: `bucket > since - 5 minutes`.
     const edge = now.getTime() - DAILY_WINDOW_MS - DAILY_WINDOW_SLACK_MS;
     const day = zero();
@@ -63,7 +63,7 @@ export class SpendTotals {
       day.settled += sums.settled;
       day.unknown += sums.unknown;
     }
-    const request = this.requests.get(requestId) ?? zero();
+    const request = this.requests.get(scopeId) ?? zero();
     return {
       dayPending: day.pending,
       daySettled: day.settled,
@@ -85,8 +85,8 @@ export class SpendTotals {
     const sums = wallet.get(bucket) ?? zero();
     sums[kind] += sign * row.amount;
     wallet.set(bucket, sums);
-    const request = this.requests.get(row.requestId) ?? zero();
+    const request = this.requests.get(row.scopeId) ?? zero();
     request[kind] += sign * row.amount;
-    this.requests.set(row.requestId, request);
+    this.requests.set(row.scopeId, request);
   }
 }

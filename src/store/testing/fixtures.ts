@@ -13,7 +13,7 @@ export const roomy: AmountLimits = { perTransaction: 100n * USD, perRequest: 100
 export function payment(over: Partial<ReserveInput> & { wallet: string }): ReserveInput {
   return {
     paymentId: `pay_${randomUUID()}`,
-    requestId: `req_${randomUUID()}`,
+    scopeId: `req_${randomUUID()}`,
     service: "https://weather.example/paris",
     network: "eip155:31337",
     asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",

@@ -5,6 +5,7 @@ import {
   DAILY_WINDOW_MS,
   DAILY_WINDOW_SLACK_MS,
   type Ledger,
+  type LedgerReads,
   PaymentNotFoundError,
   type PaymentRecord,
 } from "../../payments/ports/index.js";
@@ -27,11 +28,14 @@ export function describeLedger(
   describe(`ledger on ${name}`, () => {
     let store: Store;
     let ledger: Ledger;
+    /** The read side (what a wallet has spent), a port of its own: no payment step reads it. */
+    let reads: LedgerReads;
     let idempotency: Store["idempotency"];
 
     beforeAll(async () => {
       store = await open();
       ledger = store.ledger;
+      reads = store.ledger;
       idempotency = store.idempotency;
     });
     afterAll(async () => {
@@ -50,7 +54,7 @@ export function describeLedger(
         status: "reserved",
         history: [{ status: "reserved", at: T0.toISOString() }],
         wallet,
-        requestId: input.requestId,
+        scopeId: input.scopeId,
         service: input.service,
         network: input.network,
         asset: input.asset,
@@ -75,13 +79,13 @@ export function describeLedger(
       expect(result.payment.status).toBe("submitted");
       expect(result.payment.authorization).toEqual(authorization);
       expect(result.payment.history.map((h) => h.status)).toEqual(["reserved", "signed", "submitted"]);
-      expect((await ledger.spending(wallet, T0)).pending).toBe(USD);
+      expect((await reads.spending(wallet, T0)).pending).toBe(USD);
       // The limits hold for it exactly as for a plain reservation: nothing is written when refused.
       const over = await ledger.reserve(
         payment({ wallet, intent: { authorization }, limits: { ...roomy, daily: USD + 1n } }),
       );
       expect(over.ok).toBe(false);
-      expect((await ledger.spending(wallet, T0)).today).toBe(USD);
+      expect((await reads.spending(wallet, T0)).today).toBe(USD);
       await ledger.transition(result.payment.paymentId, "settled", { txHash: "0xabc" }, T0);
       expect((await ledger.get(result.payment.paymentId))?.status).toBe("settled");
     });
@@ -93,7 +97,7 @@ export function describeLedger(
       const input = payment({ wallet, amount: huge, limits });
       expect((await ledger.reserve(input)).ok).toBe(true);
       expect((await ledger.get(input.paymentId))?.amount).toBe(huge);
-      expect((await ledger.spending(wallet, T0)).today).toBe(huge);
+      expect((await reads.spending(wallet, T0)).today).toBe(huge);
     });
 
     it("grants exactly N of many concurrent reservations against a daily limit", async () => {
@@ -111,19 +115,19 @@ export function describeLedger(
           amountAtomic: USD,
         });
       }
-      const spent = await ledger.spending(wallet, T0);
+      const spent = await reads.spending(wallet, T0);
       expect(spent).toEqual({ settled: 0n, pending: 7n * USD, unknown: 0n, today: 7n * USD });
     });
 
     it("grants exactly N of concurrent reservations of one request against its per-request limit", async () => {
       const wallet = newWallet();
-      const requestId = `req_${randomUUID()}`;
+      const scopeId = `req_${randomUUID()}`;
       const limits = { ...roomy, perRequest: 3n * USD };
       const results = await Promise.all(
-        Array.from({ length: 20 }, () => ledger.reserve(payment({ wallet, requestId, limits }))),
+        Array.from({ length: 20 }, () => ledger.reserve(payment({ wallet, scopeId, limits }))),
       );
       expect(results.filter((r) => r.ok)).toHaveLength(3);
-      const rows = await ledger.listByRequest(requestId);
+      const rows = await ledger.listByScope(scopeId);
       expect(rows).toHaveLength(3);
       expect(rows.reduce((sum, p) => sum + p.amount, 0n)).toBeLessThanOrEqual(3n * USD);
     });
@@ -144,24 +148,24 @@ export function describeLedger(
 
     it("returns the budget it reserved against, split into spent and pending, as budget() reads it", async () => {
       const wallet = newWallet();
-      const requestId = `req_${randomUUID()}`;
+      const scopeId = `req_${randomUUID()}`;
       const sent = { authorization: { nonce: "0x01" } };
-      const settled = payment({ wallet, requestId, amount: 3n * USD, intent: sent });
+      const settled = payment({ wallet, scopeId, amount: 3n * USD, intent: sent });
       const unclear = payment({ wallet, amount: 2n * USD, intent: sent });
-      const pending = payment({ wallet, requestId, amount: USD });
-      const released = payment({ wallet, requestId, amount: 7n * USD });
+      const pending = payment({ wallet, scopeId, amount: USD });
+      const released = payment({ wallet, scopeId, amount: 7n * USD });
       for (const p of [settled, unclear, pending, released]) expect((await ledger.reserve(p)).ok).toBe(true);
       await ledger.transition(settled.paymentId, "settled", { txHash: "0x01" }, T0);
       await ledger.transition(unclear.paymentId, "unknown", { error: "timeout after send" }, T0);
       await ledger.transition(released.paymentId, "released", {}, T0);
       const expected = { daySpent: 5n * USD, dayPending: USD, requestSpent: 3n * USD, requestPending: USD };
-      expect(await ledger.budget(wallet, requestId, T0)).toEqual(expected);
+      expect(await ledger.budget(wallet, scopeId, T0)).toEqual(expected);
 
       // The sums are those before this payment, whether it is reserved or refused.
-      const next = await ledger.reserve(payment({ wallet, requestId, amount: USD }));
+      const next = await ledger.reserve(payment({ wallet, scopeId, amount: USD }));
       expect(next).toMatchObject({ ok: true, budget: expected });
       const refused = await ledger.reserve(
-        payment({ wallet, requestId, amount: USD, limits: { ...roomy, perRequest: 5n * USD } }),
+        payment({ wallet, scopeId, amount: USD, limits: { ...roomy, perRequest: 5n * USD } }),
       );
       expect(refused).toMatchObject({
         ok: false,
@@ -172,12 +176,12 @@ export function describeLedger(
 
     it("refuses what would pass the per-request limit, naming what remains", async () => {
       const wallet = newWallet();
-      const requestId = `req_${randomUUID()}`;
+      const scopeId = `req_${randomUUID()}`;
       const limits = { ...roomy, perRequest: 2n * USD };
-      expect((await ledger.reserve(payment({ wallet, requestId, limits, amount: (3n * USD) / 2n }))).ok).toBe(
+      expect((await ledger.reserve(payment({ wallet, scopeId, limits, amount: (3n * USD) / 2n }))).ok).toBe(
         true,
       );
-      expect(await ledger.reserve(payment({ wallet, requestId, limits, amount: USD }))).toMatchObject({
+      expect(await ledger.reserve(payment({ wallet, scopeId, limits, amount: USD }))).toMatchObject({
         ok: false,
         limit: "perRequest",
         remainingAtomic: USD / 2n,
@@ -207,7 +211,7 @@ export function describeLedger(
       await ledger.transition(d.paymentId, "signed", {}, at(4000));
       await ledger.transition(d.paymentId, "unknown", { error: "timeout after send" }, at(5000));
       expect((await ledger.reserve(payment({ wallet, limits }))).ok).toBe(false);
-      expect(await ledger.spending(wallet, at(6000))).toEqual({
+      expect(await reads.spending(wallet, at(6000))).toEqual({
         settled: 0n,
         pending: USD,
         unknown: USD,
@@ -230,10 +234,10 @@ export function describeLedger(
         limit: "daily",
         remainingAtomic: 0n,
       });
-      expect((await ledger.spending(wallet, almost)).settled).toBe(5n * USD);
+      expect((await reads.spending(wallet, almost)).settled).toBe(5n * USD);
 
       const freed = at(24 * HOUR + DAILY_WINDOW_SLACK_MS);
-      expect(await ledger.spending(wallet, freed)).toEqual({
+      expect(await reads.spending(wallet, freed)).toEqual({
         settled: 0n,
         pending: 0n,
         unknown: 0n,
@@ -251,12 +255,12 @@ export function describeLedger(
         const made = at(offset);
         expect((await ledger.reserve(payment({ wallet: w, limits, now: made }))).ok).toBe(true);
         const almost = new Date(made.getTime() + 24 * HOUR - 1);
-        expect((await ledger.spending(w, almost)).pending).toBe(USD);
+        expect((await reads.spending(w, almost)).pending).toBe(USD);
         expect((await ledger.reserve(payment({ wallet: w, limits, amount: 1n, now: almost }))).ok).toBe(
           false,
         );
         const freed = new Date(made.getTime() + 24 * HOUR + DAILY_WINDOW_SLACK_MS);
-        expect((await ledger.spending(w, freed)).today).toBe(0n);
+        expect((await reads.spending(w, freed)).today).toBe(0n);
       }
     });
 
@@ -298,7 +302,7 @@ export function describeLedger(
                 if (c.kind === "reserve" || c.kind === "await") {
                   const input = payment({
                     wallet,
-                    requestId: requests[c.request] ?? "",
+                    scopeId: requests[c.request] ?? "",
                     amount: c.amount,
                     now: at(c.at),
                     ...(c.kind === "reserve" && c.tight ? { limits: tight } : {}),
@@ -344,11 +348,11 @@ export function describeLedger(
             const pending = ["reserved", "signed", "submitted"];
             const spent = ["settled", "unknown"];
             const inDay = (since: number) => (r: PaymentRecord) => r.createdAt.getTime() > since;
-            for (const requestId of requests) {
-              const ofRequest = (r: PaymentRecord) => r.requestId === requestId;
+            for (const scopeId of requests) {
+              const ofRequest = (r: PaymentRecord) => r.scopeId === scopeId;
               // Every row within the day: exactly the sums.
               const now = at(span + HOUR);
-              expect(await ledger.budget(wallet, requestId, now)).toEqual({
+              expect(await ledger.budget(wallet, scopeId, now)).toEqual({
                 daySpent: sum(inDay(-Infinity), spent),
                 dayPending: sum(inDay(-Infinity), pending),
                 requestSpent: sum(ofRequest, spent),
@@ -357,7 +361,7 @@ export function describeLedger(
               // The day's edge among the rows: at least the rows after it, at most those within the slack.
               const later = at(24 * HOUR + span / 2);
               const since = later.getTime() - DAILY_WINDOW_MS;
-              const edge = await ledger.budget(wallet, requestId, later);
+              const edge = await ledger.budget(wallet, scopeId, later);
               for (const [field, statuses] of [
                 ["daySpent", spent],
                 ["dayPending", pending],
@@ -368,7 +372,7 @@ export function describeLedger(
               expect(edge.requestSpent).toBe(sum(ofRequest, spent));
               expect(edge.requestPending).toBe(sum(ofRequest, pending));
             }
-            expect(await ledger.spending(wallet, at(span + HOUR))).toEqual({
+            expect(await reads.spending(wallet, at(span + HOUR))).toEqual({
               settled: sum(inDay(-Infinity), ["settled"]),
               pending: sum(inDay(-Infinity), pending),
               unknown: sum(inDay(-Infinity), ["unknown"]),
@@ -403,7 +407,7 @@ export function describeLedger(
       });
       expect(settled?.settledAt?.getTime()).toBe(at(30).getTime());
       expect(settled?.updatedAt.getTime()).toBe(at(30).getTime());
-      expect(await ledger.spending(wallet, at(40))).toMatchObject({ settled: USD, today: USD });
+      expect(await reads.spending(wallet, at(40))).toMatchObject({ settled: USD, today: USD });
     });
 
     it("throws on illegal transitions and unknown ids, leaving the row untouched", async () => {
@@ -445,7 +449,7 @@ export function describeLedger(
       const asked = payment({ wallet, amount: 3n * USD });
       const { limits: _limits, ...facts } = asked;
       await ledger.recordAwaiting({ ...facts, caller: null, approval: { sign: "x" }, expiresAt: at(60) });
-      expect((await ledger.spending(wallet, T0)).today).toBe(0n);
+      expect((await reads.spending(wallet, T0)).today).toBe(0n);
       const tight = { perTransaction: 10n * USD, perRequest: 10n * USD, daily: 4n * USD };
       // Something else spends 2 of the 4 meanwhile: the approval no longer fits.
       await ledger.reserve(payment({ wallet, amount: 2n * USD }));
@@ -478,7 +482,7 @@ export function describeLedger(
         "signed",
         "submitted",
       ]);
-      expect((await ledger.spending(wallet, T0)).today).toBe(5n * USD);
+      expect((await reads.spending(wallet, T0)).today).toBe(5n * USD);
       // A step decided on an older status does not apply to the newer one.
       await expect(
         ledger.transition(asked.paymentId, "rejected", {}, at(3), "awaiting_approval"),
@@ -498,22 +502,19 @@ export function describeLedger(
       const input = payment({ wallet });
       await ledger.reserve(input);
       await expect(ledger.reserve({ ...input })).rejects.toThrow(/already exists/);
-      expect((await ledger.spending(wallet, T0)).today).toBe(USD);
+      expect((await reads.spending(wallet, T0)).today).toBe(USD);
     });
 
     it("lists payments by status and by request, oldest first", async () => {
       const wallet = newWallet();
-      const requestId = `req_${randomUUID()}`;
-      const a = payment({ wallet, requestId, now: at(1) });
-      const b = payment({ wallet, requestId, now: at(2) });
+      const scopeId = `req_${randomUUID()}`;
+      const a = payment({ wallet, scopeId, now: at(1) });
+      const b = payment({ wallet, scopeId, now: at(2) });
       await ledger.reserve(b);
       await ledger.reserve(a);
       await ledger.transition(b.paymentId, "signed", {}, at(3));
       await ledger.transition(b.paymentId, "unknown", {}, at(4));
-      expect((await ledger.listByRequest(requestId)).map((p) => p.paymentId)).toEqual([
-        a.paymentId,
-        b.paymentId,
-      ]);
+      expect((await ledger.listByScope(scopeId)).map((p) => p.paymentId)).toEqual([a.paymentId, b.paymentId]);
       const unknown = await ledger.listByStatus(["unknown"]);
       expect(unknown.map((p) => p.paymentId)).toContain(b.paymentId);
       expect(unknown.every((p) => p.status === "unknown")).toBe(true);

@@ -1,4 +1,4 @@
-import type { ChatMessage } from "./types.js";
+import type { PaymentUIMessage } from "./types.js";
 
 /**
  * The conversation and the chosen wallet kept in this tab's sessionStorage, so a reload (say, while
@@ -26,16 +26,16 @@ function write(key: string, value: string | undefined): void {
   }
 }
 
-export function loadConversation(): ChatMessage[] {
+export function loadConversation(): PaymentUIMessage[] {
   try {
     const saved: unknown = JSON.parse(read(CONVERSATION) ?? "[]");
-    return Array.isArray(saved) ? (saved as ChatMessage[]) : [];
+    return Array.isArray(saved) ? (saved as PaymentUIMessage[]) : [];
   } catch {
     return [];
   }
 }
 
-export function saveConversation(messages: ChatMessage[]): void {
+export function saveConversation(messages: PaymentUIMessage[]): void {
   write(CONVERSATION, messages.length > 0 ? JSON.stringify(messages) : undefined);
 }
 

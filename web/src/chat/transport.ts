@@ -1,6 +1,6 @@
 import type { ChatTransport } from "ai";
 import { ChatHttpError, PaymentChatTransport, type TurnFields } from "../../../src/client/index.js";
-import type { ChatMessage } from "./types.js";
+import type { PaymentUIMessage } from "./types.js";
 
 /**
  * The page's `useChat` transport: the SDK's own (`x402-chat-agent/client`, src/client/transport.ts),
@@ -10,7 +10,7 @@ import type { ChatMessage } from "./types.js";
 export function createTransport(source: {
   fields: () => TurnFields;
   token: () => string | undefined;
-}): ChatTransport<ChatMessage> {
+}): ChatTransport<PaymentUIMessage> {
   return new PaymentChatTransport({ fields: source.fields, token: source.token, rateLimitRetry: false });
 }
 

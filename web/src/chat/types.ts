@@ -13,5 +13,6 @@ export type {
 /**
  * A chat message as `useChat` holds it with the SDK's transport: text, one `data-payment` part per
  * payment id (updated in place), a `data-error` part per `e:` line, and the `d:` payload as metadata.
+ * (Not the SDK's `ChatMessage`, the `{ role, content }` the service takes.)
  */
-export type ChatMessage = PaymentUIMessage;
+export type { PaymentUIMessage };

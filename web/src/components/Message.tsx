@@ -1,11 +1,11 @@
-import type { ChatMessage, ErrorPayload, PaymentUpdate } from "../chat/types.js";
+import type { ErrorPayload, PaymentUIMessage, PaymentUpdate } from "../chat/types.js";
 import { shortHash } from "../format.js";
 import type { PageWallet } from "../wallet/types.js";
 import { type ApprovalState, PaymentCard } from "./PaymentCard.js";
 import { approvalExpired, useNow } from "./useNow.js";
 
 interface Props {
-  message: ChatMessage;
+  message: PaymentUIMessage;
   wallet: PageWallet | undefined;
   approvals: Record<string, ApprovalState>;
   canAct: boolean;
@@ -29,7 +29,7 @@ const ANSWERED: Partial<Record<PaymentUpdate["status"], string>> = {
  * The text parts that asked for an approval which is now answered or lapsed: those after the last
  * card before each mark, up to it. Not while the turn still waits at that mark.
  */
-function staleAsking(message: ChatMessage, asked: number[], waiting: boolean): Map<number, string> {
+function staleAsking(message: PaymentUIMessage, asked: number[], waiting: boolean): Map<number, string> {
   const stale = new Map<number, string>();
   for (const end of asked) {
     if (waiting && end === message.parts.length) continue;
