@@ -1,10 +1,10 @@
+import type { ChatMessage } from "../protocol/message.js";
 import {
   type PaymentHistoryPage,
   type PaymentState,
   paymentHistorySchema,
   paymentStateSchema,
 } from "../protocol/payment.js";
-import type { ChatMessage } from "../protocol/request.js";
 import {
   decodeStream,
   type ErrorPayload,

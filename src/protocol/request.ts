@@ -2,6 +2,7 @@ import { z } from "zod/v4";
 import { AppError, type ErrorCode, type FieldError } from "../errors/index.js";
 import { parseUsd } from "../money/index.js";
 import { unsafeContentReason } from "./content.js";
+import type { ChatMessage } from "./message.js";
 import { parseWallet, type Wallet } from "./wallet.js";
 
 /** Public model names (docs/protocol.md, "Request": `model`). What each resolves to is configuration. */
@@ -47,11 +48,7 @@ export type ValidatedApproval =
   | { paymentId: string; kind: "transaction"; transaction: string }
   | { paymentId: string; kind: "reject" };
 
-/** One message of the conversation (the client SDK exports this same type). */
-export interface ChatMessage {
-  role: "user" | "assistant" | "system";
-  content: string;
-}
+export type { ChatMessage };
 
 /** A validated chat request. */
 export interface ChatRequest {
