@@ -172,19 +172,9 @@ export class ChatClient {
    * payment (the same token, or none) can read it; any other id rejects with a 404 `not_found`
    * {@link ChatHttpError}.
    */
-  async getPayment(paymentId: string, options: { signal?: AbortSignal } = {}): Promise<PaymentState> {
+  getPayment(paymentId: string, options: { signal?: AbortSignal } = {}): Promise<PaymentState> {
     const path = `/api/payments/${encodeURIComponent(paymentId)}`;
-    const url = this.options.baseUrl === undefined ? path : new URL(path, this.options.baseUrl).href;
-    const headers = new Headers(this.options.headers);
-    headers.set("Accept", "application/json");
-    const token = typeof this.options.token === "function" ? this.options.token() : this.options.token;
-    if (token) headers.set("Authorization", `Bearer ${token}`);
-    const doFetch = this.options.fetch ?? globalThis.fetch;
-    const response = await doFetch(url, { headers, ...(options.signal ? { signal: options.signal } : {}) });
-    if (!response.ok) throw await errorFromResponse(response);
-    const parsed = paymentStateSchema.safeParse(await response.json().catch(() => undefined));
-    if (!parsed.success) throw new ProtocolError("The payment's state is not what the protocol says.");
-    return parsed.data;
+    return this.getJson(path, paymentStateSchema, "The payment's state", options.signal);
   }
 
   /**
@@ -203,16 +193,26 @@ export class ChatClient {
     if (query.limit !== undefined) params.set("limit", String(query.limit));
     if (query.cursor) params.set("cursor", query.cursor);
     const path = `/api/payments${params.size > 0 ? `?${params}` : ""}`;
+    return this.getJson(path, paymentHistorySchema, "The payment list", options.signal);
+  }
+
+  /** A GET of the service's JSON, with the client's headers and token, checked against its schema. */
+  private async getJson<T>(
+    path: string,
+    schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
     const url = this.options.baseUrl === undefined ? path : new URL(path, this.options.baseUrl).href;
     const headers = new Headers(this.options.headers);
     headers.set("Accept", "application/json");
     const token = typeof this.options.token === "function" ? this.options.token() : this.options.token;
     if (token) headers.set("Authorization", `Bearer ${token}`);
     const doFetch = this.options.fetch ?? globalThis.fetch;
-    const response = await doFetch(url, { headers, ...(options.signal ? { signal: options.signal } : {}) });
+    const response = await doFetch(url, { headers, ...(signal ? { signal } : {}) });
     if (!response.ok) throw await errorFromResponse(response);
-    const parsed = paymentHistorySchema.safeParse(await response.json().catch(() => undefined));
-    if (!parsed.success) throw new ProtocolError("The payment list is not what the protocol says.");
+    const parsed = schema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) throw new ProtocolError(`${what} is not what the protocol says.`);
     return parsed.data;
   }
 
