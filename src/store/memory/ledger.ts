@@ -48,31 +48,13 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
       if (this.rows.has(input.paymentId)) throw new Error(`payment id ${input.paymentId} already exists`);
-      const at = input.now.toISOString();
       const steps: LedgerStatus[] = input.intent ? ["reserved", "signed", "submitted"] : ["reserved"];
-      const record: PaymentRecord = {
-        paymentId: input.paymentId,
-        status: steps.at(-1) ?? "reserved",
-        history: steps.map((status) => ({ status, at })),
-        wallet: input.wallet,
-        scopeId: input.scopeId,
-        service: input.service,
-        network: input.network,
-        asset: input.asset,
-        payTo: input.payTo,
-        amount: input.amount,
-        requirement: input.requirement ?? null,
-        txHash: null,
-        payer: null,
-        error: null,
+      const record = newRecord(input, steps, {
         authorization: input.intent ? (input.intent.authorization ?? null) : null,
-        createdAt: input.now,
-        updatedAt: input.now,
-        settledAt: null,
         approval: null,
         caller: input.caller ?? null,
         expiresAt: null,
-      };
+      });
       this.write(record);
       return { ok: true, budget, payment: structuredClone(record) };
     });
@@ -82,29 +64,12 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
     if (input.amount < 0n) throw new RangeError("recordAwaiting: amount must not be negative");
     await roundTrip();
     if (this.rows.has(input.paymentId)) throw new Error(`payment id ${input.paymentId} already exists`);
-    const record: PaymentRecord = {
-      paymentId: input.paymentId,
-      status: "awaiting_approval",
-      history: [{ status: "awaiting_approval", at: input.now.toISOString() }],
-      wallet: input.wallet,
-      scopeId: input.scopeId,
-      service: input.service,
-      network: input.network,
-      asset: input.asset,
-      payTo: input.payTo,
-      amount: input.amount,
-      requirement: input.requirement ?? null,
-      txHash: null,
-      payer: null,
-      error: null,
+    const record = newRecord(input, ["awaiting_approval"], {
       authorization: null,
-      createdAt: input.now,
-      updatedAt: input.now,
-      settledAt: null,
       approval: input.approval ?? null,
       caller: input.caller,
       expiresAt: input.expiresAt,
-    };
+    });
     this.write(record);
     return structuredClone(record);
   }
@@ -248,4 +213,33 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
     this.rows.set(record.paymentId, stored);
     this.totals.move(before, stored);
   }
+}
+
+/** A new row whose history is `steps`, all at `input.now`; what differs by kind is given. */
+function newRecord(
+  input: ReserveInput | AwaitInput,
+  steps: LedgerStatus[],
+  rest: Pick<PaymentRecord, "authorization" | "approval" | "caller" | "expiresAt">,
+): PaymentRecord {
+  const at = input.now.toISOString();
+  return {
+    paymentId: input.paymentId,
+    status: steps.at(-1) ?? "reserved",
+    history: steps.map((status) => ({ status, at })),
+    wallet: input.wallet,
+    scopeId: input.scopeId,
+    service: input.service,
+    network: input.network,
+    asset: input.asset,
+    payTo: input.payTo,
+    amount: input.amount,
+    requirement: input.requirement ?? null,
+    txHash: null,
+    payer: null,
+    error: null,
+    createdAt: input.now,
+    updatedAt: input.now,
+    settledAt: null,
+    ...rest,
+  };
 }
