@@ -1,0 +1,96 @@
+import type { PaymentState, SpendingLimitsInput, ValidatedApproval, Wallet } from "../protocol/index.js";
+import type { BudgetOutput, DiscoverOutput, PayOutput, QuoteInput, QuoteOutput } from "../tools/contract.js";
+import type { HistoryQuery } from "./ports/index.js";
+import type { PaymentObserver } from "./rules/index.js";
+
+/**
+ * The payments face: everything a caller can do with money, in one small interface that knows
+ * nothing of HTTP, of the AI SDK or of MCP. The chat agent's tools, the MCP server and the HTTP
+ * approval endpoints are thin wrappers over it: limits, approval and the ledger are decided here
+ * (and below), never in a wrapper. Amounts cross it as the tool contract's strings (USD decimals,
+ * atomic-unit strings); inside, money stays bigint.
+ */
+
+/**
+ * Who is asking and within what, as every way in knows it. Built by the wrapper from what the
+ * caller is (bearer identity) and what its configuration says (wallet, spending limits), never
+ * from a model's tool arguments: no field here can be raised by a tool call.
+ */
+export interface PayerSession {
+  /** The bearer identity (absent without auth): payments, history and approvals are bound to it. */
+  caller?: string;
+  /** Decides whether a server-held key may sign; never logged, streamed or shown. */
+  bearerToken?: string;
+  wallet?: Wallet;
+  /** The caller's own limits; they only narrow the server's (docs/payments.md). */
+  spendingLimits?: SpendingLimitsInput;
+  /**
+   * What the per-request limit counts within: a chat request's id, an MCP session's id. Stored
+   * on each payment as its `scopeId`.
+   */
+  scopeId: string;
+  /** The caller left: start no new payment (one under way still finishes and is recorded). */
+  signal: AbortSignal;
+  /** Epoch ms by which the caller's request must end. */
+  deadline: number;
+  /** `p:` updates, the turn's summary and the error that ends it; wrappers without a stream omit it. */
+  observer?: PaymentObserver;
+}
+
+/**
+ * A price check that can be paid by its id. The id is bound to the caller, the request (URL,
+ * method, query, body), the chosen offer's payee, amount, asset and network, and an expiry: paying
+ * it pays exactly that or nothing, and paying it twice returns the first payment.
+ */
+export type Quote = QuoteOutput & {
+  /** Present when the quote can be paid (a chosen offer, no refusal). */
+  quoteId?: string;
+  /** Until when `quoteId` may be paid (ISO-8601). */
+  quoteExpiresAt?: string;
+};
+
+/** How a payment is asked for: by a quote's id (MCP), or by its target with the price shown (chat). */
+export type PayWhat = { quoteId: string } | (QuoteInput & { maxUsd?: string });
+
+/** The wallet's answer to a payment that awaits approval, already checked for shape. */
+export interface ApprovalAnswer {
+  answer: ValidatedApproval;
+  wallet: Wallet;
+  /**
+   * Where the answer comes from. `caller`: a request of the payment's own caller (the chat), bound
+   * to it as today. `page`: this service's approval page, opened from an approval URL; no bearer
+   * identity, so only the wallet's own signature settles it, and the service's answer is kept for
+   * the payment's caller (`getPayment`), never returned to the page.
+   */
+  via: { kind: "caller"; caller?: string; spendingLimits?: SpendingLimitsInput } | { kind: "page" };
+  signal: AbortSignal;
+}
+
+/** A payment as its caller reads it back, with the service's answer when one was kept for it. */
+export type PaymentView = PaymentState & {
+  /** The service's answer after a payment approved on the page (untrusted data, bounded). */
+  data?: PayOutput["data"];
+  /** With `awaiting_approval`: the page where the wallet approves it, and until when. */
+  approvalUrl?: string;
+  expiresAt?: string;
+};
+
+export interface PaymentsFace {
+  /** Paid x402 services that match (discovery: bazaar and catalog), cleaned of hidden characters. */
+  findServices(session: PayerSession, query?: string): Promise<DiscoverOutput>;
+  /** The price, whether the limits allow it, what would remain, and an id to pay exactly that. */
+  quote(session: PayerSession, target: QuoteInput): Promise<Quote>;
+  /** Pay (within the limits, checked in code before any signature) and fetch the service's answer. */
+  pay(session: PayerSession, what: PayWhat): Promise<PayOutput>;
+  /** One of the caller's own payments; undefined for another's or an unknown id (same answer). */
+  getPayment(caller: string | undefined, paymentId: string): Promise<PaymentView | undefined>;
+  /** The caller's payments, newest first (an anonymous caller lists nothing). */
+  listPayments(query: HistoryQuery): Promise<PaymentState[]>;
+  /** The limits in force for this session, what is committed and what remains, and balances. */
+  budget(session: PayerSession): Promise<BudgetOutput>;
+  /**
+   * Answer a payment that awaits the wallet. Every check runs before anything moves and throws
+   * AppError with the documented code; then the payment is delivered (sent, settled, recorded).
+   */
+  answerApproval(input: ApprovalAnswer): Promise<PayOutput>;
+}
