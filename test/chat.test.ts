@@ -311,6 +311,33 @@ describe("Idempotency-Key bookkeeping", () => {
     expect(calls).toEqual(["claim", "complete"]);
   });
 
+  it("stores the outcome before the d: line, so a retry the moment d: is read replays", async () => {
+    const { store, calls } = fakeStore();
+    // A store that takes a while to write: the d: line must wait for it.
+    store.completeIdempotencyKey = async () => {
+      calls.push("complete-start");
+      await sleep(50);
+      calls.push("complete-done");
+    };
+    const service = buildService({}, { idempotency: store });
+    const { server, url } = await listen(service.app, { host: "127.0.0.1", port: 0 });
+    try {
+      const res = await fetch(`${url}/api/chat`, chatRequest(USER_HI, { "Idempotency-Key": "k-d" }));
+      const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      let atFinish: string[] | undefined;
+      while (reader && atFinish === undefined) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += value;
+        if (/^d:/m.test(text)) atFinish = [...calls];
+      }
+      expect(atFinish).toEqual(["claim", "complete-start", "complete-done"]);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
   it("forgets an attempt the client abandoned before any payment, so a retry runs", async () => {
     const { store, calls } = fakeStore();
     const model = textModel(

@@ -45,6 +45,19 @@ export interface ChatRouteDeps {
 
 export type { IdempotencyStore };
 
+/** How long the `d:` line waits for the idempotent outcome to be stored. */
+const RECORD_BEFORE_FINISH_MS = 2000;
+
+/** Wait for `work`, but no longer than `ms` (the work goes on). */
+async function boundedWait(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([work, late]);
+  clearTimeout(timer);
+}
+
 /** The abort reason when the client goes away (not an AppError: nobody is left to tell). */
 const CLIENT_LEFT = "client disconnected";
 
@@ -210,8 +223,14 @@ function startTurn(
   if (extra.prelude) input.prelude = extra.prelude;
   const record = extra.record;
   const seen: StreamEvent[] = [];
-  /** Runs the turn; `ended` is called as soon as its last line is out, before the bookkeeping. */
+  /**
+   * Runs the turn. With an idempotency claim, the outcome is stored before the `d:` line goes
+   * out: a client that retries the moment it reads `d:` gets the replay, never
+   * `idempotency_in_progress` (the write is bounded, so a slow store cannot hold the line back
+   * for long; it then finishes in the background).
+   */
   const run = async (emit: (event: StreamEvent) => void, ended: () => void) => {
+    let finish: StreamEvent | undefined;
     try {
       return await runTurn(
         deps.agent,
@@ -219,18 +238,22 @@ function startTurn(
         record
           ? (event) => {
               seen.push(event);
-              emit(event);
+              if (event.type === "finish") finish = event;
+              else emit(event);
             }
           : emit,
       );
     } finally {
       signals.settle();
-      ended();
       if (record) {
-        await record(seen, signals.clientLeft()).catch((error: unknown) =>
+        const stored = record(seen, signals.clientLeft()).catch((error: unknown) =>
           deps.logger.error("could not store the idempotent outcome", { requestId, err: error }),
         );
-      }
+        await boundedWait(stored, RECORD_BEFORE_FINISH_MS);
+        if (finish) emit(finish);
+        ended();
+        await stored;
+      } else ended();
       signals.untrack();
     }
   };
