@@ -103,6 +103,20 @@ async function loadEsbuild() {
   return import(pathToFileURL(fromTsx.resolve("esbuild")).href);
 }
 
+/**
+ * A source map keeps the text of our own sources only: npm packages bundled in (zod's parts, in the
+ * SDK) are named, their lines mapped, but their text is left to their own packages (it would
+ * double the client package's size).
+ */
+function withoutPackageSources(file) {
+  if (!file.path.endsWith(".map")) return file.contents;
+  const map = JSON.parse(file.text);
+  map.sourcesContent = map.sourcesContent?.map((text, i) =>
+    /node_modules\//.test(map.sources[i]) ? null : text,
+  );
+  return JSON.stringify(map);
+}
+
 /** Bundle the SDK and the terminal chat now; returns the inputs stamped. */
 async function buildJs() {
   const esbuild = await loadEsbuild();
@@ -135,7 +149,7 @@ async function buildJs() {
     const files = [...result.outputFiles].sort(
       (a, b) => Number(a.path.endsWith(".map")) - Number(b.path.endsWith(".map")),
     );
-    for (const file of files) writeAtomically(file.path, file.contents);
+    for (const file of files) writeAtomically(file.path, withoutPackageSources(file));
   }
   const hashes = Object.fromEntries([...inputs].sort().map((path) => [path, hashOf(path)]));
   writeAtomically(STAMP, `${JSON.stringify({ root, inputs: hashes }, null, 1)}\n`);
