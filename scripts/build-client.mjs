@@ -5,8 +5,10 @@
  * - `packages/client/dist/index.js`: the SDK, the workspace package `@x402-chat-agent/client`
  *   (packages/client): `src/client/index.ts` and the protocol modules it uses, bundled by esbuild
  *   as one ES module, so the wire protocol has one definition (src/protocol) that the service and
- *   the package share; npm packages (zod, @solana/kit) stay imports, peers of the package. This
- *   package also exports it as `x402-chat-agent/client`, as before.
+ *   the package share. The parts of zod its schemas use (`zod/v4-mini`, tree-shaken) are bundled
+ *   in, so zod is not a peer of the package; `ai` (types only) and `@solana/kit` (loaded when a
+ *   Solana approval is signed) stay imports, left to the program. This package also exports it as
+ *   `x402-chat-agent/client`, as before.
  * - `packages/client/dist/types/`: its type declarations, emitted by tsc (`types` of both exports).
  * - `dist/cli/main.js`: the terminal chat (`src/cli/main.ts`), run by `bin/x402-chat-agent.mjs`.
  *
@@ -34,13 +36,15 @@ const STAMP = join(PACKAGE_DIST, "stamp.json");
 const TYPES_STAMP = join(PACKAGE_DIST, "types.stamp.json");
 const CONFIG_INPUTS = ["package.json", "packages/client/package.json", "scripts/build-client.mjs"];
 /**
- * The SDK runs anywhere (browsers too) and leaves its packages to the installer (peers of the
- * package); the terminal chat runs on Node and bundles its packages too (viem's accounts, Solana
- * kit, zod), so it runs in a production install, which has none of them (docs/deploy.md).
+ * The SDK runs anywhere (browsers too): it bundles zod's parts it uses and leaves `ai` and
+ * `@solana/kit` to the installer; the terminal chat runs on Node and bundles its packages too
+ * (viem's accounts, Solana kit, zod), so it runs in a production install, which has none of them
+ * (docs/deploy.md).
  */
+export const CLIENT_EXTERNAL = ["ai", "@solana/kit"];
 const ENTRIES = [
-  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral", packages: "external" },
-  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node", packages: undefined },
+  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral", external: CLIENT_EXTERNAL },
+  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node", external: undefined },
 ];
 
 const sha1 = (data) => createHash("sha1").update(data).digest("hex");
@@ -99,17 +103,31 @@ async function loadEsbuild() {
   return import(pathToFileURL(fromTsx.resolve("esbuild")).href);
 }
 
+/**
+ * A source map keeps the text of our own sources only: npm packages bundled in (zod's parts, in the
+ * SDK) are named, their lines mapped, but their text is left to their own packages (it would
+ * double the client package's size).
+ */
+function withoutPackageSources(file) {
+  if (!file.path.endsWith(".map")) return file.contents;
+  const map = JSON.parse(file.text);
+  map.sourcesContent = map.sourcesContent?.map((text, i) =>
+    /node_modules\//.test(map.sources[i]) ? null : text,
+  );
+  return JSON.stringify(map);
+}
+
 /** Bundle the SDK and the terminal chat now; returns the inputs stamped. */
 async function buildJs() {
   const esbuild = await loadEsbuild();
   const inputs = new Set(CONFIG_INPUTS);
-  for (const { outfile, entry, platform, packages } of ENTRIES) {
+  for (const { outfile, entry, platform, external } of ENTRIES) {
     const result = await esbuild.build({
       absWorkingDir: root,
       entryPoints: [entry],
       outfile,
       bundle: true,
-      ...(packages ? { packages } : {}),
+      ...(external ? { external } : {}),
       // Bundled CommonJS modules require Node's built-in modules (as in scripts/build.mjs).
       ...(platform === "node"
         ? {
@@ -131,7 +149,7 @@ async function buildJs() {
     const files = [...result.outputFiles].sort(
       (a, b) => Number(a.path.endsWith(".map")) - Number(b.path.endsWith(".map")),
     );
-    for (const file of files) writeAtomically(file.path, file.contents);
+    for (const file of files) writeAtomically(file.path, withoutPackageSources(file));
   }
   const hashes = Object.fromEntries([...inputs].sort().map((path) => [path, hashOf(path)]));
   writeAtomically(STAMP, `${JSON.stringify({ root, inputs: hashes }, null, 1)}\n`);

@@ -1,9 +1,15 @@
-import { z } from "zod/v4";
-import { FINISH_REASONS } from "../errors/index.js";
+import type { StreamEvent } from "./events.js";
+import type { ProtocolSchema } from "./schema-type.js";
+import {
+  errorPayloadSchema,
+  finishPayloadSchema,
+  paymentUpdateSchema,
+  textPayloadSchema,
+} from "./schemas.js";
 
 /**
- * The chat stream protocol (docs/protocol.md, "Response stream"), defined once: payload schemas, the encoder and a
- * streaming decoder. Each line is `<prefix>:<JSON>\n`:
+ * The chat stream protocol (docs/protocol.md, "Response stream"), defined once: its payloads' types (events.ts) and
+ * schemas (schemas.ts), re-exported here, the encoder and a streaming decoder. Each line is `<prefix>:<JSON>\n`:
  *   0: text delta (JSON string)   p: payment update   e: error   d: finish metadata (exactly once, last)
  * Over SSE each line travels as one event: `data: <line>\n\n`, with `: ping` comment heartbeats.
  */
@@ -12,150 +18,32 @@ import { FINISH_REASONS } from "../errors/index.js";
 export const PROTOCOL_VERSION = "1";
 export const PROTOCOL_HEADER = "X-Chat-Protocol";
 
-/** The states a payment goes through (docs/payments.md has the transitions). */
-export const PAYMENT_STATUSES = [
-  "quoted",
-  "refused",
-  "reserved",
-  "signed",
-  "submitted",
-  "settled",
-  "failed",
-  "unknown",
-  "released",
-  "awaiting_approval",
-  "rejected",
-  "expired",
-] as const;
-export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
-
-/** An amount both ways: atomic units as a decimal string, and plain USD ("0.01"). */
-const moneySchema = z.object({ atomic: z.string().regex(/^[0-9]+$/), usd: z.string() });
-export type Money = z.infer<typeof moneySchema>;
-
-/**
- * One spending limit as it stands: its amount, what counts as spent (settled, or unclear and
- * possibly gone), what is pending (reserved, signed, submitted), what remains, and, while a payment
- * is quoted or awaits approval, what would remain after paying it. `remaining` never goes below 0.
- */
-const limitMeterSchema = z.looseObject({
-  limit: moneySchema,
-  spent: moneySchema,
-  pending: moneySchema,
-  remaining: moneySchema,
-  remainingAfter: moneySchema.optional(),
-});
-export type LimitMeter = z.infer<typeof limitMeterSchema>;
-
-/** The live budget meter every `p:` update carries from the quote on: draw it as it is. */
-export const budgetMeterSchema = z.looseObject({
-  perTransaction: limitMeterSchema,
-  perRequest: limitMeterSchema,
-  daily: limitMeterSchema,
-});
-export type BudgetMeter = z.infer<typeof budgetMeterSchema>;
-
-/**
- * What the user's wallet must sign to approve a payment (docs/protocol.md, "Approval"): for EVM the
- * EIP-712 typed data of an EIP-3009 `TransferWithAuthorization` exactly as `eth_signTypedData_v4`
- * takes it (uint256 values as decimal strings); for Solana the transaction, base64, for a Wallet
- * Standard `signTransaction` (the facilitator is its fee payer and signs last).
- */
-export const walletRequestSchema = z.discriminatedUnion("kind", [
-  z.looseObject({
-    kind: z.literal("evm-typed-data"),
-    method: z.literal("eth_signTypedData_v4"),
-    typedData: z.looseObject({
-      domain: z.record(z.string(), z.unknown()),
-      types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
-      primaryType: z.string(),
-      message: z.record(z.string(), z.unknown()),
-    }),
-  }),
-  z.looseObject({
-    kind: z.literal("solana-transaction"),
-    method: z.literal("signTransaction"),
-    /** The wire transaction, base64, with empty signature slots. */
-    transaction: z.string(),
-  }),
-]);
-export type WalletRequest = z.infer<typeof walletRequestSchema>;
-
-export const approvalRequestSchema = z.looseObject({
-  /** The wallet that must sign (the request's `walletAddress`). */
-  wallet: z.string(),
-  /** ISO-8601: after this the signature can no longer be used (the authorization's window, or the Solana blockhash's life). */
-  expiresAt: z.string(),
-  /** How to resume: send `approval` with this payment id in the next `POST /api/chat`. */
-  sign: walletRequestSchema,
-});
-export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
-
-const amountSchema = z.object({
-  /** Atomic units of the token, as a decimal string (bigint on the server). */
-  atomic: z.string().regex(/^[0-9]+$/),
-  /** The same amount in USD, plain decimal string ("0.01"). */
-  usd: z.string(),
-  asset: z.string().optional(),
-});
-
-export const paymentUpdateSchema = z.looseObject({
-  paymentId: z.string(),
-  status: z.enum(PAYMENT_STATUSES),
-  service: z.looseObject({ url: z.string(), name: z.string().optional() }),
-  amount: amountSchema.optional(),
-  network: z.string().optional(),
-  payTo: z.string().optional(),
-  transaction: z.string().optional(),
-  payer: z.string().optional(),
-  message: z.string().optional(),
-  reason: z.string().optional(),
-  /** The budget as it stands, on every update from the quote on. */
-  budget: budgetMeterSchema.optional(),
-  /** Only with status `awaiting_approval`: what the wallet signs, and until when. */
-  approval: approvalRequestSchema.optional(),
-});
-export type PaymentUpdate = z.infer<typeof paymentUpdateSchema>;
-
-export const errorPayloadSchema = z.looseObject({
-  code: z.string(),
-  message: z.string(),
-});
-export type ErrorPayload = z.infer<typeof errorPayloadSchema>;
-
-export const paymentSummarySchema = z.looseObject({
-  paymentId: z.string(),
-  status: z.enum(PAYMENT_STATUSES),
-  service: z.string(),
-  amountUsd: z.string().optional(),
-  network: z.string().optional(),
-  transaction: z.string().optional(),
-});
-export type PaymentSummary = z.infer<typeof paymentSummarySchema>;
-
-export const finishPayloadSchema = z.looseObject({
-  finishReason: z.enum(FINISH_REASONS),
-  /** The last settled payment's transaction, when the turn paid anything. */
-  transactionHash: z.string().optional(),
-  transactions: z.array(z.string()),
-  payments: z.array(paymentSummarySchema),
-  usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() }),
-  /** The public model alias the client asked for. */
-  model: z.string(),
-  /** Which provider actually served the turn ("offline", "google", "openai-compatible"). */
-  provider: z.string(),
-  /** The provider's own model id. */
-  modelId: z.string(),
-  /** With finish reason `approval-required`: the payments waiting for the user's wallet, oldest first. */
-  approvals: z.array(z.looseObject({ paymentId: z.string(), expiresAt: z.string() })).optional(),
-});
-export type FinishPayload = z.infer<typeof finishPayloadSchema>;
-
-export type StreamEvent =
-  | { type: "text"; text: string }
-  | { type: "payment"; payment: PaymentUpdate }
-  | { type: "error"; error: ErrorPayload }
-  | { type: "finish"; finish: FinishPayload };
+export {
+  type ApprovalRequest,
+  type BudgetMeter,
+  type ErrorPayload,
+  type EvmTypedData,
+  type FinishPayload,
+  type LimitMeter,
+  type Money,
+  PAYMENT_STATUSES,
+  type PaymentAmount,
+  type PaymentStatus,
+  type PaymentSummary,
+  type PaymentUpdate,
+  type StreamEvent,
+  type WalletRequest,
+} from "./events.js";
+export type { ProtocolSchema, SchemaIssue } from "./schema-type.js";
+export {
+  approvalRequestSchema,
+  budgetMeterSchema,
+  errorPayloadSchema,
+  finishPayloadSchema,
+  paymentSummarySchema,
+  paymentUpdateSchema,
+  walletRequestSchema,
+} from "./schemas.js";
 
 const PREFIX = { text: "0", payment: "p", error: "e", finish: "d" } as const;
 
@@ -197,15 +85,16 @@ export function decodeLine(line: string): StreamEvent {
   } catch {
     throw new ProtocolError(`line payload is not JSON: ${line.slice(0, 40)}`);
   }
-  const parse = <T>(schema: z.ZodType<T>): T => {
+  const parse = <T>(schema: ProtocolSchema<T>): T => {
     const result = schema.safeParse(json);
-    if (!result.success)
-      throw new ProtocolError(`bad ${line[0]}: payload: ${result.error.issues[0]?.message}`);
-    return result.data;
+    if (result.success) return result.data;
+    const issue = result.error.issues[0];
+    const where = issue?.path.map(String).join(".") || "(payload)";
+    throw new ProtocolError(`bad ${line[0]}: payload at ${where}: ${issue?.message}`);
   };
   switch (line[0]) {
     case PREFIX.text:
-      return { type: "text", text: parse(z.string()) };
+      return { type: "text", text: parse(textPayloadSchema) };
     case PREFIX.payment:
       return { type: "payment", payment: parse(paymentUpdateSchema) };
     case PREFIX.error:

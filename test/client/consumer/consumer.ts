@@ -11,9 +11,13 @@ import {
   type ChatRequestBody,
   type ChatTurn,
   type EvmTypedDataSigner,
+  type FinishPayload,
   PaymentChatTransport,
+  type PaymentState,
   type PaymentUIMessage,
   type PaymentUpdate,
+  paymentChatSchemas,
+  type paymentStateSchema,
   resumeBody,
   type StreamEvent,
   signEvmApproval,
@@ -35,7 +39,10 @@ const notAny: [
   IsAny<StreamEvent>,
   IsAny<PaymentUpdate>,
   IsAny<PaymentChatTransport>,
-] = [false, false, false, false, false];
+  IsAny<FinishPayload>,
+  IsAny<PaymentState>,
+  IsAny<ReturnType<typeof paymentStateSchema.parse>>,
+] = [false, false, false, false, false, false, false, false];
 
 class PlainState<M extends UIMessage> implements ChatState<M> {
   status: ChatStatus = "ready";
@@ -53,10 +60,13 @@ class PlainState<M extends UIMessage> implements ChatState<M> {
   snapshot = <T>(thing: T): T => structuredClone(thing);
 }
 
-/** `useChat`'s driver without React: the AI SDK's own AbstractChat over the package's transport. */
+/**
+ * `useChat`'s driver without React: the AI SDK's own AbstractChat over the package's transport,
+ * with the protocol's schemas checking each payment card and the finish metadata as they arrive.
+ */
 class Chat extends AbstractChat<PaymentUIMessage> {
   constructor(transport: PaymentChatTransport) {
-    super({ transport, state: new PlainState<PaymentUIMessage>() });
+    super({ transport, state: new PlainState<PaymentUIMessage>(), ...paymentChatSchemas });
   }
 }
 
