@@ -14,6 +14,7 @@ import {
   paymentUpdateSchema,
   type StreamEvent,
 } from "../protocol/stream.js";
+import { AwaitingRequests, answerFor, failedApprovalStream } from "./answer.js";
 import {
   type ApprovalAnswer,
   ChatClient,
@@ -21,6 +22,9 @@ import {
   type ChatMessage,
   type ChatRequestBody,
 } from "./client.js";
+import { ChatHttpError } from "./errors.js";
+import type { TransportSigner } from "./signer.js";
+import { openPaymentParts, PaymentToolParts, type PaymentTools } from "./tool-parts.js";
 
 /**
  * A `ChatTransport` for the AI SDK's `useChat` (ai@6): each turn is one `POST /api/chat`, and its
@@ -34,8 +38,14 @@ import {
  *   `useChat`'s `error` is set without losing the words and metadata that follow an `e:`);
  * - `d:` -> `finish` with the whole `d:` payload as `messageMetadata`.
  *
- * To answer an approval, sign it (`signEvmApproval`, `signSolanaApproval`) and call
- * `sendMessage(undefined, { body: { approval } })`: the turn resumes in the same assistant message.
+ * - and, for each payment awaiting the wallet, a `tool-x402_payment` tool part that asks for
+ *   approval as the AI SDK's own parts do (src/client/tool-parts.ts).
+ *
+ * To answer an approval, either call `addToolApprovalResponse({ id, approved })` on the tool part
+ * (with `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`): the
+ * transport's `signer` signs it, or a decline is sent; or sign it yourself (`signEvmApproval`,
+ * `signSolanaApproval`) and call `sendMessage(undefined, { body: { approval } })`. Either way the
+ * turn resumes in the same assistant message.
  */
 
 /** The data parts this transport writes: `data-payment` (one per payment id) and `data-error`. */
@@ -45,7 +55,7 @@ export type PaymentDataTypes = {
 };
 
 /** The UI message `useChat` holds with this transport; its metadata is the turn's `d:` payload. */
-export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes>;
+export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes, PaymentTools>;
 
 /**
  * The protocol's own schemas for `useChat`'s `dataPartSchemas` and `messageMetadataSchema`, so
@@ -78,6 +88,14 @@ export interface PaymentChatTransportOptions extends ChatClientOptions {
   /** Bounds of the conversation sent (the service's are 100 messages, 64,000 characters). */
   maxMessages?: number;
   maxChars?: number;
+  /**
+   * Signs approvals answered with `addToolApprovalResponse({ approved: true })`: an EIP-1193
+   * provider and/or a Solana signer (`{ evm, solana }`), or a function that answers. Without one,
+   * an approved tool part ends in an error, unsigned (declines need no signer).
+   */
+  signer?: TransportSigner;
+  /** Emit the `tool-x402_payment` approval parts (default true); `false` keeps only the data parts. */
+  approvalParts?: boolean;
 }
 
 const SERVICE_BOUNDS = { maxMessages: 100, maxChars: 64_000 };
@@ -120,6 +138,7 @@ function fieldsOf(body: object | undefined): TurnFields {
 export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
   private readonly client: ChatClient;
   private readonly options: PaymentChatTransportOptions;
+  private readonly requests = new AwaitingRequests();
 
   constructor(options: PaymentChatTransportOptions = {}) {
     this.options = options;
@@ -137,6 +156,23 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
   ): Promise<ReadableStream<UIMessageChunk>> {
     const defaults = typeof this.options.fields === "function" ? this.options.fields() : this.options.fields;
     const fields = { ...defaults, ...fieldsOf(options.body) };
+    const last = options.messages.at(-1);
+    const open =
+      this.options.approvalParts === false || last?.role !== "assistant" ? [] : openPaymentParts(last);
+    let answered: string | undefined;
+    if (fields.approval) {
+      answered = open.some((p) => p.toolCallId === fields.approval?.paymentId)
+        ? fields.approval.paymentId
+        : undefined;
+    } else {
+      const responded = open.find((p) => p.state === "approval-responded");
+      if (responded && last) {
+        answered = responded.toolCallId;
+        const outcome = await answerFor(responded, last, this.requests, this.options.signer);
+        if ("error" in outcome) return failedApprovalStream(answered, outcome.error);
+        fields.approval = outcome.answer;
+      }
+    }
     const body: ChatRequestBody = {
       ...fields,
       messages: toServiceMessages(options.messages, {
@@ -144,11 +180,32 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
         ...(this.options.maxChars ? { maxChars: this.options.maxChars } : {}),
       }),
     };
-    const turn = await this.client.chat(body, {
-      ...(options.abortSignal ? { signal: options.abortSignal } : {}),
-      ...(options.headers ? { headers: options.headers } : {}),
-    });
-    return eventsToChunks(turn);
+    let turn: AsyncIterable<StreamEvent>;
+    try {
+      turn = await this.client.chat(body, {
+        ...(options.abortSignal ? { signal: options.abortSignal } : {}),
+        ...(options.headers ? { headers: options.headers } : {}),
+      });
+    } catch (error) {
+      // A refused answer (expired, already used...) ends its tool part; any other refusal throws as before.
+      if (!answered || !(error instanceof ChatHttpError)) throw error;
+      return failedApprovalStream(answered, `${error.message} (${error.code})`);
+    }
+    if (answered) this.requests.forget(answered);
+    if (this.options.approvalParts === false) return eventsToChunks(turn);
+    const tools = new PaymentToolParts(
+      open.map((p) => p.toolCallId),
+      answered,
+    );
+    return eventsToChunks(this.remembering(turn), tools);
+  }
+
+  /** The events as they are, each request awaiting approval remembered on its way (for the signer). */
+  private async *remembering(events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
+    for await (const event of events) {
+      if (event.type === "payment") this.requests.remember(event.payment);
+      yield event;
+    }
   }
 
   /** The service keeps no stream to reconnect to: a dropped turn is not resumable. */
@@ -170,7 +227,10 @@ function uiFinishReason(reason: FinishPayload["finishReason"]): UIFinishReason {
 }
 
 /** Map protocol events to UI message chunks (exported for other event sources and tests). */
-export function eventsToChunks(events: AsyncIterable<StreamEvent>): ReadableStream<UIMessageChunk> {
+export function eventsToChunks(
+  events: AsyncIterable<StreamEvent>,
+  tools?: PaymentToolParts,
+): ReadableStream<UIMessageChunk> {
   const iterator = events[Symbol.asyncIterator]();
   let textId: string | undefined;
   let parts = 0;
@@ -205,6 +265,7 @@ export function eventsToChunks(events: AsyncIterable<StreamEvent>): ReadableStre
         case "payment":
           closeText();
           controller.enqueue({ type: "data-payment", id: event.payment.paymentId, data: event.payment });
+          for (const chunk of tools?.update(event.payment) ?? []) controller.enqueue(chunk);
           break;
         case "error":
           closeText();
@@ -213,6 +274,7 @@ export function eventsToChunks(events: AsyncIterable<StreamEvent>): ReadableStre
           break;
         case "finish":
           closeText();
+          for (const chunk of tools?.finish() ?? []) controller.enqueue(chunk);
           controller.enqueue({
             type: "finish",
             finishReason: uiFinishReason(event.finish.finishReason),
