@@ -121,18 +121,23 @@ function fakeWallet(sign: () => Promise<unknown> = async () => `0x${"ab".repeat(
   return { provider, calls };
 }
 
-/** `useChat`'s engine with the transport; `settled()` resolves when the chat is idle after the next turn(s). */
+/** `useChat`'s engine with the transport; `settled(n)` resolves once n more turns have finished. */
 function chatWith(transport: PaymentChatTransport) {
-  let idle: () => void = () => {};
+  let finished = 0;
+  const waiters: Array<{ at: number; resolve: () => void }> = [];
   const chat = new Chat<PaymentUIMessage>({
     transport,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-    onFinish: () => queueMicrotask(() => idle()),
+    onFinish: () =>
+      queueMicrotask(() => {
+        finished += 1;
+        for (const waiter of waiters) if (waiter.at <= finished) waiter.resolve();
+      }),
     onError: () => {},
   });
-  const settled = () =>
+  const settled = (turns = 1) =>
     new Promise<void>((resolve) => {
-      idle = resolve;
+      waiters.push({ at: finished + turns, resolve });
     });
   return { chat, settled };
 }
@@ -319,6 +324,43 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     await done;
     expect(bodies).toHaveLength(1);
     expect(toolPart(chat).errorText).toMatch(/another payment/);
+  });
+
+  it("two payments waiting: useChat sends once both are answered, and the transport answers one per request", async () => {
+    const second = (u: PaymentUpdate): PaymentUpdate => ({ ...u, paymentId: "pay_2" });
+    const asking: StreamEvent[] = [
+      { type: "payment", payment: AWAITING() },
+      { type: "payment", payment: second(AWAITING()) },
+      FINISH("approval-required"),
+    ];
+    const settles = (u: PaymentUpdate): StreamEvent[] => [
+      { type: "payment", payment: { ...u, status: "settled", transaction: "0xfeed" } },
+      FINISH("payment-complete"),
+    ];
+    const declines: StreamEvent[] = [
+      { type: "payment", payment: second({ ...BASE, status: "rejected" }) },
+      FINISH("stop"),
+    ];
+    const { fetch, bodies } = fakeFetch([asking, settles(BASE), declines]);
+    const wallet = fakeWallet();
+    const { chat, settled } = chatWith(
+      new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
+    );
+    await chat.sendMessage({ text: "Weather and news?" });
+    await chat.addToolApprovalResponse({ id: ID, approved: true });
+    expect(bodies).toHaveLength(1); // one part still asks: nothing sent yet
+    const done = settled(2);
+    await chat.addToolApprovalResponse({ id: "pay_2", approved: false });
+    await done;
+    expect(bodies.map((b) => b.approval)).toEqual([
+      undefined,
+      { paymentId: ID, signature: `0x${"ab".repeat(65)}` },
+      { paymentId: "pay_2", reject: true },
+    ]);
+    const states = chat.messages
+      .at(-1)
+      ?.parts.flatMap((p) => (p.type === `tool-${PAYMENT_TOOL}` ? [p.state] : []));
+    expect(states).toEqual(["output-available", "output-denied"]);
   });
 
   it("approvalParts: false keeps only the data parts", async () => {
