@@ -3,7 +3,12 @@ import type { PaymentUpdate } from "../protocol/stream.js";
 import { rejectApproval } from "./approval.js";
 import type { ApprovalAnswer } from "./client.js";
 import { signApproval, signingErrorText, type TransportSigner } from "./signer.js";
-import { type AwaitingUpdate, isAwaiting, type PaymentToolPart } from "./tool-parts.js";
+import {
+  type AwaitingUpdate,
+  describePaymentApproval,
+  isAwaiting,
+  type PaymentToolPart,
+} from "./tool-parts.js";
 
 /**
  * Turning a `useChat` approval response (a payment tool part `approval-responded`) into the
@@ -81,6 +86,51 @@ export function failedApprovalStream(toolCallId: string, errorText: string): Rea
   const chunks: UIMessageChunk[] = [
     { type: "start" },
     { type: "tool-output-error", toolCallId, errorText },
+    { type: "finish", finishReason: "error" },
+    { type: "error", errorText },
+  ];
+  return new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+}
+
+/** Refusals after which the payment can never be approved (docs/protocol.md): its part ends in an error. */
+const FINAL_REFUSALS = new Set([
+  "approval_expired",
+  "approval_used",
+  "approval_not_found",
+  "approval_wrong_wallet",
+  "approval_wrong_caller",
+  "price_changed",
+]);
+
+export function isFinalRefusal(code: string): boolean {
+  return FINAL_REFUSALS.has(code);
+}
+
+/**
+ * An answer the service refused before its stream (or that did not reach it). With `update` (the
+ * payment still waits: a signature refused, the service or the chain unreachable...) the part asks
+ * again, the reason in its descriptor's `refusal`, so the UI can approve it again; without, it ends
+ * in an error. Either way `useChat`'s `error` says why.
+ */
+export function refusedAnswerStream(
+  toolCallId: string,
+  errorText: string,
+  update: AwaitingUpdate | undefined,
+): ReadableStream<UIMessageChunk> {
+  if (!update) return failedApprovalStream(toolCallId, errorText);
+  const chunks: UIMessageChunk[] = [
+    { type: "start" },
+    {
+      type: "tool-approval-request",
+      approvalId: toolCallId,
+      toolCallId,
+      approvalDescriptor: { ...describePaymentApproval(update), refusal: errorText },
+    },
     { type: "finish", finishReason: "error" },
     { type: "error", errorText },
   ];

@@ -309,6 +309,35 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     expect(toolPart(chat).errorText).toMatch(/\(approval_expired\)$/);
   });
 
+  it("an answer refused while the payment still waits (503): the part asks again, and a second approval settles", async () => {
+    const unavailable = {
+      status: 503,
+      problem: { code: "service_unavailable", title: "Unavailable", detail: "x" },
+    };
+    const { fetch, bodies } = fakeFetch([ASKING, unavailable, SETTLING]);
+    const wallet = fakeWallet();
+    const { chat, settled } = chatWith(
+      new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
+    );
+    await chat.sendMessage({ text: "Weather in Paris?" });
+    let done = settled();
+    await chat.addToolApprovalResponse({ id: ID, approved: true });
+    await done;
+    expect(toolPart(chat).state).toBe("approval-requested");
+    const refusal = (toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined)?.refusal;
+    expect(refusal).toMatch(/\(service_unavailable\)$/);
+    expect(chat.error?.message).toBe(refusal);
+    done = settled();
+    await chat.addToolApprovalResponse({ id: ID, approved: true });
+    await done;
+    expect(bodies.map((b) => b.approval)).toEqual([
+      undefined,
+      { paymentId: ID, signature: `0x${"ab".repeat(65)}` },
+      { paymentId: ID, signature: `0x${"ab".repeat(65)}` },
+    ]);
+    expect(toolPart(chat)).toMatchObject({ state: "output-available", output: { status: "settled" } });
+  });
+
   it("a generic sign function answers; an answer for another payment is never sent", async () => {
     const { fetch, bodies } = fakeFetch([ASKING]);
     const { chat, settled } = chatWith(

@@ -63,6 +63,11 @@ export interface PaymentApprovalDescriptor {
   method: string;
   /** Where the EVM typed data disagrees with the quote: never sign when it is not empty. */
   mismatches: string[];
+  /**
+   * Why the last answer was refused, when the part asks again: the payment still waits and can be
+   * approved again (a signature the service refused, the service or the chain unreachable...).
+   */
+  refusal?: string;
 }
 
 const NETWORK_NAMES: Record<string, string> = {

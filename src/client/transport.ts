@@ -14,7 +14,13 @@ import {
   paymentUpdateSchema,
   type StreamEvent,
 } from "../protocol/stream.js";
-import { AwaitingRequests, answerFor, failedApprovalStream } from "./answer.js";
+import {
+  AwaitingRequests,
+  answerFor,
+  failedApprovalStream,
+  isFinalRefusal,
+  refusedAnswerStream,
+} from "./answer.js";
 import {
   type ApprovalAnswer,
   ChatClient,
@@ -187,9 +193,15 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
         ...(options.headers ? { headers: options.headers } : {}),
       });
     } catch (error) {
-      // A refused answer (expired, already used...) ends its tool part; any other refusal throws as before.
-      if (!answered || !(error instanceof ChatHttpError)) throw error;
-      return failedApprovalStream(answered, `${error.message} (${error.code})`);
+      // A refused answer: its tool part asks again while the payment waits, else ends (refusedAnswerStream).
+      if (!answered || !last || options.abortSignal?.aborted || (error as Error)?.name === "AbortError")
+        throw error;
+      const http = error instanceof ChatHttpError;
+      const text = http
+        ? `${error.message} (${error.code})`
+        : `The service's reply did not arrive (${String((error as Error)?.message ?? error)}); approving again is safe: one payment is never paid twice.`;
+      const waiting = http && isFinalRefusal(error.code) ? undefined : this.requests.find(answered, last);
+      return refusedAnswerStream(answered, text, waiting);
     }
     if (answered) this.requests.forget(answered);
     if (this.options.approvalParts === false) return eventsToChunks(turn);
