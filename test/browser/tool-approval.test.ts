@@ -4,19 +4,27 @@
  * `new PaymentChatTransport({ ..., signer })` over the browser's EIP-1193 wallet) against the
  * service and the devnet started here. The wallet is the devnet `user`, whose key the service does
  * not hold, so every payment waits for it: an approval signs in the wallet, the payment settles on
- * chain and the tool part ends `output-available`; a rejection ends `output-denied`, nothing paid.
+ * chain and the tool part ends `output-available`; a rejection ends `output-denied`, nothing paid;
+ * on Solana (when the devnet runs it) a signing function over the wallet's key signs, and it settles.
  */
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import {
+  createKeyPairFromBytes,
+  getBase64EncodedWireTransaction,
+  getBase64Encoder,
+  getTransactionDecoder,
+  partiallySignTransaction,
+} from "@solana/kit";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toViemTypedData } from "../../src/client/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
-import { evmUsdcBalance } from "../../src/devnet/testing/index.js";
+import { evmUsdcBalance, solanaUsdcBalance } from "../../src/devnet/testing/index.js";
 import type { WalletRequest } from "../../src/protocol/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import { type Booted, boot, startTestDevnet, WEATHER_PARIS } from "../payments/harness.js";
@@ -83,7 +91,8 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
   let service: Awaited<ReturnType<typeof listen>>;
   let browser: Browser;
   let page: Awaited<ReturnType<typeof site>>;
-  const config = { api: "", wallet: "" };
+  const config: { api: string; wallet: string; networks?: string[] } = { api: "", wallet: "" };
+  let evmWallet = "";
   /** What the wallet was asked to sign (primary type and `from`, `to`, `value`). */
   const signed: Array<Record<string, unknown>> = [];
 
@@ -91,7 +100,8 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
     devnet = await startTestDevnet();
     const key = devnet.secrets.evm.user;
     if (!key) throw new Error("the devnet has no user wallet");
-    config.wallet = privateKeyToAccount(key).address;
+    evmWallet = privateKeyToAccount(key).address;
+    config.wallet = evmWallet;
     page = await site(await bundlePage(), config);
     booted = await boot(devnet, { store: "pglite", env: { CORS_ORIGINS: page.origin } });
     service = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
@@ -148,9 +158,9 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
     return context;
   }
 
-  async function ask(): Promise<{ page: Page; console: string[] }> {
-    const context = await contextWithWallet();
-    const tab = await context.newPage();
+  /** A tab of the page in `context`, the question asked, once the tool part asks for approval. */
+  async function ask(context?: BrowserContext): Promise<{ page: Page; console: string[] }> {
+    const tab = await (context ?? (await contextWithWallet())).newPage();
     const messages: string[] = [];
     tab.on("console", (m) => messages.push(m.text()));
     tab.on("pageerror", (e) => messages.push(`pageerror: ${e.message}`));
@@ -167,7 +177,7 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
   }
 
   it("approve: the wallet signs, the payment settles on chain, the tool part ends output-available", async () => {
-    const wallet = config.wallet as `0x${string}`;
+    const wallet = evmWallet as `0x${string}`;
     const before = await evmUsdcBalance(devnet, wallet);
     const { page: tab, console } = await ask();
     const summary = await tab.getByTestId("summary").textContent();
@@ -197,7 +207,7 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
   });
 
   it("reject: nothing is signed or paid, the tool part ends output-denied", async () => {
-    const wallet = config.wallet as `0x${string}`;
+    const wallet = evmWallet as `0x${string}`;
     const before = await evmUsdcBalance(devnet, wallet);
     const signedBefore = signed.length;
     const { page: tab } = await ask();
@@ -207,5 +217,44 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
     expect(signed).toHaveLength(signedBefore);
     expect(await evmUsdcBalance(devnet, wallet)).toBe(before);
     await tab.context().close();
+  });
+
+  it("Solana: the wallet's signTransaction (a function) signs, the payment settles, output-available", async (ctx) => {
+    const solana = devnet.manifest.solana;
+    const user = solana?.wallets.find((w) => w.role === "user");
+    const secret = user && devnet.secrets.solana[user.name];
+    if (!solana || !user || !secret) {
+      console.warn("tool-approval.test.ts: the devnet has no Solana here; the Solana approval is skipped");
+      ctx.skip();
+      return;
+    }
+    const keyPair = await createKeyPairFromBytes(secret);
+    const context = await browser.newContext();
+    let asked = 0;
+    // The wallet's signTransaction, done in Node as an extension would, out of the page.
+    await context.exposeFunction("solanaSignTransaction", async (base64: string) => {
+      asked += 1;
+      const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(base64));
+      return getBase64EncodedWireTransaction(await partiallySignTransaction([keyPair], transaction));
+    });
+    const before = await solanaUsdcBalance(devnet, user.address);
+    Object.assign(config, { wallet: user.address, networks: [solana.network] });
+    try {
+      const { page: tab, console } = await ask(context);
+      expect(await tab.getByTestId("summary").textContent()).toContain(`from ${user.address}`);
+      await tab.getByRole("button", { name: "Approve" }).click();
+      const tool = tab.locator("[data-testid=tool][data-state=output-available]");
+      await tool.waitFor({ timeout: 60_000 }).catch((error: unknown) => {
+        throw new Error(`not settled: ${console.join(" | ")}`, { cause: error });
+      });
+      const output = JSON.parse((await tool.getAttribute("data-output")) ?? "{}") as Record<string, string>;
+      expect(output.status).toBe("settled");
+      expect(output.transaction).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+      expect(asked).toBe(1);
+      expect(before - (await solanaUsdcBalance(devnet, user.address))).toBe(10_000n);
+    } finally {
+      Object.assign(config, { wallet: evmWallet, networks: undefined });
+      await context.close();
+    }
   });
 });

@@ -16,15 +16,26 @@ interface PageConfig {
   /** The service's origin (not this page's). */
   api: string;
   wallet: string;
+  /** Networks the page allows (spending limits), when it picks one. */
+  networks?: string[];
 }
 
-const config = (window as unknown as { __chat: PageConfig }).__chat;
-const ethereum = (window as unknown as { ethereum: Eip1193Provider }).ethereum;
+const page = window as unknown as {
+  __chat: PageConfig;
+  ethereum: Eip1193Provider;
+  /** A Solana wallet's signTransaction, base64 in and out (here the test's, as an extension's would be). */
+  solanaSignTransaction?: (transaction: string) => Promise<string>;
+};
+const config = page.__chat;
+const { solanaSignTransaction } = page;
 const transport = new PaymentChatTransport({
   baseUrl: config.api,
   rateLimitRetry: false,
-  fields: { walletAddress: config.wallet },
-  signer: { evm: ethereum },
+  fields: {
+    walletAddress: config.wallet,
+    ...(config.networks ? { spendingLimits: { allowedNetworks: config.networks } } : {}),
+  },
+  signer: { evm: page.ethereum, ...(solanaSignTransaction ? { solana: solanaSignTransaction } : {}) },
 });
 
 function Chat() {
