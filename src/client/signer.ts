@@ -52,8 +52,12 @@ export class ApprovalSigningError extends Error {
 
 /** The wallet's words for a refusal: EIP-1193 code 4001 is the user declining. */
 export function signingErrorText(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const { code, message: own } = (typeof error === "object" && error !== null ? error : {}) as {
+    code?: unknown;
+    message?: unknown;
+  };
+  // EIP-1193 errors are often plain objects `{ code, message }`, not Errors.
+  const message = typeof own === "string" ? own : String(error);
   if (code === 4001) return "The wallet declined to sign the payment.";
   return error instanceof ApprovalSigningError
     ? message

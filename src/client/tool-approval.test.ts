@@ -237,7 +237,7 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
   it("the wallet declines to sign: nothing is sent, the part ends in a clear error, useChat's error says it", async () => {
     const { fetch, bodies } = fakeFetch([ASKING]);
     const wallet = fakeWallet(async () => {
-      throw Object.assign(new Error("User rejected the request."), { code: 4001 });
+      throw { code: 4001, message: "User rejected the request." }; // as injected wallets do: not an Error
     });
     const { chat, settled } = chatWith(
       new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
