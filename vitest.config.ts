@@ -22,6 +22,7 @@ const E2E = [
   // another file on a 2-core machine its later payments outlived their service timeout.
   "test/payments/solana-reconcile.test.ts",
   "test/browser/cors.test.ts",
+  "test/browser/tool-approval.test.ts",
   "test/client/pack.test.ts",
   "test/cluster.test.ts",
   "test/image.test.ts",

@@ -78,6 +78,25 @@ export {
 } from "./client.js";
 export { ChatHttpError, isChatHttpError, type Problem, parseRetryAfter } from "./errors.js";
 export {
+  type ApprovalSignFunction,
+  ApprovalSigningError,
+  type Eip1193Provider,
+  type SolanaTransactionSignFunction,
+  signApproval,
+  type TransportSigner,
+  type WalletSigners,
+} from "./signer.js";
+export {
+  type AwaitingUpdate,
+  describePaymentApproval,
+  networkName,
+  PAYMENT_TOOL,
+  type PaymentApprovalDescriptor,
+  type PaymentToolInput,
+  type PaymentToolOutput,
+  type PaymentTools,
+} from "./tool-parts.js";
+export {
   approvalBody,
   eventsToChunks,
   PaymentChatTransport,

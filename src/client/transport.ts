@@ -1,10 +1,4 @@
-import type {
-  ChatRequestOptions,
-  ChatTransport,
-  FinishReason as UIFinishReason,
-  UIMessage,
-  UIMessageChunk,
-} from "ai";
+import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from "ai";
 import {
   type ErrorPayload,
   errorPayloadSchema,
@@ -15,12 +9,23 @@ import {
   type StreamEvent,
 } from "../protocol/stream.js";
 import {
+  AwaitingRequests,
+  answerFor,
+  failedApprovalStream,
+  isFinalRefusal,
+  refusedAnswerStream,
+} from "./answer.js";
+import { eventsToChunks } from "./chunks.js";
+import {
   type ApprovalAnswer,
   ChatClient,
   type ChatClientOptions,
   type ChatMessage,
   type ChatRequestBody,
 } from "./client.js";
+import { ChatHttpError } from "./errors.js";
+import type { TransportSigner } from "./signer.js";
+import { openPaymentParts, PaymentToolParts, type PaymentTools } from "./tool-parts.js";
 
 /**
  * A `ChatTransport` for the AI SDK's `useChat` (ai@6): each turn is one `POST /api/chat`, and its
@@ -34,8 +39,14 @@ import {
  *   `useChat`'s `error` is set without losing the words and metadata that follow an `e:`);
  * - `d:` -> `finish` with the whole `d:` payload as `messageMetadata`.
  *
- * To answer an approval, sign it (`signEvmApproval`, `signSolanaApproval`) and call
- * `sendMessage(undefined, { body: { approval } })`: the turn resumes in the same assistant message.
+ * - and, for each payment awaiting the wallet, a `tool-x402_payment` tool part that asks for
+ *   approval as the AI SDK's own parts do (src/client/tool-parts.ts).
+ *
+ * To answer an approval, either call `addToolApprovalResponse({ id, approved })` on the tool part
+ * (with `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`): the
+ * transport's `signer` signs it, or a decline is sent; or sign it yourself (`signEvmApproval`,
+ * `signSolanaApproval`) and call `sendMessage(undefined, { body: { approval } })`. Either way the
+ * turn resumes in the same assistant message.
  */
 
 /** The data parts this transport writes: `data-payment` (one per payment id) and `data-error`. */
@@ -45,7 +56,7 @@ export type PaymentDataTypes = {
 };
 
 /** The UI message `useChat` holds with this transport; its metadata is the turn's `d:` payload. */
-export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes>;
+export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes, PaymentTools>;
 
 /**
  * The protocol's own schemas for `useChat`'s `dataPartSchemas` and `messageMetadataSchema`, so
@@ -78,6 +89,14 @@ export interface PaymentChatTransportOptions extends ChatClientOptions {
   /** Bounds of the conversation sent (the service's are 100 messages, 64,000 characters). */
   maxMessages?: number;
   maxChars?: number;
+  /**
+   * Signs approvals answered with `addToolApprovalResponse({ approved: true })`: an EIP-1193
+   * provider and/or a Solana signer (`{ evm, solana }`), or a function that answers. Without one,
+   * an approved tool part ends in an error, unsigned (declines need no signer).
+   */
+  signer?: TransportSigner;
+  /** Emit the `tool-x402_payment` approval parts (default true); `false` keeps only the data parts. */
+  approvalParts?: boolean;
 }
 
 const SERVICE_BOUNDS = { maxMessages: 100, maxChars: 64_000 };
@@ -120,6 +139,7 @@ function fieldsOf(body: object | undefined): TurnFields {
 export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
   private readonly client: ChatClient;
   private readonly options: PaymentChatTransportOptions;
+  private readonly requests = new AwaitingRequests();
 
   constructor(options: PaymentChatTransportOptions = {}) {
     this.options = options;
@@ -137,6 +157,23 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
   ): Promise<ReadableStream<UIMessageChunk>> {
     const defaults = typeof this.options.fields === "function" ? this.options.fields() : this.options.fields;
     const fields = { ...defaults, ...fieldsOf(options.body) };
+    const last = options.messages.at(-1);
+    const open =
+      this.options.approvalParts === false || last?.role !== "assistant" ? [] : openPaymentParts(last);
+    let answered: string | undefined;
+    if (fields.approval) {
+      answered = open.some((p) => p.toolCallId === fields.approval?.paymentId)
+        ? fields.approval.paymentId
+        : undefined;
+    } else {
+      const responded = open.find((p) => p.state === "approval-responded");
+      if (responded && last) {
+        answered = responded.toolCallId;
+        const outcome = await answerFor(responded, last, this.requests, this.options.signer);
+        if ("error" in outcome) return failedApprovalStream(answered, outcome.error);
+        fields.approval = outcome.answer;
+      }
+    }
     const body: ChatRequestBody = {
       ...fields,
       messages: toServiceMessages(options.messages, {
@@ -144,11 +181,38 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
         ...(this.options.maxChars ? { maxChars: this.options.maxChars } : {}),
       }),
     };
-    const turn = await this.client.chat(body, {
-      ...(options.abortSignal ? { signal: options.abortSignal } : {}),
-      ...(options.headers ? { headers: options.headers } : {}),
-    });
-    return eventsToChunks(turn);
+    let turn: AsyncIterable<StreamEvent>;
+    try {
+      turn = await this.client.chat(body, {
+        ...(options.abortSignal ? { signal: options.abortSignal } : {}),
+        ...(options.headers ? { headers: options.headers } : {}),
+      });
+    } catch (error) {
+      // A refused answer: its tool part asks again while the payment waits, else ends (refusedAnswerStream).
+      if (!answered || !last || options.abortSignal?.aborted || (error as Error)?.name === "AbortError")
+        throw error;
+      const http = error instanceof ChatHttpError;
+      const text = http
+        ? `${error.message} (${error.code})`
+        : `The service's reply did not arrive (${String((error as Error)?.message ?? error)}); approving again is safe: one payment is never paid twice.`;
+      const waiting = http && isFinalRefusal(error.code) ? undefined : this.requests.find(answered, last);
+      return refusedAnswerStream(answered, text, waiting);
+    }
+    if (answered) this.requests.forget(answered);
+    if (this.options.approvalParts === false) return eventsToChunks(turn);
+    const tools = new PaymentToolParts(
+      open.map((p) => p.toolCallId),
+      answered,
+    );
+    return eventsToChunks(this.remembering(turn), tools);
+  }
+
+  /** The events as they are, each request awaiting approval remembered on its way (for the signer). */
+  private async *remembering(events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
+    for await (const event of events) {
+      if (event.type === "payment") this.requests.remember(event.payment);
+      yield event;
+    }
   }
 
   /** The service keeps no stream to reconnect to: a dropped turn is not resumable. */
@@ -162,69 +226,4 @@ export function approvalBody(answer: ApprovalAnswer): { body: { approval: Approv
   return { body: { approval: answer } };
 }
 
-/** The AI SDK's finish reason for ours (the exact one is in `messageMetadata.finishReason`). */
-function uiFinishReason(reason: FinishPayload["finishReason"]): UIFinishReason {
-  if (reason === "stop" || reason === "payment-complete") return "stop";
-  if (reason === "error") return "error";
-  return "other";
-}
-
-/** Map protocol events to UI message chunks (exported for other event sources and tests). */
-export function eventsToChunks(events: AsyncIterable<StreamEvent>): ReadableStream<UIMessageChunk> {
-  const iterator = events[Symbol.asyncIterator]();
-  let textId: string | undefined;
-  let parts = 0;
-  let errors = 0;
-  let lastError: ErrorPayload | undefined;
-  let started = false;
-  return new ReadableStream<UIMessageChunk>({
-    async pull(controller) {
-      const closeText = () => {
-        if (textId) controller.enqueue({ type: "text-end", id: textId });
-        textId = undefined;
-      };
-      if (!started) {
-        started = true;
-        controller.enqueue({ type: "start" });
-      }
-      const next = await iterator.next();
-      if (next.done) {
-        closeText();
-        controller.close();
-        return;
-      }
-      const event = next.value;
-      switch (event.type) {
-        case "text":
-          if (!textId) {
-            textId = `text-${++parts}`;
-            controller.enqueue({ type: "text-start", id: textId });
-          }
-          controller.enqueue({ type: "text-delta", id: textId, delta: event.text });
-          break;
-        case "payment":
-          closeText();
-          controller.enqueue({ type: "data-payment", id: event.payment.paymentId, data: event.payment });
-          break;
-        case "error":
-          closeText();
-          lastError = event.error;
-          controller.enqueue({ type: "data-error", id: `error-${++errors}`, data: event.error });
-          break;
-        case "finish":
-          closeText();
-          controller.enqueue({
-            type: "finish",
-            finishReason: uiFinishReason(event.finish.finishReason),
-            // A resumed turn's metadata is merged over the stopped turn's: say there is no approval left.
-            messageMetadata: { ...event.finish, approvals: event.finish.approvals ?? [] },
-          });
-          if (lastError) controller.enqueue({ type: "error", errorText: lastError.message });
-          break;
-      }
-    },
-    async cancel(reason) {
-      await iterator.return?.(reason);
-    },
-  });
-}
+export { eventsToChunks };
