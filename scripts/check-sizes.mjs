@@ -28,7 +28,7 @@ const KNOWN = {
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
   "src/store/ledger.ts": 340,
-  "src/store/migrations.ts": 641,
+  "src/store/migrations.ts": 636,
   "src/store/migrations.ts#up": 230,
   "web/src/App.tsx": 317,
   "web/src/App.tsx#App": 284,

@@ -191,6 +191,7 @@ export async function bootstrap(
     const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
     const payments = createPayments({
       ledger: opened.ledger,
+      delivered: opened.delivered,
       discoveryUrls: sources.discoveryUrls,
       ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
       rpcUrls: sources.rpcUrls,

@@ -4,7 +4,8 @@ import type { ToolProvider, TurnPrelude } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
-import type { Ledger } from "./ports/index.js";
+import { PageApprovals } from "./page-approval.js";
+import type { DeliveredData, Ledger } from "./ports/index.js";
 import { createSignerRegistry, type SignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
@@ -26,6 +27,8 @@ import { approvalPrelude, createPaymentTools } from "./tools.js";
 export interface PaymentsOptions extends PipelineConfig {
   /** The payment ledger (src/store implements it on PostgreSQL). */
   ledger: Ledger;
+  /** What payments approved on the approval page delivered, kept for their callers (src/store). */
+  delivered: DeliveredData;
   discoveryUrls: string[];
   catalogFile?: string;
   rpcUrls: Record<string, string>;
@@ -49,6 +52,8 @@ export interface Payments {
    * as the turn's first step.
    */
   resumeApproval(input: ResumeInput): Promise<TurnPrelude>;
+  /** The approval page's way in (page-approval.ts): what it shows, the wallet's answer, what was kept. */
+  page: PageApprovals;
   /** Answers rebuilt from the ledger for an idempotency key whose attempt died (recovery.ts). */
   rebuild: ReturnType<typeof ledgerRebuilder>;
   ledger: Ledger;
@@ -118,6 +123,13 @@ export function createPayments(options: PaymentsOptions): Payments {
   return {
     tools,
     resumeApproval: async (input) => approvalPrelude(await approvals.resume(input)),
+    page: new PageApprovals({
+      ledger,
+      desk: approvals,
+      delivered: options.delivered,
+      now,
+      ...(options.onError ? { onError: options.onError } : {}),
+    }),
     rebuild: ledgerRebuilder(ledger),
     ledger,
     reconciler,
@@ -156,3 +168,4 @@ export async function readSignersFile(path: string): Promise<SignerKey[]> {
 }
 
 export type { SignerKey } from "../chains/index.js";
+export type { ApprovalView, PageAnswer, PageApprovals, PageOutcome } from "./page-approval.js";

@@ -1,5 +1,6 @@
 export { cleanText, cleanUntrusted } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
+export { NETWORK_NAMES, networkLabel } from "./networks.js";
 export {
   type PaymentHistoryItem,
   type PaymentHistoryPage,

@@ -52,6 +52,8 @@ export interface ResumeInput {
   answer: ValidatedApproval;
   wallet: Wallet;
   caller?: string;
+  /** `page`: answered on the approval page, bound to no caller (page-approval.ts); default the caller. */
+  via?: "caller" | "page";
   spendingLimits?: SpendingLimitsInput;
   signal: AbortSignal;
 }
@@ -103,7 +105,11 @@ export class ApprovalDesk {
   async resume(input: ResumeInput): Promise<Resumed> {
     const { ledger } = this.deps;
     const { answer, wallet } = input;
-    const record = checkOwner(await ledger.get(answer.paymentId), wallet, input.caller);
+    const record = checkOwner(
+      await ledger.get(answer.paymentId),
+      wallet,
+      input.via === "page" ? { kind: "page" } : { kind: "caller", caller: input.caller },
+    );
     const terms = stored(record);
     const observer = new QueuedObserver();
     const run = PaymentRun.resume(
