@@ -20,7 +20,7 @@ const KNOWN = {
   "src/cli/args.ts#parseCliArgs": 85,
   "src/cli/main.ts#main": 155,
   "src/client/client.ts": 400,
-  "src/config/index.ts": 329,
+  "src/config/index.ts": 311,
   "src/devnet/facilitator/app.ts#createFacilitatorApp": 86,
   "src/devnet/start.ts#startDevnet": 179,
   "src/http/static.ts#serveWeb": 81,

@@ -3,6 +3,9 @@ import { z } from "zod/v4";
 import { defaultUsdc } from "../chains/index.js";
 import { parseUsd } from "../money/index.js";
 import { MODEL_ALIASES, type ModelAlias } from "../protocol/index.js";
+import { ConfigError, parseOrigins, parsePublicUrl } from "./origins.js";
+
+export { approvalUrl, ConfigError, parseOrigins, parsePublicUrl } from "./origins.js";
 
 /**
  * Configuration comes from environment variables (a `.env` file in the working directory is read
@@ -12,6 +15,8 @@ import { MODEL_ALIASES, type ModelAlias } from "../protocol/index.js";
 export interface Config {
   port: number;
   host: string;
+  /** This service's public origin (PUBLIC_URL): approval URLs are `${publicUrl}/approve/<paymentId>`. */
+  publicUrl: string;
   /** Whole-request deadline (seed: 50 s). */
   requestTimeoutMs: number;
   /** On SIGTERM, how long open streams may keep running before they are ended. */
@@ -68,10 +73,6 @@ export interface PaymentsEnv {
   reconcileIntervalMs: number;
 }
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
-
 const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((v) => v === "true" || v === "1" || v === "yes");
@@ -114,6 +115,7 @@ function pairs(raw: string | undefined, name: string): [string, string][] {
 const envSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
+  PUBLIC_URL: optionalString,
   REQUEST_TIMEOUT_MS: int(100, 900_000).default(50_000),
   SHUTDOWN_GRACE_MS: int(0, 900_000).default(10_000),
   MAX_STEPS: int(1, 32).default(8),
@@ -181,27 +183,6 @@ function parseTokens(raw: string | undefined): Map<string, string> {
   return tokens;
 }
 
-/**
- * Parse `https://app.example.com,http://localhost:5173` into exact origins: scheme (http or
- * https), host and port, nothing else. A wildcard, a path or a trailing slash is refused: an
- * origin compares by exact string, and a near miss would silently allow nobody.
- */
-export function parseOrigins(raw: string | undefined): string[] {
-  return list(raw).map((entry) => {
-    let origin: string | undefined;
-    try {
-      const url = new URL(entry);
-      if (url.protocol === "http:" || url.protocol === "https:") origin = url.origin;
-    } catch {}
-    if (origin === undefined || origin !== entry.toLowerCase() || origin === "null") {
-      throw new ConfigError(
-        `Invalid configuration:\n  CORS_ORIGINS: expected origins separated by commas, each scheme://host[:port] with no path, e.g. https://app.example.com (got ${JSON.stringify(entry)})`,
-      );
-    }
-    return origin;
-  });
-}
-
 /** Parse `alias=model-id,alias2=model-id2`. */
 function parseModelMap(raw: string | undefined): Partial<Record<ModelAlias, string>> {
   const map: Partial<Record<ModelAlias, string>> = {};
@@ -236,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: e.PORT,
     host: e.HOST,
+    publicUrl: parsePublicUrl(e.PUBLIC_URL, e.HOST, e.PORT),
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     maxSteps: e.MAX_STEPS,
@@ -249,7 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
     },
     auth: { tokens: parseTokens(e.AUTH_TOKENS), required: e.REQUIRE_AUTH },
-    cors: { origins: parseOrigins(e.CORS_ORIGINS) },
+    cors: { origins: parseOrigins(list(e.CORS_ORIGINS)) },
     models: {
       provider: e.MODEL_PROVIDER,
       google: { apiKey: e.GOOGLE_GENERATIVE_AI_API_KEY, baseURL: e.GOOGLE_BASE_URL },
