@@ -227,11 +227,13 @@ export async function bootstrap(
       resumeApproval: payments.resumeApproval,
       payments: {
         get: (id) => payments.ledger.get(id),
+        kept: (id) => payments.page.kept(id),
         list: (query) => opened.history.listByCaller(query),
         // The embedded devnet's chains are on this machine only: no public explorer has them.
         explorer: (network, tx) =>
           devnet && Object.hasOwn(sources.rpcUrls, network) ? undefined : explorerTxUrl(network, tx),
       },
+      approvals: { view: (id) => payments.page.view(id), answer: (input) => payments.page.answer(input) },
       rebuild: payments.rebuild,
       idempotency: opened.idempotency,
       health: () => ({

@@ -4,6 +4,6 @@
  * `openMemoryStore` (src/store/index.ts) hands them out as a `Store`.
  */
 
-export { MemoryDeliveredData } from "./delivered.js";
+export { MEMORY_DELIVERED_MAX, MemoryDeliveredData } from "./delivered.js";
 export { MemoryIdempotencyStore } from "./idempotency.js";
 export { MemoryLedger } from "./ledger.js";
