@@ -180,6 +180,9 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
             <p className="muted small">
               On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>. Payment{" "}
               {shortHash(view.paymentId, 8)}.
+              {view.expiresAt && view.approval
+                ? ` Approve before ${new Date(view.expiresAt).toLocaleTimeString()}, or nothing is paid.`
+                : ""}
             </p>
             {devnet && !wallet && devnetOptions.length > 0 && view.approval ? (
               <div className="devnet-actions">
