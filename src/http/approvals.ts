@@ -37,8 +37,13 @@ async function postApproval(c: HttpContext, deps: ApprovalRoutesDeps): Promise<R
   const body = await readJsonBody(c.req.raw, MAX_ANSWER_BYTES, nodeRequest(c as Context));
   if (!PAYMENT_ID.test(id))
     throw new AppError("approval_not_found", "No payment with this id awaits approval.");
-  const { answer, wallet } = parsePageApproval(id, body);
-  const outcome = await deps.answer({ answer, ...(wallet ? { wallet } : {}), signal: c.req.raw.signal });
+  const { answer, wallet, declineSignature } = parsePageApproval(id, body);
+  const outcome = await deps.answer({
+    answer,
+    ...(wallet ? { wallet } : {}),
+    ...(declineSignature ? { declineSignature } : {}),
+    signal: c.req.raw.signal,
+  });
   const { replayed, ...rest } = outcome;
   return c.json(rest, 200, {
     "Cache-Control": "no-store",

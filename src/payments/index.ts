@@ -127,6 +127,7 @@ export function createPayments(options: PaymentsOptions): Payments {
       ledger,
       desk: approvals,
       delivered: options.delivered,
+      chains,
       now,
       ...(options.onError ? { onError: options.onError } : {}),
     }),

@@ -18,7 +18,13 @@ let page: PageApprovals;
 beforeEach(() => {
   w = createToyWorld();
   delivered = new MemoryDeliveredData();
-  page = new PageApprovals({ ledger: w.ledger, desk: w.desk, delivered, now: w.clock.date });
+  page = new PageApprovals({
+    ledger: w.ledger,
+    desk: w.desk,
+    delivered,
+    chains: w.chains,
+    now: w.clock.date,
+  });
 });
 afterEach(() => w.close());
 
@@ -116,8 +122,9 @@ describe("the approval page", () => {
     expect((await w.ledger.get(asked.paymentId))?.status).toBe("awaiting_approval");
   });
 
-  it("cannot decline: a reject carries no signature, so the payment keeps waiting until it lapses", async () => {
+  it("cannot decline where the chain cannot check a decline's signature: the payment keeps waiting", async () => {
     const asked = await ask();
+    expect((await page.view(asked.paymentId))?.decline).toBeUndefined();
     expect(await refusedWith(answer({ paymentId: asked.paymentId, kind: "reject" }))).toBe(
       "approval_invalid",
     );

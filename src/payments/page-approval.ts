@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Chains } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import {
@@ -10,6 +11,7 @@ import {
   type Wallet,
 } from "../protocol/index.js";
 import type { PayOutput } from "../tools/contract.js";
+import { checkDecline, declineRequest } from "./page-decline.js";
 import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "./ports/index.js";
 import type { ApprovalDesk } from "./run/index.js";
 import { toPayOutput } from "./tools.js";
@@ -20,9 +22,8 @@ import { toPayOutput } from "./tools.js";
  * same checks as the chat (`ApprovalDesk.resume`) but bound to no caller, so only a signature by
  * the payment's own wallet over exactly the stored terms can settle it, and the URL alone pays
  * nothing. The payment is then delivered, and the service's answer is kept (`DeliveredData`, 24 h)
- * for the payment's caller, never returned to the page. A page cannot decline: the wallet's
- * signature is what proves an answer there, and a decline carries none, so declining on the page
- * means letting the payment lapse unpaid at its expiry.
+ * for the payment's caller, never returned to the page. A decline must be signed by the wallet too
+ * (page-decline.ts: EVM only; a Solana payment lapses unpaid at its expiry instead).
  */
 
 /** What the page shows, in words and numbers; no secret (the terms the wallet signs are none). */
@@ -42,6 +43,8 @@ export interface ApprovalView {
   expiresAt?: string;
   /** While it can still be approved: what the wallet signs (the chat's `p:` `approval` object). */
   approval?: ApprovalRequest;
+  /** While it can still be approved, EVM only: what the wallet signs to decline it (page-decline.ts). */
+  decline?: ApprovalRequest["sign"];
 }
 
 /** The page's answer to a payment, checked for shape (src/protocol `parsePageApproval`). */
@@ -49,6 +52,8 @@ export interface PageAnswer {
   answer: ValidatedApproval;
   /** The wallet the page signed with, when it says: it must be the payment's. */
   wallet?: Wallet;
+  /** With a reject: the wallet's signature of the view's `decline` message. */
+  declineSignature?: `0x${string}`;
   signal: AbortSignal;
 }
 
@@ -70,6 +75,8 @@ export interface PageApprovalDeps {
   ledger: Pick<Ledger, "get">;
   desk: Pick<ApprovalDesk, "resume">;
   delivered: DeliveredData;
+  /** Reads a decline's signature on chain (an EOA's, or a contract wallet's EIP-1271 answer). */
+  chains: Pick<Chains, "connection">;
   now: () => Date;
   onError?: (error: unknown, context?: string) => void;
 }
@@ -77,13 +84,13 @@ export interface PageApprovalDeps {
 const silent = { update: () => {}, summary: () => {}, error: () => {} };
 
 /** A hash of the answer (signature hex in any case is the same answer); the answer itself is never kept. */
-function answerHash(answer: ValidatedApproval): string {
+function answerHash(answer: ValidatedApproval, declineSignature?: string): string {
   const value =
     answer.kind === "signature"
       ? answer.signature.toLowerCase()
       : answer.kind === "transaction"
         ? answer.transaction
-        : "reject";
+        : (declineSignature ?? "").toLowerCase();
   return createHash("sha256").update(`${answer.paymentId}|${answer.kind}|${value}`).digest("hex");
 }
 
@@ -122,6 +129,7 @@ export class PageApprovals {
     const lapsed = record.expiresAt !== null && record.expiresAt.getTime() <= this.deps.now().getTime();
     const status = record.status === "awaiting_approval" && lapsed ? "expired" : record.status;
     const expiresAt = record.expiresAt?.toISOString();
+    const decline = declineRequest(record);
     return {
       paymentId: record.paymentId,
       status,
@@ -136,6 +144,7 @@ export class PageApprovals {
       ...(status === "awaiting_approval" && expiresAt
         ? { approval: { wallet: record.wallet, expiresAt, sign: terms.sign } }
         : {}),
+      ...(status === "awaiting_approval" && decline ? { decline } : {}),
     };
   }
 
@@ -148,29 +157,18 @@ export class PageApprovals {
     const { answer } = input;
     const record = await this.deps.ledger.get(answer.paymentId);
     if (!record) throw new AppError("approval_not_found", "No payment with this id awaits approval.");
-    if (answer.kind === "reject") {
-      throw new AppError(
-        "approval_invalid",
-        "A payment cannot be declined on the approval page: nothing is paid unless the wallet signs, and it lapses unpaid when its window passes.",
-        {
-          details: {
-            paymentId: record.paymentId,
-            ...(record.expiresAt ? { expiresAt: record.expiresAt.toISOString() } : {}),
-          },
-        },
-      );
-    }
     const parsed = parseWallet(record.wallet);
     if (!parsed.ok)
       throw new AppError("approval_not_found", "This payment was never waiting for a wallet's approval.");
     if (input.wallet && input.wallet.address !== parsed.wallet.address) {
       throw new AppError("approval_wrong_wallet", "This payment belongs to another wallet.");
     }
-    const hash = answerHash(answer);
+    const hash = answerHash(answer, input.declineSignature);
     if (record.status !== "awaiting_approval") {
       const kept = await this.deps.delivered.read(record.paymentId, this.deps.now());
       if (kept?.answerHash === hash) return stateOf(record, true);
     }
+    if (answer.kind === "reject") await checkDecline(this.deps.chains, record, input.declineSignature);
     const resumed = await this.deps.desk.resume({
       answer,
       wallet: parsed.wallet,

@@ -115,7 +115,8 @@ const spendingLimitsSchema = z.strictObject({
 /** The longest wallet signature accepted (an EIP-6492 one carries its wallet's deployment call). */
 const MAX_SIGNATURE_BYTES = 4096;
 
-const approvalSchema = z
+/** The `approval` field (also the approval page's answer, page-answer.ts). */
+export const approvalSchema = z
   .strictObject({
     paymentId: z.string().regex(/^pay_[-0-9a-f]{36}$/, "must be a payment id from a p: update (pay_<uuid>)"),
     // 65 bytes from a plain key; a smart-contract wallet's (EIP-1271, EIP-6492) is longer.
@@ -261,38 +262,4 @@ export function parseChatRequest(body: unknown): ChatRequest {
 
 function dropUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
-
-/**
- * The approval page's answer (POST /api/approvals/:paymentId): the chat's `approval` shape, its
- * payment id from the path, and optionally the `walletAddress` the page signed with. Throws
- * AppError 400 `approval_invalid` (or `invalid_wallet`) naming every field.
- */
-export function parsePageApproval(
-  paymentId: string,
-  body: unknown,
-): { answer: ValidatedApproval; wallet?: Wallet } {
-  const { walletAddress, ...rest } = (body !== null && typeof body === "object" ? body : {}) as Record<
-    string,
-    unknown
-  >;
-  const result = approvalSchema.safeParse({ ...rest, paymentId });
-  const wallet = typeof walletAddress === "string" ? parseWallet(walletAddress) : undefined;
-  if (walletAddress !== undefined && !wallet?.ok) {
-    throw new AppError("invalid_wallet", "walletAddress is not a wallet address.", {
-      fields: [{ path: "walletAddress", message: wallet && !wallet.ok ? wallet.reason : "must be a string" }],
-    });
-  }
-  if (!result.success) {
-    const fields: FieldError[] = result.error.issues.map((issue) => ({
-      path: issue.path.map(String).join(".") || "(body)",
-      message: issue.message,
-    }));
-    const summary = fields
-      .map((f) => `${f.path}: ${f.message}`)
-      .slice(0, 3)
-      .join("; ");
-    throw new AppError("approval_invalid", `The answer is invalid: ${summary}`, { fields });
-  }
-  return { answer: result.data, ...(wallet?.ok ? { wallet: wallet.wallet } : {}) };
 }

@@ -4,6 +4,7 @@
  * devnet's bearer token, the `user` wallet) stops at a payment that waits for the wallet; the
  * approval URL is opened in a browser with no wallet extension, the devnet's test wallet signs in
  * the page, and the payment settles (ledger = chain); the caller then reads the service's answer.
+ * A decline needs the wallet's signature too.
  * Accessibility checked with axe-core. Without a Chromium the suite says so and is skipped.
  */
 import { execFileSync } from "node:child_process";
@@ -137,13 +138,23 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     await page.context().close();
   });
 
-  it("declining signs nothing and pays nothing; an unknown id says so", async () => {
+  it("declining is signed by the wallet too: without it nothing happens; with it the payment is declined", async () => {
     const user = walletAddress(devnet, "evm", "user");
+    const before = await evmBalances(devnet, "user");
     const ask = awaiting(await chat(booted.running, { wallet: user, token: devnet.manifest.devToken }));
     const page = await open(approvalUrl(server.url, ask.paymentId));
     await page.getByRole("button", { name: "Reject" }).click();
-    await page.getByTestId("approve-declined").waitFor();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /can decline this payment/ })
+      .waitFor();
     expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("awaiting_approval");
+    await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+    await page.getByTestId("wallet-chip").waitFor();
+    await page.getByRole("button", { name: "Reject" }).click();
+    await page.locator("[data-testid=approve-result][data-status=rejected]").waitFor({ timeout: 30_000 });
+    expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("rejected");
+    expect(await evmBalances(devnet, "user")).toEqual(before);
     await page.goto(approvalUrl(server.url, "pay_00000000-0000-4000-8000-000000000000"));
     await page.getByTestId("approve-error").waitFor();
     expect(await axeViolations(page), "unknown payment").toEqual([]);

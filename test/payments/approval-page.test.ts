@@ -13,7 +13,9 @@ import {
 import type { PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toViemTypedData } from "../../src/client/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
+import type { WalletRequest } from "../../src/protocol/index.js";
 import {
   type Awaiting,
   awaiting,
@@ -185,6 +187,41 @@ describe.each(STORES)("the approval page's endpoints (%s)", (store) => {
       booted.clock.reset();
     }
     expect((await ledgerOf(booted.running).get(ask1.paymentId))?.status).toBe("expired");
+    expect(await evmBalances(devnet, "user")).toEqual(before);
+  });
+
+  it("EVM: a decline is signed by the wallet over a message naming the payment; a URL alone declines nothing", async () => {
+    const before = await evmBalances(devnet, "user");
+    const ask1 = await ask();
+    const view = (await (await page(ask1.paymentId)).json()) as { decline?: WalletRequest };
+    const decline = view.decline;
+    if (decline?.kind !== "evm-typed-data") throw new Error("no decline to sign");
+    expect(decline.typedData.message).toEqual({ paymentId: ask1.paymentId, wallet: evmUser });
+    const typed = toViemTypedData(decline) as Parameters<PrivateKeyAccount["signTypedData"]>[0];
+    const payerKey = devnet.secrets.evm.payer;
+    if (!payerKey) throw new Error("no payer key");
+    const code = async (body: Record<string, unknown>) =>
+      (await problem(await page(ask1.paymentId, body))).code;
+    expect(await code({ reject: true })).toBe("approval_invalid");
+    expect(
+      await code({ reject: true, signature: await privateKeyToAccount(payerKey).signTypedData(typed) }),
+    ).toBe("approval_invalid");
+    // The wallet's signature of another payment's decline declines nothing here.
+    const other = await user.signTypedData({
+      ...typed,
+      message: { ...typed.message, paymentId: "pay_other" },
+    });
+    expect(await code({ reject: true, signature: other })).toBe("approval_invalid");
+    expect((await ledgerOf(booted.running).get(ask1.paymentId))?.status).toBe("awaiting_approval");
+
+    const signature = await user.signTypedData(typed);
+    const declined = await page(ask1.paymentId, { reject: true, signature });
+    expect(declined.status).toBe(200);
+    expect(await declined.json()).toMatchObject({ status: "rejected" });
+    const again = await page(ask1.paymentId, { reject: true, signature });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await code({ signature: await signTypedDataOf(ask1, user) })).toBe("approval_used");
+    expect((await ledgerOf(booted.running).get(ask1.paymentId))?.status).toBe("rejected");
     expect(await evmBalances(devnet, "user")).toEqual(before);
   });
 

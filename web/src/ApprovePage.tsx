@@ -27,6 +27,8 @@ interface ApprovalView {
   wallet: string;
   expiresAt?: string;
   approval?: ApprovalRequest;
+  /** EVM: what the wallet signs to decline (a message naming the payment and the wallet). */
+  decline?: ApprovalRequest["sign"];
 }
 
 /** What POST /api/approvals/:id answers. */
@@ -43,7 +45,7 @@ const STATUS_WORDS: Record<string, string> = {
   unknown: "Sent, but its outcome is not clear yet: it is being checked on chain. Do not approve it again.",
   failed: "The payment failed: nothing was taken from your wallet.",
   expired: "The time to approve has passed: nothing was signed or paid.",
-  rejected: "This payment was declined: nothing was paid.",
+  rejected: "Declined: nothing was paid, and this payment can no longer be approved.",
 };
 
 async function problemText(response: Response): Promise<string> {
@@ -115,7 +117,8 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
   const connect = async (option: WalletOption) => setWallet(await option.connect());
   const local = view !== undefined && localNetworks.has(view.network);
 
-  const approve = async (payment: PaymentUpdate) => {
+  /** Sign in the wallet (what `payment.approval.sign` asks), then send it with `extra`. */
+  const signAndSend = async (payment: PaymentUpdate, extra: Record<string, unknown> = {}) => {
     if (!wallet) return;
     setApproval({ phase: "signing" });
     let answer: Record<string, unknown>;
@@ -130,7 +133,7 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
       const response = await fetch(`/api/approvals/${encodeURIComponent(paymentId)}`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ ...answer, walletAddress: wallet.address }),
+        body: JSON.stringify({ ...answer, ...extra, walletAddress: wallet.address }),
       });
       if (!response.ok) {
         setApproval({ phase: "idle", error: await problemText(response) });
@@ -141,6 +144,26 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
     } catch {
       setApproval({ phase: "idle", error: "The service cannot be reached: nothing was paid. Try again." });
     }
+  };
+
+  /**
+   * Declining is signed too (EVM: the wallet signs the view's `decline` message), so that a URL
+   * alone declines nothing. Without it (Solana), nothing is sent: the payment lapses unpaid.
+   */
+  const decline = async (payment: PaymentUpdate) => {
+    const sign = view?.decline;
+    if (!sign || !payment.approval) {
+      setDeclined(true);
+      return;
+    }
+    if (!wallet || wallet.address.toLowerCase() !== view.wallet.toLowerCase()) {
+      setApproval({
+        phase: "idle",
+        error: `Only wallet ${shortHash(view.wallet)} can decline this payment: connect it, or just close this page (nothing is paid unless it signs).`,
+      });
+      return;
+    }
+    await signAndSend({ ...payment, approval: { ...payment.approval, sign } }, { reject: true });
   };
 
   const devnetOptions = options.filter((o) => o.source === "devnet");
@@ -218,8 +241,8 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
                 canAct={true}
                 superseded={false}
                 localNetworks={localNetworks}
-                onApprove={(p) => void approve(p)}
-                onReject={() => setDeclined(true)}
+                onApprove={(p) => void signAndSend(p)}
+                onReject={(p) => void decline(p)}
               />
             ) : (
               <p role="status" data-testid="approve-status" data-status={view.status}>
