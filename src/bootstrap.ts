@@ -4,7 +4,14 @@ import { type DevnetUserWallets, mountDevnetWallets } from "./http/devnet-wallet
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
+import {
+  createPayments,
+  type PageAnswer,
+  type Payments,
+  readSignersFile,
+  type SignerKey,
+} from "./payments/index.js";
+import type { HistoryQuery } from "./payments/ports/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
 import { createService, type Service } from "./service.js";
 import { openStore, type Store } from "./store/index.js";
@@ -148,6 +155,27 @@ export interface BootstrapOptions {
   now?: () => Date;
 }
 
+/**
+ * What the HTTP routes read of payments: GET /api/payments(/:id) (the ledger, the history, the data
+ * kept after an approval on the page) and the approval page's endpoints. `localRpcUrls`: the
+ * embedded devnet's networks, on this machine only, which no public explorer has.
+ */
+function paymentRoutes(payments: Payments, store: Store, localRpcUrls: Record<string, string>) {
+  return {
+    payments: {
+      get: (id: string) => payments.ledger.get(id),
+      kept: (id: string) => payments.page.kept(id),
+      list: (query: HistoryQuery) => store.history.listByCaller(query),
+      explorer: (network: string, tx: string) =>
+        Object.hasOwn(localRpcUrls, network) ? undefined : explorerTxUrl(network, tx),
+    },
+    approvals: {
+      view: (id: string) => payments.page.view(id),
+      answer: (input: PageAnswer) => payments.page.answer(input),
+    },
+  };
+}
+
 export async function bootstrap(
   config: Config,
   logger: Logger,
@@ -225,15 +253,7 @@ export async function bootstrap(
       ...(options.now ? { now: options.now } : {}),
       tools: payments.tools,
       resumeApproval: payments.resumeApproval,
-      payments: {
-        get: (id) => payments.ledger.get(id),
-        kept: (id) => payments.page.kept(id),
-        list: (query) => opened.history.listByCaller(query),
-        // The embedded devnet's chains are on this machine only: no public explorer has them.
-        explorer: (network, tx) =>
-          devnet && Object.hasOwn(sources.rpcUrls, network) ? undefined : explorerTxUrl(network, tx),
-      },
-      approvals: { view: (id) => payments.page.view(id), answer: (input) => payments.page.answer(input) },
+      ...paymentRoutes(payments, opened, devnet ? sources.rpcUrls : {}),
       rebuild: payments.rebuild,
       idempotency: opened.idempotency,
       health: () => ({

@@ -81,6 +81,7 @@ The API works without it: <code>POST /api/chat</code> (docs/protocol.md).</p>`;
  * the next route (so `/api/*`, `/healthz` and the 404 answer are untouched). The folder is listed
  * on first use and again whenever a path is missing, so a rebuild while the service runs is served.
  */
+/** The approval page (`/approve/<paymentId>`) is the same single-page app: index.html. */
 const APPROVE_PATH = /^\/approve\/pay_[0-9a-f-]{36}$/;
 
 export function serveWeb(
@@ -148,7 +149,6 @@ export function serveWeb(
 
   return async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
-    // The approval page (`/approve/<paymentId>`) is the same single-page app.
     const path = c.req.path === "/" || APPROVE_PATH.test(c.req.path) ? "/index.html" : c.req.path;
     let file = (files ?? (await list())).get(path);
     if (!file && (path === "/index.html" || path.startsWith("/assets/"))) file = (await list()).get(path);

@@ -91,19 +91,10 @@ function Result({ outcome }: { outcome: Outcome }) {
   );
 }
 
-export function ApprovePage({ paymentId }: { paymentId: string }) {
-  const { options, devnet } = useWallets();
-  const localNetworks = useMemo(
-    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
-    [devnet],
-  );
-  const [wallet, setWallet] = useState<PageWallet>();
+/** The payment as GET /api/approvals/:id says, or why it cannot be shown. */
+function useApprovalView(paymentId: string): { view?: ApprovalView; loadError?: string } {
   const [view, setView] = useState<ApprovalView>();
   const [loadError, setLoadError] = useState<string>();
-  const [approval, setApproval] = useState<ApprovalState>();
-  const [outcome, setOutcome] = useState<Outcome>();
-  const [declined, setDeclined] = useState(false);
-
   useEffect(() => {
     void fetch(`/api/approvals/${encodeURIComponent(paymentId)}`, { cache: "no-store" }).then(
       async (response) =>
@@ -113,9 +104,19 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
       () => setLoadError("The service cannot be reached."),
     );
   }, [paymentId]);
+  return { ...(view ? { view } : {}), ...(loadError ? { loadError } : {}) };
+}
 
-  const connect = async (option: WalletOption) => setWallet(await option.connect());
-  const local = view !== undefined && localNetworks.has(view.network);
+/** Approving and declining: the wallet signs, the answer goes to POST /api/approvals/:id. */
+function useAnswer(
+  paymentId: string,
+  view: ApprovalView | undefined,
+  wallet: PageWallet | undefined,
+  local: boolean,
+) {
+  const [approval, setApproval] = useState<ApprovalState>();
+  const [outcome, setOutcome] = useState<Outcome>();
+  const [declined, setDeclined] = useState(false);
 
   /** Sign in the wallet (what `payment.approval.sign` asks), then send it with `extra`. */
   const signAndSend = async (payment: PaymentUpdate, extra: Record<string, unknown> = {}) => {
@@ -166,7 +167,93 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
     await signAndSend({ ...payment, approval: { ...payment.approval, sign } }, { reject: true });
   };
 
-  const devnetOptions = options.filter((o) => o.source === "devnet");
+  return { approval, outcome, declined, approve: signAndSend, decline };
+}
+
+interface SectionProps {
+  view: ApprovalView;
+  wallet: PageWallet | undefined;
+  local: boolean;
+  localNetworks: ReadonlySet<string>;
+  /** The devnet's test wallets of the payment's chain, offered while none is connected. */
+  devnetOptions: WalletOption[];
+  connect(option: WalletOption): Promise<void>;
+  answer: ReturnType<typeof useAnswer>;
+}
+
+/** The payment in words, then its approval card, or what came of it. */
+function PaymentSection({
+  view,
+  wallet,
+  local,
+  localNetworks,
+  devnetOptions,
+  connect,
+  answer,
+}: SectionProps) {
+  const { approval, outcome, declined } = answer;
+  return (
+    <section className="approve-card" aria-labelledby="approve-heading">
+      <h2 id="approve-heading">
+        {usd(view.amount.usd)} to {view.service.name ?? view.service.url}
+      </h2>
+      <p className="muted small">
+        On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>. Payment{" "}
+        {shortHash(view.paymentId, 8)}.
+        {view.expiresAt && view.approval
+          ? ` Approve before ${new Date(view.expiresAt).toLocaleTimeString()}, or nothing is paid.`
+          : ""}
+      </p>
+      {!wallet && devnetOptions.length > 0 && view.approval && !outcome ? (
+        <div className="devnet-actions">
+          {devnetOptions.map((option) => (
+            <button key={option.id} type="button" className="primary" onClick={() => void connect(option)}>
+              Use the {option.name.replace(/^Devnet/, "devnet")}
+            </button>
+          ))}
+        </div>
+      ) : null}
+      {outcome ? (
+        <Result outcome={outcome} />
+      ) : declined ? (
+        <p role="status" data-testid="approve-declined">
+          <strong>Not approved: nothing was signed or paid.</strong> This payment lapses unpaid
+          {view.expiresAt ? ` at ${new Date(view.expiresAt).toLocaleTimeString()}` : ""}; you can close this
+          page.
+        </p>
+      ) : view.approval ? (
+        <ApprovalBox
+          payment={asUpdate(view)}
+          wallet={wallet}
+          approval={approval}
+          canAct={true}
+          superseded={false}
+          localNetworks={localNetworks}
+          onApprove={(p) => void answer.approve(p)}
+          onReject={(p) => void answer.decline(p)}
+        />
+      ) : (
+        <p role="status" data-testid="approve-status" data-status={view.status}>
+          {STATUS_WORDS[view.status] ?? `This payment is ${view.status}.`}
+        </p>
+      )}
+    </section>
+  );
+}
+
+export function ApprovePage({ paymentId }: { paymentId: string }) {
+  const { options, devnet } = useWallets();
+  const localNetworks = useMemo(
+    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
+    [devnet],
+  );
+  const [wallet, setWallet] = useState<PageWallet>();
+  const { view, loadError } = useApprovalView(paymentId);
+  const local = view !== undefined && localNetworks.has(view.network);
+  const answer = useAnswer(paymentId, view, wallet, local);
+  const connect = async (option: WalletOption) => setWallet(await option.connect());
+  const chain = view?.network.startsWith("solana:") ? "solana" : "evm";
+  const devnetOptions = options.filter((o) => o.source === "devnet" && o.chain === chain);
   return (
     <div className="layout approve-layout">
       <header className="topbar">
@@ -196,60 +283,15 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
         ) : null}
         {!view && !loadError ? <p className="muted">Loading the payment…</p> : null}
         {view ? (
-          <section className="approve-card" aria-labelledby="approve-heading">
-            <h2 id="approve-heading">
-              {usd(view.amount.usd)} to {view.service.name ?? view.service.url}
-            </h2>
-            <p className="muted small">
-              On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>. Payment{" "}
-              {shortHash(view.paymentId, 8)}.
-              {view.expiresAt && view.approval
-                ? ` Approve before ${new Date(view.expiresAt).toLocaleTimeString()}, or nothing is paid.`
-                : ""}
-            </p>
-            {devnet && !wallet && devnetOptions.length > 0 && view.approval ? (
-              <div className="devnet-actions">
-                {devnetOptions
-                  .filter((o) =>
-                    view.network.startsWith("solana:") ? o.chain === "solana" : o.chain === "evm",
-                  )
-                  .map((option) => (
-                    <button
-                      key={option.id}
-                      type="button"
-                      className="primary"
-                      onClick={() => void connect(option)}
-                    >
-                      Use the {option.name.replace(/^Devnet/, "devnet")}
-                    </button>
-                  ))}
-              </div>
-            ) : null}
-            {outcome ? (
-              <Result outcome={outcome} />
-            ) : declined ? (
-              <p role="status" data-testid="approve-declined">
-                <strong>Not approved: nothing was signed or paid.</strong> This payment lapses unpaid
-                {view.expiresAt ? ` at ${new Date(view.expiresAt).toLocaleTimeString()}` : ""}; you can close
-                this page.
-              </p>
-            ) : view.approval ? (
-              <ApprovalBox
-                payment={asUpdate(view)}
-                wallet={wallet}
-                approval={approval}
-                canAct={true}
-                superseded={false}
-                localNetworks={localNetworks}
-                onApprove={(p) => void signAndSend(p)}
-                onReject={(p) => void decline(p)}
-              />
-            ) : (
-              <p role="status" data-testid="approve-status" data-status={view.status}>
-                {STATUS_WORDS[view.status] ?? `This payment is ${view.status}.`}
-              </p>
-            )}
-          </section>
+          <PaymentSection
+            view={view}
+            wallet={wallet}
+            local={local}
+            localNetworks={localNetworks}
+            devnetOptions={devnet ? devnetOptions : []}
+            connect={connect}
+            answer={answer}
+          />
         ) : null}
       </main>
     </div>
