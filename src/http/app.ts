@@ -160,7 +160,8 @@ export function createApp(deps: AppDeps): Hono {
   }
   if (deps.approvals) {
     const ip = clientIp(deps.config.trustProxy);
-    mountApprovalRoutes(app, { ...deps.approvals, rateLimiter: deps.rateLimiter, clientIp: ip });
+    const { rateLimiter, lifecycle } = deps;
+    mountApprovalRoutes(app, { ...deps.approvals, rateLimiter, clientIp: ip, lifecycle });
   }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
   if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));

@@ -5,6 +5,7 @@ import { parsePageApproval } from "../protocol/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { readJsonBody } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
+import type { Lifecycle } from "./lifecycle.js";
 import { rateLimit } from "./rate-limit.js";
 import type { HttpContext } from "./vars.js";
 
@@ -32,18 +33,27 @@ async function getApproval(c: HttpContext, deps: ApprovalRoutesDeps): Promise<Re
   return c.json(view, 200, { "Cache-Control": "no-store" });
 }
 
-async function postApproval(c: HttpContext, deps: ApprovalRoutesDeps): Promise<Response> {
+type RouteDeps = ApprovalRoutesDeps & {
+  rateLimiter: RateLimiter;
+  clientIp: (c: Context) => string;
+  lifecycle: Pick<Lifecycle, "keep">;
+};
+
+async function postApproval(c: HttpContext, deps: RouteDeps): Promise<Response> {
   const id = c.req.param("paymentId") ?? "";
   const body = await readJsonBody(c.req.raw, MAX_ANSWER_BYTES, nodeRequest(c as Context));
   if (!PAYMENT_ID.test(id))
     throw new AppError("approval_not_found", "No payment with this id awaits approval.");
   const { answer, wallet, declineSignature } = parsePageApproval(id, body);
-  const outcome = await deps.answer({
+  const answering = deps.answer({
     answer,
     ...(wallet ? { wallet } : {}),
     ...(declineSignature ? { declineSignature } : {}),
     signal: c.req.raw.signal,
   });
+  // A shutdown (or a serverless function's end) waits for the payment to be recorded.
+  deps.lifecycle.keep(answering);
+  const outcome = await answering;
   const { replayed, ...rest } = outcome;
   return c.json(rest, 200, {
     "Cache-Control": "no-store",
@@ -52,10 +62,7 @@ async function postApproval(c: HttpContext, deps: ApprovalRoutesDeps): Promise<R
 }
 
 /** Mount `GET` and `POST /api/approvals/:paymentId`; refusals are AppErrors (the app's problem+json). */
-export function mountApprovalRoutes(
-  app: Hono,
-  deps: ApprovalRoutesDeps & { rateLimiter: RateLimiter; clientIp: (c: Context) => string },
-): void {
+export function mountApprovalRoutes(app: Hono, deps: RouteDeps): void {
   const limit = rateLimit({ rateLimiter: deps.rateLimiter, clientIp: deps.clientIp });
   const noCaller = async (c: HttpContext, next: () => Promise<void>) => {
     c.set("caller", {});
