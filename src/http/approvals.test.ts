@@ -115,4 +115,39 @@ describe("/api/approvals/:paymentId", () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
   });
+
+  it("keeps an answer being delivered in the lifecycle, so a shutdown waits for it to be recorded", async () => {
+    let finish: () => void = () => {};
+    const delivered = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const { app, lifecycle } = buildService(
+      {},
+      {
+        approvals: {
+          view: async () => undefined,
+          answer: async () => {
+            await delivered;
+            return {
+              paymentId: ID,
+              status: "settled",
+              amount: { atomic: "1", usd: "0.000001", asset: "0xasset" },
+              network: "eip155:8453",
+              replayed: false,
+            };
+          },
+        },
+      },
+    );
+    const answering = app.request(`/api/approvals/${ID}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ signature: SIGNATURE }),
+    });
+    await expect.poll(() => lifecycle.backgroundTasks).toBe(1);
+    finish();
+    expect((await answering).status).toBe(200);
+    await lifecycle.idle();
+    expect(lifecycle.backgroundTasks).toBe(0);
+  });
 });
