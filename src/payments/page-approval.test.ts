@@ -103,6 +103,14 @@ describe("the approval page", () => {
     expect(w.chain.transactions()).toHaveLength(1);
   });
 
+  it("the same answer twice at once pays once; the one that lost the race replays the payment", async () => {
+    const asked = await ask();
+    const [a, b] = await Promise.all([answer(signed(asked)), answer(signed(asked))]);
+    expect(w.chain.transactions()).toHaveLength(1);
+    expect([a.replayed, b.replayed].sort()).toEqual([false, true]);
+    expect(a.paymentId).toBe(b.paymentId);
+  });
+
   it("an approval URL alone pays nothing: a signature not by the wallet, or over other terms, is refused", async () => {
     const asked = await ask();
     const other = w.chain.sign({

@@ -13,7 +13,7 @@ import {
 import type { PayOutput } from "../tools/contract.js";
 import { checkDecline, declineRequest } from "./page-decline.js";
 import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "./ports/index.js";
-import type { ApprovalDesk } from "./run/index.js";
+import type { ApprovalDesk, Resumed } from "./run/index.js";
 import { toPayOutput } from "./tools.js";
 
 /**
@@ -169,12 +169,19 @@ export class PageApprovals {
       if (kept?.answerHash === hash) return stateOf(record, true);
     }
     if (answer.kind === "reject") await checkDecline(this.deps.chains, record, input.declineSignature);
-    const resumed = await this.deps.desk.resume({
-      answer,
-      wallet: parsed.wallet,
-      via: "page",
-      signal: input.signal,
-    });
+    let resumed: Resumed;
+    try {
+      resumed = await this.deps.desk.resume({
+        answer,
+        wallet: parsed.wallet,
+        via: "page",
+        signal: input.signal,
+      });
+    } catch (error) {
+      const replay = await this.replayOf(error, record.paymentId, hash);
+      if (replay) return replay;
+      throw error;
+    }
     // Approved and reserved: the same answer from now on replays instead of being refused.
     await this.keep({ paymentId: record.paymentId, answerHash: hash, keptAt: this.deps.now() });
     const outcome = await resumed.run(silent);
@@ -194,6 +201,17 @@ export class PageApprovals {
   async kept(paymentId: string): Promise<PayOutput["data"] | undefined> {
     const entry = await this.deps.delivered.read(paymentId, this.deps.now());
     return entry?.data as PayOutput["data"] | undefined;
+  }
+
+  /**
+   * The same answer, sent again while the first was being taken (two clicks, a retried request),
+   * lost the race to the first: it replays the payment as it stands rather than `approval_used`.
+   */
+  private async replayOf(error: unknown, paymentId: string, hash: string): Promise<PageOutcome | undefined> {
+    if (!(error instanceof AppError) || error.code !== "approval_used") return undefined;
+    const kept = await this.deps.delivered.read(paymentId, this.deps.now()).catch(() => undefined);
+    const now = kept?.answerHash === hash ? await this.deps.ledger.get(paymentId) : undefined;
+    return now ? stateOf(now, true) : undefined;
   }
 
   /** A failure to keep is reported, never thrown: the payment goes on and is recorded in the ledger. */
