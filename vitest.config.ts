@@ -10,6 +10,7 @@ import { defineConfig } from "vitest/config";
 const E2E = [
   "test/browser/static.test.ts",
   "test/browser/web.test.ts",
+  "test/browser/approve-page.test.ts",
   "test/client/package.test.ts",
   "test/client/terminal.test.ts",
   "test/crash-replay.test.ts",

@@ -119,6 +119,7 @@ export async function paidScenario(
     const paths = ledgers.map(({ label, store }) => {
       const payments = createPayments({
         ledger: store.ledger,
+        delivered: store.delivered,
         discoveryUrls: [m.discoveryUrl],
         rpcUrls: { [m.evm.network]: m.evm.rpcUrl },
         assets: { [m.evm.network]: [m.evm.usdc] },

@@ -1,16 +1,18 @@
+import {
+  type DevnetHandle,
+  devnetUserWallets,
+  fromDevnet,
+  fromEnv,
+  paymentsOptions,
+} from "./bootstrap-sources.js";
 import type { Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
-import { type DevnetUserWallets, mountDevnetWallets } from "./http/devnet-wallet.js";
+import { mountDevnetWallets } from "./http/devnet-wallet.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import {
-  createPayments,
-  type Payments,
-  type PaymentsOptions,
-  readSignersFile,
-  type SignerKey,
-} from "./payments/index.js";
+import { createPayments, type PageAnswer, type Payments } from "./payments/index.js";
+import type { HistoryQuery } from "./payments/ports/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
 import { createService, type Service } from "./service.js";
 import { openStore, type Store } from "./store/index.js";
@@ -19,6 +21,8 @@ import { openStore, type Store } from "./store/index.js";
  * The composition root for a running process: config -> (embedded devnet) -> store and payments ->
  * agent -> HTTP app. `main.ts` calls it; integration tests and benchmarks call it too.
  */
+export type { DevnetHandle } from "./bootstrap-sources.js";
+
 export interface Running {
   service: Service;
   payments?: Payments;
@@ -28,152 +32,6 @@ export interface Running {
   devnet?: Devnet;
   /** Lines for people: URLs, wallets, the dev token. Never private keys. */
   banner: string[];
-}
-
-interface PaymentSources {
-  discoveryUrls: string[];
-  rpcUrls: Record<string, string>;
-  assets: Record<string, string[]>;
-  allowedNetworks: string[];
-  allowPrivateOrigins: string[];
-  signerKeys: SignerKey[];
-  banner: string[];
-}
-
-/** What the service reads from a devnet: its manifest and the funded wallets' keys. */
-export type DevnetHandle = Pick<Devnet, "manifest" | "secrets">;
-
-function fromDevnet(devnet: DevnetHandle): PaymentSources {
-  const m = devnet.manifest;
-  const rpcUrls: Record<string, string> = { [m.evm.network]: m.evm.rpcUrl };
-  const assets: Record<string, string[]> = { [m.evm.network]: [m.evm.usdc] };
-  const signerKeys: SignerKey[] = [];
-  const banner = [
-    "Embedded devnet (local chains and demo services; their data is simulated):",
-    `  discovery   ${m.discoveryUrl}`,
-    `  EVM         ${m.evm.network} at ${m.evm.rpcUrl}, USDC ${m.evm.usdc}`,
-  ];
-  for (const w of m.evm.wallets.filter((w) => w.role === "payer" || w.role === "payer-low")) {
-    const key = devnet.secrets.evm[w.name];
-    if (key) signerKeys.push({ chain: "evm", privateKey: key, tokens: [m.devToken] });
-    banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
-  }
-  for (const w of m.evm.wallets.filter((w) => w.role === "user"))
-    banner.push(
-      `    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`,
-    );
-  if (m.solana) {
-    rpcUrls[m.solana.network] = m.solana.rpcUrl;
-    assets[m.solana.network] = [m.solana.usdcMint];
-    banner.push(`  Solana      ${m.solana.network} at ${m.solana.rpcUrl}, USDC ${m.solana.usdcMint}`);
-    for (const w of m.solana.wallets.filter((w) => w.role === "payer" || w.role === "payer-low")) {
-      const key = devnet.secrets.solana[w.name];
-      if (key) signerKeys.push({ chain: "solana", secretKey: key, tokens: [m.devToken] });
-      banner.push(`    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC`);
-    }
-    for (const w of m.solana.wallets.filter((w) => w.role === "user"))
-      banner.push(
-        `    wallet ${w.name.padEnd(10)} ${w.address}  ${Number(w.usdcAtomic) / 1e6} USDC  (approves in its own wallet)`,
-      );
-  } else {
-    banner.push(`  Solana      unavailable: ${m.solanaUnavailableReason ?? "not started"}`);
-  }
-  banner.push(
-    `  dev token   ${m.devToken}   (send as Authorization: Bearer <token> to pay from these wallets)`,
-  );
-  const origins = [
-    ...new Set(
-      [m.facilitatorUrl, ...m.services.map((s) => s.url), ...m.v1Services.map((s) => s.url)].map(
-        (u) => new URL(u).origin,
-      ),
-    ),
-  ];
-  return {
-    discoveryUrls: [m.discoveryUrl],
-    rpcUrls,
-    assets,
-    allowedNetworks: Object.keys(rpcUrls),
-    allowPrivateOrigins: origins,
-    signerKeys,
-    banner,
-  };
-}
-
-/** The devnet's `user` wallets (no server-held key) with their published test keys, for the web page. */
-function devnetUserWallets(devnet: DevnetHandle): DevnetUserWallets {
-  const m = devnet.manifest;
-  const evm = m.evm.wallets.find((w) => w.role === "user");
-  const evmKey = evm && devnet.secrets.evm[evm.name];
-  const solana = m.solana?.wallets.find((w) => w.role === "user");
-  const solanaKey = solana && devnet.secrets.solana[solana.name];
-  return {
-    evm:
-      evm && evmKey
-        ? {
-            name: evm.name,
-            network: m.evm.network,
-            chainId: m.evm.chainId,
-            address: evm.address,
-            privateKey: evmKey,
-          }
-        : null,
-    solana:
-      m.solana && solana && solanaKey
-        ? { name: solana.name, network: m.solana.network, address: solana.address, secretKey: solanaKey }
-        : null,
-  };
-}
-
-async function fromEnv(config: Config): Promise<PaymentSources> {
-  const p = config.payments;
-  return {
-    discoveryUrls: p.discoveryUrls,
-    rpcUrls: p.rpcUrls,
-    assets: p.assets,
-    allowedNetworks: p.limits.allowedNetworks ?? Object.keys(p.rpcUrls),
-    allowPrivateOrigins: p.allowPrivateOrigins,
-    signerKeys: p.signersFile ? await readSignersFile(p.signersFile) : [],
-    banner: [`Payments on ${Object.keys(p.rpcUrls).join(", ") || "no network (set RPC_URLS)"}`],
-  };
-}
-
-/** The payment capability's options: the configuration, where it pays, and the store. */
-function paymentsOptions(
-  config: Config,
-  sources: PaymentSources,
-  store: Store,
-  logger: Logger,
-  now: (() => Date) | undefined,
-): PaymentsOptions {
-  const p = config.payments;
-  // ALLOW_PRIVATE_ORIGINS holds in every mode; the devnet only adds its own origins to it.
-  const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
-  return {
-    ledger: store.ledger,
-    history: store.history,
-    discoveryUrls: sources.discoveryUrls,
-    ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
-    rpcUrls: sources.rpcUrls,
-    assets: sources.assets,
-    allowPrivateOrigins,
-    signerKeys: sources.signerKeys,
-    preferredNetworks: p.preferredNetworks,
-    limits: {
-      defaults: p.limits.defaults,
-      caps: p.limits.caps,
-      allowedNetworks: sources.allowedNetworks,
-      allowedServices: p.limits.allowedServices,
-      ...(p.limits.approvalAbove !== undefined ? { approvalAbove: p.limits.approvalAbove } : {}),
-    },
-    maxTimeoutSeconds: p.maxTimeoutSeconds,
-    minTimeLeftMs: p.minTimeLeftMs,
-    serviceTimeoutMs: p.serviceTimeoutMs,
-    reconcileIntervalMs: p.reconcileIntervalMs,
-    ...(p.quoteSecret ? { quoteSecret: p.quoteSecret } : {}),
-    // With its causes: a store error's cause is the driver error (the query), for the log only.
-    onError: (error, context = "background") => logger.warn("payments error", { context, err: error }),
-    ...(now ? { now } : {}),
-  };
 }
 
 export interface BootstrapOptions {
@@ -191,6 +49,27 @@ export interface BootstrapOptions {
    * approval windows, reconciliation); default the system's.
    */
   now?: () => Date;
+}
+
+/**
+ * What the HTTP routes read of payments: GET /api/payments(/:id) (the ledger, the history, the data
+ * kept after an approval on the page) and the approval page's endpoints. `localRpcUrls`: the
+ * embedded devnet's networks, on this machine only, which no public explorer has.
+ */
+function paymentRoutes(payments: Payments, store: Store, localRpcUrls: Record<string, string>) {
+  return {
+    payments: {
+      get: (id: string) => payments.ledger.get(id),
+      kept: (id: string) => payments.page.kept(id),
+      list: (query: HistoryQuery) => store.history.listByCaller(query),
+      explorer: (network: string, tx: string) =>
+        Object.hasOwn(localRpcUrls, network) ? undefined : explorerTxUrl(network, tx),
+    },
+    approvals: {
+      view: (id: string) => payments.page.view(id),
+      answer: (input: PageAnswer) => payments.page.answer(input),
+    },
+  };
 }
 
 export async function bootstrap(
@@ -244,13 +123,7 @@ export async function bootstrap(
       ...(options.now ? { now: options.now } : {}),
       tools: payments.tools,
       resumeApproval: payments.resumeApproval,
-      payments: {
-        get: (id) => payments.ledger.get(id),
-        list: (query) => opened.history.listByCaller(query),
-        // The embedded devnet's chains are on this machine only: no public explorer has them.
-        explorer: (network, tx) =>
-          devnet && Object.hasOwn(sources.rpcUrls, network) ? undefined : explorerTxUrl(network, tx),
-      },
+      ...paymentRoutes(payments, opened, devnet ? sources.rpcUrls : {}),
       rebuild: payments.rebuild,
       idempotency: opened.idempotency,
       health: () => ({

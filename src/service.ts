@@ -40,6 +40,8 @@ export interface ServiceOverrides {
   resumeApproval?: ChatRouteDeps["resumeApproval"];
   /** The ledger's lookup behind GET /api/payments/:id. */
   payments?: AppDeps["payments"];
+  /** The approval page's endpoints (GET and POST /api/approvals/:paymentId). */
+  approvals?: AppDeps["approvals"];
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: AppDeps["rebuild"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
@@ -80,6 +82,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.idempotency ? { idempotency: overrides.idempotency } : {}),
     ...(overrides.resumeApproval ? { resumeApproval: overrides.resumeApproval } : {}),
     ...(overrides.payments ? { payments: overrides.payments } : {}),
+    ...(overrides.approvals ? { approvals: overrides.approvals } : {}),
     ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
     ...(overrides.now ? { now: overrides.now } : {}),
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./index.js";
+import { approvalUrl, ConfigError, loadConfig } from "./index.js";
 
 describe("SIGNERS_FILE and the payment mode", () => {
   it("is refused at start with PAYMENTS=devnet (explicit or the default), naming the variable", () => {
@@ -57,5 +57,32 @@ describe("QUOTE_SECRET", () => {
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/QUOTE_SECRET: at least 32 characters/);
     expect(attempt).not.toThrow(/short-secret-value/);
+  });
+});
+
+describe("PUBLIC_URL", () => {
+  it("defaults to the listen address (a wildcard host as 127.0.0.1)", () => {
+    expect(loadConfig({}).publicUrl).toBe("http://127.0.0.1:3000");
+    expect(loadConfig({ HOST: "0.0.0.0", PORT: "8080" }).publicUrl).toBe("http://127.0.0.1:8080");
+    expect(loadConfig({ HOST: "pay.internal", PORT: "80" }).publicUrl).toBe("http://pay.internal:80");
+  });
+
+  it("takes an exact origin, and approval URLs are built on it", () => {
+    const { publicUrl } = loadConfig({ PUBLIC_URL: "https://Pay.Example.com" });
+    expect(publicUrl).toBe("https://pay.example.com");
+    expect(approvalUrl(publicUrl, "pay_0b0e2e8c-5b7e-4a53-9d2f-6a7a1f0c9d11")).toBe(
+      "https://pay.example.com/approve/pay_0b0e2e8c-5b7e-4a53-9d2f-6a7a1f0c9d11",
+    );
+  });
+
+  it("refuses a path, a wildcard or another scheme, naming the variable", () => {
+    for (const bad of [
+      "https://pay.example.com/",
+      "https://pay.example.com/app",
+      "ftp://pay.example.com",
+      "*",
+    ]) {
+      expect(() => loadConfig({ PUBLIC_URL: bad })).toThrow(/PUBLIC_URL: expected/);
+    }
   });
 });

@@ -4,9 +4,11 @@ import { defaultUsdc } from "../chains/index.js";
 import { parseUsd } from "../money/index.js";
 import { MODEL_ALIASES, type ModelAlias } from "../protocol/index.js";
 import { ConfigError } from "./errors.js";
+import { parseOrigins, parsePublicUrl } from "./origins.js";
 import { parseTokens } from "./tokens.js";
 
 export { ConfigError } from "./errors.js";
+export { approvalUrl, parseOrigins, parsePublicUrl } from "./origins.js";
 
 /**
  * Configuration comes from environment variables (a `.env` file in the working directory is read
@@ -16,6 +18,8 @@ export { ConfigError } from "./errors.js";
 export interface Config {
   port: number;
   host: string;
+  /** This service's public origin (PUBLIC_URL): approval URLs are `${publicUrl}/approve/<paymentId>`. */
+  publicUrl: string;
   /** Whole-request deadline (seed: 50 s). */
   requestTimeoutMs: number;
   /** On SIGTERM, how long open streams may keep running before they are ended. */
@@ -116,6 +120,7 @@ function pairs(raw: string | undefined, name: string): [string, string][] {
 const envSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
+  PUBLIC_URL: optionalString,
   REQUEST_TIMEOUT_MS: int(100, 900_000).default(50_000),
   SHUTDOWN_GRACE_MS: int(0, 900_000).default(10_000),
   MAX_STEPS: int(1, 32).default(8),
@@ -168,27 +173,6 @@ const envSchema = z.object({
   QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
 
-/**
- * Parse `https://app.example.com,http://localhost:5173` into exact origins: scheme (http or
- * https), host and port, nothing else. A wildcard, a path or a trailing slash is refused: an
- * origin compares by exact string, and a near miss would silently allow nobody.
- */
-export function parseOrigins(raw: string | undefined): string[] {
-  return list(raw).map((entry) => {
-    let origin: string | undefined;
-    try {
-      const url = new URL(entry);
-      if (url.protocol === "http:" || url.protocol === "https:") origin = url.origin;
-    } catch {}
-    if (origin === undefined || origin !== entry.toLowerCase() || origin === "null") {
-      throw new ConfigError(
-        `Invalid configuration:\n  CORS_ORIGINS: expected origins separated by commas, each scheme://host[:port] with no path, e.g. https://app.example.com (got ${JSON.stringify(entry)})`,
-      );
-    }
-    return origin;
-  });
-}
-
 /** Parse `alias=model-id,alias2=model-id2`. */
 function parseModelMap(raw: string | undefined): Partial<Record<ModelAlias, string>> {
   const map: Partial<Record<ModelAlias, string>> = {};
@@ -223,6 +207,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: e.PORT,
     host: e.HOST,
+    publicUrl: parsePublicUrl(e.PUBLIC_URL, e.HOST, e.PORT),
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     maxSteps: e.MAX_STEPS,
@@ -236,7 +221,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
     },
     auth: { tokens: parseTokens(e.AUTH_TOKENS), required: e.REQUIRE_AUTH },
-    cors: { origins: parseOrigins(e.CORS_ORIGINS) },
+    cors: { origins: parseOrigins(list(e.CORS_ORIGINS)) },
     models: {
       provider: e.MODEL_PROVIDER,
       google: { apiKey: e.GOOGLE_GENERATIVE_AI_API_KEY, baseURL: e.GOOGLE_BASE_URL },

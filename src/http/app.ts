@@ -4,6 +4,7 @@ import type { AgentDeps } from "../agent/index.js";
 import { AppError, isAppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
+import { type ApprovalRoutesDeps, mountApprovalRoutes } from "./approvals.js";
 import { auth } from "./auth.js";
 import { type ChatRouteDeps, handleChat, type IdempotencyStore } from "./chat.js";
 import { readChatRequest } from "./chat-request.js";
@@ -37,7 +38,9 @@ export interface AppDeps {
   /** Takes up payments answered in the user's wallet (docs/protocol.md, "Approval"). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
   /** The ledger's reads behind GET /api/payments(/:id) (absent: payments are off, no such route). */
-  payments?: Pick<PaymentRoutesDeps, "get" | "list" | "explorer">;
+  payments?: Pick<PaymentRoutesDeps, "get" | "list" | "explorer" | "kept">;
+  /** The approval page's endpoints (/api/approvals/:paymentId); absent: payments are off, no such route. */
+  approvals?: ApprovalRoutesDeps;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: OutcomeRebuilder;
   /** The clock of every request (deadlines, idempotency leases); default the system's. */
@@ -154,6 +157,11 @@ export function createApp(deps: AppDeps): Hono {
   mountChat(app, deps, authenticate);
   if (deps.payments) {
     mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: authenticate });
+  }
+  if (deps.approvals) {
+    const ip = clientIp(deps.config.trustProxy);
+    const { rateLimiter, lifecycle } = deps;
+    mountApprovalRoutes(app, { ...deps.approvals, rateLimiter, clientIp: ip, lifecycle });
   }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
   if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));

@@ -5,7 +5,7 @@ import { readJsonBody } from "./body.js";
 import type { HttpMiddleware } from "./vars.js";
 
 /** The Node request under @hono/node-server (`c.env.incoming`); undefined elsewhere (`app.request`). */
-function nodeRequest(c: Context): IncomingMessage | undefined {
+export function nodeRequest(c: Context): IncomingMessage | undefined {
   const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
   return incoming instanceof IncomingMessage ? incoming : undefined;
 }

@@ -34,8 +34,8 @@ describe("CORS with an allow-list (CORS_ORIGINS)", () => {
   });
 
   it("answers a listed origin's preflight with 204, the methods and the headers the API takes", async () => {
-    for (const path of ["/api/chat", "/api/payments/pay_x", "/api/payments"]) {
-      const res = await app.request(path, preflight(LISTED, path === "/api/chat" ? "POST" : "GET"));
+    for (const path of ["/api/chat", "/api/payments/pay_x", "/api/payments", "/api/approvals/pay_x"]) {
+      const res = await app.request(path, preflight(LISTED, path === "/api/payments" ? "GET" : "POST"));
       expect(res.status).toBe(204);
       expect(res.headers.get("access-control-allow-origin")).toBe(LISTED);
       expect(res.headers.get("access-control-allow-methods")).toContain("POST");

@@ -33,7 +33,12 @@ export const CORS_MAX_AGE_S = 600;
 
 /** Whether `path` is an API route other origins may call (not the page, the probes or the devnet's keys). */
 export function corsPath(path: string): boolean {
-  return path === "/api/chat" || path === "/api/payments" || path.startsWith("/api/payments/");
+  return (
+    path === "/api/chat" ||
+    path === "/api/payments" ||
+    path.startsWith("/api/payments/") ||
+    path.startsWith("/api/approvals/")
+  );
 }
 
 function addVaryOrigin(headers: Headers): void {

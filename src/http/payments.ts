@@ -19,6 +19,8 @@ export interface PaymentRoutesDeps {
   get(paymentId: string): Promise<PaymentRecord | undefined>;
   /** The ledger's history by caller (GET /api/payments); absent: no listing route. */
   list?(query: HistoryQuery): Promise<PaymentRecord[]>;
+  /** The service's answer kept for a payment approved on the approval page (24 h), if any. */
+  kept?(paymentId: string): Promise<unknown>;
   /** A transaction's public explorer page, or undefined (local networks, unknown ones). */
   explorer?(network: string, transaction: string): string | undefined;
   logger: Logger;
@@ -37,7 +39,10 @@ async function getPayment(c: HttpContext, deps: PaymentRoutesDeps): Promise<Resp
     if (!PAYMENT_ID.test(id)) throw notFound;
     const record = await deps.get(id);
     if (!record || (record.caller ?? null) !== (identity ?? null)) throw notFound;
-    return c.json(paymentState(record), 200, { "Cache-Control": "no-store" });
+    const data = await deps.kept?.(id);
+    return c.json({ ...paymentState(record), ...(data !== undefined ? { data } : {}) }, 200, {
+      "Cache-Control": "no-store",
+    });
   } catch (error) {
     if (error instanceof AppError) return problemResponse(error);
     deps.logger.warn("payment lookup failed", { err: error });

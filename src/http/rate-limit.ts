@@ -7,15 +7,16 @@ import type { HttpMiddleware } from "./vars.js";
 /**
  * The request quota (docs/protocol.md, "Limits"), keyed on the bearer identity, else the wallet,
  * else the client's IP; over it, 429 problem+json with `Retry-After`, before any model call. Runs
- * after auth and the chat request's validation; puts the key on `c.var.callerKey`.
+ * after auth and the chat request's validation (where a route has them); puts the key on `c.var.callerKey`.
  */
 export function rateLimit(deps: {
   rateLimiter: RateLimiter;
   clientIp: (c: Context) => string;
 }): HttpMiddleware {
   return async (c, next) => {
-    const identity = c.var.caller.identity;
-    const wallet = c.var.chat.wallet;
+    // Routes without auth or a chat request (the approval page's) are keyed on the client's IP.
+    const identity = c.var.caller?.identity;
+    const wallet = c.var.chat?.wallet;
     const callerKey = identity
       ? `id:${identity}`
       : wallet

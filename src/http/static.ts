@@ -81,6 +81,9 @@ The API works without it: <code>POST /api/chat</code> (docs/protocol.md).</p>`;
  * the next route (so `/api/*`, `/healthz` and the 404 answer are untouched). The folder is listed
  * on first use and again whenever a path is missing, so a rebuild while the service runs is served.
  */
+/** The approval page (`/approve/<paymentId>`) is the same single-page app: index.html. */
+const APPROVE_PATH = /^\/approve\/pay_[0-9a-f-]{36}$/;
+
 export function serveWeb(
   dir: string = WEB_DIST_DIR,
   // Vite writes the maps without a reference in the scripts: served (and named to the browser by a
@@ -146,7 +149,7 @@ export function serveWeb(
 
   return async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
-    const path = c.req.path === "/" ? "/index.html" : c.req.path;
+    const path = c.req.path === "/" || APPROVE_PATH.test(c.req.path) ? "/index.html" : c.req.path;
     let file = (files ?? (await list())).get(path);
     if (!file && (path === "/index.html" || path.startsWith("/assets/"))) file = (await list()).get(path);
     if (file) {

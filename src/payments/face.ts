@@ -68,6 +68,8 @@ export interface ApprovalAnswer {
    * the payment's caller (`getPayment`), never returned to the page.
    */
   via: { kind: "caller"; caller?: string; spendingLimits?: SpendingLimitsInput } | { kind: "page" };
+  /** A decline from the page: the wallet's signature of the payment's decline message. */
+  declineSignature?: `0x${string}`;
   signal: AbortSignal;
 }
 

@@ -6,7 +6,8 @@ import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
 import { createPaymentsFace } from "./face/index.js";
 import type { PaymentsFace } from "./face.js";
-import type { Ledger, PaymentHistory } from "./ports/index.js";
+import { PageApprovals, pageOutput } from "./page-approval.js";
+import type { DeliveredData, Ledger, PaymentHistory } from "./ports/index.js";
 import { createSignerRegistry, type SignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
@@ -28,6 +29,10 @@ import { approvalPrelude, createPaymentTools } from "./tools.js";
 export interface PaymentsOptions extends PipelineConfig {
   /** The payment ledger (src/store implements it on PostgreSQL). */
   ledger: Ledger;
+  /** What payments approved on the approval page delivered, kept for their callers (src/store). */
+  delivered: DeliveredData;
+  /** The approval page of a payment (PUBLIC_URL + `/approve/<paymentId>`), for the face's readers. */
+  approvalUrl?: (paymentId: string) => string;
   discoveryUrls: string[];
   catalogFile?: string;
   rpcUrls: Record<string, string>;
@@ -57,6 +62,8 @@ export interface Payments {
    * as the turn's first step.
    */
   resumeApproval(input: ResumeInput): Promise<TurnPrelude>;
+  /** The approval page's way in (page-approval.ts): what it shows, the wallet's answer, what was kept. */
+  page: PageApprovals;
   /** Answers rebuilt from the ledger for an idempotency key whose attempt died (recovery.ts). */
   rebuild: ReturnType<typeof ledgerRebuilder>;
   ledger: Ledger;
@@ -72,16 +79,8 @@ export interface Payments {
   close(): Promise<void>;
 }
 
-/** Wire the payment parts; `start()` begins reconciliation. */
-export function createPayments(options: PaymentsOptions): Payments {
-  const { ledger } = options;
-  const now = options.now ?? (() => new Date());
-  const clock = {
-    now,
-    ...(options.resolveNowMs !== undefined ? { resolveNowMs: options.resolveNowMs } : {}),
-  };
-  const chains = createChains(options.rpcUrls);
-  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
+/** What payments reach outside: services (only where policy allows) and discovery through them. */
+function outbound(options: PaymentsOptions, now: () => Date) {
   const safeFetch = createSafeFetch({
     allowPrivate: "none",
     allowOrigins: options.allowPrivateOrigins,
@@ -95,6 +94,20 @@ export function createPayments(options: PaymentsOptions): Payments {
     usdAssets: Object.values(options.assets).flat(),
     now: () => now().getTime(),
   });
+  return { safeFetch, discovery };
+}
+
+/** Wire the payment parts; `start()` begins reconciliation. */
+export function createPayments(options: PaymentsOptions): Payments {
+  const { ledger } = options;
+  const now = options.now ?? (() => new Date());
+  const clock = {
+    now,
+    ...(options.resolveNowMs !== undefined ? { resolveNowMs: options.resolveNowMs } : {}),
+  };
+  const chains = createChains(options.rpcUrls);
+  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
+  const { safeFetch, discovery } = outbound(options, now);
   const reconciler = createReconciler({
     ledger,
     chains,
@@ -122,6 +135,14 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...clock,
     ...(options.onError ? { onError: options.onError } : {}),
   });
+  const page = new PageApprovals({
+    ledger,
+    desk: approvals,
+    delivered: options.delivered,
+    chains,
+    now,
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
   const face = createPaymentsFace({
     pipeline,
     discovery,
@@ -129,6 +150,9 @@ export function createPayments(options: PaymentsOptions): Payments {
     signers,
     assets: options.assets,
     approvals,
+    answerOnPage: async (input) => pageOutput(await page.answer(input)),
+    kept: (paymentId) => page.kept(paymentId),
+    ...(options.approvalUrl ? { approvalUrl: options.approvalUrl } : {}),
     ...(options.history ? { history: options.history } : {}),
     ...(options.quoteSecret !== undefined ? { quoteSecret: options.quoteSecret } : {}),
   });
@@ -136,6 +160,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     face,
     tools: createPaymentTools(face),
     resumeApproval: async (input) => approvalPrelude(await approvals.resume(input)),
+    page,
     rebuild: ledgerRebuilder(ledger),
     ledger,
     reconciler,
@@ -174,3 +199,4 @@ export async function readSignersFile(path: string): Promise<SignerKey[]> {
 }
 
 export type { SignerKey } from "../chains/index.js";
+export type { ApprovalView, PageAnswer, PageApprovals, PageOutcome } from "./page-approval.js";

@@ -1,5 +1,7 @@
 export { cleanText, cleanUntrusted } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
+export { NETWORK_NAMES, networkLabel } from "./networks.js";
+export { parsePageApproval } from "./page-answer.js";
 export {
   type PaymentHistoryItem,
   type PaymentHistoryPage,

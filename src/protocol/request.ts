@@ -115,7 +115,8 @@ const spendingLimitsSchema = z.strictObject({
 /** The longest wallet signature accepted (an EIP-6492 one carries its wallet's deployment call). */
 const MAX_SIGNATURE_BYTES = 4096;
 
-const approvalSchema = z
+/** The `approval` field (also the approval page's answer, page-answer.ts). */
+export const approvalSchema = z
   .strictObject({
     paymentId: z.string().regex(/^pay_[-0-9a-f]{36}$/, "must be a payment id from a p: update (pay_<uuid>)"),
     // 65 bytes from a plain key; a smart-contract wallet's (EIP-1271, EIP-6492) is longer.

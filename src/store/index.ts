@@ -2,12 +2,13 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import type { Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
+import type { DeliveredData, Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
+import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
 import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
 import { type DriverQuery, PgLedger } from "./ledger.js";
-import { MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
+import { MemoryDeliveredData, MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrations.js";
 import { prepareDataDir } from "./template.js";
 
@@ -36,6 +37,8 @@ export interface Store {
   history: PaymentHistory;
   /** Outcomes of requests sent with an Idempotency-Key (the HTTP layer's port), guarded the same way. */
   idempotency: IdempotencyStore;
+  /** What payments approved on the approval page delivered, for their callers (24 h), guarded the same way. */
+  delivered: DeliveredData;
   close(): Promise<void>;
 }
 
@@ -73,6 +76,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       ledger: guardStore(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
       history: guardStore(new PgPaymentHistory(db)),
       idempotency: guardStore(new PgIdempotencyStore(db)),
+      delivered: guardStore(new PgDeliveredData(db)),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -90,6 +94,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       ledger: guardStore(new PgLedger(db, pgliteQuery(client))),
       history: guardStore(new PgPaymentHistory(db)),
       idempotency: guardStore(new PgIdempotencyStore(db)),
+      delivered: guardStore(new PgDeliveredData(db)),
       close: () => client.close(),
     };
   } catch (error) {
@@ -109,6 +114,7 @@ export function openMemoryStore(): Store {
     ledger,
     history: ledger,
     idempotency: new MemoryIdempotencyStore(),
+    delivered: new MemoryDeliveredData(),
     close: async () => {},
   };
 }

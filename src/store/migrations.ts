@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { LATER_MIGRATIONS, type Migration } from "./migrations-later.js";
 import { schemaMigrations } from "./schema.js";
 
 /**
@@ -10,13 +11,6 @@ import { schemaMigrations } from "./schema.js";
  */
 
 export type Db = PgDatabase<PgQueryResultHKT>;
-
-interface Migration {
-  id: number;
-  name: string;
-  /** Statements, given the quoted schema name to qualify objects with. */
-  up: (schema: string) => string[];
-}
 
 /** The statuses of migration 1, as shipped (migration 3 widened the check). */
 const statusList = ["reserved", "signed", "submitted", "settled", "failed", "unknown", "released"]
@@ -595,6 +589,7 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX payments_caller_created_idx ON ${s}.payments (caller, created_at DESC, payment_id DESC)`,
     ],
   },
+  ...LATER_MIGRATIONS,
 ];
 
 /** Quote a Postgres identifier. */

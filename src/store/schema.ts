@@ -69,3 +69,11 @@ export const schemaMigrations = pgTable("schema_migrations", {
   name: text("name").notNull(),
   appliedAt: ts("applied_at").notNull(),
 });
+
+/** Migration 9: what a payment approved on the approval page delivered, for its caller (24 h). */
+export const deliveredData = pgTable("delivered_data", {
+  paymentId: text("payment_id").primaryKey(),
+  answerHash: text("answer_hash").notNull(),
+  data: jsonb("data").$type<unknown>(),
+  keptAt: ts("kept_at").notNull(),
+});

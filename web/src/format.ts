@@ -3,18 +3,7 @@ import type { PaymentStatus } from "../../src/protocol/stream.js";
 
 export { explorerTxUrl } from "../../src/protocol/explorer.js";
 
-const NETWORK_NAMES: Record<string, string> = {
-  "eip155:1": "Ethereum",
-  "eip155:11155111": "Ethereum Sepolia",
-  "eip155:8453": "Base",
-  "eip155:84532": "Base Sepolia",
-  "eip155:137": "Polygon",
-  "eip155:80002": "Polygon Amoy",
-  "eip155:31337": "Local EVM network",
-  "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "Solana",
-  "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": "Solana devnet",
-  "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z": "Solana testnet",
-};
+import { networkLabel } from "../../src/protocol/networks.js";
 
 /**
  * A network's name for people. `local`: the service's embedded devnet runs it (its Solana node may
@@ -23,7 +12,7 @@ const NETWORK_NAMES: Record<string, string> = {
 export function networkName(network: string | undefined, local = false): string {
   if (!network) return "";
   if (local) return network.startsWith("solana:") ? "Local Solana devnet" : "Local EVM devnet";
-  return NETWORK_NAMES[network] ?? network;
+  return networkLabel(network);
 }
 
 /** "$0.01", "$1,234.50": at least cents, every digit the amount has beyond them. */

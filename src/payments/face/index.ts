@@ -31,6 +31,10 @@ export interface FaceDeps extends ReadDeps {
   now?: () => Date;
   /** Answers that come from the approval page (`via.kind === "page"`); absent: refused. */
   answerOnPage?: (input: ApprovalAnswer) => Promise<PayOutput>;
+  /** The service's answer kept for a payment approved on the page (getPayment's `data`). */
+  kept?: (paymentId: string) => Promise<PayOutput["data"] | undefined>;
+  /** The approval page of a payment that awaits the wallet (getPayment's `approvalUrl`). */
+  approvalUrl?: (paymentId: string) => string;
 }
 
 /** What the face remembers of one session object (a chat turn): its quotes, payments and names. */
@@ -110,7 +114,14 @@ class Face implements PaymentsFace {
     if (!PAYMENT_ID.test(paymentId)) return undefined;
     const record = await this.deps.pipeline.ledger.get(paymentId);
     if (!record || (record.caller ?? null) !== (caller ?? null)) return undefined;
-    return paymentState(record);
+    const view: PaymentView = paymentState(record);
+    if (record.status === "awaiting_approval") {
+      if (this.deps.approvalUrl) view.approvalUrl = this.deps.approvalUrl(paymentId);
+      if (record.expiresAt) view.expiresAt = record.expiresAt.toISOString();
+    }
+    const data = await this.deps.kept?.(paymentId);
+    if (data) view.data = data;
+    return view;
   }
 
   async listPayments(query: HistoryQuery): Promise<PaymentState[]> {

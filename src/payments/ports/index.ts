@@ -1,9 +1,11 @@
 /**
  * Ports: what payments need from the world, as interfaces. The `Ledger` (every payment's row and
  * the budget checks that must be atomic with it; src/store implements it on PGlite/PostgreSQL), the
- * server-held signers (`signers.ts`: keys never leave it) and what an awaiting approval row keeps
- * (`stored-approval.ts`). Nothing here decides or runs a payment.
+ * server-held signers (`signers.ts`: keys never leave it), what an awaiting approval row keeps
+ * (`stored-approval.ts`) and what a payment approved on the page delivered for its caller
+ * (`delivered.ts`). Nothing here decides or runs a payment.
  */
+export * from "./delivered.js";
 export * from "./ledger.js";
 export * from "./signers.js";
 export * from "./stored-approval.js";

@@ -29,17 +29,24 @@ import { checkSigned } from "../x402/index.js";
  * what the next step needs.
  */
 
-/** Who answers: the payment exists, belongs to this wallet and was asked for by this caller. */
+/**
+ * Who may answer a payment. `caller`: a request of the caller that asked for it (the chat: the same
+ * bearer identity, or none). `page`: this service's approval page, which has no bearer identity;
+ * only the wallet's own signature (checked next, on chain) can settle it there.
+ */
+export type AnswerBinding = { kind: "caller"; caller?: string | undefined } | { kind: "page" };
+
+/** Who answers: the payment exists, belongs to this wallet and, bound to a caller, was asked for by it. */
 export function checkOwner(
   record: PaymentRecord | undefined,
   wallet: Wallet,
-  caller: string | undefined,
+  binding: AnswerBinding,
 ): PaymentRecord {
   if (!record) throw new AppError("approval_not_found", "No payment with this id awaits approval.");
   if (record.wallet !== wallet.address) {
     throw new AppError("approval_wrong_wallet", "This payment belongs to another wallet.");
   }
-  if ((record.caller ?? null) !== (caller ?? null)) {
+  if (binding.kind === "caller" && (record.caller ?? null) !== (binding.caller ?? null)) {
     throw new AppError("approval_wrong_caller", "This payment was asked for by another caller.");
   }
   return record;

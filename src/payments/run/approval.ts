@@ -35,7 +35,8 @@ import { PaymentRun } from "./run.js";
  * signs; a later request answers with the wallet's signature (or a rejection), and this module
  * checks the answer before any stream opens, in the documented order:
  *
- *   400  the payment exists, belongs to this wallet and caller, still awaits approval and has not
+ *   400  the payment exists, belongs to this wallet and (unless answered on the approval page,
+ *        page-approval.ts) this caller, still awaits approval and has not
  *        expired, and the answer signs exactly the stored terms for the wallet (checked on chain:
  *        an EOA's key, or a contract wallet's EIP-1271 answer; 500 when the chain cannot be read);
  *   403  a contract wallet is deployed and the token accepts its signature (payment_unavailable);
@@ -52,6 +53,8 @@ export interface ResumeInput {
   answer: ValidatedApproval;
   wallet: Wallet;
   caller?: string;
+  /** `page`: answered on the approval page, bound to no caller (page-approval.ts); default the caller. */
+  via?: "caller" | "page";
   spendingLimits?: SpendingLimitsInput;
   signal: AbortSignal;
 }
@@ -103,7 +106,11 @@ export class ApprovalDesk {
   async resume(input: ResumeInput): Promise<Resumed> {
     const { ledger } = this.deps;
     const { answer, wallet } = input;
-    const record = checkOwner(await ledger.get(answer.paymentId), wallet, input.caller);
+    const record = checkOwner(
+      await ledger.get(answer.paymentId),
+      wallet,
+      input.via === "page" ? { kind: "page" } : { kind: "caller", caller: input.caller },
+    );
     const terms = stored(record);
     const observer = new QueuedObserver();
     const run = PaymentRun.resume(

@@ -1,0 +1,168 @@
+/**
+ * Issue 20: the approval page (`/approve/<paymentId>`) as a person uses it, in headless Chromium
+ * (Debian's `chromium`, playwright-core) against the real service and devnet: a chat turn (the
+ * devnet's bearer token, the `user` wallet) stops at a payment that waits for the wallet; the
+ * approval URL is opened in a browser with no wallet extension, the devnet's test wallet signs in
+ * the page, and the payment settles (ledger = chain); the caller then reads the service's answer.
+ * A decline needs the wallet's signature too.
+ * Accessibility checked with axe-core. Without a Chromium the suite says so and is skipped.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { approvalUrl } from "../../src/config/index.js";
+import type { Devnet } from "../../src/devnet/index.js";
+import { walletAddress } from "../../src/devnet/testing/index.js";
+import { closeServer, listen } from "../../src/service.js";
+import {
+  awaiting,
+  type Booted,
+  boot,
+  chat,
+  evmBalances,
+  ledgerOf,
+  priceOf,
+  startTestDevnet,
+} from "../payments/harness.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const ARTIFACTS = join(ROOT, ".data", "artifacts", "web");
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const CHROMIUM = [process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
+  existsSync(p),
+);
+if (!CHROMIUM) console.warn("\n*** test/browser/approve-page.test.ts SKIPPED: no Chromium found. ***\n");
+
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(d: Document): Promise<{ violations: unknown[] }> } }).axe;
+    return (await axe.run(document)).violations;
+  })) as Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
+  return violations.flatMap((v) =>
+    v.nodes.map((n) => `${v.id} (${v.impact}) at ${JSON.stringify(n.target)}`),
+  );
+}
+
+describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 }, () => {
+  let devnet: Devnet;
+  let booted: Booted;
+  let server: Awaited<ReturnType<typeof listen>>;
+  let browser: Browser;
+  const pageErrors: string[] = [];
+  const elsewhere: string[] = [];
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(ROOT, "web", "build.mjs"), "--if-stale"], { stdio: "inherit" });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    devnet = await startTestDevnet();
+    booted = await boot(devnet, { store: "pglite" });
+    server = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+      ],
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server) await closeServer(server.server);
+    await booted?.close();
+    await devnet?.stop();
+  });
+
+  async function open(url: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+    const page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    page.on("console", (m) => {
+      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) pageErrors.push(m.text());
+    });
+    page.on("request", (r) => {
+      if (!r.url().startsWith(`${server.url}/`) && !r.url().startsWith("data:")) elsewhere.push(r.url());
+    });
+    await page.goto(url);
+    return page;
+  }
+
+  it("opens the approval URL, shows the payment in words, the devnet wallet signs, and it settles", async () => {
+    const user = walletAddress(devnet, "evm", "user");
+    const token = devnet.manifest.devToken;
+    const price = priceOf(devnet, "weather");
+    const ask = awaiting(await chat(booted.running, { wallet: user, token }));
+    const before = await evmBalances(devnet, "user");
+
+    const page = await open(approvalUrl(server.url, ask.paymentId));
+    await page.getByRole("heading", { name: /\$0\.01 to Weather now/ }).waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId("approval-amount").textContent()).toContain("$0.01");
+    expect((await page.getByTestId("approval-payee").textContent())?.toLowerCase()).toBe(
+      ask.payTo?.toLowerCase(),
+    );
+    expect(await page.getByTestId("approval-countdown").textContent()).toMatch(/^in \d+:\d{2}$/);
+    expect(await axeViolations(page), "before approving").toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "approve-page.png") });
+
+    await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+    await page.getByTestId("wallet-chip").waitFor();
+    await page.getByRole("button", { name: /^Approve \$0\.01/ }).click();
+    const result = page.locator("[data-testid=approve-result][data-status=settled]");
+    await result.waitFor({ timeout: 60_000 });
+    expect(await axeViolations(page), "after approving").toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "approve-page-settled.png") });
+    // The page never sees the service's answer; the caller does.
+    expect(await page.content()).not.toMatch(/Paris|temperature/i);
+
+    const row = await ledgerOf(booted.running).get(ask.paymentId);
+    expect(row?.status).toBe("settled");
+    const after = await evmBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(price);
+    expect(after.merchant - before.merchant).toBe(price);
+    const read = await booted.running.service.app.request(`/api/payments/${ask.paymentId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await read.json()).toMatchObject({
+      status: "settled",
+      transaction: row?.txHash,
+      data: { untrusted: true },
+    });
+    await page.context().close();
+  });
+
+  it("declining is signed by the wallet too: without it nothing happens; with it the payment is declined", async () => {
+    const user = walletAddress(devnet, "evm", "user");
+    const before = await evmBalances(devnet, "user");
+    const ask = awaiting(await chat(booted.running, { wallet: user, token: devnet.manifest.devToken }));
+    const page = await open(approvalUrl(server.url, ask.paymentId));
+    await page.getByRole("button", { name: "Reject" }).click();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /can decline this payment/ })
+      .waitFor();
+    expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("awaiting_approval");
+    await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+    await page.getByTestId("wallet-chip").waitFor();
+    await page.getByRole("button", { name: "Reject" }).click();
+    await page.locator("[data-testid=approve-result][data-status=rejected]").waitFor({ timeout: 30_000 });
+    expect((await ledgerOf(booted.running).get(ask.paymentId))?.status).toBe("rejected");
+    expect(await evmBalances(devnet, "user")).toEqual(before);
+    await page.goto(approvalUrl(server.url, "pay_00000000-0000-4000-8000-000000000000"));
+    await page.getByTestId("approve-error").waitFor();
+    expect(await axeViolations(page), "unknown payment").toEqual([]);
+    await page.context().close();
+  });
+
+  it("ran without page errors, asking nothing of any other origin", () => {
+    expect(pageErrors).toEqual([]);
+    expect(elsewhere).toEqual([]);
+  });
+});

@@ -1,0 +1,299 @@
+import { useEffect, useMemo, useState } from "react";
+import type { ApprovalRequest, PaymentUpdate } from "./chat/types.js";
+import { ApprovalBox } from "./components/ApprovalBox.js";
+import type { ApprovalState } from "./components/card-types.js";
+import { WalletMenu } from "./components/WalletMenu.js";
+import { networkName, shortHash, usd } from "./format.js";
+import type { PageWallet, WalletOption } from "./wallet/types.js";
+import { useWallets } from "./wallet/useWallets.js";
+
+/**
+ * The approval page (`/approve/<paymentId>`, docs/clients.md "The approval page"): an agent (an
+ * MCP client, say) sends the user here to approve one payment in the wallet. It shows the payment
+ * in words (GET /api/approvals/:id), the wallet signs exactly what it is asked, and the answer goes
+ * to POST /api/approvals/:id. The service's answer goes to the agent that asked, never to this page.
+ */
+
+/** What GET /api/approvals/:id answers (src/payments/page-approval.ts `ApprovalView`). */
+interface ApprovalView {
+  paymentId: string;
+  status: string;
+  amount: { atomic: string; usd: string; asset: string };
+  token: string;
+  network: string;
+  networkName: string;
+  payTo: string;
+  service: { url: string; name?: string };
+  wallet: string;
+  expiresAt?: string;
+  approval?: ApprovalRequest;
+  /** EVM: what the wallet signs to decline (a message naming the payment and the wallet). */
+  decline?: ApprovalRequest["sign"];
+}
+
+/** What POST /api/approvals/:id answers. */
+interface Outcome {
+  status: string;
+  amount: { usd: string };
+  transaction?: string;
+  error?: { code: string; message: string };
+}
+
+const STATUS_WORDS: Record<string, string> = {
+  settled: "Paid. The agent that asked now has the service's answer.",
+  submitted: "Sent; the payment is being settled. The agent that asked will see how it ends.",
+  unknown: "Sent, but its outcome is not clear yet: it is being checked on chain. Do not approve it again.",
+  failed: "The payment failed: nothing was taken from your wallet.",
+  expired: "The time to approve has passed: nothing was signed or paid.",
+  rejected: "Declined: nothing was paid, and this payment can no longer be approved.",
+};
+
+async function problemText(response: Response): Promise<string> {
+  const body = (await response.json().catch(() => ({}))) as { detail?: string; code?: string };
+  return `${body.detail ?? `The service answered ${response.status}.`}${body.code ? ` (${body.code})` : ""}`;
+}
+
+function walletErrorText(error: unknown): string {
+  const e = error as { code?: number; shortMessage?: string; message?: string; cause?: { code?: number } };
+  if (e?.code === 4001 || e?.cause?.code === 4001)
+    return "You declined to sign in your wallet: nothing was paid.";
+  return `The wallet could not sign: ${e?.shortMessage ?? e?.message ?? String(error)}`;
+}
+
+/** The view as the chat's approval card reads a payment (the same card, the same checks). */
+function asUpdate(view: ApprovalView): PaymentUpdate {
+  return {
+    paymentId: view.paymentId,
+    status: view.status as PaymentUpdate["status"],
+    service: view.service,
+    amount: view.amount,
+    network: view.network,
+    payTo: view.payTo,
+    ...(view.approval ? { approval: view.approval } : {}),
+  };
+}
+
+function Result({ outcome }: { outcome: Outcome }) {
+  return (
+    <div className="approve-result" role="status" data-testid="approve-result" data-status={outcome.status}>
+      <p>
+        <strong>{STATUS_WORDS[outcome.status] ?? `The payment is ${outcome.status}.`}</strong>
+      </p>
+      {outcome.transaction ? (
+        <p className="muted small">
+          {usd(outcome.amount.usd)}, transaction{" "}
+          <code title={outcome.transaction}>{shortHash(outcome.transaction)}</code>
+        </p>
+      ) : null}
+      {outcome.error ? <p className="card-error">{outcome.error.message}</p> : null}
+      <p className="muted small">You can close this page.</p>
+    </div>
+  );
+}
+
+/** The payment as GET /api/approvals/:id says, or why it cannot be shown. */
+function useApprovalView(paymentId: string): { view?: ApprovalView; loadError?: string } {
+  const [view, setView] = useState<ApprovalView>();
+  const [loadError, setLoadError] = useState<string>();
+  useEffect(() => {
+    void fetch(`/api/approvals/${encodeURIComponent(paymentId)}`, { cache: "no-store" }).then(
+      async (response) =>
+        response.ok
+          ? setView((await response.json()) as ApprovalView)
+          : setLoadError(await problemText(response)),
+      () => setLoadError("The service cannot be reached."),
+    );
+  }, [paymentId]);
+  return { ...(view ? { view } : {}), ...(loadError ? { loadError } : {}) };
+}
+
+/** Approving and declining: the wallet signs, the answer goes to POST /api/approvals/:id. */
+function useAnswer(
+  paymentId: string,
+  view: ApprovalView | undefined,
+  wallet: PageWallet | undefined,
+  local: boolean,
+) {
+  const [approval, setApproval] = useState<ApprovalState>();
+  const [outcome, setOutcome] = useState<Outcome>();
+  const [declined, setDeclined] = useState(false);
+
+  /** Sign in the wallet (what `payment.approval.sign` asks), then send it with `extra`. */
+  const signAndSend = async (payment: PaymentUpdate, extra: Record<string, unknown> = {}) => {
+    if (!wallet) return;
+    setApproval({ phase: "signing" });
+    let answer: Record<string, unknown>;
+    try {
+      answer = { ...(await wallet.approve(payment, { local })) };
+    } catch (e) {
+      setApproval({ phase: "idle", error: walletErrorText(e) });
+      return;
+    }
+    setApproval({ phase: "sending" });
+    try {
+      const response = await fetch(`/api/approvals/${encodeURIComponent(paymentId)}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ ...answer, ...extra, walletAddress: wallet.address }),
+      });
+      if (!response.ok) {
+        setApproval({ phase: "idle", error: await problemText(response) });
+        return;
+      }
+      setOutcome((await response.json()) as Outcome);
+      setApproval({ phase: "idle" });
+    } catch {
+      setApproval({ phase: "idle", error: "The service cannot be reached: nothing was paid. Try again." });
+    }
+  };
+
+  /**
+   * Declining is signed too (EVM: the wallet signs the view's `decline` message), so that a URL
+   * alone declines nothing. Without it (Solana), nothing is sent: the payment lapses unpaid.
+   */
+  const decline = async (payment: PaymentUpdate) => {
+    const sign = view?.decline;
+    if (!sign || !payment.approval) {
+      setDeclined(true);
+      return;
+    }
+    if (!wallet || wallet.address.toLowerCase() !== view.wallet.toLowerCase()) {
+      setApproval({
+        phase: "idle",
+        error: `Only wallet ${shortHash(view.wallet)} can decline this payment: connect it, or just close this page (nothing is paid unless it signs).`,
+      });
+      return;
+    }
+    await signAndSend({ ...payment, approval: { ...payment.approval, sign } }, { reject: true });
+  };
+
+  return { approval, outcome, declined, approve: signAndSend, decline };
+}
+
+interface SectionProps {
+  view: ApprovalView;
+  wallet: PageWallet | undefined;
+  local: boolean;
+  localNetworks: ReadonlySet<string>;
+  /** The devnet's test wallets of the payment's chain, offered while none is connected. */
+  devnetOptions: WalletOption[];
+  connect(option: WalletOption): Promise<void>;
+  answer: ReturnType<typeof useAnswer>;
+}
+
+/** The payment in words, then its approval card, or what came of it. */
+function PaymentSection({
+  view,
+  wallet,
+  local,
+  localNetworks,
+  devnetOptions,
+  connect,
+  answer,
+}: SectionProps) {
+  const { approval, outcome, declined } = answer;
+  return (
+    <section className="approve-card" aria-labelledby="approve-heading">
+      <h2 id="approve-heading">
+        {usd(view.amount.usd)} to {view.service.name ?? view.service.url}
+      </h2>
+      <p className="muted small">
+        On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>. Payment{" "}
+        {shortHash(view.paymentId, 8)}.
+        {view.expiresAt && view.approval
+          ? ` Approve before ${new Date(view.expiresAt).toLocaleTimeString()}, or nothing is paid.`
+          : ""}
+      </p>
+      {!wallet && devnetOptions.length > 0 && view.approval && !outcome ? (
+        <div className="devnet-actions">
+          {devnetOptions.map((option) => (
+            <button key={option.id} type="button" className="primary" onClick={() => void connect(option)}>
+              Use the {option.name.replace(/^Devnet/, "devnet")}
+            </button>
+          ))}
+        </div>
+      ) : null}
+      {outcome ? (
+        <Result outcome={outcome} />
+      ) : declined ? (
+        <p role="status" data-testid="approve-declined">
+          <strong>Not approved: nothing was signed or paid.</strong> This payment lapses unpaid
+          {view.expiresAt ? ` at ${new Date(view.expiresAt).toLocaleTimeString()}` : ""}; you can close this
+          page.
+        </p>
+      ) : view.approval ? (
+        <ApprovalBox
+          payment={asUpdate(view)}
+          wallet={wallet}
+          approval={approval}
+          canAct={true}
+          superseded={false}
+          localNetworks={localNetworks}
+          onApprove={(p) => void answer.approve(p)}
+          onReject={(p) => void answer.decline(p)}
+        />
+      ) : (
+        <p role="status" data-testid="approve-status" data-status={view.status}>
+          {STATUS_WORDS[view.status] ?? `This payment is ${view.status}.`}
+        </p>
+      )}
+    </section>
+  );
+}
+
+export function ApprovePage({ paymentId }: { paymentId: string }) {
+  const { options, devnet } = useWallets();
+  const localNetworks = useMemo(
+    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
+    [devnet],
+  );
+  const [wallet, setWallet] = useState<PageWallet>();
+  const { view, loadError } = useApprovalView(paymentId);
+  const local = view !== undefined && localNetworks.has(view.network);
+  const answer = useAnswer(paymentId, view, wallet, local);
+  const connect = async (option: WalletOption) => setWallet(await option.connect());
+  const chain = view?.network.startsWith("solana:") ? "solana" : "evm";
+  const devnetOptions = options.filter((o) => o.source === "devnet" && o.chain === chain);
+  return (
+    <div className="layout approve-layout">
+      <header className="topbar">
+        <div className="brand">
+          <span className="logo" aria-hidden="true">
+            x402
+          </span>
+          <div>
+            <h1>Approve a payment</h1>
+            <p className="muted small">An agent asks your wallet to pay for a service.</p>
+          </div>
+        </div>
+        <div className="topbar-actions">
+          <WalletMenu
+            options={options}
+            wallet={wallet}
+            onConnect={connect}
+            onDisconnect={() => setWallet(undefined)}
+          />
+        </div>
+      </header>
+      <main className="chat approve-main">
+        {loadError ? (
+          <p className="card-error" role="alert" data-testid="approve-error">
+            {loadError}
+          </p>
+        ) : null}
+        {!view && !loadError ? <p className="muted">Loading the payment…</p> : null}
+        {view ? (
+          <PaymentSection
+            view={view}
+            wallet={wallet}
+            local={local}
+            localNetworks={localNetworks}
+            devnetOptions={devnet ? devnetOptions : []}
+            connect={connect}
+            answer={answer}
+          />
+        ) : null}
+      </main>
+    </div>
+  );
+}
