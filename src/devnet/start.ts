@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { Activity } from "./activity.js";
 import { createControlApp, FAULTS_PATH } from "./control.js";
 import {
   EVM_CHAIN_ID,
@@ -83,6 +84,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     else if ("reason" in solanaResult.value) log(`devnet: Solana unavailable: ${solanaResult.value.reason}`);
 
     const catalog = new DiscoveryCatalog();
+    const activity = new Activity();
     const facilitatorServer = new DevnetHttpServer(
       host,
       createFacilitatorApp({
@@ -106,6 +108,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
         hangUntilReleased: () => hangs.wait(),
         lateUntilReleased: () => late.wait(),
         log,
+        activity,
       }).fetch,
     );
     await facilitatorServer.start();
@@ -171,10 +174,22 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     let manifest: DevnetManifest | undefined;
     const control = new DevnetHttpServer(
       host,
-      createControlApp(faults, devToken, () => {
-        if (!manifest) throw new Error("manifest not ready");
-        return manifest;
-      }).fetch,
+      createControlApp(
+        faults,
+        devToken,
+        () => {
+          if (!manifest) throw new Error("manifest not ready");
+          return manifest;
+        },
+        {
+          activity: () => activity.snapshot(),
+          fund: async ({ evm: evmWallets, solana: solanaWallets }) => {
+            for (const w of evmWallets) await evm.fund(w.address, w.usdcAtomic);
+            if (solanaWallets.length && !solana) throw new Error("Solana is not running");
+            for (const w of solanaWallets) solana?.fund(w.address, w.usdcAtomic);
+          },
+        },
+      ).fetch,
     );
     await control.start();
     teardown.push(() => control.stop());

@@ -1,0 +1,28 @@
+/**
+ * What the facilitator is doing right now: how many `/verify` and `/settle` requests it is still
+ * answering (a settlement holds its request until the chain has it, or a fault lets it go). Read
+ * over the control server (`GET /__devnet/activity`) by tests that must leave the devnet idle.
+ */
+export interface ActivitySnapshot {
+  verifying: number;
+  settling: number;
+}
+
+export class Activity {
+  private readonly counts: ActivitySnapshot = { verifying: 0, settling: 0 };
+
+  /** Counts one request of `kind` until the returned function is called (once). */
+  begin(kind: keyof ActivitySnapshot): () => void {
+    this.counts[kind] += 1;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.counts[kind] -= 1;
+    };
+  }
+
+  snapshot(): ActivitySnapshot {
+    return { ...this.counts };
+  }
+}
