@@ -22,7 +22,7 @@ const KNOWN = {
   "src/client/client.ts": 400,
   "src/config/index.ts": 329,
   "src/devnet/facilitator/app.ts#createFacilitatorApp": 86,
-  "src/devnet/start.ts#startDevnet": 179,
+  "src/devnet/start.ts#startDevnet": 174,
   "src/http/static.ts#serveWeb": 81,
   "src/models/offline/replies.ts": 370,
   "src/outbound/safe-fetch.ts": 327,

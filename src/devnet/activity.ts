@@ -26,3 +26,22 @@ export class Activity {
     return { ...this.counts };
   }
 }
+
+/** The facilitator's paths whose requests are counted. */
+const COUNTED: Record<string, keyof ActivitySnapshot> = { "/verify": "verifying", "/settle": "settling" };
+
+/** `fetch` of the facilitator's app, counting each `/verify` and `/settle` until its answer is ready. */
+export function countingFetch(
+  fetch: (request: Request) => Response | Promise<Response>,
+  activity: Activity,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const kind = COUNTED[new URL(request.url).pathname];
+    const done = kind ? activity.begin(kind) : undefined;
+    try {
+      return await fetch(request);
+    } finally {
+      done?.();
+    }
+  };
+}

@@ -4,6 +4,8 @@
  * (`POST /__devnet/fund`, bearer dev token); the body is checked like any untrusted input.
  */
 import { getBase58Encoder } from "@solana/kit";
+import type { EvmChain } from "./evm/chain.js";
+import type { SolanaNode } from "./solana/node.js";
 
 export interface FundRequest {
   evm: Array<{ address: `0x${string}`; usdcAtomic: bigint }>;
@@ -56,4 +58,16 @@ function isSolanaAddress(address: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The faucet behind `POST /__devnet/fund`: gas and USDC on the chains that run. */
+export function createFaucet(
+  evm: EvmChain,
+  solana: SolanaNode | null,
+): (request: FundRequest) => Promise<void> {
+  return async ({ evm: evmWallets, solana: solanaWallets }) => {
+    for (const w of evmWallets) await evm.fund(w.address, w.usdcAtomic);
+    if (solanaWallets.length && !solana) throw new Error("Solana is not running");
+    for (const w of solanaWallets) solana?.fund(w.address, w.usdcAtomic);
+  };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
-import { Activity } from "./activity.js";
+import { Activity, countingFetch } from "./activity.js";
 import { createControlApp, FAULTS_PATH } from "./control.js";
 import {
   EVM_CHAIN_ID,
@@ -13,6 +13,8 @@ import {
 import { createFacilitatorApp, errorMessage, HangGate } from "./facilitator/app.js";
 import { DiscoveryCatalog } from "./facilitator/catalog.js";
 import { createFacilitator } from "./facilitator/schemes.js";
+import { createFaucet } from "./faucet.js";
+import { onFaultChange } from "./fault-effects.js";
 import { FaultSwitch } from "./faults.js";
 import { DevnetHttpServer } from "./http-server.js";
 import { assertDevnetInstalled } from "./installed.js";
@@ -87,29 +89,31 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     const activity = new Activity();
     const facilitatorServer = new DevnetHttpServer(
       host,
-      createFacilitatorApp({
-        facilitator: await createFacilitator(
-          {
-            network: EVM_NETWORK,
-            chainId: EVM_CHAIN_ID,
-            rpcUrl: evm.rpcUrl,
-            privateKey: walletOf(evm, "facilitator").privateKey,
-          },
-          solana
-            ? {
-                network: SOLANA_NETWORK,
-                rpcUrl: solana.rpcUrl,
-                secretKey: solanaWalletOf(solana, "facilitator").secretKey,
-              }
-            : null,
-        ),
-        catalog,
-        faults,
-        hangUntilReleased: () => hangs.wait(),
-        lateUntilReleased: () => late.wait(),
-        log,
+      countingFetch(
+        createFacilitatorApp({
+          facilitator: await createFacilitator(
+            {
+              network: EVM_NETWORK,
+              chainId: EVM_CHAIN_ID,
+              rpcUrl: evm.rpcUrl,
+              privateKey: walletOf(evm, "facilitator").privateKey,
+            },
+            solana
+              ? {
+                  network: SOLANA_NETWORK,
+                  rpcUrl: solana.rpcUrl,
+                  secretKey: solanaWalletOf(solana, "facilitator").secretKey,
+                }
+              : null,
+          ),
+          catalog,
+          faults,
+          hangUntilReleased: () => hangs.wait(),
+          lateUntilReleased: () => late.wait(),
+          log,
+        }).fetch,
         activity,
-      }).fetch,
+      ),
     );
     await facilitatorServer.start();
     teardown.push(() => facilitatorServer.stop());
@@ -155,21 +159,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     });
     if (v1.reason) log(`devnet: no x402 v1 sellers: ${v1.reason}`);
 
-    faults.onChange((next, prev) => {
-      if (next.settleHangAfterChain !== prev.settleHangAfterChain && !next.settleHangAfterChain)
-        hangs.releaseAll();
-      if (next.settleLate !== prev.settleLate && !next.settleLate) late.releaseAll();
-      const toggle = (server: DevnetHttpServer, refuse: boolean) =>
-        (refuse ? server.pause() : server.resume()).catch((error: unknown) =>
-          log(`devnet: cannot ${refuse ? "close" : "reopen"} ${server.url}: ${errorMessage(error)}`),
-        );
-      if ((next.facilitatorDown === "refuse") !== (prev.facilitatorDown === "refuse")) {
-        void toggle(facilitatorServer, next.facilitatorDown === "refuse");
-      }
-      if ((next.serviceDown === "refuse") !== (prev.serviceDown === "refuse")) {
-        for (const s of services) void toggle(s.server, next.serviceDown === "refuse");
-      }
-    });
+    onFaultChange(faults, { hangs, late, facilitatorServer, services, log });
 
     let manifest: DevnetManifest | undefined;
     const control = new DevnetHttpServer(
@@ -181,14 +171,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
           if (!manifest) throw new Error("manifest not ready");
           return manifest;
         },
-        {
-          activity: () => activity.snapshot(),
-          fund: async ({ evm: evmWallets, solana: solanaWallets }) => {
-            for (const w of evmWallets) await evm.fund(w.address, w.usdcAtomic);
-            if (solanaWallets.length && !solana) throw new Error("Solana is not running");
-            for (const w of solanaWallets) solana?.fund(w.address, w.usdcAtomic);
-          },
-        },
+        { activity: () => activity.snapshot(), fund: createFaucet(evm, solana) },
       ).fetch,
     );
     await control.start();

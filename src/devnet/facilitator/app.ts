@@ -1,7 +1,6 @@
 import type { x402Facilitator } from "@x402/core/facilitator";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { Hono } from "hono";
-import type { Activity } from "../activity.js";
 import type { FaultSwitch } from "../faults.js";
 import { type DiscoveryCatalog, parseDiscoveryQuery } from "./catalog.js";
 
@@ -17,8 +16,6 @@ export interface FacilitatorAppDeps {
   /** Resolves when a `/settle` held by `settleLate` may go on to the chain (fault off, or devnet stop). */
   lateUntilReleased?: () => Promise<void>;
   log: (line: string) => void;
-  /** Counts the `/verify` and `/settle` requests still being answered. */
-  activity?: Activity;
 }
 
 interface FacilitatorRequest {
@@ -33,20 +30,6 @@ interface FacilitatorRequest {
 export function createFacilitatorApp(deps: FacilitatorAppDeps): Hono {
   const { facilitator, catalog, faults, log } = deps;
   const app = new Hono();
-
-  for (const [path, kind] of [
-    ["/verify", "verifying"],
-    ["/settle", "settling"],
-  ] as const) {
-    app.use(path, async (_c, next) => {
-      const done = deps.activity?.begin(kind);
-      try {
-        await next();
-      } finally {
-        done?.();
-      }
-    });
-  }
 
   app.use("*", async (c, next) => {
     if (faults.get().facilitatorDown === "503") {
