@@ -19,7 +19,7 @@ import type { PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { Ledger } from "../../src/payments/ports/index.js";
+import type { Ledger, LedgerReads } from "../../src/payments/ports/index.js";
 import {
   type Awaiting,
   awaiting,
@@ -184,7 +184,7 @@ export function useApprovalAttack(options: { boot?: boolean } = {}): void {
   });
 }
 
-export const ledger = (): Ledger => ledgerOf(booted.running);
+export const ledger = (): Ledger & LedgerReads => ledgerOf(booted.running);
 
 export const signEvm = (request: Awaiting, account: PrivateKeyAccount = user) =>
   signTypedDataOf(request, account);
