@@ -49,10 +49,12 @@ describe("a restart between the approval and the settlement", () => {
       const ask = awaiting(first);
       const signature = await signEvm(ask);
       // The service takes the paid call, keeps it past the service timeout and the shutdown, then settles.
+      // It is let go once the first process is closed and its stream has ended (not after a fixed 3 s).
       const arrived = gate();
+      const released = gate();
       proxy.onPaid = async () => {
         arrived.open();
-        await new Promise((r) => setTimeout(r, 3000));
+        await released.promise;
         return "forward";
       };
       const before = await evmBalances(devnet, "user");
@@ -67,6 +69,7 @@ describe("a restart between the approval and the settlement", () => {
       await arrived.promise;
       await a.close();
       await streamed;
+      released.open();
       // Let the held call reach the real service and settle.
       await poll(
         async () => (before.payer - (await evmBalances(devnet, "user")).payer === price ? true : undefined),

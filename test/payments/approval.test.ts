@@ -14,7 +14,7 @@ import {
   signBytes,
   type Transaction,
 } from "@solana/kit";
-import { createWalletClient, erc20Abi, http, type PrivateKeyAccount } from "viem";
+import { createWalletClient, erc20Abi, http, type PrivateKeyAccount, publicActions } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
@@ -447,14 +447,17 @@ describe("approval: threshold, refusals and statuses", () => {
     const merchant = privateKeyToAccount(merchantKey);
     const all = await evmUsdcBalance(devnet, evmUser);
     const move = async (from: PrivateKeyAccount, to: `0x${string}`, amount: bigint) => {
-      const client = createWalletClient({ account: from, chain, transport: rpc });
-      await client.writeContract({
+      const client = createWalletClient({ account: from, chain, transport: rpc, pollingInterval: 50 }).extend(
+        publicActions,
+      );
+      const hash = await client.writeContract({
         address: usdc,
         abi: erc20Abi,
         functionName: "transfer",
         args: [to, amount],
       });
-      await new Promise((r) => setTimeout(r, 2500));
+      // Mined (not a fixed 2.5 s wait): the balance the service reads next is the moved one.
+      await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     };
     await move(user, merchant.address, all);
     const poor = await resume(body);
