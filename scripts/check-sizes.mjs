@@ -21,7 +21,6 @@ const KNOWN = {
   "src/cli/main.ts#main": 155,
   "src/client/client.ts": 400,
   "src/config/index.ts": 329,
-  "src/devnet/facilitator/app.ts#createFacilitatorApp": 86,
   "src/devnet/start.ts#startDevnet": 174,
   "src/http/static.ts#serveWeb": 81,
   "src/models/offline/replies.ts": 370,
