@@ -1,15 +1,18 @@
 /**
- * What the facilitator is doing right now: how many `/verify` and `/settle` requests it is still
- * answering (a settlement holds its request until the chain has it, or a fault lets it go). Read
- * over the control server (`GET /__devnet/activity`) by tests that must leave the devnet idle.
+ * What the devnet is doing right now: how many `/verify` and `/settle` requests the facilitator is
+ * still answering (a settlement holds its request until the chain has it, or a fault lets it go),
+ * and how many requests the paid services are still answering (a paid one, until its settlement
+ * is done). Read over the control server (`GET /__devnet/activity`) by tests that must leave the
+ * devnet idle.
  */
 export interface ActivitySnapshot {
   verifying: number;
   settling: number;
+  serving: number;
 }
 
 export class Activity {
-  private readonly counts: ActivitySnapshot = { verifying: 0, settling: 0 };
+  private readonly counts: ActivitySnapshot = { verifying: 0, settling: 0, serving: 0 };
 
   /** Counts one request of `kind` until the returned function is called (once). */
   begin(kind: keyof ActivitySnapshot): () => void {
@@ -30,13 +33,17 @@ export class Activity {
 /** The facilitator's paths whose requests are counted. */
 const COUNTED: Record<string, keyof ActivitySnapshot> = { "/verify": "verifying", "/settle": "settling" };
 
-/** `fetch` of the facilitator's app, counting each `/verify` and `/settle` until its answer is ready. */
+/**
+ * `fetch` of an app, counting its requests until their answers are ready: every request as `all`
+ * when given (the paid services), else the facilitator's `/verify` and `/settle`.
+ */
 export function countingFetch(
   fetch: (request: Request) => Response | Promise<Response>,
   activity: Activity,
+  all?: keyof ActivitySnapshot,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
-    const kind = COUNTED[new URL(request.url).pathname];
+    const kind = all ?? COUNTED[new URL(request.url).pathname];
     const done = kind ? activity.begin(kind) : undefined;
     try {
       return await fetch(request);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Activity } from "./activity.js";
+import { Activity, countingFetch } from "./activity.js";
 import { createControlApp } from "./control.js";
 import { type FundRequest, parseFundRequest } from "./faucet.js";
 import { FaultSwitch } from "./faults.js";
@@ -39,10 +39,36 @@ describe("Activity", () => {
     const activity = new Activity();
     const done = activity.begin("settling");
     activity.begin("verifying")();
-    expect(activity.snapshot()).toEqual({ verifying: 0, settling: 1 });
+    expect(activity.snapshot()).toEqual({ verifying: 0, settling: 1, serving: 0 });
     done();
     done();
-    expect(activity.snapshot()).toEqual({ verifying: 0, settling: 0 });
+    expect(activity.snapshot()).toEqual({ verifying: 0, settling: 0, serving: 0 });
+  });
+});
+
+describe("countingFetch", () => {
+  it("counts the facilitator's /verify and /settle until answered, or every request as the kind given", async () => {
+    const activity = new Activity();
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const app = async () => {
+      await held;
+      return new Response("ok");
+    };
+    const facilitator = countingFetch(app, activity);
+    const service = countingFetch(app, activity, "serving");
+    const pending = [
+      facilitator(new Request("http://f/settle", { method: "POST" })),
+      facilitator(new Request("http://f/verify", { method: "POST" })),
+      facilitator(new Request("http://f/supported")),
+      service(new Request("http://s/weather?city=Paris")),
+    ];
+    expect(activity.snapshot()).toEqual({ verifying: 1, settling: 1, serving: 1 });
+    answer();
+    await Promise.all(pending);
+    expect(activity.snapshot()).toEqual({ verifying: 0, settling: 0, serving: 0 });
   });
 });
 
@@ -54,7 +80,7 @@ describe("the control server's faucet and activity", () => {
       if (request.solana.length) throw new Error("Solana is not running");
       funded.push(request);
     },
-    activity: () => ({ verifying: 1, settling: 2 }),
+    activity: () => ({ verifying: 1, settling: 2, serving: 3 }),
   });
   const post = (body: unknown, auth = token) =>
     app.request("/__devnet/fund", {
@@ -83,6 +109,6 @@ describe("the control server's faucet and activity", () => {
     const response = await app.request("/__devnet/activity", {
       headers: { authorization: `Bearer ${token}` },
     });
-    expect(await response.json()).toEqual({ verifying: 1, settling: 2 });
+    expect(await response.json()).toEqual({ verifying: 1, settling: 2, serving: 3 });
   });
 });

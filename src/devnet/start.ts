@@ -140,9 +140,8 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
       await server.start();
       teardown.push(() => server.stop());
       const url = `${server.url}${definition.path}`;
-      server.setHandler(
-        createServiceApp({ definition, url, facilitatorUrl: facilitatorServer.url, rails, faults }).fetch,
-      );
+      const app = createServiceApp({ definition, url, facilitatorUrl: facilitatorServer.url, rails, faults });
+      server.setHandler(countingFetch(app.fetch, activity, "serving"));
       services.push({ definition, server, url });
     }
     await Promise.all(

@@ -56,15 +56,18 @@ export function useTestDevnet(options: { ownWallets?: boolean } = {}): TestDevne
   return devnet;
 }
 
-/** Resolves once the devnet's facilitator answers no `/verify` or `/settle`; throws after the deadline. */
+/**
+ * Resolves once the devnet's facilitator answers no `/verify` or `/settle` and its paid services no
+ * request; throws after the deadline.
+ */
 async function waitIdle(shared: SharedDevnet, deadlineMs = IDLE_DEADLINE_MS): Promise<void> {
   const until = Date.now() + deadlineMs;
   for (;;) {
-    const busy = await control<{ verifying: number; settling: number }>(shared, "GET", "/__devnet/activity");
-    if (busy.verifying === 0 && busy.settling === 0) return;
+    const busy = await control<Record<string, number>>(shared, "GET", "/__devnet/activity");
+    if (Object.values(busy).every((n) => n === 0)) return;
     if (Date.now() > until)
       throw new Error(
-        `the devnet is still busy ${deadlineMs} ms after this file's last test (${busy.verifying} verifying, ${busy.settling} settling): a payment of this file outlived it`,
+        `the devnet is still busy ${deadlineMs} ms after this file's last test (${JSON.stringify(busy)}): a payment of this file outlived it`,
       );
     await new Promise((r) => setTimeout(r, 50));
   }
