@@ -6,8 +6,9 @@
  * one is awaited: `await devnet.faults.set({ settleFail: true })`.
  *
  * The file pays from wallets of its own (fresh keys funded before its first test:
- * test/setup/own-wallets.ts), and at its end waits until the devnet's facilitator has nothing in
- * flight, so the next file on this devnet starts on an idle network (docs/testing.md).
+ * test/setup/own-wallets.ts), and at its end waits until the devnet's facilitator and paid services
+ * have nothing in flight, so the next file on this devnet starts on an idle network
+ * (docs/testing.md).
  */
 import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import type { Devnet, Faults } from "../../src/devnet/index.js";
@@ -31,13 +32,13 @@ export interface TestDevnet extends Pick<Devnet, "manifest" | "secrets"> {
   };
 }
 
-/** How long a file's end waits for the facilitator to finish what is in flight. */
+/** How long a file's end waits for the devnet to finish what is in flight. */
 const IDLE_DEADLINE_MS = 30_000;
 
 /**
  * The worker's devnet, with wallets of the calling file's own (`ownWallets: false` keeps the shared
  * ones, for a file that needs the well-known addresses); faults reset after each test; at the end
- * of the file, faults reset and a wait until the facilitator is idle.
+ * of the file, faults reset and a wait until the devnet is idle.
  */
 export function useTestDevnet(options: { ownWallets?: boolean } = {}): TestDevnet {
   const devnets = inject("devnets");
