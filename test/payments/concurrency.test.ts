@@ -21,6 +21,7 @@ import {
   payCall,
   priceOf,
   readChat,
+  retryOnceStored,
   rowsOf,
   ScriptedModels,
   STORES,
@@ -111,7 +112,7 @@ describe.each(STORES)("concurrency and retries (%s)", (store: StoreKind) => {
       expect(first.finish.finishReason).toBe("payment-complete");
       expect(first.headers.get("idempotent-replayed")).toBeNull();
 
-      const again = await readChat(await send(options(key)));
+      const again = await readChat(await retryOnceStored(() => send(options(key))));
       expect(again.status).toBe(200);
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expect(again.finish).toEqual(first.finish);
@@ -142,7 +143,7 @@ describe.each(STORES)("concurrency and retries (%s)", (store: StoreKind) => {
       await Promise.all(responses.map((r) => (r.bodyUsed ? undefined : r.text())));
 
       // Once finished, every retry is a replay of that one outcome.
-      const later = await readChat(await send(options(key)));
+      const later = await readChat(await retryOnceStored(() => send(options(key))));
       expect(later.headers.get("idempotent-replayed")).toBe("true");
       expect(later.finish.transactionHash).toBe(first.finish.transactionHash);
 

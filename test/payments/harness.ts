@@ -249,6 +249,29 @@ export async function poll<T>(
   }
 }
 
+/**
+ * Send the retry of a request whose stream was read to its end, until it is answered by something
+ * other than 409 `idempotency_conflict`. The service writes the outcome it replays after the
+ * stream's last line is out (src/http/chat.ts), and until then the first request is, as
+ * docs/protocol.md says, "still running": a retry sent at once may rightly get 409.
+ */
+export async function retryOnceStored(
+  send: () => Response | Promise<Response>,
+  timeoutMs = 10_000,
+): Promise<Response> {
+  return poll(
+    async () => {
+      const response = await send();
+      if (response.status !== 409) return response;
+      const body = (await response.json()) as { code?: string };
+      if (body.code !== "idempotency_conflict") throw new Error(`409 ${JSON.stringify(body)}`);
+      return undefined;
+    },
+    timeoutMs,
+    "the first request's stored outcome",
+  );
+}
+
 /** Every secret a stream must never show: wallet keys (hex and base58/bytes) and the dev token. */
 export function secretStrings(devnet: DevnetView): string[] {
   const out: string[] = [devnet.manifest.devToken];
