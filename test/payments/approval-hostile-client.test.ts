@@ -31,6 +31,7 @@ import {
   priceOf,
   problem,
   readChat,
+  retryOnceStored,
   secretStrings,
   serviceUrl,
   solanaBalances,
@@ -240,7 +241,7 @@ describe("a hostile client", () => {
     expect(json.status).toBe(200);
     const parsed = (await json.json()) as { finish: { finishReason: string; transactionHash?: string } };
     expect(parsed.finish.finishReason).toBe("payment-complete");
-    const sse = await post(body, { accept: "text/event-stream" });
+    const sse = await retryOnceStored(() => post(body, { accept: "text/event-stream" }));
     expect(sse.headers.get("idempotent-replayed")).toBe("true");
     expect(sse.headers.get("content-type")).toMatch(/text\/event-stream/);
     const text = await sse.text();

@@ -24,7 +24,16 @@ import {
   useApprovalAttack,
   within,
 } from "./approval-attack.js";
-import { boot, evmBalances, poll, priceOf, problem, readChat, serviceUrl } from "./harness.js";
+import {
+  boot,
+  evmBalances,
+  poll,
+  priceOf,
+  problem,
+  readChat,
+  retryOnceStored,
+  serviceUrl,
+} from "./harness.js";
 
 useApprovalAttack();
 
@@ -186,7 +195,9 @@ describe("a hostile paid service", () => {
     if (row?.status === "unknown") expect((await today(evmUser)) - spentBefore).toBe(price);
     expect(await evmBalances(devnet, "user")).toEqual(before);
     // The same answer again replays; nothing is sent again.
-    const again = await post(resumeBody(evmUser, { paymentId: ask.paymentId, signature }));
+    const again = await retryOnceStored(() =>
+      post(resumeBody(evmUser, { paymentId: ask.paymentId, signature })),
+    );
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     await again.text();
     expect(proxy.paid).toBe(1);
@@ -209,7 +220,9 @@ describe("a hostile paid service", () => {
     expect(["settled", "unknown"]).toContain(row?.status);
     expect((await today(evmUser)) - spentBefore).toBe(price);
     expect(proxy.paid).toBe(1);
-    const again = await post(resumeBody(evmUser, { paymentId: ask.paymentId, signature }));
+    const again = await retryOnceStored(() =>
+      post(resumeBody(evmUser, { paymentId: ask.paymentId, signature })),
+    );
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     await again.text();
     expect(proxy.paid).toBe(1);

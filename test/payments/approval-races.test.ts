@@ -31,6 +31,7 @@ import {
   priceOf,
   problem,
   readChat,
+  retryOnceStored,
   serviceUrl,
 } from "./harness.js";
 
@@ -275,10 +276,12 @@ describe("approval while the asking turn is still streaming", () => {
     expect(before.payer - (await evmBalances(devnet, "user")).payer).toBe(price);
     expect((await ledger().get(ask.paymentId))?.status).toBe("settled");
     // The same answer again, with another conversation and model: replayed, not paid again.
-    const other = await post({
-      ...resumeBody(evmUser, { paymentId: ask.paymentId, signature }, { model: "aimodel-1.5-pro" }),
-      messages: [{ role: "user", content: "something else entirely" }],
-    });
+    const other = await retryOnceStored(() =>
+      post({
+        ...resumeBody(evmUser, { paymentId: ask.paymentId, signature }, { model: "aimodel-1.5-pro" }),
+        messages: [{ role: "user", content: "something else entirely" }],
+      }),
+    );
     expect(other.headers.get("idempotent-replayed")).toBe("true");
     await other.text();
     expect(before.payer - (await evmBalances(devnet, "user")).payer).toBe(price);

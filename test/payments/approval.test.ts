@@ -25,11 +25,16 @@ import {
   boot,
   type ChatResult,
   chat,
+  chatBody,
+  chatHeaders,
+  chatRequest,
   dropSchema,
   evmBalances,
   ledgerOf,
   priceOf,
   problem,
+  readChat,
+  retryOnceStored,
   STORES,
   secretStrings,
   serviceUrl,
@@ -153,9 +158,16 @@ describe.each(STORES)("approval in the user's wallet (%s)", (store) => {
     expect(second.raw).not.toContain(signature.slice(2));
 
     // The same approval again: the recorded outcome, nothing paid.
-    const again = await chat(booted.running, {
-      body: resumeBody(first, evmUser, { paymentId: ask.paymentId, signature }),
-    });
+    // (Sent again until the first answer's outcome is stored: retryOnceStored.)
+    const replayed = { body: resumeBody(first, evmUser, { paymentId: ask.paymentId, signature }) };
+    const again = await readChat(
+      await retryOnceStored(() =>
+        booted.running.service.app.request(
+          "/api/chat",
+          chatRequest(chatBody(replayed), chatHeaders(replayed)),
+        ),
+      ),
+    );
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.finish.transactionHash).toBe(second.finish.transactionHash);
     expect(await evmBalances(devnet, "user")).toEqual(after);
