@@ -1,4 +1,5 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Devnet, startDevnet } from "./index.js";
 import { evmPayingFetch, evmUsdcBalance, walletAddress } from "./testing/index.js";
@@ -18,6 +19,13 @@ afterEach(() => devnet.faults.reset());
 afterAll(async () => {
   await devnet?.stop();
 });
+
+const activity = async () =>
+  (
+    await fetch(new URL("/__devnet/activity", devnet.manifest.controlUrl), {
+      headers: { authorization: `Bearer ${devnet.manifest.devToken}` },
+    })
+  ).json();
 
 const merchantBalance = () => evmUsdcBalance(devnet, walletAddress(devnet, "evm", "merchant"));
 
@@ -103,6 +111,13 @@ describe("fault switches", () => {
     const pay = evmPayingFetch(devnet);
     await expect(pay(weatherUrl, { signal: AbortSignal.timeout(1_500) })).rejects.toThrow();
     expect(await merchantBalance()).toBe(before + 10_000n);
+    // The held settlement is still in flight (what a test file waits out at its end), until reset.
+    expect(await activity()).toMatchObject({ verifying: 0, settling: 1 });
+    devnet.faults.reset();
+    const idle = { verifying: 0, settling: 0, serving: 0 };
+    for (let i = 0; i < 100 && JSON.stringify(await activity()) !== JSON.stringify(idle); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(await activity()).toEqual(idle);
   });
 
   it("requoteMultiplier re-quotes the paid retry and later requests at the higher price", async () => {
@@ -153,5 +168,22 @@ describe("the HTTP control endpoint", () => {
     expect((await control({ method: "POST", body: JSON.stringify({ nope: true }) })).status).toBe(400);
     expect((await control({ method: "POST", body: JSON.stringify({ settleDelayMs: -1 }) })).status).toBe(400);
     expect(devnet.faults.get().settleDelayMs).toBe(0);
+  });
+
+  it("funds a fresh wallet from the faucet: gas ETH and the USDC asked for", async () => {
+    const address = privateKeyToAccount(generatePrivateKey()).address;
+    const response = await fetch(new URL("/__devnet/fund", devnet.manifest.controlUrl), {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${devnet.manifest.devToken}` },
+      body: JSON.stringify({ evm: [{ address, usdcAtomic: "123456" }] }),
+    });
+    expect(await response.json()).toEqual({ funded: 1 });
+    expect(await evmUsdcBalance(devnet, address)).toBe(123_456n);
+    const rpc = await fetch(devnet.manifest.evm.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [address, "latest"] }),
+    });
+    expect(BigInt(((await rpc.json()) as { result: string }).result)).toBeGreaterThan(0n);
   });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { Activity, countingFetch } from "./activity.js";
 import { createControlApp, FAULTS_PATH } from "./control.js";
 import {
   EVM_CHAIN_ID,
@@ -12,6 +13,8 @@ import {
 import { createFacilitatorApp, errorMessage, HangGate } from "./facilitator/app.js";
 import { DiscoveryCatalog } from "./facilitator/catalog.js";
 import { createFacilitator } from "./facilitator/schemes.js";
+import { createFaucet } from "./faucet.js";
+import { onFaultChange } from "./fault-effects.js";
 import { FaultSwitch } from "./faults.js";
 import { DevnetHttpServer } from "./http-server.js";
 import { assertDevnetInstalled } from "./installed.js";
@@ -83,30 +86,34 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     else if ("reason" in solanaResult.value) log(`devnet: Solana unavailable: ${solanaResult.value.reason}`);
 
     const catalog = new DiscoveryCatalog();
+    const activity = new Activity();
     const facilitatorServer = new DevnetHttpServer(
       host,
-      createFacilitatorApp({
-        facilitator: await createFacilitator(
-          {
-            network: EVM_NETWORK,
-            chainId: EVM_CHAIN_ID,
-            rpcUrl: evm.rpcUrl,
-            privateKey: walletOf(evm, "facilitator").privateKey,
-          },
-          solana
-            ? {
-                network: SOLANA_NETWORK,
-                rpcUrl: solana.rpcUrl,
-                secretKey: solanaWalletOf(solana, "facilitator").secretKey,
-              }
-            : null,
-        ),
-        catalog,
-        faults,
-        hangUntilReleased: () => hangs.wait(),
-        lateUntilReleased: () => late.wait(),
-        log,
-      }).fetch,
+      countingFetch(
+        createFacilitatorApp({
+          facilitator: await createFacilitator(
+            {
+              network: EVM_NETWORK,
+              chainId: EVM_CHAIN_ID,
+              rpcUrl: evm.rpcUrl,
+              privateKey: walletOf(evm, "facilitator").privateKey,
+            },
+            solana
+              ? {
+                  network: SOLANA_NETWORK,
+                  rpcUrl: solana.rpcUrl,
+                  secretKey: solanaWalletOf(solana, "facilitator").secretKey,
+                }
+              : null,
+          ),
+          catalog,
+          faults,
+          hangUntilReleased: () => hangs.wait(),
+          lateUntilReleased: () => late.wait(),
+          log,
+        }).fetch,
+        activity,
+      ),
     );
     await facilitatorServer.start();
     teardown.push(() => facilitatorServer.stop());
@@ -133,9 +140,8 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
       await server.start();
       teardown.push(() => server.stop());
       const url = `${server.url}${definition.path}`;
-      server.setHandler(
-        createServiceApp({ definition, url, facilitatorUrl: facilitatorServer.url, rails, faults }).fetch,
-      );
+      const app = createServiceApp({ definition, url, facilitatorUrl: facilitatorServer.url, rails, faults });
+      server.setHandler(countingFetch(app.fetch, activity, "serving"));
       services.push({ definition, server, url });
     }
     await Promise.all(
@@ -152,29 +158,20 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     });
     if (v1.reason) log(`devnet: no x402 v1 sellers: ${v1.reason}`);
 
-    faults.onChange((next, prev) => {
-      if (next.settleHangAfterChain !== prev.settleHangAfterChain && !next.settleHangAfterChain)
-        hangs.releaseAll();
-      if (next.settleLate !== prev.settleLate && !next.settleLate) late.releaseAll();
-      const toggle = (server: DevnetHttpServer, refuse: boolean) =>
-        (refuse ? server.pause() : server.resume()).catch((error: unknown) =>
-          log(`devnet: cannot ${refuse ? "close" : "reopen"} ${server.url}: ${errorMessage(error)}`),
-        );
-      if ((next.facilitatorDown === "refuse") !== (prev.facilitatorDown === "refuse")) {
-        void toggle(facilitatorServer, next.facilitatorDown === "refuse");
-      }
-      if ((next.serviceDown === "refuse") !== (prev.serviceDown === "refuse")) {
-        for (const s of services) void toggle(s.server, next.serviceDown === "refuse");
-      }
-    });
+    onFaultChange(faults, { hangs, late, facilitatorServer, services, log });
 
     let manifest: DevnetManifest | undefined;
     const control = new DevnetHttpServer(
       host,
-      createControlApp(faults, devToken, () => {
-        if (!manifest) throw new Error("manifest not ready");
-        return manifest;
-      }).fetch,
+      createControlApp(
+        faults,
+        devToken,
+        () => {
+          if (!manifest) throw new Error("manifest not ready");
+          return manifest;
+        },
+        { activity: () => activity.snapshot(), fund: createFaucet(evm, solana) },
+      ).fetch,
     );
     await control.start();
     teardown.push(() => control.stop());

@@ -14,7 +14,7 @@ import {
   signBytes,
   type Transaction,
 } from "@solana/kit";
-import { createWalletClient, erc20Abi, http, type PrivateKeyAccount } from "viem";
+import { createWalletClient, erc20Abi, http, type PrivateKeyAccount, publicActions } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
@@ -25,11 +25,15 @@ import {
   boot,
   type ChatResult,
   chat,
+  chatBody,
+  chatHeaders,
+  chatRequest,
   dropSchema,
   evmBalances,
   ledgerOf,
   priceOf,
   problem,
+  readChat,
   STORES,
   secretStrings,
   serviceUrl,
@@ -152,10 +156,15 @@ describe.each(STORES)("approval in the user's wallet (%s)", (store) => {
     for (const secret of secretStrings(devnet)) expect(second.raw).not.toContain(secret);
     expect(second.raw).not.toContain(signature.slice(2));
 
-    // The same approval again: the recorded outcome, nothing paid.
-    const again = await chat(booted.running, {
-      body: resumeBody(first, evmUser, { paymentId: ask.paymentId, signature }),
-    });
+    // The same approval again, sent the moment the first stream ended: the recorded outcome
+    // (stored before its d: line), nothing paid.
+    const replayed = { body: resumeBody(first, evmUser, { paymentId: ask.paymentId, signature }) };
+    const again = await readChat(
+      await booted.running.service.app.request(
+        "/api/chat",
+        chatRequest(chatBody(replayed), chatHeaders(replayed)),
+      ),
+    );
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.finish.transactionHash).toBe(second.finish.transactionHash);
     expect(await evmBalances(devnet, "user")).toEqual(after);
@@ -447,14 +456,17 @@ describe("approval: threshold, refusals and statuses", () => {
     const merchant = privateKeyToAccount(merchantKey);
     const all = await evmUsdcBalance(devnet, evmUser);
     const move = async (from: PrivateKeyAccount, to: `0x${string}`, amount: bigint) => {
-      const client = createWalletClient({ account: from, chain, transport: rpc });
-      await client.writeContract({
+      const client = createWalletClient({ account: from, chain, transport: rpc, pollingInterval: 50 }).extend(
+        publicActions,
+      );
+      const hash = await client.writeContract({
         address: usdc,
         abi: erc20Abi,
         functionName: "transfer",
         args: [to, amount],
       });
-      await new Promise((r) => setTimeout(r, 2500));
+      // Mined (not a fixed 2.5 s wait): the balance the service reads next is the moved one.
+      await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     };
     await move(user, merchant.address, all);
     const poor = await resume(body);

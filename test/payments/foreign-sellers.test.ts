@@ -32,7 +32,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEPLOYER_KEY, evmWallets } from "../../src/devnet/evm/accounts.js";
+import { DEPLOYER_KEY } from "../../src/devnet/evm/accounts.js";
 import { loadArtifacts } from "../../src/devnet/evm/artifacts.js";
 import { MULTICALL3_ADDRESS, rawRequest, USDC_DOMAIN } from "../../src/devnet/evm/chain.js";
 import { createFacilitatorApp } from "../../src/devnet/facilitator/app.js";
@@ -387,7 +387,6 @@ async function startChainPosingAs(chainId: number): Promise<PosingChain> {
       _httpServer: { closeAllConnections(): void };
     };
   };
-  const wallets = evmWallets();
   const provider = await createHardhatNetworkProvider(
     {
       hardfork: "cancun",
@@ -399,7 +398,7 @@ async function startChainPosingAs(chainId: number): Promise<PosingChain> {
       intervalMining: 0,
       mempoolOrder: "priority",
       chains: new Map(),
-      genesisAccounts: [DEPLOYER_KEY, ...wallets.map((w) => w.privateKey)].map((privateKey) => ({
+      genesisAccounts: [DEPLOYER_KEY, ...Object.values(devnet.secrets.evm)].map((privateKey) => ({
         privateKey,
         balance: (10n ** 22n).toString(),
       })),
@@ -430,13 +429,14 @@ async function startChainPosingAs(chainId: number): Promise<PosingChain> {
   });
   const usdc = deployed.contractAddress;
   if (!usdc) throw new Error("no token address");
-  for (const wallet of wallets.filter((w) => w.usdcAtomic > 0n)) {
+  // This file's own wallets (useTestDevnet), with the devnet's starting balances.
+  for (const wallet of devnet.manifest.evm.wallets.filter((w) => BigInt(w.usdcAtomic) > 0n)) {
     await deployer.waitForTransactionReceipt({
       hash: await deployer.writeContract({
         address: usdc,
         abi: contracts.DevUSDC.abi,
         functionName: "mint",
-        args: [wallet.address, wallet.usdcAtomic],
+        args: [wallet.address, BigInt(wallet.usdcAtomic)],
       }),
     });
   }

@@ -4,15 +4,18 @@
  * `startDevnet` in `beforeAll` / `stop` in `afterAll` that each file used to copy, and resets the
  * fault switches after every test. Faults travel over the devnet's control endpoint, so setting
  * one is awaited: `await devnet.faults.set({ settleFail: true })`.
+ *
+ * The file pays from wallets of its own (fresh keys funded before its first test:
+ * test/setup/own-wallets.ts), and at its end waits until the devnet's facilitator and paid services
+ * have nothing in flight, so the next file on this devnet starts on an idle network
+ * (docs/testing.md).
  */
-import { afterEach, inject } from "vitest";
-import type { Devnet, DevnetManifest, Faults } from "../../src/devnet/index.js";
+import { afterAll, afterEach, beforeAll, inject } from "vitest";
+import type { Devnet, Faults } from "../../src/devnet/index.js";
+import { ownWallets } from "./own-wallets.js";
+import type { SharedDevnet } from "./shared-devnet.js";
 
-/** A devnet as `provide` hands it over (structured-clone safe). */
-export interface SharedDevnet {
-  manifest: DevnetManifest;
-  secrets: { evm: Record<string, `0x${string}`>; solana: Record<string, number[]> };
-}
+export type { SharedDevnet };
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -29,29 +32,69 @@ export interface TestDevnet extends Pick<Devnet, "manifest" | "secrets"> {
   };
 }
 
-/** The worker's devnet, faults reset after each test of the calling file. */
-export function useTestDevnet(): TestDevnet {
+/** How long a file's end waits for the devnet to finish what is in flight. */
+const IDLE_DEADLINE_MS = 30_000;
+
+/**
+ * The worker's devnet, with wallets of the calling file's own (`ownWallets: false` keeps the shared
+ * ones, for a file that needs the well-known addresses); faults reset after each test; at the end
+ * of the file, faults reset and a wait until the devnet is idle.
+ */
+export function useTestDevnet(options: { ownWallets?: boolean } = {}): TestDevnet {
   const devnets = inject("devnets");
   if (!devnets?.length) throw new Error("no devnet provided: run this file in the integration project");
   // VITEST_POOL_ID is 1..maxWorkers, one per worker for the whole run.
   const index = (Number(process.env.VITEST_POOL_ID ?? "1") - 1) % devnets.length;
-  const devnet = remote(devnets[index] as SharedDevnet);
+  const shared = devnets[index] as SharedDevnet;
+  const own = options.ownWallets === false ? undefined : ownWallets(shared);
+  const devnet = remote(own?.shared ?? shared);
+  if (own) beforeAll(() => control(shared, "POST", "/__devnet/fund", own.fund));
   afterEach(() => devnet.faults.reset());
+  afterAll(async () => {
+    await devnet.faults.reset(); // releases settlements a fault holds
+    await waitIdle(shared);
+  });
   return devnet;
 }
 
-function remote(shared: SharedDevnet): TestDevnet {
+/**
+ * Resolves once the devnet's facilitator answers no `/verify` or `/settle` and its paid services no
+ * request; throws after the deadline.
+ */
+async function waitIdle(shared: SharedDevnet, deadlineMs = IDLE_DEADLINE_MS): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const busy = await control<Record<string, number>>(shared, "GET", "/__devnet/activity");
+    if (Object.values(busy).every((n) => n === 0)) return;
+    if (Date.now() > until)
+      throw new Error(
+        `the devnet is still busy ${deadlineMs} ms after this file's last test (${JSON.stringify(busy)}): a payment of this file outlived it`,
+      );
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A request to the devnet's control server (bearer dev token), its JSON answer. */
+async function control<T>(
+  shared: SharedDevnet,
+  method: "GET" | "POST" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const { controlUrl, devToken } = shared.manifest;
-  const control = async (method: "GET" | "POST" | "DELETE", body?: unknown): Promise<Faults> => {
-    const response = await fetch(controlUrl, {
-      method,
-      headers: { authorization: `Bearer ${devToken}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!response.ok)
-      throw new Error(`devnet control ${method}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as Faults;
-  };
+  const response = await fetch(new URL(path, controlUrl), {
+    method,
+    headers: { authorization: `Bearer ${devToken}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!response.ok)
+    throw new Error(`devnet control ${method} ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+function remote(shared: SharedDevnet): TestDevnet {
+  const faults = (method: "GET" | "POST" | "DELETE", body?: unknown) =>
+    control<Faults>(shared, method, "/__devnet/faults", body);
   return {
     manifest: shared.manifest,
     secrets: {
@@ -62,12 +105,12 @@ function remote(shared: SharedDevnet): TestDevnet {
     },
     faults: {
       set: async (patch) => {
-        await control("POST", patch);
+        await faults("POST", patch);
       },
       reset: async () => {
-        await control("DELETE");
+        await faults("DELETE");
       },
-      get: () => control("GET"),
+      get: () => faults("GET"),
     },
   };
 }

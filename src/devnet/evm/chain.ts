@@ -10,6 +10,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
+import { PromiseQueue } from "../queue.js";
 import { DEPLOYER_KEY, evmWallets } from "./accounts.js";
 import { loadArtifacts } from "./artifacts.js";
 
@@ -38,6 +39,8 @@ export interface EvmChain {
   /** In-process EIP-1193 provider (fast path for setup and balance reads). */
   provider: EIP1193Provider;
   wallets: ReturnType<typeof evmWallets>;
+  /** Gives `address` the wallets' gas ETH and mints it `usdcAtomic` (the devnet's faucet). */
+  fund(address: Address, usdcAtomic: bigint): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -92,6 +95,7 @@ export async function startEvmChain(host: string, options: EvmChainOptions = {})
     { enabled: false },
   );
   const usdc = await deployContracts(provider, wallets);
+  const minting = new PromiseQueue(); // one deployer nonce
   const server = new JsonRpcServer({ hostname: host, port: 0, provider });
   const { port } = await server.listen();
   let stopped: Promise<void> | undefined;
@@ -100,6 +104,11 @@ export async function startEvmChain(host: string, options: EvmChainOptions = {})
     usdc,
     provider,
     wallets,
+    fund: (address, usdcAtomic) =>
+      minting.run(async () => {
+        await rawRequest(provider, "hardhat_setBalance", [address, `0x${GAS_ETH_WEI.toString(16)}`]);
+        if (usdcAtomic > 0n) await mint(provider, usdc, address, usdcAtomic);
+      }),
     stop() {
       stopped ??= (async () => {
         await rawRequest(provider, "evm_setIntervalMining", [0]).catch(() => {});
@@ -131,16 +140,25 @@ async function deployContracts(
   const usdc = receipt.contractAddress;
   if (!usdc) throw new Error("DevUSDC deployment produced no contract address");
   for (const wallet of wallets) {
-    if (wallet.usdcAtomic === 0n) continue;
-    const hash: Hex = await client.writeContract({
-      address: usdc,
-      abi: contracts.DevUSDC.abi,
-      functionName: "mint",
-      args: [wallet.address, wallet.usdcAtomic],
-    });
-    await client.waitForTransactionReceipt({ hash });
+    if (wallet.usdcAtomic > 0n) await mint(provider, usdc, wallet.address, wallet.usdcAtomic);
   }
   return usdc;
+}
+
+/** Mints `amount` of the token to `to` from the deployer (the token's owner), and waits for it. */
+async function mint(provider: EIP1193Provider, usdc: Address, to: Address, amount: bigint): Promise<void> {
+  const client = createWalletClient({
+    account: privateKeyToAccount(DEPLOYER_KEY),
+    chain: hardhat,
+    transport: custom(provider),
+  }).extend(publicActions);
+  const hash: Hex = await client.writeContract({
+    address: usdc,
+    abi: loadArtifacts().contracts.DevUSDC.abi,
+    functionName: "mint",
+    args: [to, amount],
+  });
+  await client.waitForTransactionReceipt({ hash });
 }
 
 /** Calls a node-specific JSON-RPC method that viem's typed provider does not know. */

@@ -59,48 +59,7 @@ export function createFacilitatorApp(deps: FacilitatorAppDeps): Hono {
     const body = await readRequest(c.req.raw);
     if (!body)
       return c.json({ success: false, errorReason: "invalid_request", transaction: "", network: "" }, 400);
-    const { paymentPayload, paymentRequirements } = body;
-    if (faults.get().settleLate) {
-      log("facilitator: holding a settlement before the chain (fault settleLate)");
-      await deps.lateUntilReleased?.();
-    }
-    const { settleDelayMs, settleFail } = faults.get();
-    if (settleDelayMs > 0) await sleep(settleDelayMs);
-    if (settleFail) {
-      const refused: SettleResponse = {
-        success: false,
-        errorReason: SETTLE_FAULT_REASON,
-        errorMessage: "settlement refused by the devnet fault switch settleFail",
-        transaction: "",
-        network: paymentRequirements.network,
-      };
-      return c.json(refused);
-    }
-    let result: SettleResponse;
-    try {
-      result = await facilitator.settle(paymentPayload, paymentRequirements);
-    } catch (error) {
-      log(`facilitator: settle threw: ${errorMessage(error)}`);
-      result = {
-        success: false,
-        errorReason: "unexpected_settle_error",
-        errorMessage: errorMessage(error),
-        transaction: "",
-        network: paymentRequirements.network,
-      };
-    }
-    if (result.success) {
-      // v1 requirements carry the resource URL and the price (`maxAmountRequired`) themselves.
-      const v1 = paymentRequirements as { resource?: unknown; maxAmountRequired?: unknown };
-      catalog.touch(paymentPayload.resource?.url ?? (typeof v1.resource === "string" ? v1.resource : ""));
-      const amount = paymentRequirements.amount ?? v1.maxAmountRequired;
-      log(`facilitator: settled ${String(amount)} on ${result.network} tx ${result.transaction}`);
-    }
-    if (faults.get().settleHangAfterChain) {
-      log("facilitator: settled on chain; holding the reply (fault settleHangAfterChain)");
-      await deps.hangUntilReleased();
-    }
-    return c.json(result);
+    return c.json(await settle(deps, body));
   });
 
   app.get("/discovery/resources", (c) => {
@@ -112,6 +71,56 @@ export function createFacilitatorApp(deps: FacilitatorAppDeps): Hono {
   });
 
   return app;
+}
+
+/**
+ * One settlement as the devnet runs it: the faults first (`settleLate`, `settleDelayMs`,
+ * `settleFail`), then the chain, the catalog's `lastUpdated`, and `settleHangAfterChain` last.
+ */
+async function settle(deps: FacilitatorAppDeps, body: FacilitatorRequest): Promise<SettleResponse> {
+  const { facilitator, catalog, faults, log } = deps;
+  const { paymentPayload, paymentRequirements } = body;
+  if (faults.get().settleLate) {
+    log("facilitator: holding a settlement before the chain (fault settleLate)");
+    await deps.lateUntilReleased?.();
+  }
+  const { settleDelayMs, settleFail } = faults.get();
+  if (settleDelayMs > 0) await sleep(settleDelayMs);
+  if (settleFail) {
+    const refused: SettleResponse = {
+      success: false,
+      errorReason: SETTLE_FAULT_REASON,
+      errorMessage: "settlement refused by the devnet fault switch settleFail",
+      transaction: "",
+      network: paymentRequirements.network,
+    };
+    return refused;
+  }
+  let result: SettleResponse;
+  try {
+    result = await facilitator.settle(paymentPayload, paymentRequirements);
+  } catch (error) {
+    log(`facilitator: settle threw: ${errorMessage(error)}`);
+    result = {
+      success: false,
+      errorReason: "unexpected_settle_error",
+      errorMessage: errorMessage(error),
+      transaction: "",
+      network: paymentRequirements.network,
+    };
+  }
+  if (result.success) {
+    // v1 requirements carry the resource URL and the price (`maxAmountRequired`) themselves.
+    const v1 = paymentRequirements as { resource?: unknown; maxAmountRequired?: unknown };
+    catalog.touch(paymentPayload.resource?.url ?? (typeof v1.resource === "string" ? v1.resource : ""));
+    const amount = paymentRequirements.amount ?? v1.maxAmountRequired;
+    log(`facilitator: settled ${String(amount)} on ${result.network} tx ${result.transaction}`);
+  }
+  if (faults.get().settleHangAfterChain) {
+    log("facilitator: settled on chain; holding the reply (fault settleHangAfterChain)");
+    await deps.hangUntilReleased();
+  }
+  return result;
 }
 
 async function readRequest(request: Request): Promise<FacilitatorRequest | null> {

@@ -72,6 +72,8 @@ export interface SolanaNode {
   rpcUrl: string;
   wsUrl: string;
   wallets: SolanaWallet[];
+  /** Gives `owner` the wallets' 100 SOL and a USDC token account holding `usdcAtomic` (the faucet). */
+  fund(owner: string, usdcAtomic: bigint): void;
   stop(): Promise<void>;
 }
 
@@ -127,6 +129,10 @@ export async function startSolanaNode(
     rpcUrl: surfnet.rpcUrl,
     wsUrl: surfnet.wsUrl,
     wallets,
+    fund(owner, usdcAtomic) {
+      surfnet.fundSolMany([{ address: owner, lamports: 100 * SOL }]);
+      surfnet.setTokenBalance(owner, SOLANA_USDC_MINT, Number(usdcAtomic), TOKEN_PROGRAM);
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
