@@ -11,6 +11,7 @@ import { claimIdempotency, idempotencyKeyHeader } from "./claim.js";
 import { cors } from "./cors.js";
 import type { OutcomeRebuilder } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
+import { type McpRouteDeps, mountMcp } from "./mcp.js";
 import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
 import { rateLimit } from "./rate-limit.js";
@@ -38,6 +39,8 @@ export interface AppDeps {
   resumeApproval?: ChatRouteDeps["resumeApproval"];
   /** The ledger's reads behind GET /api/payments(/:id) (absent: payments are off, no such route). */
   payments?: Pick<PaymentRoutesDeps, "get" | "list" | "explorer">;
+  /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */
+  mcp?: Pick<McpRouteDeps, "face" | "approvalUrl">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: OutcomeRebuilder;
   /** The clock of every request (deadlines, idempotency leases); default the system's. */
@@ -154,6 +157,16 @@ export function createApp(deps: AppDeps): Hono {
   mountChat(app, deps, authenticate);
   if (deps.payments) {
     mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: authenticate });
+  }
+  if (deps.mcp) {
+    mountMcp(app, {
+      ...deps.mcp,
+      auth: authenticate,
+      rateLimit: rateLimit({ rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) }),
+      requestTimeoutMs: deps.config.requestTimeoutMs,
+      logger: deps.logger,
+      ...(deps.now ? { now: deps.now } : {}),
+    });
   }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
   if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));
