@@ -4,7 +4,13 @@ import { type DevnetUserWallets, mountDevnetWallets } from "./http/devnet-wallet
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import { createPayments, type Payments, readSignersFile, type SignerKey } from "./payments/index.js";
+import {
+  createPayments,
+  type Payments,
+  type PaymentsOptions,
+  readSignersFile,
+  type SignerKey,
+} from "./payments/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
 import { createService, type Service } from "./service.js";
 import { openStore, type Store } from "./store/index.js";
@@ -131,6 +137,45 @@ async function fromEnv(config: Config): Promise<PaymentSources> {
   };
 }
 
+/** The payment capability's options: the configuration, where it pays, and the store. */
+function paymentsOptions(
+  config: Config,
+  sources: PaymentSources,
+  store: Store,
+  logger: Logger,
+  now: (() => Date) | undefined,
+): PaymentsOptions {
+  const p = config.payments;
+  // ALLOW_PRIVATE_ORIGINS holds in every mode; the devnet only adds its own origins to it.
+  const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
+  return {
+    ledger: store.ledger,
+    history: store.history,
+    discoveryUrls: sources.discoveryUrls,
+    ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
+    rpcUrls: sources.rpcUrls,
+    assets: sources.assets,
+    allowPrivateOrigins,
+    signerKeys: sources.signerKeys,
+    preferredNetworks: p.preferredNetworks,
+    limits: {
+      defaults: p.limits.defaults,
+      caps: p.limits.caps,
+      allowedNetworks: sources.allowedNetworks,
+      allowedServices: p.limits.allowedServices,
+      ...(p.limits.approvalAbove !== undefined ? { approvalAbove: p.limits.approvalAbove } : {}),
+    },
+    maxTimeoutSeconds: p.maxTimeoutSeconds,
+    minTimeLeftMs: p.minTimeLeftMs,
+    serviceTimeoutMs: p.serviceTimeoutMs,
+    reconcileIntervalMs: p.reconcileIntervalMs,
+    ...(p.quoteSecret ? { quoteSecret: p.quoteSecret } : {}),
+    // With its causes: a store error's cause is the driver error (the query), for the log only.
+    onError: (error, context = "background") => logger.warn("payments error", { context, err: error }),
+    ...(now ? { now } : {}),
+  };
+}
+
 export interface BootstrapOptions {
   /** Where the embedded devnet writes its manifest (null: nowhere). */
   devnetManifest?: string | null;
@@ -187,32 +232,7 @@ export async function bootstrap(
     store = await storeOpening;
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
-    // ALLOW_PRIVATE_ORIGINS holds in every mode; the devnet only adds its own origins to it.
-    const allowPrivateOrigins = [...new Set([...sources.allowPrivateOrigins, ...p.allowPrivateOrigins])];
-    const payments = createPayments({
-      ledger: opened.ledger,
-      discoveryUrls: sources.discoveryUrls,
-      ...(p.catalogFile ? { catalogFile: p.catalogFile } : {}),
-      rpcUrls: sources.rpcUrls,
-      assets: sources.assets,
-      allowPrivateOrigins,
-      signerKeys: sources.signerKeys,
-      preferredNetworks: p.preferredNetworks,
-      limits: {
-        defaults: p.limits.defaults,
-        caps: p.limits.caps,
-        allowedNetworks: sources.allowedNetworks,
-        allowedServices: p.limits.allowedServices,
-        ...(p.limits.approvalAbove !== undefined ? { approvalAbove: p.limits.approvalAbove } : {}),
-      },
-      maxTimeoutSeconds: p.maxTimeoutSeconds,
-      minTimeLeftMs: p.minTimeLeftMs,
-      serviceTimeoutMs: p.serviceTimeoutMs,
-      reconcileIntervalMs: p.reconcileIntervalMs,
-      // With its causes: a store error's cause is the driver error (the query), for the log only.
-      onError: (error, context = "background") => logger.warn("payments error", { context, err: error }),
-      ...(options.now ? { now: options.now } : {}),
-    });
+    const payments = createPayments(paymentsOptions(config, sources, opened, logger, options.now));
     // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
     const tokens = new Map(config.auth.tokens);
     sources.signerKeys.forEach((key, i) => {

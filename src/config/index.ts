@@ -3,6 +3,10 @@ import { z } from "zod/v4";
 import { defaultUsdc } from "../chains/index.js";
 import { parseUsd } from "../money/index.js";
 import { MODEL_ALIASES, type ModelAlias } from "../protocol/index.js";
+import { ConfigError } from "./errors.js";
+import { parseTokens } from "./tokens.js";
+
+export { ConfigError } from "./errors.js";
 
 /**
  * Configuration comes from environment variables (a `.env` file in the working directory is read
@@ -66,10 +70,8 @@ export interface PaymentsEnv {
   minTimeLeftMs: number;
   serviceTimeoutMs: number;
   reconcileIntervalMs: number;
-}
-
-export class ConfigError extends Error {
-  override name = "ConfigError";
+  /** The key quote ids are signed with (QUOTE_SECRET); absent: random per process. */
+  quoteSecret?: string;
 }
 
 const bool = z
@@ -163,23 +165,8 @@ const envSchema = z.object({
   MIN_TIME_LEFT_MS: int(0, 600_000).default(12_000),
   SERVICE_TIMEOUT_MS: int(100, 600_000).default(10_000),
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
+  QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
-
-/** Parse `name=token,name2=token2` into token -> identity. */
-function parseTokens(raw: string | undefined): Map<string, string> {
-  const tokens = new Map<string, string>();
-  if (!raw) return tokens;
-  for (const entry of raw.split(",")) {
-    const [name, token] = entry.split("=").map((s) => s.trim());
-    if (!name || !token || token.length < 16) {
-      throw new ConfigError(
-        "AUTH_TOKENS: expected name=token pairs separated by commas, tokens of 16+ characters",
-      );
-    }
-    tokens.set(token, name);
-  }
-  return tokens;
-}
 
 /**
  * Parse `https://app.example.com,http://localhost:5173` into exact origins: scheme (http or
@@ -320,6 +307,7 @@ function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
     minTimeLeftMs: e.MIN_TIME_LEFT_MS,
     serviceTimeoutMs: e.SERVICE_TIMEOUT_MS,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
+    ...(e.QUOTE_SECRET ? { quoteSecret: e.QUOTE_SECRET } : {}),
   };
 }
 

@@ -101,6 +101,10 @@ export const ERROR_CODES = {
     finishReason: "error",
     title: "This approval is being processed",
   },
+  // A quote id (docs/payments.md, "Quote ids"): not this service's, altered, or another caller's;
+  // or past its expiry. Nothing was probed, signed or paid.
+  quote_invalid: { status: 400, finishReason: "error", title: "Not a quote id this service gave you" },
+  quote_expired: { status: 400, finishReason: "error", title: "The quote has expired" },
   idempotency_conflict: { status: 409, finishReason: "error", title: "Idempotency key conflict" },
   service_unavailable: {
     status: 503,

@@ -1,15 +1,9 @@
 import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { formatUsd } from "../money/index.js";
+import { paymentState } from "../payments/face/index.js";
 import type { HistoryQuery, PaymentRecord } from "../payments/ports/index.js";
-import { REASONS } from "../payments/rules/index.js";
-import {
-  LEDGER_STATUSES,
-  type LedgerStatus,
-  type PaymentHistoryItem,
-  type PaymentState,
-} from "../protocol/index.js";
+import { LEDGER_STATUSES, type LedgerStatus, type PaymentHistoryItem } from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
 import type { HttpContext, HttpMiddleware } from "./vars.js";
 
@@ -34,36 +28,6 @@ export interface PaymentRoutesDeps {
 
 /** Payment ids are `pay_` and a UUID; anything longer or stranger is not looked up. */
 const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
-
-/** What a failed payment's row says as a stable reason: a pipeline reason, or the chain's verdict. */
-function reasonOf(record: PaymentRecord): string | undefined {
-  if (record.status !== "failed") return undefined;
-  if (record.error && Object.hasOwn(REASONS, record.error)) return record.error;
-  // The reconciler's only way to `failed`: the authorization (or blockhash) expired unused.
-  return "expired_unused";
-}
-
-/** A ledger row as the client reads it: never the authorization, the approval terms or a signature. */
-export function paymentState(record: PaymentRecord): PaymentState {
-  const reason = reasonOf(record);
-  return {
-    paymentId: record.paymentId,
-    status: record.status,
-    amount: { atomic: record.amount.toString(), usd: formatUsd(record.amount), asset: record.asset },
-    network: record.network,
-    payTo: record.payTo,
-    service: record.service,
-    ...(record.txHash ? { transaction: record.txHash } : {}),
-    ...(record.payer ? { payer: record.payer } : {}),
-    ...(reason ? { reason } : {}),
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString(),
-    ...(record.settledAt ? { settledAt: record.settledAt.toISOString() } : {}),
-    ...(record.status === "awaiting_approval" && record.expiresAt
-      ? { expiresAt: record.expiresAt.toISOString() }
-      : {}),
-  };
-}
 
 async function getPayment(c: HttpContext, deps: PaymentRoutesDeps): Promise<Response> {
   try {

@@ -4,7 +4,9 @@ import type { ToolProvider, TurnPrelude } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
-import type { Ledger } from "./ports/index.js";
+import { createPaymentsFace } from "./face/index.js";
+import type { PaymentsFace } from "./face.js";
+import type { Ledger, PaymentHistory } from "./ports/index.js";
 import { createSignerRegistry, type SignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
@@ -39,9 +41,15 @@ export interface PaymentsOptions extends PipelineConfig {
   now?: () => Date;
   /** How long an unclear payment's immediate check on chain may hold the stream (default 5 s). */
   resolveNowMs?: number;
+  /** A caller's payments, for `face.listPayments` (src/store's history). */
+  history?: PaymentHistory;
+  /** QUOTE_SECRET: the key quote ids are signed with (default: random, this process only). */
+  quoteSecret?: string;
 }
 
 export interface Payments {
+  /** Everything a caller can do with money (face.ts): the tools, MCP and approval pages wrap it. */
+  face: PaymentsFace;
   tools: ToolProvider;
   /**
    * Take up a payment the user answered in the wallet (docs/protocol.md, "Approval"): checks run
@@ -104,7 +112,6 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...clock,
     ...(options.onError ? { onError: options.onError } : {}),
   });
-  const tools = createPaymentTools({ pipeline, discovery, chains, signers, assets: options.assets });
   const approvals = new ApprovalDesk({
     ledger,
     limits: options.limits,
@@ -115,8 +122,19 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...clock,
     ...(options.onError ? { onError: options.onError } : {}),
   });
+  const face = createPaymentsFace({
+    pipeline,
+    discovery,
+    chains,
+    signers,
+    assets: options.assets,
+    approvals,
+    ...(options.history ? { history: options.history } : {}),
+    ...(options.quoteSecret !== undefined ? { quoteSecret: options.quoteSecret } : {}),
+  });
   return {
-    tools,
+    face,
+    tools: createPaymentTools(face),
     resumeApproval: async (input) => approvalPrelude(await approvals.resume(input)),
     rebuild: ledgerRebuilder(ledger),
     ledger,

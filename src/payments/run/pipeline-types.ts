@@ -1,3 +1,4 @@
+import { sameAsset } from "../../chains/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
@@ -61,6 +62,35 @@ export interface PaymentRequest {
   deadline: number;
   now(): number;
   observer: PaymentObserver;
+}
+
+/** The terms of an offer a payment must keep: who is paid, on which network, in which asset. */
+export interface OfferTerms {
+  payTo: string;
+  network: string;
+  asset: string;
+}
+
+/** How one payment is made, beyond its target (`PaymentPipeline.pay`). */
+export interface PayOptions {
+  /** The service's name as discovery listed it (display only). */
+  serviceName?: string;
+  /**
+   * The payment's id, when the caller derives it (a quote id's payment): the ledger's primary key
+   * then makes it happen at most once. Default: a new random id.
+   */
+  paymentId?: string;
+  /** Pay only an offer on these terms (a quoted one); any other is refused as `price_changed`. */
+  terms?: OfferTerms;
+}
+
+/** Whether an offer keeps the given terms (addresses in their network's canonical spelling). */
+export function sameTerms(offer: OfferTerms, terms: OfferTerms): boolean {
+  return (
+    offer.network === terms.network &&
+    sameAsset(offer.network, offer.asset, terms.asset) &&
+    sameAsset(offer.network, offer.payTo, terms.payTo)
+  );
 }
 
 /** A price check, as the domain sees it; the tool layer turns it into what the model reads. */

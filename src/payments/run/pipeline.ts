@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AppError } from "../../errors/index.js";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import type { SignerAccess } from "../ports/index.js";
+import type { Ledger, SignerAccess } from "../ports/index.js";
 import {
   type Admission,
   admit,
@@ -16,27 +16,30 @@ import {
   type Reason,
   resolveLimits,
 } from "../rules/index.js";
-import {
-  buildTarget,
-  type PaymentDemandProbe,
-  probe,
-  type SignedPayment,
-  signOffer,
-  type Target,
-} from "../x402/index.js";
+import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x402/index.js";
 import { askWallet } from "./ask-wallet.js";
 import { BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
 import {
   type Admitted,
   type PaymentRequest,
+  type PayOptions,
   type PipelineDeps,
   type QuoteResult,
   refuseOverLimit,
+  sameTerms,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
+import { signBounded } from "./sign.js";
 
-export type { PaymentRequest, PipelineConfig, PipelineDeps, QuoteResult } from "./pipeline-types.js";
+export type {
+  OfferTerms,
+  PaymentRequest,
+  PayOptions,
+  PipelineConfig,
+  PipelineDeps,
+  QuoteResult,
+} from "./pipeline-types.js";
 
 /**
  * The payment pipeline, in code, for every payment (docs/payments.md): probe -> admit -> reserve
@@ -44,7 +47,8 @@ export type { PaymentRequest, PipelineConfig, PipelineDeps, QuoteResult } from "
  * The model can ask for a payment; only this code decides whether one happens.
  */
 export class PaymentPipeline {
-  private readonly now: () => Date;
+  /** The clock every payment step reads. */
+  readonly now: () => Date;
 
   private readonly delivery: DeliveryDeps;
 
@@ -111,11 +115,13 @@ export class PaymentPipeline {
     return !(await this.deps.signers.canSign(wallet, request.bearerToken));
   }
 
-  /**
-   * Pay for one call and fetch its answer, or say why not. Every refusal and failure is reported.
-   * `serviceName`: the service's name as discovery listed it (display only).
-   */
-  async pay(request: PaymentRequest, input: PayInput, serviceName?: string): Promise<PaymentOutcome> {
+  /** The ledger payments are recorded in (a payment read back by its id). */
+  get ledger(): Ledger {
+    return this.deps.ledger;
+  }
+
+  /** Pay for one call and fetch its answer, or say why not. Every refusal and failure is reported. */
+  async pay(request: PaymentRequest, input: PayInput, options: PayOptions = {}): Promise<PaymentOutcome> {
     const wallet = request.wallet;
     if (!wallet)
       return this.refuseEarly(
@@ -147,11 +153,16 @@ export class PaymentPipeline {
       const refused = admission as Extract<Admission, { ok: false }>;
       return this.refuseEarly(request, refused.reason, refused.message, refused.details);
     }
+    if (options.terms && !sameTerms(chosen.offer, options.terms)) {
+      const message = `${probed.payee.url} now asks to be paid on other terms than quoted; not paid.`;
+      return this.refuseEarly(request, "price_changed", message, { quoted: options.terms });
+    }
+    const { serviceName } = options;
     const run = new PaymentRun(
       this.deps.ledger,
       request.observer,
       {
-        paymentId: `pay_${randomUUID()}`,
+        paymentId: options.paymentId ?? `pay_${randomUUID()}`,
         scopeId: request.scopeId,
         caller: request.caller ?? null,
         wallet: wallet.address,
@@ -196,6 +207,10 @@ export class PaymentPipeline {
     if (snapshot) run.measure({ limits, snapshot });
     run.quoted();
     return snapshot ? committedOf(snapshot) : undefined;
+  }
+
+  private sign(probed: PaymentDemandProbe, chosen: ChosenOffer, signer: SignerAccess) {
+    return signBounded(probed, chosen, signer, this.deps.config.serviceTimeoutMs, this.deps.onError);
   }
 
   private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
@@ -250,34 +265,6 @@ export class PaymentPipeline {
       timeoutMs: this.deps.config.serviceTimeoutMs,
       allowOrigin: (origin) => isServiceAllowed(origin, limits),
     });
-  }
-
-  /**
-   * Sign in memory, bounded in time (a Solana signature needs a recent blockhash from the node,
-   * which may hang); undefined when it fails, with the cause in the log.
-   */
-  private async sign(
-    probed: PaymentDemandProbe,
-    chosen: ChosenOffer,
-    signer: SignerAccess,
-  ): Promise<SignedPayment | undefined> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error("signing timed out")), this.deps.config.serviceTimeoutMs);
-    });
-    try {
-      const signing = signOffer(probed.demand, chosen.index, signer.schemeFor(chosen.offer.network), {
-        amount: chosen.amount,
-        payTo: chosen.offer.payTo,
-        maxTimeoutSeconds: chosen.timeoutSeconds,
-      });
-      return await Promise.race([signing, timeout]);
-    } catch (error) {
-      this.deps.onError?.(error, "signing");
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Refused before any quote: nothing to stream but the error. */

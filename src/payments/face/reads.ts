@@ -1,21 +1,15 @@
-import type { TurnContext } from "../agent/index.js";
-import { type Chains, walletCanUse } from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
-import type { BudgetOutput, DiscoverOutput, Offer, QuoteInput, QuoteOutput } from "../tools/contract.js";
-import type { SignerRegistry } from "./ports/index.js";
-import { codeOf, limitRemaining, type Requirement } from "./rules/index.js";
-import type { PaymentPipeline, PaymentRequest } from "./run/index.js";
-import { buildTarget } from "./x402/index.js";
+import { type Chains, walletCanUse } from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { Wallet } from "../../protocol/index.js";
+import type { BudgetOutput, Offer, QuoteInput, QuoteOutput } from "../../tools/contract.js";
+import type { SignerRegistry } from "../ports/index.js";
+import { type ChosenOffer, codeOf, limitRemaining, type Requirement } from "../rules/index.js";
+import type { PaymentPipeline, PaymentRequest } from "../run/index.js";
 
-/**
- * The two payment tools that only read (`get_quote`, `get_budget`), as the model sees them; tools.ts
- * builds the four tools of a turn from these and `pay_and_fetch`.
- */
-
-export interface ToolDeps {
+/** What the two reads of the face (`quote`, `budget`) need. */
+export interface ReadDeps {
   pipeline: PaymentPipeline;
-  discovery: { search(query: string | undefined, signal?: AbortSignal): Promise<DiscoverOutput> };
   chains: Pick<Chains, "balance">;
   signers: SignerRegistry;
   assets: Record<string, string[]>;
@@ -30,23 +24,24 @@ const toOffer = (r: Requirement): Offer => ({
   payTo: r.payTo,
 });
 
-/** `get_quote`: the price and what would remain of each limit; a refusal also goes on the stream. */
+/**
+ * The price and what would remain of each limit; a refusal also goes to the observer (the turn
+ * ends with its code). `payable`: the offer admission chose, when it may be paid.
+ */
 export async function quoteFor(
-  deps: ToolDeps,
-  ctx: TurnContext,
+  deps: ReadDeps,
   request: PaymentRequest,
-  quoted: Map<string, string>,
   input: QuoteInput,
-): Promise<QuoteOutput> {
+): Promise<{ output: QuoteOutput; payable?: ChosenOffer }> {
   const result = await deps.pipeline.quote(request, input);
   if (result.kind === "refused") {
     // A forbidden origin ends the turn as `limit-exceeded`, an unreachable or failing service
     // as `service-unavailable`, quoted or not.
     const code = codeOf(result.reason);
-    ctx.reportError(
+    request.observer.error(
       new AppError(code, result.message, { details: { reason: result.reason, ...result.details } }),
     );
-    return { ok: false, error: { code, message: result.message } };
+    return { output: { ok: false, error: { code, message: result.message } } };
   }
   const limits = deps.pipeline.limitsFor(request);
   const view = (limit: bigint, remaining: bigint) => ({
@@ -66,23 +61,19 @@ export async function quoteFor(
       daily: view(limits.daily, remaining.daily),
     },
   };
-  if (result.kind === "free") return { ...base, paymentRequired: false, offers: [], chosen: null };
+  if (result.kind === "free")
+    return { output: { ...base, paymentRequired: false, offers: [], chosen: null } };
   const offers = result.offers.map(toOffer);
   const admission = result.admission;
   if (!admission) {
-    return {
-      ...base,
-      paymentRequired: true,
-      offers,
-      chosen: null,
-      refusal: { code: "no_wallet", message: "No wallet was given with this request." },
-    };
+    const refusal = { code: "no_wallet", message: "No wallet was given with this request." };
+    return { output: { ...base, paymentRequired: true, offers, chosen: null, refusal } };
   }
   if (!admission.ok) {
     // A limit refuses this purchase before any payment starts: say so on the stream, so the
     // turn ends `limit-exceeded`, not `stop`.
     if (admission.reason === "limit_exceeded") {
-      ctx.reportError(
+      request.observer.error(
         new AppError("limit_exceeded", admission.message, {
           details: {
             ...admission.details,
@@ -91,7 +82,7 @@ export async function quoteFor(
         }),
       );
     }
-    return {
+    const output: QuoteOutput = {
       ...base,
       paymentRequired: true,
       offers,
@@ -99,29 +90,28 @@ export async function quoteFor(
       ...(admission.chosen ? { wouldPay: toOffer(admission.chosen.offer) } : {}),
       refusal: { code: admission.reason, message: admission.message },
     };
+    return { output };
   }
-  const chosen = toOffer(admission.offer);
-  quoted.set(JSON.stringify(buildTarget(input)), chosen.amountUsd);
-  return {
+  const output: QuoteOutput = {
     ...base,
     paymentRequired: true,
     offers,
-    chosen,
+    chosen: toOffer(admission.offer),
     ...(result.needsApproval !== undefined ? { needsApproval: result.needsApproval } : {}),
   };
+  return { output, payable: admission };
 }
 
-/** `get_budget`: the limits, what is committed, what remains, and the wallet's balances. */
+/** The limits, what is committed, what remains, and the wallet's balances. */
 export async function budgetFor(
-  deps: ToolDeps,
-  ctx: TurnContext,
-  request: PaymentRequest,
+  deps: ReadDeps,
+  request: PaymentRequest & { wallet?: Wallet },
 ): Promise<BudgetOutput> {
   const limits = deps.pipeline.limitsFor(request);
   const s = await deps.pipeline.committed(request);
   const remaining = limitRemaining(limits, s);
   const balances: BudgetOutput["balances"] = [];
-  const wallet = ctx.wallet;
+  const wallet = request.wallet;
   if (wallet) {
     for (const network of limits.allowedNetworks.filter((n) => walletCanUse(wallet.chain, n))) {
       const asset = deps.assets[network]?.[0];
@@ -143,6 +133,6 @@ export async function budgetFor(
     spentThisRequestUsd: formatUsd(s.thisRequest),
     remainingTodayUsd: formatUsd(remaining.daily),
     balances,
-    canSign: wallet ? await deps.signers.canSign(wallet, ctx.bearerToken) : false,
+    canSign: wallet ? await deps.signers.canSign(wallet, request.bearerToken) : false,
   };
 }

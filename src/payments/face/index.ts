@@ -1,0 +1,187 @@
+import { AppError } from "../../errors/index.js";
+import type { PaymentState } from "../../protocol/index.js";
+import type { BudgetOutput, DiscoverOutput, PayInput, PayOutput, QuoteInput } from "../../tools/contract.js";
+import type { ApprovalAnswer, PayerSession, PaymentsFace, PaymentView, PayWhat, Quote } from "../face.js";
+import type { HistoryQuery, PaymentHistory } from "../ports/index.js";
+import type { PaymentObserver } from "../rules/index.js";
+import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
+import { buildTarget } from "../x402/index.js";
+import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
+import { payQuoted } from "./pay-quoted.js";
+import { createQuoteIds, QUOTE_TTL_MS, type QuoteIds } from "./quote-id.js";
+import { budgetFor, quoteFor, type ReadDeps } from "./reads.js";
+
+export { fromOutside, paymentState, resumedOutput, toPayOutput, untrustedData } from "./outputs.js";
+export { createQuoteIds, QUOTE_TTL_MS, type QuoteClaims, type QuoteIds } from "./quote-id.js";
+
+/**
+ * The payments face (src/payments/face.ts), implemented on the pipeline, the approval desk and the
+ * ledger. Every decision about money is made here or below: the chat's tools, the MCP server and
+ * the approval endpoints only build a `PayerSession` and call it.
+ */
+export interface FaceDeps extends ReadDeps {
+  discovery: { search(query: string | undefined, signal?: AbortSignal): Promise<DiscoverOutput> };
+  /** Answers from the payment's own caller (absent: `answerApproval` refuses). */
+  approvals?: Pick<ApprovalDesk, "resume">;
+  /** A caller's payments (`listPayments`; absent: refused). */
+  history?: PaymentHistory;
+  /** QUOTE_SECRET: quote ids hold on every instance that shares it. Absent: random per process. */
+  quoteSecret?: string;
+  /** Default: the pipeline's clock. */
+  now?: () => Date;
+  /** Answers that come from the approval page (`via.kind === "page"`); absent: refused. */
+  answerOnPage?: (input: ApprovalAnswer) => Promise<PayOutput>;
+}
+
+/** What the face remembers of one session object (a chat turn): its quotes, payments and names. */
+interface SessionMemory {
+  /** Service names discovery listed, by URL without its query (display only). */
+  names: Map<string, string>;
+  /** The price quoted for a call: paying it by its target never pays more, maxUsd or not. */
+  quoted: Map<string, string>;
+  /** Payments by target: the same call twice in one session pays once and answers the same. */
+  paid: Map<string, Promise<PayOutput>>;
+}
+
+const SILENT: PaymentObserver = { update() {}, summary() {}, error() {} };
+
+/** Payment ids are `pay_` and a UUID; anything longer or stranger is not looked up. */
+const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
+
+export function createPaymentsFace(deps: FaceDeps): PaymentsFace {
+  return new Face(deps);
+}
+
+const aborted = (): PayOutput => ({
+  status: "refused",
+  error: { code: "aborted", message: "The request ended." },
+});
+const keyOf = (target: QuoteInput) => JSON.stringify(buildTarget(target));
+
+class Face implements PaymentsFace {
+  private readonly now: () => Date;
+  private readonly ids: QuoteIds;
+  private readonly memories = new WeakMap<PayerSession, SessionMemory>();
+  /** Payments by quote id under way in this process. */
+  private readonly inflight = new Map<string, Promise<PayOutput>>();
+
+  constructor(private readonly deps: FaceDeps) {
+    this.now = deps.now ?? deps.pipeline.now;
+    this.ids = createQuoteIds(deps.quoteSecret);
+  }
+
+  async findServices(session: PayerSession, query?: string): Promise<DiscoverOutput> {
+    const found = await fromOutside(this.deps.discovery.search(query, session.signal));
+    const { names } = this.memoryOf(session);
+    for (const service of found.services) names.set(service.url.split("?")[0] ?? service.url, service.name);
+    return found;
+  }
+
+  async quote(session: PayerSession, target: QuoteInput): Promise<Quote> {
+    const { output, payable } = await quoteFor(this.deps, this.requestOf(session), target);
+    if (!payable || !output.ok || !output.chosen || !session.wallet)
+      return fromOutside(Promise.resolve(output));
+    this.memoryOf(session).quoted.set(keyOf(target), output.chosen.amountUsd);
+    // No longer than the offer's own signing window, and a few minutes at most.
+    const expiresAt = this.now().getTime() + Math.min(QUOTE_TTL_MS, payable.timeoutSeconds * 1000);
+    const quoteId = this.ids.issue({
+      caller: session.caller ?? null,
+      wallet: session.wallet.address,
+      target: buildTarget(target),
+      terms: { payTo: payable.offer.payTo, network: payable.offer.network, asset: payable.offer.asset },
+      amount: payable.amount.toString(),
+      expiresAt,
+    });
+    const quoteExpiresAt = new Date(expiresAt).toISOString();
+    return fromOutside(Promise.resolve({ ...output, quoteId, quoteExpiresAt }));
+  }
+
+  pay(session: PayerSession, what: PayWhat): Promise<PayOutput> {
+    if (!("quoteId" in what)) return this.payTarget(session, what);
+    if (session.signal.aborted) return Promise.resolve(aborted());
+    const { pipeline } = this.deps;
+    const deps = { pipeline, ledger: pipeline.ledger, ids: this.ids, inflight: this.inflight, now: this.now };
+    return fromOutside(payQuoted(deps, this.requestOf(session), what.quoteId));
+  }
+
+  async getPayment(caller: string | undefined, paymentId: string): Promise<PaymentView | undefined> {
+    if (!PAYMENT_ID.test(paymentId)) return undefined;
+    const record = await this.deps.pipeline.ledger.get(paymentId);
+    if (!record || (record.caller ?? null) !== (caller ?? null)) return undefined;
+    return paymentState(record);
+  }
+
+  async listPayments(query: HistoryQuery): Promise<PaymentState[]> {
+    if (!this.deps.history) throw new AppError("store_unavailable", "Payment history is not available here.");
+    const records = await this.deps.history.listByCaller(query);
+    return records.filter((r) => r.caller === query.caller).map(paymentState);
+  }
+
+  budget(session: PayerSession): Promise<BudgetOutput> {
+    return fromOutside(budgetFor(this.deps, this.requestOf(session)));
+  }
+
+  async answerApproval(input: ApprovalAnswer): Promise<PayOutput> {
+    const { via } = input;
+    if (via.kind === "page") {
+      // The approval page's own path (the page's checks and where the answer is kept).
+      if (!this.deps.answerOnPage) throw new AppError("not_found", "This service has no approval page.");
+      return this.deps.answerOnPage(input);
+    }
+    if (!this.deps.approvals) throw new AppError("payment_unavailable", "Approvals are not taken here.");
+    const resumed = await this.deps.approvals.resume({
+      answer: input.answer,
+      wallet: input.wallet,
+      ...(via.caller ? { caller: via.caller } : {}),
+      ...(via.spendingLimits ? { spendingLimits: via.spendingLimits } : {}),
+      signal: input.signal,
+    });
+    return resumedOutput(resumed, SILENT);
+  }
+
+  /** The chat's way: by target, once per session, never above the price quoted in it. */
+  private payTarget(session: PayerSession, input: PayInput): Promise<PayOutput> {
+    const memory = this.memoryOf(session);
+    const key = keyOf(input);
+    const known = memory.paid.get(key);
+    if (known) return known;
+    const shown = memory.quoted.get(key) ?? input.maxUsd;
+    const serviceName = memory.names.get(input.url.split("?")[0] ?? input.url);
+    const paying = async () => {
+      if (session.signal.aborted) return aborted();
+      const outcome = await this.deps.pipeline.pay(
+        this.requestOf(session),
+        shown === undefined ? input : { ...input, maxUsd: shown },
+        serviceName ? { serviceName } : {},
+      );
+      return toPayOutput(outcome);
+    };
+    const result = fromOutside(paying());
+    memory.paid.set(key, result);
+    return result;
+  }
+
+  private memoryOf(session: PayerSession): SessionMemory {
+    let memory = this.memories.get(session);
+    if (!memory) {
+      memory = { names: new Map(), quoted: new Map(), paid: new Map() };
+      this.memories.set(session, memory);
+    }
+    return memory;
+  }
+
+  /** A session as the pipeline takes it: the facts, the face's clock and an observer. */
+  private requestOf(session: PayerSession): PaymentRequest {
+    return {
+      scopeId: session.scopeId,
+      ...(session.wallet ? { wallet: session.wallet } : {}),
+      ...(session.bearerToken ? { bearerToken: session.bearerToken } : {}),
+      ...(session.caller ? { caller: session.caller } : {}),
+      ...(session.spendingLimits ? { spendingLimits: session.spendingLimits } : {}),
+      signal: session.signal,
+      deadline: session.deadline,
+      now: () => this.now().getTime(),
+      observer: session.observer ?? SILENT,
+    };
+  }
+}

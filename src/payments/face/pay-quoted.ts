@@ -1,0 +1,73 @@
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
+import type { PayInput, PayOutput } from "../../tools/contract.js";
+import type { Ledger } from "../ports/index.js";
+import type { PaymentPipeline, PaymentRequest } from "../run/index.js";
+import type { Target } from "../x402/index.js";
+import { recordOutput, toPayOutput } from "./outputs.js";
+import type { QuoteIds } from "./quote-id.js";
+
+/**
+ * Paying by a quote id: exactly the quoted offer or nothing, at most once. The id is opened first
+ * (`quote_invalid`, `quote_expired`); its payment id is derived from it, so the ledger's primary
+ * key lets one payment exist per quote id on every instance: a second call (after the first, at
+ * the same time, or after a crash) reads that row back instead of paying. The payment itself runs
+ * through the pipeline like any other: the session's limits, the price capped by the quoted one,
+ * and the payee, network and asset the quote chose (another is refused as `price_changed`).
+ */
+export interface QuotedDeps {
+  pipeline: PaymentPipeline;
+  ledger: Ledger;
+  ids: QuoteIds;
+  /** Payments by quote id under way in this process: a concurrent call waits for the same one. */
+  inflight: Map<string, Promise<PayOutput>>;
+  now: () => Date;
+}
+
+/** The quoted call as the pipeline takes it, with the quoted price as the most it may pay. */
+function inputOf(target: Target, amount: string): PayInput {
+  return {
+    url: target.url,
+    method: target.method,
+    ...(target.body !== undefined ? { body: JSON.parse(target.body) as Record<string, unknown> } : {}),
+    maxUsd: formatUsd(BigInt(amount)),
+  };
+}
+
+export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: string): Promise<PayOutput> {
+  let claims: ReturnType<QuoteIds["open"]>;
+  try {
+    claims = deps.ids.open(
+      quoteId,
+      { caller: request.caller ?? null, wallet: request.wallet?.address },
+      deps.now().getTime(),
+    );
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    request.observer.error(error);
+    return Promise.resolve({
+      status: "refused",
+      error: { code: error.code, message: error.message, ...error.details },
+    });
+  }
+  const paymentId = deps.ids.paymentIdOf(quoteId);
+  const running = deps.inflight.get(paymentId);
+  if (running) return running;
+  const paying = (async (): Promise<PayOutput> => {
+    const before = await deps.ledger.get(paymentId);
+    if (before) return recordOutput(before);
+    const outcome = await deps.pipeline.pay(request, inputOf(claims.target, claims.amount), {
+      paymentId,
+      terms: claims.terms,
+    });
+    // Another instance won the race for this id: its row stands, and this attempt sent nothing
+    // (the ledger refused the row before anything left the process).
+    if (outcome.status === "failed" && outcome.error?.reason === "internal") {
+      const after = await deps.ledger.get(paymentId).catch(() => undefined);
+      if (after) return recordOutput(after);
+    }
+    return toPayOutput(outcome);
+  })().finally(() => deps.inflight.delete(paymentId));
+  deps.inflight.set(paymentId, paying);
+  return paying;
+}
