@@ -233,12 +233,7 @@ export async function bootstrap(
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
     const payments = createPayments(paymentsOptions(config, sources, opened, logger, options.now));
-    // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
-    const tokens = new Map(config.auth.tokens);
-    sources.signerKeys.forEach((key, i) => {
-      for (const token of key.tokens)
-        if (!tokens.has(token)) tokens.set(token, devnet ? "devnet" : `signer-${i + 1}`);
-    });
+    const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
@@ -252,6 +247,8 @@ export async function bootstrap(
           devnet && Object.hasOwn(sources.rpcUrls, network) ? undefined : explorerTxUrl(network, tx),
       },
       rebuild: payments.rebuild,
+      // POST /mcp on the same face, wallet rules and ledger (docs/mcp.md).
+      mcp: { face: payments.face, approvalUrl: (id) => approvalPage(config, id) },
       idempotency: opened.idempotency,
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },
@@ -279,4 +276,22 @@ export async function bootstrap(
     await own?.stop();
     throw error;
   }
+}
+
+/**
+ * The approval page of a payment (the web app's `/approve/<paymentId>`), on this service's own
+ * address. The approval page's branch brings PUBLIC_URL for services behind a proxy.
+ */
+function approvalPage(config: Config, paymentId: string): string {
+  return new URL(`/approve/${encodeURIComponent(paymentId)}`, `http://${config.host}:${config.port}`).href;
+}
+
+/** The configured bearer tokens, and those bound to server-held keys (valid for the chat too). */
+function bearerTokens(config: Config, signerKeys: SignerKey[], devnet: boolean): Map<string, string> {
+  const tokens = new Map(config.auth.tokens);
+  signerKeys.forEach((key, i) => {
+    for (const token of key.tokens)
+      if (!tokens.has(token)) tokens.set(token, devnet ? "devnet" : `signer-${i + 1}`);
+  });
+  return tokens;
 }
