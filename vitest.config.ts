@@ -25,6 +25,7 @@ const E2E = [
   "test/client/pack.test.ts",
   "test/cluster.test.ts",
   "test/image.test.ts",
+  "test/mcp/stdio.test.ts",
 ];
 
 const INTEGRATION = [
