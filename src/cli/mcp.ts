@@ -52,7 +52,8 @@ function manifestUrl(env: NodeJS.ProcessEnv): string | undefined {
 /** Flags and environment -> where to connect and the headers every request carries. */
 export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): BridgeOptions | "help" {
   const { values, positionals } = parseArgs({
-    args: argv,
+    // `--devnet` alone is the payer, as for `chat`.
+    args: argv.map((arg) => (arg === "--devnet" ? "--devnet=" : arg)),
     allowPositionals: true,
     options: {
       url: { type: "string" },
