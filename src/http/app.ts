@@ -165,6 +165,7 @@ export function createApp(deps: AppDeps): Hono {
       rateLimit: rateLimit({ rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) }),
       requestTimeoutMs: deps.config.requestTimeoutMs,
       logger: deps.logger,
+      lifecycle: deps.lifecycle,
       ...(deps.now ? { now: deps.now } : {}),
     });
   }

@@ -4,6 +4,7 @@ import type { Logger } from "../log/index.js";
 import { handleMcpHttp } from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
 import { parsePayerConfig } from "../protocol/index.js";
+import type { Lifecycle } from "./lifecycle.js";
 import { problemResponse } from "./problem.js";
 import type { HttpMiddleware } from "./vars.js";
 
@@ -19,6 +20,8 @@ export interface McpRouteDeps {
   rateLimit: HttpMiddleware;
   requestTimeoutMs: number;
   logger: Logger;
+  /** A shutdown waits for the MCP calls under way, as for chat turns. */
+  lifecycle: Pick<Lifecycle, "keep">;
   now?: () => Date;
 }
 
@@ -72,6 +75,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
         callTimeoutMs: deps.requestTimeoutMs,
         ...(deps.now ? { now: deps.now } : {}),
         onError: (error) => deps.logger.error("mcp tool error", { err: error }),
+        keep: (work) => deps.lifecycle.keep(work),
       },
     ),
   );

@@ -23,9 +23,13 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function connect(face: FakeFace, options: { elicitUrl?: boolean; session?: McpSession } = {}) {
+async function connect(
+  face: FakeFace,
+  options: { elicitUrl?: boolean; session?: McpSession; keep?: (work: Promise<unknown>) => void } = {},
+) {
   const server = createMcpServer(face, options.session ?? SESSION, {
     approvalUrl,
+    ...(options.keep ? { keep: options.keep } : {}),
     callTimeoutMs: 30_000,
     now: () => new Date(T0),
     approvalPollMs: 1,
@@ -92,6 +96,16 @@ describe("MCP tools", () => {
     expect(seen).toMatchObject({ caller: "alice", wallet: SESSION.wallet, scopeId: "mcp_session-1" });
     expect(seen?.spendingLimits).toEqual(SESSION.spendingLimits);
     expect(seen?.deadline).toBe(T0 + 30_000);
+  });
+
+  it("hands a paying call to the service's lifecycle, so a shutdown waits for it", async () => {
+    const kept: Promise<unknown>[] = [];
+    const client = await connect(new FakeFace(), { keep: (work) => kept.push(work) });
+    await call(client, "get_payment", { paymentId: PAYMENT_ID });
+    expect(kept).toHaveLength(0);
+    const result = await call(client, "pay_quote", { quoteId: "qt_1" });
+    expect(kept).toHaveLength(1);
+    expect(await kept[0]).toEqual(result);
   });
 
   it("a refused payment is isError with the chat's stable code", async () => {

@@ -30,6 +30,11 @@ export interface McpServerOptions {
   now?: () => Date;
   /** How often the ledger is read while a call waits for an approval; default 1000 ms. */
   approvalPollMs?: number;
+  /**
+   * Hands the service each call that may move money (quote, pay), so a shutdown waits for its
+   * ledger writes as it does for a chat turn's (src/http's Lifecycle.keep).
+   */
+  keep?: (work: Promise<unknown>) => void;
   /** For the operator's log only: an unexpected error of a tool (its text never reaches the client). */
   onError?: (error: unknown) => void;
   version?: string;
@@ -59,11 +64,9 @@ export function createMcpServer(
   const guarded =
     <A>(run: (args: A, extra: Extra) => Promise<CallToolResult>) =>
     async (args: A, extra: Extra): Promise<CallToolResult> => {
-      try {
-        return await run(args, extra);
-      } catch (error) {
-        return thrownResult(error, options.onError);
-      }
+      const work = run(args, extra).catch((error: unknown) => thrownResult(error, options.onError));
+      options.keep?.(work);
+      return work;
     };
 
   server.registerTool(
