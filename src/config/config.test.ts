@@ -44,3 +44,18 @@ describe("CORS_ORIGINS", () => {
     }
   });
 });
+
+describe("QUOTE_SECRET", () => {
+  it("is absent by default (a random key per process) and taken when set", () => {
+    expect(loadConfig({}).payments.quoteSecret).toBeUndefined();
+    const secret = "q".repeat(32);
+    expect(loadConfig({ QUOTE_SECRET: secret }).payments.quoteSecret).toBe(secret);
+  });
+
+  it("refuses a short one, naming the variable and not echoing it", () => {
+    const attempt = () => loadConfig({ QUOTE_SECRET: "short-secret-value" });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/QUOTE_SECRET: at least 32 characters/);
+    expect(attempt).not.toThrow(/short-secret-value/);
+  });
+});

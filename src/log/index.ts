@@ -21,6 +21,7 @@ const SECRET_FIELDS = [
   "devToken",
   "privateKey",
   "secretKey",
+  "quoteSecret",
   "signature",
   "password",
   "apiKey",

@@ -15,6 +15,11 @@ import type { PaymentObserver } from "./rules/index.js";
  * Who is asking and within what, as every way in knows it. Built by the wrapper from what the
  * caller is (bearer identity) and what its configuration says (wallet, spending limits), never
  * from a model's tool arguments: no field here can be raised by a tool call.
+ *
+ * The face remembers, per session object, the prices quoted and the calls paid by target: paying
+ * a call by target (`pay({url, ...})`) is capped by the price quoted to the same object, and the
+ * same call twice on it pays once. The chat builds one object per turn; a wrapper that pays by
+ * quote id needs no such memory (the id carries the price and pays once on its own).
  */
 export interface PayerSession {
   /** The bearer identity (absent without auth): payments, history and approvals are bound to it. */

@@ -78,15 +78,17 @@ class Face implements PaymentsFace {
   }
 
   async quote(session: PayerSession, target: QuoteInput): Promise<Quote> {
-    const { output, payable } = await quoteFor(this.deps, this.requestOf(session), target);
-    if (!payable || !output.ok || !output.chosen || !session.wallet)
+    const request = this.requestOf(session);
+    const { output, payable } = await quoteFor(this.deps, request, target);
+    if (!payable || !output.ok || !output.chosen || !request.wallet)
       return fromOutside(Promise.resolve(output));
     this.memoryOf(session).quoted.set(keyOf(target), output.chosen.amountUsd);
     // No longer than the offer's own signing window, and a few minutes at most.
     const expiresAt = this.now().getTime() + Math.min(QUOTE_TTL_MS, payable.timeoutSeconds * 1000);
     const quoteId = this.ids.issue({
-      caller: session.caller ?? null,
-      wallet: session.wallet.address,
+      // Who may pay it, as `payQuoted` reads them from the paying session.
+      caller: request.caller ?? null,
+      wallet: request.wallet.address,
       target: buildTarget(target),
       terms: { payTo: payable.offer.payTo, network: payable.offer.network, asset: payable.offer.asset },
       amount: payable.amount.toString(),
