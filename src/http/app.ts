@@ -166,6 +166,7 @@ export function createApp(deps: AppDeps): Hono {
       requestTimeoutMs: deps.config.requestTimeoutMs,
       logger: deps.logger,
       lifecycle: deps.lifecycle,
+      origins: deps.config.cors?.origins ?? [],
       ...(deps.now ? { now: deps.now } : {}),
     });
   }

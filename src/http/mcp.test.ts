@@ -104,6 +104,18 @@ describe("POST /mcp", () => {
     expect(get.headers.get("allow")).toBe("POST");
   });
 
+  it("refuses a page of another origin (DNS rebinding), not a loopback page or a listed one", async () => {
+    const { app } = service({ CORS_ORIGINS: "https://app.example.com" });
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    const rebound = await app.request("/mcp", post({ ...auth, Origin: "http://evil.example:3000" }));
+    expect(rebound.status).toBe(401);
+    expect((await rebound.json()).code).toBe("unauthorized");
+    for (const origin of ["http://localhost:5173", "http://127.0.0.1:3000", "https://app.example.com"]) {
+      const res = await app.request("/mcp", post({ ...auth, Origin: origin }));
+      expect(res.status, origin).toBe(400); // past the origin check: no session id
+    }
+  });
+
   it("counts every MCP request against the caller's rate limit", async () => {
     const { app } = service({ RATE_LIMIT_POINTS: "1" });
     const auth = {

@@ -20,6 +20,8 @@ export interface McpRouteDeps {
   rateLimit: HttpMiddleware;
   requestTimeoutMs: number;
   logger: Logger;
+  /** Pages that may call it (CORS_ORIGINS), besides those on a loopback host. */
+  origins: readonly string[];
   /** A shutdown waits for the MCP calls under way, as for chat turns. */
   lifecycle: Pick<Lifecycle, "keep">;
   now?: () => Date;
@@ -56,12 +58,38 @@ export function readPayerHeaders(): HttpMiddleware {
   };
 }
 
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * The MCP transport's rule against DNS rebinding: a request a browser sends carries `Origin`, and
+ * one from a page that is neither on a loopback host nor listed in CORS_ORIGINS is refused (401
+ * `unauthorized`) before anything runs. MCP clients that are programs send no `Origin`.
+ */
+export function checkOrigin(origins: readonly string[]): HttpMiddleware {
+  return async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin !== undefined && !origins.includes(origin)) {
+      let host = "";
+      try {
+        host = new URL(origin).hostname;
+      } catch {}
+      if (!LOOPBACK.has(host)) {
+        throw new AppError(
+          "unauthorized",
+          `MCP requests from pages on ${origin.slice(0, 200)} are not accepted.`,
+        );
+      }
+    }
+    await next();
+  };
+}
+
 /**
  * `POST /mcp`: the MCP server (Streamable HTTP, stateless; src/mcp) behind the same bearer auth and
  * rate limit as `/api/chat`. The session's wallet and limits come from its headers, never a tool.
  */
 export function mountMcp(app: Hono, deps: McpRouteDeps): void {
-  app.post("/mcp", readPayerHeaders(), deps.auth, deps.rateLimit, (c) =>
+  app.post("/mcp", checkOrigin(deps.origins), readPayerHeaders(), deps.auth, deps.rateLimit, (c) =>
     handleMcpHttp(
       c.req.raw,
       {
