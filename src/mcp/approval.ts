@@ -87,12 +87,19 @@ function pendingResult(pay: PayOutput, url: string, expiresAt: string | undefine
 }
 
 /** Asks the client to open the page; resolves when it answers (or never, on a transport that lost it). */
-function elicit(extra: Extra, message: string, url: string, paymentId: string, timeout: number) {
+function elicit(
+  extra: Extra,
+  message: string,
+  url: string,
+  paymentId: string,
+  timeout: number,
+  signal: AbortSignal,
+) {
   return extra
     .sendRequest(
       { method: "elicitation/create", params: { mode: "url", message, url, elicitationId: paymentId } },
       ElicitResultSchema,
-      { timeout, signal: extra.signal },
+      { timeout, signal },
     )
     .then(
       (result) => result.action,
@@ -115,13 +122,34 @@ export async function awaitApproval(
   const expiry = expiresAt ? Date.parse(expiresAt) : deps.now().getTime();
   const message = describeApproval(first, pay, deps.now());
   let declined = false;
-  const answered = elicit(extra, message, url, pay.paymentId, Math.max(1, expiry - deps.now().getTime()));
-  void answered.then((action) => {
-    declined = action === "decline" || action === "cancel";
-  });
+  // Ended with the call: an answer that never comes (stateless HTTP) leaves no timer behind.
+  const asking = new AbortController();
+  const timeout = Math.max(1, expiry - deps.now().getTime());
+  void elicit(extra, message, url, pay.paymentId, timeout, AbortSignal.any([signal, asking.signal])).then(
+    (action) => {
+      declined = action === "decline" || action === "cancel";
+    },
+  );
+  try {
+    return await waitForEnd(deps, pay, extra, signal, () => declined, first, expiry);
+  } finally {
+    asking.abort();
+  }
+}
+
+/** Reads the ledger until the payment ended, the client declined, the approval expired or the call ended. */
+async function waitForEnd(
+  deps: ApprovalDeps,
+  pay: PayOutput & { paymentId: string },
+  extra: Extra,
+  signal: AbortSignal,
+  declined: () => boolean,
+  first: PaymentView | undefined,
+  expiry: number,
+): Promise<CallToolResult> {
   // One read after the approval's expiry too: the reconciler moves it to `expired`.
   let view = first;
-  while (!signal.aborted && !declined) {
+  while (!signal.aborted && !declined()) {
     if (view && ended(view)) {
       await extra
         .sendNotification({
@@ -135,5 +163,5 @@ export async function awaitApproval(
     await sleep(deps.pollMs, undefined, { signal }).catch(() => {});
     view = await deps.face.getPayment(deps.caller, pay.paymentId);
   }
-  return pendingResult(pay, url, expiresAt);
+  return pendingResult(pay, deps.approvalUrl(pay.paymentId), view?.expiresAt ?? pay.approvalExpiresAt);
 }
