@@ -2,20 +2,32 @@
  * Issue 20: an MCP client over Streamable HTTP (the SDK's own `Client`) against the service
  * bootstrapped on the devnet (the app's fetch handler, PGlite): it finds, quotes and pays a devnet
  * service within the limits its configuration set, is refused beyond them with the chat's code
- * (`limit_exceeded`, isError), and what the ledger holds equals what moved on chain.
+ * (`limit_exceeded`, isError), and what the ledger holds equals what moved on chain. A client that
+ * declared URL elicitation is sent to the approval page and the call waits until the wallet has
+ * signed; the signature goes through the face's `answerApproval` as the payment's caller (the
+ * page's own path, `via: page`, is the approval page's work), settles on chain, ledger = chain.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type ClientCapabilities,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
+import type { StoredApproval } from "../../src/payments/ports/index.js";
+import { parseWallet } from "../../src/protocol/index.js";
 import {
+  type Awaiting,
   type Booted,
   boot,
   evmBalances,
   ledgerOf,
   priceOf,
   serviceUrl,
+  signTypedDataOf,
   useTestDevnet,
 } from "../payments/harness.js";
 
@@ -31,19 +43,23 @@ afterAll(async () => {
 
 type Result = CallToolResult & { structuredContent: Record<string, unknown> };
 
-async function connect(limits: Record<string, string>) {
+async function connect(
+  limits: Record<string, string>,
+  role = "payer",
+  capabilities: ClientCapabilities = {},
+) {
   const app = booted.running.service.app;
   const transport = new StreamableHTTPClientTransport(new URL("http://service.test/mcp"), {
     requestInit: {
       headers: {
         Authorization: `Bearer ${devnet.manifest.devToken}`,
-        "X-Wallet-Address": walletAddress(devnet, "evm", "payer"),
+        "X-Wallet-Address": walletAddress(devnet, "evm", role),
         "X-Spending-Limits": JSON.stringify(limits),
       },
     },
     fetch: async (url, init) => app.request(String(url), init),
   });
-  const client = new Client({ name: "integration", version: "1" });
+  const client = new Client({ name: "integration", version: "1" }, { capabilities });
   await client.connect(transport);
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args })) as Result;
@@ -121,5 +137,54 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     expect(response.status).toBe(400);
     expect(response.headers.get("content-type")).toContain("application/problem+json");
     expect((await response.json()).code).toBe("invalid_limits");
+  });
+
+  it("a client with URL elicitation is sent to the approval page; the wallet signs; the call returns it settled", async () => {
+    const user = walletAddress(devnet, "evm", "user");
+    const key = devnet.secrets.evm.user;
+    if (!key) throw new Error("no user key");
+    const wallet = parseWallet(user);
+    if (!wallet.ok) throw new Error(wallet.reason);
+    const { client, call } = await connect({}, "user", { elicitation: { url: {} } });
+    const running = booted.running;
+    const before = await evmBalances(devnet, "user");
+    const asked: Array<{ url: string; message: string }> = [];
+    let signed: Promise<unknown> = Promise.resolve();
+    // Standing in for the approval page: the user's wallet signs the stored payment.
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const params = request.params as { url: string; message: string; elicitationId: string };
+      asked.push(params);
+      const row = await ledgerOf(running).get(params.elicitationId);
+      const stored = row?.approval as StoredApproval;
+      const signature = await signTypedDataOf(
+        { approval: { sign: stored.sign } } as unknown as Awaiting,
+        privateKeyToAccount(key),
+      );
+      signed = running.payments!.face.answerApproval({
+        answer: { paymentId: params.elicitationId, kind: "signature", signature },
+        wallet: wallet.wallet,
+        via: { kind: "caller", caller: "devnet" },
+        signal: new AbortController().signal,
+      });
+      return { action: "accept" };
+    });
+    const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Quito" } });
+    expect(quote.structuredContent).toMatchObject({ needsApproval: true });
+    const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    await signed;
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.url).toMatch(/\/approve\/pay_[-0-9a-f]{36}$/);
+    expect(asked[0]?.message).toMatch(
+      /Approve in your wallet: pay \$0\.01 .* to 0x[0-9a-fA-F]{40} for .*weather/,
+    );
+    expect(paid.isError).toBeFalsy();
+    expect(paid.structuredContent).toMatchObject({ status: "settled" });
+
+    const row = await ledgerOf(running).get(String(paid.structuredContent.paymentId));
+    expect(row?.status).toBe("settled");
+    const after = await evmBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(row?.amount);
+    expect(after.merchant - before.merchant).toBe(row?.amount);
+    await client.close();
   });
 });
