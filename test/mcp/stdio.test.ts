@@ -7,17 +7,26 @@
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type ClientCapabilities,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
+import type { StoredApproval } from "../../src/payments/ports/index.js";
+import { parseWallet } from "../../src/protocol/index.js";
 import { type Served, serve } from "../client/support.js";
 import {
+  type Awaiting,
   type Booted,
   boot,
   evmBalances,
   ledgerOf,
   serviceUrl,
+  signTypedDataOf,
   startTestDevnet,
 } from "../payments/harness.js";
 
@@ -39,23 +48,33 @@ afterAll(async () => {
 
 type Result = CallToolResult & { structuredContent: Record<string, unknown> };
 
+/** The SDK's client, spawning the bridge with the wallet and limits a desktop config would set. */
+async function spawnBridge(
+  role: string,
+  limits: Record<string, string>,
+  capabilities: ClientCapabilities = {},
+) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "mcp", "--url", served.url, "--limits", JSON.stringify(limits)],
+    env: {
+      PATH: process.env.PATH ?? "",
+      X402_CHAT_TOKEN: devnet.manifest.devToken,
+      X402_CHAT_WALLET: walletAddress(devnet, "evm", role),
+      DEVNET_MANIFEST: "/nonexistent",
+    },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "desktop", version: "1" }, { capabilities });
+  await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as Result;
+  return { client, call };
+}
+
 describe("x402-chat-agent mcp over stdio", () => {
   it("finds, quotes and pays within the session's limits, is refused beyond them; ledger = chain", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, "mcp", "--url", served.url, "--limits", JSON.stringify({ perRequest: "0.015" })],
-      env: {
-        PATH: process.env.PATH ?? "",
-        X402_CHAT_TOKEN: devnet.manifest.devToken,
-        X402_CHAT_WALLET: walletAddress(devnet, "evm", "payer"),
-        DEVNET_MANIFEST: "/nonexistent",
-      },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "desktop", version: "1" });
-    await client.connect(transport);
-    const call = async (name: string, args: Record<string, unknown> = {}) =>
-      (await client.callTool({ name, arguments: args })) as Result;
+    const { client, call } = await spawnBridge("payer", { perRequest: "0.015" });
     const before = await evmBalances(devnet);
 
     const { tools } = await client.listTools();
@@ -82,6 +101,43 @@ describe("x402-chat-agent mcp over stdio", () => {
     const after = await evmBalances(devnet);
     expect(before.payer - after.payer).toBe(row?.amount);
     expect(after.merchant - before.merchant).toBe(row?.amount);
+    await client.close();
+  });
+
+  it("passes a URL elicitation through to the client; the wallet signs; the call returns it settled", async () => {
+    const key = devnet.secrets.evm.user;
+    const wallet = parseWallet(walletAddress(devnet, "evm", "user"));
+    if (!key || !wallet.ok) throw new Error("no user wallet");
+    const { client, call } = await spawnBridge("user", {}, { elicitation: { url: {} } });
+    const running = booted.running;
+    const before = await evmBalances(devnet, "user");
+    const asked: string[] = [];
+    let signed: Promise<unknown> = Promise.resolve();
+    // Standing in for the approval page: the user's wallet signs the stored payment.
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const params = request.params as { url: string; elicitationId: string };
+      asked.push(params.url);
+      const stored = (await ledgerOf(running).get(params.elicitationId))?.approval as StoredApproval;
+      const signature = await signTypedDataOf(
+        { approval: { sign: stored.sign } } as unknown as Awaiting,
+        privateKeyToAccount(key),
+      );
+      signed = running.payments!.face.answerApproval({
+        answer: { paymentId: params.elicitationId, kind: "signature", signature },
+        wallet: wallet.wallet,
+        via: { kind: "caller", caller: "devnet" },
+        signal: new AbortController().signal,
+      });
+      return { action: "accept" };
+    });
+    const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Lima" } });
+    const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    await signed;
+    expect(asked).toEqual([expect.stringMatching(/\/approve\/pay_[-0-9a-f]{36}$/)]);
+    expect(paid.structuredContent).toMatchObject({ status: "settled" });
+    const row = await ledgerOf(running).get(String(paid.structuredContent.paymentId));
+    const after = await evmBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(row?.amount);
     await client.close();
   });
 });
