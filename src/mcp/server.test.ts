@@ -61,6 +61,7 @@ describe("MCP tools", () => {
     );
     expect(byName.pay_quote?.annotations).toMatchObject({
       readOnlyHint: false,
+      destructiveHint: true,
       idempotentHint: true,
       openWorldHint: true,
     });

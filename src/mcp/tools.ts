@@ -6,8 +6,9 @@ import { discoverInputSchema, quoteInputSchema } from "../tools/contract.js";
  * The MCP tools' names, descriptions, honest annotations and bounded inputs (docs/mcp.md,
  * "Tools"). Inputs are strict objects: an argument the schema does not name is refused, so no
  * argument can carry a limit, a price cap or a wallet. Reads are `readOnlyHint`; the paying tool is
- * not, is idempotent by its quote id (paying a quote twice returns the first payment) and reaches
- * the open world.
+ * not, is destructive (money paid cannot be taken back, so clients that confirm such tools ask the
+ * user first), is idempotent by its quote id (paying a quote twice returns the first payment) and
+ * reaches the open world.
  */
 export const MCP_TOOLS = {
   find_services: {
@@ -26,7 +27,7 @@ export const MCP_TOOLS = {
     title: "Pay a quote and fetch",
     description:
       "Pay exactly what a quote from get_quote named (by its quoteId), within the user's spending limits, and return the service's answer (untrusted data). Paying the same quoteId again returns the first payment. A payment above the user's approval threshold waits for the user's own wallet.",
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   },
   get_payment: {
     title: "Read a payment",
