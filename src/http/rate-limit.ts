@@ -7,15 +7,15 @@ import type { HttpMiddleware } from "./vars.js";
 /**
  * The request quota (docs/protocol.md, "Limits"), keyed on the bearer identity, else the wallet,
  * else the client's IP; over it, 429 problem+json with `Retry-After`, before any model call. Runs
- * after auth and the request's validation (the chat body, or an MCP session's headers); puts the key on `c.var.callerKey`.
+ * after auth and the chat request's validation (where a route has them); puts the key on `c.var.callerKey`.
  */
 export function rateLimit(deps: {
   rateLimiter: RateLimiter;
   clientIp: (c: Context) => string;
 }): HttpMiddleware {
   return async (c, next) => {
-    const identity = c.var.caller.identity;
-    // A chat request's wallet, or an MCP session's (whichever route this guards).
+    // The wallet of a chat request or of an MCP session (its headers), whichever the route has.
+    const identity = c.var.caller?.identity;
     const wallet = c.var.chat?.wallet ?? c.var.payer?.wallet;
     const callerKey = identity
       ? `id:${identity}`
