@@ -130,7 +130,7 @@ function payResult(paid: Awaited<ReturnType<PaymentsFace["pay"]>>): CallToolResu
     default: {
       const code = paid.error?.code ?? (paid.status === "expired" ? "approval_expired" : "payment_failed");
       const message = paid.error?.message ?? `The payment ended ${paid.status}; nothing was paid.`;
-      return refusalResult(code, message, value);
+      return refusalResult(code, paid.data ? `${message} ${UNTRUSTED_NOTE}` : message, value);
     }
   }
 }
