@@ -171,4 +171,28 @@ describe("POST /mcp", () => {
     expect(result.structuredContent).toMatchObject({ status: "settled", transaction: "0xabc" });
     await client.close();
   });
+
+  it("a declined elicitation, answered on a later request, ends the waiting call with the approval URL", async () => {
+    const { face, app } = service();
+    const expires = new Date(Date.now() + 300_000).toISOString();
+    face.payAnswer = () => ({
+      status: "awaiting_approval",
+      paymentId: PAYMENT_ID,
+      approvalExpiresAt: expires,
+    });
+    face.payments.set(PAYMENT_ID, awaitingView(expires));
+    const { client } = await connect(app, { Authorization: `Bearer ${TOKEN}` }, { elicitation: { url: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
+    // Without the answer reaching the call, it would wait the approval's 5 minutes (the test's 10 s).
+    const result = (await client.callTool({
+      name: "pay_quote",
+      arguments: { quoteId: "qt_1" },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      status: "awaiting_approval",
+      approvalUrl: approvalUrl(PAYMENT_ID),
+    });
+    await client.close();
+  });
 });

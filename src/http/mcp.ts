@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { handleMcpHttp } from "../mcp/index.js";
+import { ElicitationAnswers, handleMcpHttp } from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
 import { parsePayerConfig } from "../protocol/index.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -89,6 +89,7 @@ export function checkOrigin(origins: readonly string[]): HttpMiddleware {
  * rate limit as `/api/chat`. The session's wallet and limits come from its headers, never a tool.
  */
 export function mountMcp(app: Hono, deps: McpRouteDeps): void {
+  const answers = new ElicitationAnswers();
   app.post("/mcp", checkOrigin(deps.origins), readPayerHeaders(), deps.auth, deps.rateLimit, (c) =>
     handleMcpHttp(
       c.req.raw,
@@ -99,6 +100,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
       },
       {
         face: deps.face,
+        answers,
         approvalUrl: deps.approvalUrl,
         callTimeoutMs: deps.requestTimeoutMs,
         ...(deps.now ? { now: deps.now } : {}),

@@ -27,6 +27,8 @@ export interface ApprovalDeps {
   now: () => Date;
   /** How often the ledger is read while waiting; default 1 s. */
   pollMs: number;
+  /** The session's elicitation answers that arrive on other requests (stateless HTTP). */
+  answers?: { listen(listener: (action: string) => void): () => void };
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -125,14 +127,17 @@ export async function awaitApproval(
   // Ended with the call: an answer that never comes (stateless HTTP) leaves no timer behind.
   const asking = new AbortController();
   const timeout = Math.max(1, expiry - deps.now().getTime());
+  const hear = (action: string) => {
+    if (action === "decline" || action === "cancel") declined = true;
+  };
   void elicit(extra, message, url, pay.paymentId, timeout, AbortSignal.any([signal, asking.signal])).then(
-    (action) => {
-      declined = action === "decline" || action === "cancel";
-    },
+    hear,
   );
+  const stopListening = deps.answers?.listen(hear);
   try {
     return await waitForEnd(deps, pay, extra, signal, () => declined, first, expiry);
   } finally {
+    stopListening?.();
     asking.abort();
   }
 }

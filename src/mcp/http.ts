@@ -1,8 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isInitializeRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
 import { AppError } from "../errors/index.js";
 import type { PaymentsFace } from "../payments/face.js";
+import type { ElicitationAnswers } from "./answers.js";
 import { createMcpServer, type McpServerOptions, type McpSession } from "./server.js";
 
 /**
@@ -19,8 +24,10 @@ const SESSION_ID = /^mcp_[0-9a-f-]{36}(\.url)?$/;
 /** The largest JSON-RPC body read (a tool call's arguments are bounded well below it). */
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
 
-export interface McpHttpDeps extends Omit<McpServerOptions, "urlElicitation"> {
+export interface McpHttpDeps extends Omit<McpServerOptions, "urlElicitation" | "elicitationAnswers"> {
   face: PaymentsFace;
+  /** One per process: elicitation answers handed to the calls of their session waiting here. */
+  answers?: ElicitationAnswers;
 }
 
 /** The session's fixed part, from the caller (bearer identity) and its configuration (headers). */
@@ -73,11 +80,23 @@ export async function handleMcpHttp(
     }
     sessionId = sent;
   }
-  const { face, ...options } = deps;
+  const { face, answers, ...options } = deps;
+  // Bound to the caller too: another caller knowing the session id cannot end its waits.
+  const key = `${caller.caller ?? ""} ${sessionId}`;
+  if (answers) {
+    for (const message of messages) {
+      const action = isJSONRPCResultResponse(message) ? message.result.action : undefined;
+      if (typeof action === "string") answers.deliver(key, action);
+    }
+  }
   const server = createMcpServer(
     face,
     { ...caller, scopeId: sessionId, signal: request.signal },
-    { ...options, urlElicitation: sessionId.endsWith(".url") },
+    {
+      ...options,
+      urlElicitation: sessionId.endsWith(".url"),
+      ...(answers ? { elicitationAnswers: { listen: (listener) => answers.listen(key, listener) } } : {}),
+    },
   );
   const transport = new WebStandardStreamableHTTPServerTransport({
     ...(init ? { sessionIdGenerator: () => sessionId } : {}),

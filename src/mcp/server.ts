@@ -35,6 +35,8 @@ export interface McpServerOptions {
    * ledger writes as it does for a chat turn's (src/http's Lifecycle.keep).
    */
   keep?: (work: Promise<unknown>) => void;
+  /** Answers to this session's elicitations that arrive on other requests (stateless HTTP). */
+  elicitationAnswers?: { listen(listener: (action: string) => void): () => void };
   /** For the operator's log only: an unexpected error of a tool (its text never reaches the client). */
   onError?: (error: unknown) => void;
   version?: string;
@@ -104,6 +106,7 @@ export function createMcpServer(
             options.urlElicitation ?? server.server.getClientCapabilities()?.elicitation?.url !== undefined,
           now,
           pollMs: options.approvalPollMs ?? 1000,
+          ...(options.elicitationAnswers ? { answers: options.elicitationAnswers } : {}),
         };
         return awaitApproval(deps, { ...paid, paymentId: paid.paymentId }, extra, session.signal);
       }
