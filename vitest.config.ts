@@ -27,6 +27,7 @@ const E2E = [
   "test/client/pack.test.ts",
   "test/cluster.test.ts",
   "test/image.test.ts",
+  "test/mcp/stdio.test.ts",
 ];
 
 const INTEGRATION = [
@@ -55,6 +56,7 @@ const INTEGRATION = [
   "test/store-outage.test.ts",
   "test/serverless.test.ts",
   "test/build/dependencies.test.ts",
+  "test/mcp/http.test.ts",
   "src/ratelimit/rate-limit-readiness.test.ts",
   // A fake Solana RPC on loopback; a real Surfpool (its clock).
   "src/chains/svm-landed.test.ts",

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `x402-chat-agent` (package.json `bin`; `npx x402-chat-agent chat` from a checkout, `npm run
- * chat`). Runs the terminal chat compiled into dist/cli/main.js (scripts/build-client.mjs), built
+ * chat`; `npx x402-chat-agent mcp`, the stdio MCP bridge). Runs the terminal chat compiled into dist/cli/main.js (scripts/build-client.mjs), built
  * first when it is missing or a source changed, so it is never stale; should the build fail, it
  * runs the TypeScript source through tsx.
  */
@@ -27,8 +27,11 @@ for (const stream of [process.stdout, process.stderr]) {
     throw error;
   });
 }
-const { main } = await import(entry);
-process.exitCode = await main(process.argv.slice(2), {
+const { main, mcpMain } = await import(entry);
+// `mcp`: the stdio MCP bridge to a running service's /mcp (docs/mcp.md); anything else: the chat.
+const [command, ...rest] = process.argv.slice(2);
+const run = command === "mcp" ? (io) => mcpMain(rest, io) : (io) => main(process.argv.slice(2), io);
+process.exitCode = await run({
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,

@@ -5,13 +5,13 @@ import {
   fromEnv,
   paymentsOptions,
 } from "./bootstrap-sources.js";
-import type { Config } from "./config/index.js";
+import { approvalUrl, type Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
 import { mountDevnetWallets } from "./http/devnet-wallet.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import { createPayments, type PageAnswer, type Payments } from "./payments/index.js";
+import { createPayments, type PageAnswer, type Payments, type SignerKey } from "./payments/index.js";
 import type { HistoryQuery } from "./payments/ports/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
 import { createService, type Service } from "./service.js";
@@ -112,12 +112,7 @@ export async function bootstrap(
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
     const payments = createPayments(paymentsOptions(config, sources, opened, logger, options.now));
-    // Tokens bound to server-held keys are valid bearer tokens for the chat endpoint.
-    const tokens = new Map(config.auth.tokens);
-    sources.signerKeys.forEach((key, i) => {
-      for (const token of key.tokens)
-        if (!tokens.has(token)) tokens.set(token, devnet ? "devnet" : `signer-${i + 1}`);
-    });
+    const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
@@ -125,6 +120,8 @@ export async function bootstrap(
       resumeApproval: payments.resumeApproval,
       ...paymentRoutes(payments, opened, devnet ? sources.rpcUrls : {}),
       rebuild: payments.rebuild,
+      // POST /mcp on the same face, wallet rules and ledger (docs/mcp.md).
+      mcp: { face: payments.face, approvalUrl: (id) => approvalUrl(config.publicUrl, id) },
       idempotency: opened.idempotency,
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },
@@ -152,4 +149,14 @@ export async function bootstrap(
     await own?.stop();
     throw error;
   }
+}
+
+/** The configured bearer tokens, and those bound to server-held keys (valid for the chat too). */
+function bearerTokens(config: Config, signerKeys: SignerKey[], devnet: boolean): Map<string, string> {
+  const tokens = new Map(config.auth.tokens);
+  signerKeys.forEach((key, i) => {
+    for (const token of key.tokens)
+      if (!tokens.has(token)) tokens.set(token, devnet ? "devnet" : `signer-${i + 1}`);
+  });
+  return tokens;
 }

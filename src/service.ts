@@ -44,6 +44,8 @@ export interface ServiceOverrides {
   approvals?: AppDeps["approvals"];
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: AppDeps["rebuild"];
+  /** The MCP server at `/mcp`: the payments face and the approval page's address. */
+  mcp?: AppDeps["mcp"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
   readiness?: ReadinessCheck[];
   /** Bound of each readiness check (default 2 s). */
@@ -84,6 +86,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.payments ? { payments: overrides.payments } : {}),
     ...(overrides.approvals ? { approvals: overrides.approvals } : {}),
     ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
+    ...(overrides.mcp ? { mcp: overrides.mcp } : {}),
     ...(overrides.now ? { now: overrides.now } : {}),
   });
   return {

@@ -8,6 +8,9 @@ import { listPayments } from "./payments.js";
 import { colorFor, Renderer } from "./render.js";
 import { type Display, Interrupted, JsonDisplay, type Session, sendTurn } from "./session.js";
 
+/** `x402-chat-agent mcp`: the stdio MCP bridge (src/cli/mcp.ts); the bin dispatches to it. */
+export { mcpMain } from "./mcp.js";
+
 /**
  * The terminal chat: `x402-chat-agent chat [question] [options]` (`--help` lists them, and
  * docs/clients.md). One-shot with a question, else interactive. Resolves to the exit code.

@@ -12,6 +12,7 @@ import { claimIdempotency, idempotencyKeyHeader } from "./claim.js";
 import { cors } from "./cors.js";
 import type { OutcomeRebuilder } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
+import { type McpRouteDeps, mountMcp } from "./mcp.js";
 import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
 import { rateLimit } from "./rate-limit.js";
@@ -41,6 +42,8 @@ export interface AppDeps {
   payments?: Pick<PaymentRoutesDeps, "get" | "list" | "explorer" | "kept">;
   /** The approval page's endpoints (/api/approvals/:paymentId); absent: payments are off, no such route. */
   approvals?: ApprovalRoutesDeps;
+  /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */
+  mcp?: Pick<McpRouteDeps, "face" | "approvalUrl">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: OutcomeRebuilder;
   /** The clock of every request (deadlines, idempotency leases); default the system's. */
@@ -162,6 +165,18 @@ export function createApp(deps: AppDeps): Hono {
     const ip = clientIp(deps.config.trustProxy);
     const { rateLimiter, lifecycle } = deps;
     mountApprovalRoutes(app, { ...deps.approvals, rateLimiter, clientIp: ip, lifecycle });
+  }
+  if (deps.mcp) {
+    mountMcp(app, {
+      ...deps.mcp,
+      auth: authenticate,
+      rateLimit: rateLimit({ rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) }),
+      requestTimeoutMs: deps.config.requestTimeoutMs,
+      logger: deps.logger,
+      lifecycle: deps.lifecycle,
+      origins: deps.config.cors?.origins ?? [],
+      ...(deps.now ? { now: deps.now } : {}),
+    });
   }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
   if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));

@@ -14,9 +14,10 @@ export function rateLimit(deps: {
   clientIp: (c: Context) => string;
 }): HttpMiddleware {
   return async (c, next) => {
-    // Routes without auth or a chat request (the approval page's) are keyed on the client's IP.
+    // Routes without auth or a chat request (the approval page's) are keyed on the client's IP;
+    // the wallet is a chat request's or an MCP session's (its headers), whichever the route has.
     const identity = c.var.caller?.identity;
-    const wallet = c.var.chat?.wallet;
+    const wallet = c.var.chat?.wallet ?? c.var.payer?.wallet;
     const callerKey = identity
       ? `id:${identity}`
       : wallet

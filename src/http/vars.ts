@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { ChatRequest } from "../protocol/index.js";
+import type { ChatRequest, PayerConfig } from "../protocol/index.js";
 import type { HeldClaim } from "./idempotency.js";
 
 /** Who is calling: the bearer identity and its token, both absent for an anonymous caller. */
@@ -18,6 +18,8 @@ export interface HttpVariables {
   body: unknown;
   /** The validated chat request. */
   chat: ChatRequest;
+  /** An MCP session's wallet and limits, from its headers (`POST /mcp`; src/http/mcp.ts). */
+  payer: PayerConfig;
   /** Set by the auth middleware. */
   caller: Caller;
   /** The Idempotency-Key header, once checked (absent when not sent). */

@@ -159,24 +159,25 @@ const messageSchema = z.strictObject({
     }),
 });
 
+const walletAddressSchema = z
+  .string()
+  .max(100)
+  .transform((value, ctx) => {
+    const parsed = parseWallet(value);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: "custom", message: parsed.reason });
+      return z.NEVER;
+    }
+    return parsed.wallet;
+  });
+
 const requestSchema = z
   .strictObject({
     messages: z
       .array(messageSchema)
       .min(1, "must hold at least one message")
       .max(REQUEST_BOUNDS.maxMessages, `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`),
-    walletAddress: z
-      .string()
-      .max(100)
-      .transform((value, ctx) => {
-        const parsed = parseWallet(value);
-        if (!parsed.ok) {
-          ctx.addIssue({ code: "custom", message: parsed.reason });
-          return z.NEVER;
-        }
-        return parsed.wallet;
-      })
-      .optional(),
+    walletAddress: walletAddressSchema.optional(),
     spendingLimits: spendingLimitsSchema.optional(),
     approval: approvalSchema.optional(),
     model: z.enum(MODEL_ALIASES).default(REQUEST_DEFAULTS.model),
@@ -233,25 +234,59 @@ function codeFor(issue: z.core.$ZodIssue): ErrorCode {
   return "invalid_request";
 }
 
+function invalid(error: z.ZodError, what: string): AppError {
+  const fields: FieldError[] = error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(body)",
+    message: issue.message,
+  }));
+  const first = error.issues[0];
+  const code = first ? codeFor(first) : "invalid_request";
+  const summary = fields
+    .map((f) => `${f.path}: ${f.message}`)
+    .slice(0, 3)
+    .join("; ");
+  return new AppError(code, `${what} is invalid: ${summary}`, { fields });
+}
+
+/** A wallet and its spending limits given beside a chat request (an MCP session's configuration). */
+export interface PayerConfig {
+  wallet?: Wallet;
+  spendingLimits?: SpendingLimitsInput;
+}
+
+const payerConfigSchema = z
+  .strictObject({
+    walletAddress: walletAddressSchema.optional(),
+    spendingLimits: spendingLimitsSchema.optional(),
+  })
+  .refine((c) => c.spendingLimits === undefined || c.walletAddress !== undefined, {
+    path: ["spendingLimits"],
+    message: "spendingLimits needs a walletAddress: limits apply to a wallet",
+  });
+
+/**
+ * Check a wallet address and spending limits with the chat request's own schemas (same bounds,
+ * same codes: `invalid_wallet`, `invalid_limits`). Throws AppError (400); `what` names the source.
+ */
+export function parsePayerConfig(
+  input: { walletAddress?: unknown; spendingLimits?: unknown },
+  what: string,
+): PayerConfig {
+  const result = payerConfigSchema.safeParse(input);
+  if (!result.success) throw invalid(result.error, what);
+  const config: PayerConfig = {};
+  if (result.data.walletAddress) config.wallet = result.data.walletAddress;
+  if (result.data.spendingLimits) config.spendingLimits = dropUndefined(result.data.spendingLimits);
+  return config;
+}
+
 /**
  * Validate a parsed JSON body. Throws AppError (400) with a stable code and every field error;
  * the code is that of the first problem (wallet, limits, unsafe content, else invalid_request).
  */
 export function parseChatRequest(body: unknown): ChatRequest {
   const result = requestSchema.safeParse(body);
-  if (!result.success) {
-    const fields: FieldError[] = result.error.issues.map((issue) => ({
-      path: issue.path.map(String).join(".") || "(body)",
-      message: issue.message,
-    }));
-    const first = result.error.issues[0];
-    const code = first ? codeFor(first) : "invalid_request";
-    const summary = fields
-      .map((f) => `${f.path}: ${f.message}`)
-      .slice(0, 3)
-      .join("; ");
-    throw new AppError(code, `The request body is invalid: ${summary}`, { fields });
-  }
+  if (!result.success) throw invalid(result.error, "The request body");
   const { walletAddress, spendingLimits, approval, ...rest } = result.data;
   const request: ChatRequest = { ...rest };
   if (approval) request.approval = approval;

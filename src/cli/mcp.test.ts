@@ -1,0 +1,120 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { buildService } from "../../test/helpers.js";
+import { FakeFace } from "../mcp/testing/fake-face.js";
+import { parseMcpArgs, runBridge } from "./mcp.js";
+
+/** The stdio bridge, message for message, against the app (`app.request`, no socket, no process). */
+const TOKEN = "token-for-alice-0123456789";
+const WALLET = "0x2222222222222222222222222222222222222222";
+
+function lines(stream: PassThrough): AsyncIterator<Record<string, unknown>> {
+  let buffer = "";
+  const queue: Array<Record<string, unknown>> = [];
+  const waiters: Array<(v: IteratorResult<Record<string, unknown>>) => void> = [];
+  stream.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString();
+    for (let i = buffer.indexOf("\n"); i >= 0; i = buffer.indexOf("\n")) {
+      const message = JSON.parse(buffer.slice(0, i)) as Record<string, unknown>;
+      buffer = buffer.slice(i + 1);
+      const w = waiters.shift();
+      if (w) w({ value: message, done: false });
+      else queue.push(message);
+    }
+  });
+  return {
+    next: () => {
+      const m = queue.shift();
+      return m ? Promise.resolve({ value: m, done: false }) : new Promise((resolve) => waiters.push(resolve));
+    },
+  };
+}
+
+describe("x402-chat-agent mcp (the stdio bridge)", () => {
+  it("takes URL, token, wallet and limits from flags or the environment, as headers", () => {
+    const options = parseMcpArgs(["--limits", '{"daily":"1"}'], {
+      X402_CHAT_URL: "http://127.0.0.1:4000",
+      X402_CHAT_TOKEN: TOKEN,
+      X402_CHAT_WALLET: WALLET,
+      DEVNET_MANIFEST: "/nonexistent",
+    });
+    expect(options).toEqual({
+      endpoint: new URL("http://127.0.0.1:4000/mcp"),
+      headers: {
+        Authorization: `Bearer ${TOKEN}`,
+        "X-Wallet-Address": WALLET,
+        "X-Spending-Limits": '{"daily":"1"}',
+      },
+    });
+    expect(() => parseMcpArgs(["--limits", "{nope"], {})).toThrow(/JSON/);
+    expect(() => parseMcpArgs(["pay", "now"], {})).toThrow(/no words/);
+  });
+
+  it("forwards initialize and a tool call to /mcp and the answers back, with the session's headers", async () => {
+    const face = new FakeFace();
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
+      { mcp: { face, approvalUrl: (id) => `https://pay.example/approve/${id}` } },
+    );
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = lines(stdout);
+    const bridge = runBridge(
+      {
+        endpoint: new URL("http://service.test/mcp"),
+        headers: { Authorization: `Bearer ${TOKEN}`, "X-Wallet-Address": WALLET },
+      },
+      {
+        stdin,
+        stdout,
+        stderr: new PassThrough(),
+        fetch: async (url, init) => app.request(String(url), init),
+      },
+    );
+    const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "desk", version: "1" } },
+    });
+    expect((await out.next()).value).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: "x402-chat-agent" } },
+    });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {} } });
+    const budget = (await out.next()).value;
+    expect(budget).toMatchObject({ id: 2, result: { structuredContent: { wallet: WALLET } } });
+    expect(face.sessions[0]).toMatchObject({ caller: "alice", scopeId: expect.stringMatching(/^mcp_/) });
+    stdin.end();
+    await bridge;
+  });
+
+  it("answers a request the service refused with a JSON-RPC error, not silence", async () => {
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
+      { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
+    );
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = lines(stdout);
+    const bridge = runBridge(
+      { endpoint: new URL("http://service.test/mcp"), headers: {} },
+      {
+        stdin,
+        stdout,
+        stderr: new PassThrough(),
+        fetch: async (url, init) => app.request(String(url), init),
+      },
+    );
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "d", version: "1" } } })}\n`,
+    );
+    const answer = (await out.next()).value as { id: number; error: { message: string } };
+    expect(answer.id).toBe(7);
+    expect(answer.error.message).toContain("401");
+    stdin.end();
+    await bridge;
+  });
+});

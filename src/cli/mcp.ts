@@ -1,0 +1,169 @@
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
+import { devnetIdentity } from "./devnet.js";
+import { UsageError } from "./errors.js";
+import { EXIT } from "./exit.js";
+
+/**
+ * `x402-chat-agent mcp`: a stdio <-> Streamable HTTP bridge to the running service's `/mcp`
+ * (docs/mcp.md, "stdio"). Desktop MCP clients start it as a command; it forwards every message
+ * as it is, both ways (so elicitation passes through), adding the bearer token and the session's
+ * wallet and limits as headers. It holds no wallet, no ledger and no limits of its own: one
+ * service keeps them, and a second process on the embedded PGlite data dir would corrupt it.
+ * stdout carries only the protocol; anything for a person goes to stderr.
+ */
+
+export const MCP_USAGE = `x402-chat-agent mcp: an MCP server on stdio, bridged to a running service's /mcp
+
+Options (each also from the environment):
+  --url URL               the service ($X402_CHAT_URL, else the devnet manifest's chatUrl,
+                          else http://127.0.0.1:3000); /mcp is added
+  --token TOKEN           bearer token ($X402_CHAT_TOKEN)
+  --wallet ADDRESS        the wallet that pays ($X402_CHAT_WALLET)
+  --limits JSON           spending limits as the chat's spendingLimits JSON ($X402_CHAT_LIMITS),
+                          e.g. '{"perTransaction":"0.10","daily":"1"}'
+  --devnet[=ROLE]         URL, token and wallet from the embedded devnet's manifest (payer, user...)
+`;
+
+export interface BridgeOptions {
+  /** The service's /mcp endpoint. */
+  endpoint: URL;
+  headers: Record<string, string>;
+}
+
+function manifestUrl(env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    const path = env.DEVNET_MANIFEST ?? ".data/devnet/manifest.json";
+    const manifest = JSON.parse(readFileSync(path, "utf8")) as { chatUrl?: unknown };
+    return typeof manifest.chatUrl === "string" ? manifest.chatUrl : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Flags and environment -> where to connect and the headers every request carries. */
+export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): BridgeOptions | "help" {
+  const { values, positionals } = parseArgs({
+    // `--devnet` alone is the payer, as for `chat`.
+    args: argv.map((arg) => (arg === "--devnet" ? "--devnet=" : arg)),
+    allowPositionals: true,
+    options: {
+      url: { type: "string" },
+      token: { type: "string" },
+      wallet: { type: "string" },
+      limits: { type: "string" },
+      devnet: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help";
+  if (positionals.length > 0) throw new UsageError(`mcp takes no words (${positionals.join(" ")})`);
+  let token = values.token ?? env.X402_CHAT_TOKEN;
+  let wallet = values.wallet ?? env.X402_CHAT_WALLET;
+  let url = values.url ?? env.X402_CHAT_URL;
+  if (values.devnet !== undefined) {
+    const role = values.devnet === "" ? "payer" : values.devnet;
+    const identity = devnetIdentity(role, env);
+    if (role !== "user") token = values.token ?? identity.token;
+    wallet = values.wallet ?? identity.wallet;
+    url = values.url ?? identity.url ?? url;
+  }
+  url ??= manifestUrl(env) ?? "http://127.0.0.1:3000";
+  let endpoint: URL;
+  try {
+    endpoint = new URL("mcp", url.endsWith("/") ? url : `${url}/`);
+  } catch {
+    throw new UsageError(`--url ${url}: not a URL`);
+  }
+  const limits = values.limits ?? env.X402_CHAT_LIMITS;
+  if (limits !== undefined) {
+    try {
+      JSON.parse(limits);
+    } catch {
+      throw new UsageError('--limits must be JSON, e.g. \'{"daily":"1"}\'');
+    }
+  }
+  const headers: Record<string, string> = {};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (wallet) headers["X-Wallet-Address"] = wallet;
+  if (limits !== undefined) headers["X-Spending-Limits"] = limits;
+  return { endpoint, headers };
+}
+
+/** A request the service could not take: the client gets a JSON-RPC error for it, not silence. */
+function failed(message: JSONRPCMessage, error: unknown): JSONRPCMessage | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const text = error instanceof Error ? error.message : String(error);
+  return { jsonrpc: "2.0", id: message.id, error: { code: -32603, message: text.slice(0, 2000) } };
+}
+
+export interface BridgeIo {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  fetch?: FetchLike;
+}
+
+/** Forward messages both ways until stdin ends; resolves then. */
+export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<void> {
+  const local = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
+  const remote = new StreamableHTTPClientTransport(options.endpoint, {
+    requestInit: { headers: options.headers },
+    ...(io.fetch ? { fetch: io.fetch } : {}),
+  });
+  const initializeIds = new Set<string | number>();
+  const done = new Promise<void>((resolve) => {
+    local.onclose = resolve;
+    io.stdin.once("end", resolve);
+    io.stdin.once("close", resolve);
+  });
+  local.onerror = (error) => io.stderr.write(`x402-chat-agent mcp: ${error.message}\n`);
+  remote.onerror = (error) => io.stderr.write(`x402-chat-agent mcp: ${error.message}\n`);
+  remote.onmessage = (message) => {
+    // The protocol version the service agreed to goes on every later request (the spec's header).
+    if (isJSONRPCResultResponse(message) && initializeIds.delete(message.id)) {
+      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+      if (typeof version === "string") remote.setProtocolVersion(version);
+    }
+    local.send(message).catch((error: unknown) => local.onerror?.(error as Error));
+  };
+  local.onmessage = (message) => {
+    if (isJSONRPCRequest(message) && message.method === "initialize") initializeIds.add(message.id);
+    remote.send(message).catch((error: unknown) => {
+      io.stderr.write(`x402-chat-agent mcp: ${error instanceof Error ? error.message : String(error)}\n`);
+      const answer = failed(message, error);
+      if (answer) local.send(answer).catch(() => {});
+    });
+  };
+  await remote.start();
+  await local.start();
+  await done;
+  await remote.close().catch(() => {});
+}
+
+/** `x402-chat-agent mcp [options]`: resolves to the exit code. */
+export async function mcpMain(argv: string[], io: BridgeIo & { env: NodeJS.ProcessEnv }): Promise<number> {
+  let options: BridgeOptions | "help";
+  try {
+    options = parseMcpArgs(argv, io.env);
+  } catch (error) {
+    io.stderr.write(
+      `x402-chat-agent mcp: ${error instanceof Error ? error.message : String(error)}\n\n${MCP_USAGE}`,
+    );
+    return EXIT.usage;
+  }
+  if (options === "help") {
+    io.stderr.write(MCP_USAGE);
+    return EXIT.ok;
+  }
+  await runBridge(options, io);
+  return EXIT.ok;
+}

@@ -1,0 +1,198 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  type CallToolResult,
+  type ClientCapabilities,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Hono } from "hono";
+import { describe, expect, it } from "vitest";
+import { buildService } from "../../test/helpers.js";
+import { awaitingView, FakeFace, PAYMENT_ID } from "../mcp/testing/fake-face.js";
+
+/**
+ * `POST /mcp` through the app (`app.request`, no socket), with the SDK's own client over
+ * Streamable HTTP: auth, the session's headers, the stateless session id, the rate limit.
+ */
+const TOKEN = "token-for-alice-0123456789";
+const WALLET = "0x2222222222222222222222222222222222222222";
+const approvalUrl = (id: string) => `https://pay.example/approve/${id}`;
+
+function service(env: Record<string, string> = {}) {
+  const face = new FakeFace();
+  const { app } = buildService({ AUTH_TOKENS: `alice=${TOKEN}`, ...env }, { mcp: { face, approvalUrl } });
+  return { face, app };
+}
+
+async function connect(app: Hono, headers: Record<string, string>, capabilities: ClientCapabilities = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL("http://service.test/mcp"), {
+    requestInit: { headers },
+    fetch: async (url, init) => app.request(String(url), init),
+  });
+  const client = new Client({ name: "test", version: "1" }, { capabilities });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+function post(headers: Record<string, string>, body: unknown = { jsonrpc: "2.0", id: 1, method: "ping" }) {
+  return {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  };
+}
+
+describe("POST /mcp", () => {
+  it("serves the tools to a bearer caller, with the wallet and limits its headers set", async () => {
+    const { face, app } = service();
+    const { client, transport } = await connect(app, {
+      Authorization: `Bearer ${TOKEN}`,
+      "X-Wallet-Address": WALLET,
+      "X-Spending-Limits": JSON.stringify({ perRequest: "0.5", daily: "2" }),
+    });
+    expect(transport.sessionId).toMatch(/^mcp_[0-9a-f-]{36}$/);
+    const result = (await client.callTool({
+      name: "pay_quote",
+      arguments: { quoteId: "qt_1" },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const seen = face.sessions[0];
+    expect(seen).toMatchObject({ caller: "alice", bearerToken: TOKEN, scopeId: transport.sessionId });
+    expect(seen?.wallet?.address).toBe(WALLET);
+    expect(seen?.spendingLimits).toEqual({ perRequest: 500_000n, daily: 2_000_000n });
+    await client.close();
+  });
+
+  it("refuses a missing token, a bad wallet and bad limits with 400/401 problem+json", async () => {
+    const { app } = service({ REQUIRE_AUTH: "true" });
+    const noToken = await app.request("/mcp", post({}));
+    expect(noToken.status).toBe(401);
+    expect(noToken.headers.get("content-type")).toContain("application/problem+json");
+
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    const badWallet = await app.request("/mcp", post({ ...auth, "X-Wallet-Address": "0x123" }));
+    expect(badWallet.status).toBe(400);
+    expect((await badWallet.json()).code).toBe("invalid_wallet");
+
+    for (const limits of ["{not json", JSON.stringify({ daily: "-1" }), JSON.stringify({ raise: "9" })]) {
+      const res = await app.request(
+        "/mcp",
+        post({ ...auth, "X-Wallet-Address": WALLET, "X-Spending-Limits": limits }),
+      );
+      expect(res.status, limits).toBe(400);
+      expect((await res.json()).code, limits).toBe("invalid_limits");
+    }
+    const limitsWithoutWallet = await app.request(
+      "/mcp",
+      post({ ...auth, "X-Spending-Limits": JSON.stringify({ daily: "1" }) }),
+    );
+    expect((await limitsWithoutWallet.json()).code).toBe("invalid_limits");
+  });
+
+  it("refuses a request without the session id it gave, and GET with 405", async () => {
+    const { app } = service();
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    const noSession = await app.request("/mcp", post(auth));
+    expect(noSession.status).toBe(400);
+    expect((await noSession.json()).code).toBe("invalid_request");
+    const get = await app.request("/mcp", { headers: auth });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+  });
+
+  it("refuses a page of another origin (DNS rebinding), not a loopback page or a listed one", async () => {
+    const { app } = service({ CORS_ORIGINS: "https://app.example.com" });
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    const rebound = await app.request("/mcp", post({ ...auth, Origin: "http://evil.example:3000" }));
+    expect(rebound.status).toBe(401);
+    expect((await rebound.json()).code).toBe("unauthorized");
+    for (const origin of ["http://localhost:5173", "http://127.0.0.1:3000", "https://app.example.com"]) {
+      const res = await app.request("/mcp", post({ ...auth, Origin: origin }));
+      expect(res.status, origin).toBe(400); // past the origin check: no session id
+    }
+  });
+
+  it("counts every MCP request against the caller's rate limit", async () => {
+    const { app } = service({ RATE_LIMIT_POINTS: "1" });
+    const auth = {
+      Authorization: `Bearer ${TOKEN}`,
+      "Mcp-Session-Id": `mcp_${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`,
+    };
+    expect((await app.request("/mcp", post(auth))).status).toBe(200);
+    const limited = await app.request("/mcp", post(auth));
+    expect(limited.status).toBe(429);
+    expect((await limited.json()).code).toBe("rate_limited");
+  });
+
+  it("marks a session whose client declared URL elicitation, and only that one", async () => {
+    const { app } = service();
+    const init = (capabilities: Record<string, unknown>) =>
+      app.request(
+        "/mcp",
+        post(
+          { Authorization: `Bearer ${TOKEN}` },
+          {
+            jsonrpc: "2.0",
+            id: 0,
+            method: "initialize",
+            params: { protocolVersion: "2025-11-25", capabilities, clientInfo: { name: "t", version: "1" } },
+          },
+        ),
+      );
+    expect((await init({ elicitation: { url: {} } })).headers.get("mcp-session-id")).toMatch(/\.url$/);
+    expect((await init({ elicitation: { form: {} } })).headers.get("mcp-session-id")).not.toMatch(/\.url$/);
+  });
+
+  it("sends a URL elicitation on the tool call's own stream and returns the payment once settled", async () => {
+    const { face, app } = service();
+    const expires = new Date(Date.now() + 300_000).toISOString();
+    face.payAnswer = () => ({
+      status: "awaiting_approval",
+      paymentId: PAYMENT_ID,
+      approvalExpiresAt: expires,
+    });
+    face.payments.set(PAYMENT_ID, awaitingView(expires));
+    const { client } = await connect(app, { Authorization: `Bearer ${TOKEN}` }, { elicitation: { url: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(String((request.params as { url?: string }).url));
+      face.payments.set(PAYMENT_ID, { ...awaitingView(expires), status: "settled", transaction: "0xabc" });
+      return { action: "accept" };
+    });
+    const result = (await client.callTool({
+      name: "pay_quote",
+      arguments: { quoteId: "qt_1" },
+    })) as CallToolResult;
+    expect(asked).toEqual([approvalUrl(PAYMENT_ID)]);
+    expect(result.structuredContent).toMatchObject({ status: "settled", transaction: "0xabc" });
+    await client.close();
+  });
+
+  it("a declined elicitation, answered on a later request, ends the waiting call with the approval URL", async () => {
+    const { face, app } = service();
+    const expires = new Date(Date.now() + 300_000).toISOString();
+    face.payAnswer = () => ({
+      status: "awaiting_approval",
+      paymentId: PAYMENT_ID,
+      approvalExpiresAt: expires,
+    });
+    face.payments.set(PAYMENT_ID, awaitingView(expires));
+    const { client } = await connect(app, { Authorization: `Bearer ${TOKEN}` }, { elicitation: { url: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
+    // Without the answer reaching the call, it would wait the approval's 5 minutes (the test's 10 s).
+    const result = (await client.callTool({
+      name: "pay_quote",
+      arguments: { quoteId: "qt_1" },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      status: "awaiting_approval",
+      approvalUrl: approvalUrl(PAYMENT_ID),
+    });
+    await client.close();
+  });
+});

@@ -1,0 +1,117 @@
+import type { Hono } from "hono";
+import { AppError } from "../errors/index.js";
+import type { Logger } from "../log/index.js";
+import { ElicitationAnswers, handleMcpHttp } from "../mcp/index.js";
+import type { PaymentsFace } from "../payments/face.js";
+import { parsePayerConfig } from "../protocol/index.js";
+import type { Lifecycle } from "./lifecycle.js";
+import { problemResponse } from "./problem.js";
+import type { HttpMiddleware } from "./vars.js";
+
+/** The headers an MCP client's configuration sets (docs/mcp.md, "Session"). */
+export const WALLET_HEADER = "x-wallet-address";
+export const LIMITS_HEADER = "x-spending-limits";
+
+export interface McpRouteDeps {
+  face: PaymentsFace;
+  /** This service's approval page for a payment: `${PUBLIC_URL}/approve/<paymentId>`. */
+  approvalUrl: (paymentId: string) => string;
+  auth: HttpMiddleware;
+  rateLimit: HttpMiddleware;
+  requestTimeoutMs: number;
+  logger: Logger;
+  /** Pages that may call it (CORS_ORIGINS), besides those on a loopback host. */
+  origins: readonly string[];
+  /** A shutdown waits for the MCP calls under way, as for chat turns. */
+  lifecycle: Pick<Lifecycle, "keep">;
+  now?: () => Date;
+}
+
+/**
+ * The wallet and spending limits of an MCP session, from its request headers, checked with the
+ * chat request's own schemas (`invalid_wallet`, `invalid_limits`: 400 problem+json). Puts them on
+ * `c.var.payer`; the rate limit then keys on the wallet when there is no bearer identity.
+ */
+export function readPayerHeaders(): HttpMiddleware {
+  return async (c, next) => {
+    const walletAddress = c.req.header(WALLET_HEADER);
+    const limits = c.req.header(LIMITS_HEADER);
+    let spendingLimits: unknown;
+    if (limits !== undefined) {
+      try {
+        spendingLimits = JSON.parse(limits);
+      } catch {
+        throw new AppError("invalid_limits", `The ${LIMITS_HEADER} header is not JSON.`);
+      }
+    }
+    c.set(
+      "payer",
+      parsePayerConfig(
+        {
+          ...(walletAddress !== undefined ? { walletAddress } : {}),
+          ...(spendingLimits !== undefined ? { spendingLimits } : {}),
+        },
+        "The MCP session's headers",
+      ),
+    );
+    await next();
+  };
+}
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * The MCP transport's rule against DNS rebinding: a request a browser sends carries `Origin`, and
+ * one from a page that is neither on a loopback host nor listed in CORS_ORIGINS is refused (401
+ * `unauthorized`) before anything runs. MCP clients that are programs send no `Origin`.
+ */
+export function checkOrigin(origins: readonly string[]): HttpMiddleware {
+  return async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin !== undefined && !origins.includes(origin)) {
+      let host = "";
+      try {
+        host = new URL(origin).hostname;
+      } catch {}
+      if (!LOOPBACK.has(host)) {
+        throw new AppError(
+          "unauthorized",
+          `MCP requests from pages on ${origin.slice(0, 200)} are not accepted.`,
+        );
+      }
+    }
+    await next();
+  };
+}
+
+/**
+ * `POST /mcp`: the MCP server (Streamable HTTP, stateless; src/mcp) behind the same bearer auth and
+ * rate limit as `/api/chat`. The session's wallet and limits come from its headers, never a tool.
+ */
+export function mountMcp(app: Hono, deps: McpRouteDeps): void {
+  const answers = new ElicitationAnswers();
+  app.post("/mcp", checkOrigin(deps.origins), readPayerHeaders(), deps.auth, deps.rateLimit, (c) =>
+    handleMcpHttp(
+      c.req.raw,
+      {
+        ...(c.var.caller.identity !== undefined ? { caller: c.var.caller.identity } : {}),
+        ...(c.var.caller.token !== undefined ? { bearerToken: c.var.caller.token } : {}),
+        ...c.var.payer,
+      },
+      {
+        face: deps.face,
+        answers,
+        approvalUrl: deps.approvalUrl,
+        callTimeoutMs: deps.requestTimeoutMs,
+        ...(deps.now ? { now: deps.now } : {}),
+        onError: (error) => deps.logger.error("mcp tool error", { err: error }),
+        keep: (work) => deps.lifecycle.keep(work),
+      },
+    ),
+  );
+  app.all("/mcp", () =>
+    problemResponse(new AppError("method_not_allowed", "This MCP server is stateless: use POST /mcp."), {
+      Allow: "POST",
+    }),
+  );
+}

@@ -1,0 +1,31 @@
+/**
+ * Answers to the URL elicitations of waiting `pay_quote` calls, as they reach this process.
+ * Over stateless HTTP a client's answer comes on a later POST, to a fresh server that did not ask:
+ * that request hands the answer here, keyed by the caller and the MCP session, and a call of the
+ * same session waiting in this process hears it (a decline ends its wait at once). On another
+ * instance nobody hears it, and the call waits for the payment to end or expire, as before.
+ */
+export type AnswerListener = (action: string) => void;
+
+export class ElicitationAnswers {
+  private readonly waiting = new Map<string, Set<AnswerListener>>();
+
+  /** Listen for the answers of one session; returns the function that stops listening. */
+  listen(key: string, listener: AnswerListener): () => void {
+    let listeners = this.waiting.get(key);
+    if (!listeners) {
+      listeners = new Set();
+      this.waiting.set(key, listeners);
+    }
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0) this.waiting.delete(key);
+    };
+  }
+
+  /** An answer (`accept`, `decline`, `cancel`) arrived for this session. */
+  deliver(key: string, action: string): void {
+    for (const listener of this.waiting.get(key) ?? []) listener(action);
+  }
+}

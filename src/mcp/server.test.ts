@@ -1,0 +1,223 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { AppError } from "../errors/index.js";
+import { parseWallet } from "../protocol/index.js";
+import { createMcpServer, type McpSession } from "./index.js";
+import { awaitingView, FakeFace, PAYEE, PAYMENT_ID } from "./testing/fake-face.js";
+
+const T0 = Date.parse("2026-03-01T12:00:00.000Z");
+const EXPIRES = "2026-03-01T12:05:00.000Z";
+const WALLET = parseWallet("0x2222222222222222222222222222222222222222");
+if (!WALLET.ok) throw new Error("bad wallet");
+const SESSION: McpSession = {
+  caller: "alice",
+  wallet: WALLET.wallet,
+  spendingLimits: { perTransaction: 1_000_000n, daily: 5_000_000n },
+  scopeId: "mcp_session-1",
+};
+const approvalUrl = (id: string) => `https://pay.example/approve/${id}`;
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function connect(
+  face: FakeFace,
+  options: { elicitUrl?: boolean; session?: McpSession; keep?: (work: Promise<unknown>) => void } = {},
+) {
+  const server = createMcpServer(face, options.session ?? SESSION, {
+    approvalUrl,
+    ...(options.keep ? { keep: options.keep } : {}),
+    callTimeoutMs: 30_000,
+    now: () => new Date(T0),
+    approvalPollMs: 1,
+  });
+  const client = new Client(
+    { name: "test", version: "1" },
+    { capabilities: options.elicitUrl ? { elicitation: { url: {} } } : {} },
+  );
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await Promise.all([server.connect(a), client.connect(b)]);
+  closers.push(async () => {
+    await client.close();
+    await server.close();
+  });
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+describe("MCP tools", () => {
+  it("lists six tools with honest annotations; the paying one is not read-only and is idempotent", async () => {
+    const client = await connect(new FakeFace());
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    expect(Object.keys(byName).sort()).toEqual(
+      ["find_services", "get_budget", "get_payment", "get_quote", "list_payments", "pay_quote"].sort(),
+    );
+    expect(byName.pay_quote?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: true,
+    });
+    for (const name of ["find_services", "get_quote", "get_payment", "list_payments", "get_budget"]) {
+      expect(byName[name]?.annotations?.readOnlyHint, name).toBe(true);
+    }
+  });
+
+  it("names no argument that could carry a limit, a price cap or a wallet", async () => {
+    const client = await connect(new FakeFace());
+    const { tools } = await client.listTools();
+    const names = tools.flatMap((t) => Object.keys(t.inputSchema.properties ?? {}));
+    for (const forbidden of [/limit(?!$)/i, /max/i, /wallet/i, /daily/i, /perRequest/i, /approv/i]) {
+      expect(names.filter((n) => forbidden.test(n))).toEqual([]);
+    }
+  });
+
+  it("refuses an argument the schema does not name, and pays nothing", async () => {
+    const face = new FakeFace();
+    const client = await connect(face);
+    const result = await call(client, "pay_quote", { quoteId: "qt_1", maxUsd: "1000" });
+    expect(result.isError).toBe(true);
+    expect(face.paid).toEqual([]);
+  });
+
+  it("pays with the session's wallet, limits and scope, never the arguments'", async () => {
+    const face = new FakeFace();
+    const client = await connect(face);
+    const result = await call(client, "pay_quote", { quoteId: "qt_1" });
+    expect(result.isError).toBeFalsy();
+    expect(face.paid).toEqual([{ quoteId: "qt_1" }]);
+    const seen = face.sessions[0];
+    expect(seen).toMatchObject({ caller: "alice", wallet: SESSION.wallet, scopeId: "mcp_session-1" });
+    expect(seen?.spendingLimits).toEqual(SESSION.spendingLimits);
+    expect(seen?.deadline).toBe(T0 + 30_000);
+  });
+
+  it("hands a paying call to the service's lifecycle, so a shutdown waits for it", async () => {
+    const kept: Promise<unknown>[] = [];
+    const client = await connect(new FakeFace(), { keep: (work) => kept.push(work) });
+    await call(client, "get_payment", { paymentId: PAYMENT_ID });
+    expect(kept).toHaveLength(0);
+    const result = await call(client, "pay_quote", { quoteId: "qt_1" });
+    expect(kept).toHaveLength(1);
+    expect(await kept[0]).toEqual(result);
+  });
+
+  it("a refused payment is isError with the chat's stable code", async () => {
+    const face = new FakeFace();
+    face.payAnswer = () => ({
+      status: "refused",
+      error: { code: "limit_exceeded", message: "Over the daily limit." },
+    });
+    const client = await connect(face);
+    const result = await call(client, "pay_quote", { quoteId: "qt_1" });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ status: "refused", error: { code: "limit_exceeded" } });
+  });
+
+  it("an AppError keeps its code; any other exception is internal and its text stays out", async () => {
+    const face = new FakeFace();
+    face.failWith = new AppError("store_unavailable", "The ledger is unavailable.");
+    const client = await connect(face);
+    expect((await call(client, "get_budget")).structuredContent).toMatchObject({
+      error: { code: "store_unavailable" },
+    });
+    face.failWith = new Error("SELECT secret FROM keys");
+    const result = await call(client, "find_services", { query: "weather" });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error: { code: "internal" } });
+    expect(JSON.stringify(result)).not.toContain("secret");
+  });
+
+  it("a quote carries its quoteId; service text is marked untrusted", async () => {
+    const client = await connect(new FakeFace());
+    const result = await call(client, "get_quote", { url: "https://weather.example/forecast" });
+    expect(result.structuredContent).toMatchObject({ ok: true, quoteId: "qt_1" });
+    expect(JSON.stringify(result.content)).toContain("untrusted");
+  });
+
+  it("get_payment of an unknown id is not_found; an anonymous caller lists nothing", async () => {
+    const face = new FakeFace();
+    face.payments.set(PAYMENT_ID, awaitingView(EXPIRES));
+    const client = await connect(face, { session: { scopeId: "s" } });
+    const unknown = await call(client, "get_payment", { paymentId: PAYMENT_ID.replace("1", "2") });
+    expect(unknown.structuredContent).toMatchObject({ error: { code: "not_found" } });
+    expect((await call(client, "list_payments")).structuredContent).toEqual({ items: [] });
+  });
+});
+
+describe("approval through MCP", () => {
+  const awaiting = () => ({
+    status: "awaiting_approval" as const,
+    paymentId: PAYMENT_ID,
+    amountUsd: "2.5",
+    network: "eip155:84532",
+    approvalExpiresAt: EXPIRES,
+  });
+
+  it("a client without URL elicitation gets the approval URL as a normal result", async () => {
+    const face = new FakeFace();
+    face.payAnswer = awaiting;
+    face.payments.set(PAYMENT_ID, awaitingView(EXPIRES));
+    const client = await connect(face);
+    const result = await call(client, "pay_quote", { quoteId: "qt_1" });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      status: "awaiting_approval",
+      approvalUrl: approvalUrl(PAYMENT_ID),
+      expiresAt: EXPIRES,
+      paymentId: PAYMENT_ID,
+    });
+    expect(JSON.stringify(result.content)).toContain("get_payment");
+  });
+
+  it("a client with URL elicitation is sent to the page, and the call returns the settled payment", async () => {
+    const face = new FakeFace();
+    face.payAnswer = awaiting;
+    face.payments.set(PAYMENT_ID, awaitingView(EXPIRES));
+    const client = await connect(face, { elicitUrl: true });
+    const asked: Array<Record<string, unknown>> = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params as Record<string, unknown>);
+      // The wallet signs on the page: the ledger shows the payment settled.
+      face.payments.set(PAYMENT_ID, {
+        ...awaitingView(EXPIRES),
+        status: "settled",
+        transaction: "0xabc",
+        data: { untrusted: true, contentType: "application/json", body: { temp: 21 }, truncated: false },
+      });
+      return { action: "accept" };
+    });
+    const result = await call(client, "pay_quote", { quoteId: "qt_1" });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ mode: "url", url: approvalUrl(PAYMENT_ID), elicitationId: PAYMENT_ID });
+    const message = String(asked[0]?.message);
+    expect(message).toContain("$2.5");
+    expect(message).toContain(PAYEE);
+    expect(message).toContain("https://weather.example/forecast");
+    expect(message).toContain("12:05:00 UTC (in 5 minutes)");
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: "settled", data: { body: { temp: 21 } } });
+  });
+
+  it("a declined elicitation ends the wait with the approval URL; a rejection in the wallet is no error", async () => {
+    const face = new FakeFace();
+    face.payAnswer = awaiting;
+    face.payments.set(PAYMENT_ID, awaitingView(EXPIRES));
+    const client = await connect(face, { elicitUrl: true });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
+    const declined = await call(client, "pay_quote", { quoteId: "qt_1" });
+    expect(declined.structuredContent).toMatchObject({ status: "awaiting_approval" });
+
+    face.payments.set(PAYMENT_ID, { ...awaitingView(EXPIRES), status: "rejected" });
+    const read = await call(client, "get_payment", { paymentId: PAYMENT_ID });
+    expect(read.isError).toBeFalsy();
+    expect(read.structuredContent).toMatchObject({ status: "rejected" });
+  });
+});

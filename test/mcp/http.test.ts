@@ -1,0 +1,190 @@
+/**
+ * Issue 20: an MCP client over Streamable HTTP (the SDK's own `Client`) against the service
+ * bootstrapped on the devnet (the app's fetch handler, PGlite): it finds, quotes and pays a devnet
+ * service within the limits its configuration set, is refused beyond them with the chat's code
+ * (`limit_exceeded`, isError), and what the ledger holds equals what moved on chain. A client that
+ * declared URL elicitation is sent to the approval page and the call waits until the wallet has
+ * signed; the signature goes through the face's `answerApproval` as the payment's caller (the
+ * page's own path, `via: page`, is the approval page's work), settles on chain, ledger = chain.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  type CallToolResult,
+  type ClientCapabilities,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { walletAddress } from "../../src/devnet/testing/index.js";
+import type { StoredApproval } from "../../src/payments/ports/index.js";
+import { parseWallet } from "../../src/protocol/index.js";
+import {
+  type Awaiting,
+  type Booted,
+  boot,
+  evmBalances,
+  ledgerOf,
+  priceOf,
+  serviceUrl,
+  signTypedDataOf,
+  useTestDevnet,
+} from "../payments/harness.js";
+
+const devnet = useTestDevnet();
+let booted: Booted;
+
+beforeAll(async () => {
+  booted = await boot(devnet, { store: "pglite" });
+});
+afterAll(async () => {
+  await booted?.close();
+});
+
+type Result = CallToolResult & { structuredContent: Record<string, unknown> };
+
+async function connect(
+  limits: Record<string, string>,
+  role = "payer",
+  capabilities: ClientCapabilities = {},
+) {
+  const app = booted.running.service.app;
+  const transport = new StreamableHTTPClientTransport(new URL("http://service.test/mcp"), {
+    requestInit: {
+      headers: {
+        Authorization: `Bearer ${devnet.manifest.devToken}`,
+        "X-Wallet-Address": walletAddress(devnet, "evm", role),
+        "X-Spending-Limits": JSON.stringify(limits),
+      },
+    },
+    fetch: async (url, init) => app.request(String(url), init),
+  });
+  const client = new Client({ name: "integration", version: "1" }, { capabilities });
+  await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as Result;
+  return { client, call, sessionId: transport.sessionId ?? "" };
+}
+
+describe("MCP over Streamable HTTP on the devnet", () => {
+  it("finds, quotes and pays within the limits, is refused beyond them; ledger = chain", async () => {
+    const weather = serviceUrl(devnet, "weather");
+    const price = priceOf(devnet, "weather");
+    // Room for two weather calls in this session, not three.
+    const perRequest = ((price * 5n) / 2n).toString().padStart(7, "0");
+    const limits = { perRequest: `${perRequest.slice(0, -6)}.${perRequest.slice(-6)}` };
+    const { client, call, sessionId } = await connect(limits);
+    const before = await evmBalances(devnet);
+
+    const found = await call("find_services", { query: "weather" });
+    expect(found.isError).toBeFalsy();
+    const services = found.structuredContent.services as Array<{ url: string }>;
+    expect(services.map((s) => s.url)).toContain(weather);
+
+    const quotes: string[] = [];
+    for (const city of ["Paris", "Lisbon", "Oslo"]) {
+      const quote = await call("get_quote", { url: weather, query: { city } });
+      expect(quote.structuredContent).toMatchObject({ ok: true, chosen: { amountAtomic: price.toString() } });
+      quotes.push(quote.structuredContent.quoteId as string);
+    }
+    const paid = [];
+    for (const quoteId of quotes) paid.push(await call("pay_quote", { quoteId }));
+    expect(paid.slice(0, 2).map((r) => r.structuredContent.status)).toEqual(["paid", "paid"]);
+    expect(paid[0]?.structuredContent.data).toMatchObject({ untrusted: true });
+    expect(paid[2]?.isError).toBe(true);
+    expect(paid[2]?.structuredContent).toMatchObject({
+      error: { code: "limit_exceeded", limit: "perRequest" },
+    });
+
+    // Paying a quote again pays nothing more.
+    const again = await call("pay_quote", { quoteId: quotes[0] });
+    expect(again.structuredContent.paymentId).toBe(paid[0]?.structuredContent.paymentId);
+
+    const premium = await call("get_quote", {
+      url: serviceUrl(devnet, "premium-report"),
+      query: { topic: "solar" },
+    });
+    expect(premium.structuredContent).toMatchObject({ refusal: { code: "limit_exceeded" } });
+    expect(premium.structuredContent.quoteId).toBeUndefined();
+
+    const read = await call("get_payment", { paymentId: paid[0]?.structuredContent.paymentId });
+    expect(read.structuredContent).toMatchObject({ status: "settled" });
+    const budget = await call("get_budget");
+    expect(budget.structuredContent).toMatchObject({ limits: { perRequestUsd: expect.any(String) } });
+
+    const rows = await ledgerOf(booted.running).listByScope(sessionId);
+    const settled = rows.filter((r) => r.status === "settled");
+    expect(settled).toHaveLength(2);
+    const after = await evmBalances(devnet);
+    const sum = settled.reduce((total, r) => total + r.amount, 0n);
+    expect(before.payer - after.payer).toBe(sum);
+    expect(after.merchant - before.merchant).toBe(sum);
+    await client.close();
+  });
+
+  it("refuses a session whose limits header is not the chat's spendingLimits (400 problem+json)", async () => {
+    const response = await booted.running.service.app.request("/mcp", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        Authorization: `Bearer ${devnet.manifest.devToken}`,
+        "X-Wallet-Address": walletAddress(devnet, "evm", "payer"),
+        "X-Spending-Limits": JSON.stringify({ perRequest: "1", raiseMyself: true }),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toContain("application/problem+json");
+    expect((await response.json()).code).toBe("invalid_limits");
+  });
+
+  it("a client with URL elicitation is sent to the approval page; the wallet signs; the call returns it settled", async () => {
+    const user = walletAddress(devnet, "evm", "user");
+    const key = devnet.secrets.evm.user;
+    if (!key) throw new Error("no user key");
+    const wallet = parseWallet(user);
+    if (!wallet.ok) throw new Error(wallet.reason);
+    const { client, call } = await connect({}, "user", { elicitation: { url: {} } });
+    const running = booted.running;
+    const before = await evmBalances(devnet, "user");
+    const asked: Array<{ url: string; message: string }> = [];
+    let signed: Promise<unknown> = Promise.resolve();
+    // Standing in for the approval page: the user's wallet signs the stored payment.
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const params = request.params as { url: string; message: string; elicitationId: string };
+      asked.push(params);
+      const row = await ledgerOf(running).get(params.elicitationId);
+      const stored = row?.approval as StoredApproval;
+      const signature = await signTypedDataOf(
+        { approval: { sign: stored.sign } } as unknown as Awaiting,
+        privateKeyToAccount(key),
+      );
+      signed = running.payments!.face.answerApproval({
+        answer: { paymentId: params.elicitationId, kind: "signature", signature },
+        wallet: wallet.wallet,
+        via: { kind: "caller", caller: "devnet" },
+        signal: new AbortController().signal,
+      });
+      return { action: "accept" };
+    });
+    const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Quito" } });
+    expect(quote.structuredContent).toMatchObject({ needsApproval: true });
+    const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    await signed;
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.url).toMatch(/\/approve\/pay_[-0-9a-f]{36}$/);
+    expect(asked[0]?.message).toMatch(
+      /Approve in your wallet: pay \$0\.01 .* to 0x[0-9a-fA-F]{40} for .*weather/,
+    );
+    expect(paid.isError).toBeFalsy();
+    expect(paid.structuredContent).toMatchObject({ status: "settled" });
+
+    const row = await ledgerOf(running).get(String(paid.structuredContent.paymentId));
+    expect(row?.status).toBe("settled");
+    const after = await evmBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(row?.amount);
+    expect(after.merchant - before.merchant).toBe(row?.amount);
+    await client.close();
+  });
+});
