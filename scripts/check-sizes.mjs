@@ -14,7 +14,6 @@ const ROOTS = ["src", "web/src", "bin"];
 const KNOWN = {
   "src/agent/turn.ts": 337,
   "src/agent/turn.ts#runTurn": 193,
-  "src/bootstrap.ts#bootstrap": 84,
   "src/chains/evm.ts": 325,
   "src/chains/svm-landed.ts#solanaResolver": 133,
   "src/cli/args.ts#parseCliArgs": 85,
