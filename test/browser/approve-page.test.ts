@@ -4,13 +4,17 @@
  * devnet's bearer token, the `user` wallet) stops at a payment that waits for the wallet; the
  * approval URL is opened in a browser with no wallet extension, the devnet's test wallet signs in
  * the page, and the payment settles (ledger = chain); the caller then reads the service's answer.
- * A decline needs the wallet's signature too.
+ * A decline needs the wallet's signature too. The same page completes an MCP client's payment: a
+ * client without elicitation gets the approval URL from `pay_quote`, the page signs, and the
+ * client's `get_payment` reads it settled with the service's answer.
  * Accessibility checked with axe-core. Without a Chromium the suite says so and is skipped.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approvalUrl } from "../../src/config/index.js";
@@ -25,6 +29,7 @@ import {
   evmBalances,
   ledgerOf,
   priceOf,
+  serviceUrl,
   startTestDevnet,
 } from "../payments/harness.js";
 
@@ -135,6 +140,56 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
       transaction: row?.txHash,
       data: { untrusted: true },
     });
+    await page.context().close();
+  });
+
+  it("an MCP client without elicitation gets the approval URL; the page signs; get_payment reads it settled", async () => {
+    const user = walletAddress(devnet, "evm", "user");
+    const price = priceOf(devnet, "weather");
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: {
+        headers: {
+          Authorization: `Bearer ${devnet.manifest.devToken}`,
+          "X-Wallet-Address": user,
+          "X-Spending-Limits": JSON.stringify({ perRequest: "1.00" }),
+        },
+      },
+    });
+    const client = new Client({ name: "no-elicitation", version: "1" }, { capabilities: {} });
+    await client.connect(transport);
+    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as unknown as Result;
+    const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Paris" } });
+    expect(quote.structuredContent).toMatchObject({ ok: true, needsApproval: true });
+    const before = await evmBalances(devnet, "user");
+    const asked = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    expect(asked.isError).toBeFalsy();
+    expect(asked.structuredContent).toMatchObject({ status: "awaiting_approval" });
+    const paymentId = asked.structuredContent.paymentId as string;
+    // The URL carries the payment id only: nothing in it pays by itself.
+    expect(asked.structuredContent.approvalUrl).toMatch(new RegExp(`/approve/${paymentId}$`));
+    expect(await evmBalances(devnet, "user")).toEqual(before);
+
+    const page = await open(approvalUrl(server.url, paymentId));
+    await page.getByRole("heading", { name: /\$0\.01 to / }).waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+    await page.getByTestId("wallet-chip").waitFor();
+    await page.getByRole("button", { name: /^Approve \$0\.01/ }).click();
+    await page.locator("[data-testid=approve-result][data-status=settled]").waitFor({ timeout: 60_000 });
+
+    const read = await call("get_payment", { paymentId });
+    expect(read.structuredContent).toMatchObject({ status: "settled", data: { untrusted: true } });
+    const row = await ledgerOf(booted.running).get(paymentId);
+    expect(row?.status).toBe("settled");
+    const after = await evmBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(price);
+    expect(after.merchant - before.merchant).toBe(price);
+    // Paying the same quote again pays nothing more.
+    const again = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    expect(again.structuredContent).toMatchObject({ paymentId });
+    expect(await evmBalances(devnet, "user")).toEqual(after);
+    await client.close();
     await page.context().close();
   });
 
