@@ -26,7 +26,7 @@ unclear (do not pay again), 130 interrupted.
 /** Every option and exit code (`--help all`; docs/clients.md has the same). */
 export const USAGE_ALL = `Usage: x402-chat-agent chat [question] [options]
        x402-chat-agent chat payments [options]
-       x402-chat-agent mcp [options]   (an MCP server on stdio: mcp --help, docs/mcp.md)
+       x402-chat-agent mcp [options]     (MCP on stdio: mcp --help, docs/mcp.md)
 
 Chat with the x402 payment agent. With a question it answers once and exits;
 without one it is interactive (Ctrl-D or /exit quits, Ctrl-C stops an answer).
