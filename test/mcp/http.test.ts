@@ -4,8 +4,8 @@
  * service within the limits its configuration set, is refused beyond them with the chat's code
  * (`limit_exceeded`, isError), and what the ledger holds equals what moved on chain. A client that
  * declared URL elicitation is sent to the approval page and the call waits until the wallet has
- * signed; the signature goes through the face's `answerApproval` as the payment's caller (the
- * page's own path, `via: page`, is the approval page's work), settles on chain, ledger = chain.
+ * signed; the signature goes through the face's `answerApproval` as the approval page's does
+ * (`via: page`), settles on chain, ledger = chain.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -150,7 +150,8 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     const before = await evmBalances(devnet, "user");
     const asked: Array<{ url: string; message: string }> = [];
     let signed: Promise<unknown> = Promise.resolve();
-    // Standing in for the approval page: the user's wallet signs the stored payment.
+    // Standing in for the approval page: the user's wallet signs the stored payment, and the answer
+    // goes through the face as the page's does (`via: page`: no caller, only the wallet's signature).
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const params = request.params as { url: string; message: string; elicitationId: string };
       asked.push(params);
@@ -163,7 +164,7 @@ describe("MCP over Streamable HTTP on the devnet", () => {
       signed = running.payments!.face.answerApproval({
         answer: { paymentId: params.elicitationId, kind: "signature", signature },
         wallet: wallet.wallet,
-        via: { kind: "caller", caller: "devnet" },
+        via: { kind: "page" },
         signal: new AbortController().signal,
       });
       return { action: "accept" };
@@ -171,7 +172,7 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Quito" } });
     expect(quote.structuredContent).toMatchObject({ needsApproval: true });
     const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
-    await signed;
+    expect(await signed).toMatchObject({ status: "paid", transaction: expect.any(String) });
     expect(asked).toHaveLength(1);
     expect(asked[0]?.url).toMatch(/\/approve\/pay_[-0-9a-f]{36}$/);
     expect(asked[0]?.message).toMatch(

@@ -3,6 +3,8 @@
  * (bin/x402-chat-agent.mjs) over stdio, as Claude Desktop or VS Code would, and the bridge speaks
  * Streamable HTTP to the service listening on loopback on the real devnet: it finds, quotes and
  * pays within the limits its flags set, is refused beyond them with the chat's code, ledger = chain.
+ * A URL elicitation passes through the bridge; the approval page's endpoints (what the page calls
+ * once the wallet signs) settle the payment, and the waiting call returns it settled.
  */
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -113,26 +115,28 @@ describe("x402-chat-agent mcp over stdio", () => {
     const before = await evmBalances(devnet, "user");
     const asked: string[] = [];
     let signed: Promise<unknown> = Promise.resolve();
-    // Standing in for the approval page: the user's wallet signs the stored payment.
+    // What the approval page does when the user opens the URL: it reads what to sign from
+    // GET /api/approvals/:id, the wallet signs it, and it answers POST /api/approvals/:id, with no
+    // bearer token (the URL carries no secret; only the wallet's signature settles it).
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const params = request.params as { url: string; elicitationId: string };
       asked.push(params.url);
-      const stored = (await ledgerOf(running).get(params.elicitationId))?.approval as StoredApproval;
+      const api = `${served.url}/api/approvals/${params.elicitationId}`;
+      const shown = (await (await fetch(api)).json()) as { approval: { sign: StoredApproval["sign"] } };
       const signature = await signTypedDataOf(
-        { approval: { sign: stored.sign } } as unknown as Awaiting,
+        { approval: { sign: shown.approval.sign } } as unknown as Awaiting,
         privateKeyToAccount(key),
       );
-      signed = running.payments!.face.answerApproval({
-        answer: { paymentId: params.elicitationId, kind: "signature", signature },
-        wallet: wallet.wallet,
-        via: { kind: "caller", caller: "devnet" },
-        signal: new AbortController().signal,
-      });
+      signed = fetch(api, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ signature, walletAddress: wallet.wallet.address }),
+      }).then((r) => r.json());
       return { action: "accept" };
     });
     const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Lima" } });
     const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
-    await signed;
+    expect(await signed).toMatchObject({ status: "settled" });
     expect(asked).toEqual([expect.stringMatching(/\/approve\/pay_[-0-9a-f]{36}$/)]);
     expect(paid.structuredContent).toMatchObject({ status: "settled" });
     const row = await ledgerOf(running).get(String(paid.structuredContent.paymentId));
