@@ -53,7 +53,11 @@ export class AwaitingRequests {
   }
 }
 
-export type AnswerOutcome = { answer: ApprovalAnswer } | { error: string };
+/**
+ * The answer to send, or why there is none (then nothing is sent). `retry`: the wallet declined or
+ * failed to sign; the payment still waits, so its part asks again with this request.
+ */
+export type AnswerOutcome = { answer: ApprovalAnswer } | { error: string; retry?: AwaitingUpdate };
 
 /** The answer to send for a responded part, or why there is none (then nothing is sent). */
 export async function answerFor(
@@ -74,7 +78,9 @@ export async function answerFor(
   try {
     return { answer: await signApproval(signer, update) };
   } catch (error) {
-    return { error: `${signingErrorText(error)} Nothing was paid.` };
+    // Typed data that disagrees with the quote is never signed, so it is not asked again.
+    const retry = describePaymentApproval(update).mismatches.length === 0 ? update : undefined;
+    return { error: `${signingErrorText(error)} Nothing was paid.`, ...(retry ? { retry } : {}) };
   }
 }
 

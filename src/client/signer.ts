@@ -52,13 +52,18 @@ export class ApprovalSigningError extends Error {
 
 /** The wallet's words for a refusal: EIP-1193 code 4001 is the user declining. */
 export function signingErrorText(error: unknown): string {
-  const { code, message: own } = (typeof error === "object" && error !== null ? error : {}) as {
+  const {
+    code,
+    message: own,
+    cause,
+  } = (typeof error === "object" && error !== null ? error : {}) as {
     code?: unknown;
     message?: unknown;
+    cause?: { code?: unknown } | null;
   };
-  // EIP-1193 errors are often plain objects `{ code, message }`, not Errors.
+  // EIP-1193 errors are often plain objects `{ code, message }`, not Errors; viem wraps them (cause).
   const message = typeof own === "string" ? own : String(error);
-  if (code === 4001) return "The wallet declined to sign the payment.";
+  if (code === 4001 || cause?.code === 4001) return "The wallet declined to sign the payment.";
   return error instanceof ApprovalSigningError
     ? message
     : `The wallet could not sign the payment: ${message}`;

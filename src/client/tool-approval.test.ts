@@ -234,24 +234,58 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     expect(toolPart(chat).state).toBe("output-denied");
   });
 
-  it("the wallet declines to sign: nothing is sent, the part ends in a clear error, useChat's error says it", async () => {
-    const { fetch, bodies } = fakeFetch([ASKING]);
+  it("the wallet declines to sign: nothing is sent, the part asks again with the reason, and a second approval settles", async () => {
+    const { fetch, bodies } = fakeFetch([ASKING, SETTLING]);
+    let asked = 0;
     const wallet = fakeWallet(async () => {
-      throw { code: 4001, message: "User rejected the request." }; // as injected wallets do: not an Error
+      asked += 1;
+      // as injected wallets do: not an Error
+      if (asked === 1) throw { code: 4001, message: "User rejected the request." };
+      return `0x${"ab".repeat(65)}`;
     });
     const { chat, settled } = chatWith(
       new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
     );
     await chat.sendMessage({ text: "Weather in Paris?" });
-    const done = settled();
+    let done = settled();
     await chat.addToolApprovalResponse({ id: ID, approved: true });
     await done;
     expect(bodies).toHaveLength(1);
-    expect(toolPart(chat)).toMatchObject({
-      state: "output-error",
-      errorText: "The wallet declined to sign the payment. Nothing was paid.",
-    });
+    expect(toolPart(chat).state).toBe("approval-requested");
+    const descriptor = toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined;
+    expect(descriptor?.refusal).toBe("The wallet declined to sign the payment. Nothing was paid.");
+    expect(descriptor?.paymentId).toBe(ID);
     expect(chat.error?.message).toBe("The wallet declined to sign the payment. Nothing was paid.");
+    done = settled();
+    await chat.addToolApprovalResponse({ id: ID, approved: true });
+    await done;
+    expect(bodies.map((b) => b.approval)).toEqual([
+      undefined,
+      { paymentId: ID, signature: `0x${"ab".repeat(65)}` },
+    ]);
+    expect(toolPart(chat)).toMatchObject({ state: "output-available", output: { status: "settled" } });
+  });
+
+  it("a wallet that fails (viem's wrapped 4001 too) asks again; declining then sends a rejection", async () => {
+    const { fetch, bodies } = fakeFetch([ASKING, DECLINED]);
+    const wallet = fakeWallet(async () => {
+      throw Object.assign(new Error("User rejected the request."), { cause: { code: 4001 } });
+    });
+    const { chat, settled } = chatWith(
+      new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
+    );
+    await chat.sendMessage({ text: "Weather in Paris?" });
+    let done = settled();
+    await chat.addToolApprovalResponse({ id: ID, approved: true });
+    await done;
+    expect((toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined)?.refusal).toBe(
+      "The wallet declined to sign the payment. Nothing was paid.",
+    );
+    done = settled();
+    await chat.addToolApprovalResponse({ id: ID, approved: false });
+    await done;
+    expect(bodies.map((b) => b.approval)).toEqual([undefined, { paymentId: ID, reject: true }]);
+    expect(toolPart(chat).state).toBe("output-denied");
   });
 
   it("typed data that disagrees with the quote is never signed", async () => {
@@ -352,7 +386,11 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     await chat.addToolApprovalResponse({ id: ID, approved: true });
     await done;
     expect(bodies).toHaveLength(1);
-    expect(toolPart(chat).errorText).toMatch(/another payment/);
+    // The payment still waits: the part asks again (it can be declined), the reason in its descriptor.
+    expect(toolPart(chat).state).toBe("approval-requested");
+    expect((toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined)?.refusal).toMatch(
+      /another payment/,
+    );
   });
 
   it("two payments waiting: useChat sends once both are answered, and the transport answers one per request", async () => {

@@ -8,13 +8,7 @@ import {
   paymentUpdateSchema,
   type StreamEvent,
 } from "../protocol/stream.js";
-import {
-  AwaitingRequests,
-  answerFor,
-  failedApprovalStream,
-  isFinalRefusal,
-  refusedAnswerStream,
-} from "./answer.js";
+import { AwaitingRequests, answerFor, isFinalRefusal, refusedAnswerStream } from "./answer.js";
 import { eventsToChunks } from "./chunks.js";
 import {
   type ApprovalAnswer,
@@ -170,7 +164,7 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
       if (responded && last) {
         answered = responded.toolCallId;
         const outcome = await answerFor(responded, last, this.requests, this.options.signer);
-        if ("error" in outcome) return failedApprovalStream(answered, outcome.error);
+        if ("error" in outcome) return refusedAnswerStream(answered, outcome.error, outcome.retry);
         fields.approval = outcome.answer;
       }
     }

@@ -6,7 +6,8 @@
  * - with an injected EIP-1193 test wallet (announced by EIP-6963; `eth_signTypedData_v4` answered
  *   in Node by the devnet `user` key, which the service does not hold): a question, the cost card
  *   with its budget meter, the approval signed in the wallet, the settled payment with its hash
- *   (checked on chain); a rejection; a signature the service refuses, shown on the card; a limit
+ *   (checked on chain); a rejection; a signature the service refuses and a wallet that declines,
+ *   each shown on the card and approved again (through the AI SDK tool-approval part); a limit
  *   set on the page that refuses a payment;
  * - with no wallet extension at all: the "devnet wallet" the page offers, from question to a paid,
  *   approved answer (EVM, and Solana when the devnet has it).
@@ -99,8 +100,11 @@ const CHROMIUM_ARGS = [
 /** What the injected wallet was asked, and how it answers. */
 interface TestWalletLog {
   signed: Array<{ address: string; primaryType: string }>;
-  /** "ok": sign with the wallet's key; "wrong-key": sign with another key (the service must refuse). */
-  mode: "ok" | "wrong-key";
+  /**
+   * "ok": sign with the wallet's key; "wrong-key": sign with another key (the service must refuse);
+   * "decline": the user says no (EIP-1193 error 4001).
+   */
+  mode: "ok" | "wrong-key" | "decline";
 }
 
 // Generous bounds: CI runs this beside the other suites on two cores.
@@ -196,6 +200,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     await context.exposeFunction("__testWalletSignTypedData", async (address: string, json: string) => {
       const typedData = JSON.parse(json) as Extract<WalletRequest, { kind: "evm-typed-data" }>["typedData"];
+      if (log.mode === "decline") return "declined";
       log.signed.push({ address, primaryType: typedData.primaryType });
       const signer = log.mode === "wrong-key" ? other : account;
       return signer.signTypedData(
@@ -219,8 +224,12 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
                 return `0x${chainId.toString(16)}`;
               case "wallet_switchEthereumChain":
                 return null;
-              case "eth_signTypedData_v4":
-                return w.__testWalletSignTypedData(String(params?.[0]), String(params?.[1]));
+              case "eth_signTypedData_v4": {
+                const signed = await w.__testWalletSignTypedData(String(params?.[0]), String(params?.[1]));
+                if (signed === "declined")
+                  throw Object.assign(new Error("User rejected the request."), { code: 4001 });
+                return signed;
+              }
               default:
                 throw Object.assign(new Error(`test wallet: ${method} is not supported`), { code: 4200 });
             }
@@ -369,6 +378,39 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       log.mode = "ok";
       await card.getByRole("button", { name: /^Approve/ }).click();
       await cardWithStatus(page, "settled");
+    });
+
+    it("says on the card when the wallet declines, and can still approve it (the AI SDK's tool-approval part asks again)", async () => {
+      await newChat(page);
+      await ask(page, "What's the weather in Paris?");
+      const card = await cardWithStatus(page, "awaiting_approval");
+      const id = await card.getAttribute("data-payment-id");
+      const signed = log.signed.length;
+      log.mode = "decline";
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      const refusal = card.getByTestId("approval").locator(".card-error");
+      await refusal.waitFor({ timeout: 30_000 });
+      expect(await refusal.textContent()).toBe("The wallet declined to sign the payment. Nothing was paid.");
+      expect(await card.getAttribute("data-status")).toBe("awaiting_approval");
+      expect(log.signed.length).toBe(signed);
+      // Said on its card, not again in a banner.
+      expect(await page.getByTestId("chat-error").count()).toBe(0);
+      await shot(page, "05b-wallet-declined");
+      log.mode = "ok";
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      await cardWithStatus(page, "settled");
+      expect(log.signed.length).toBe(signed + 1);
+      // The page answered through the payment's tool part, which followed the payment to its end.
+      const toolPart = () =>
+        page.evaluate((paymentId) => {
+          const saved = JSON.parse(sessionStorage.getItem("x402-chat-agent.conversation") ?? "[]");
+          const parts = saved.flatMap(
+            (m: { parts: Array<{ type: string; toolCallId?: string }> }) => m.parts,
+          );
+          const part = parts.find((p: { type: string; toolCallId?: string }) => p.toolCallId === paymentId);
+          return part ? `${part.type} ${(part as { state?: string }).state}` : "none";
+        }, id);
+      await poll(toolPart).toBe("tool-x402_payment output-available");
     });
 
     it("applies a spending limit set on the page: a payment above it is refused, never signed", async () => {

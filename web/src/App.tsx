@@ -1,6 +1,8 @@
 import { useChat } from "@ai-sdk/react";
+import { lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { paymentChatSchemas } from "../../src/client/index.js";
+import { paymentToolStates, useEndPhases, usePageApprovals } from "./chat/approvals.js";
 import {
   type AskedMarks,
   loadAsked,
@@ -11,10 +13,9 @@ import {
   saveWalletChoice,
 } from "./chat/persist.js";
 import { createTransport, describeError } from "./chat/transport.js";
-import type { ApprovalAnswer, PaymentUIMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
+import type { PaymentUIMessage, PaymentUpdate, TurnFields } from "./chat/types.js";
 import { Composer } from "./components/Composer.js";
 import { Message } from "./components/Message.js";
-import type { ApprovalState } from "./components/PaymentCard.js";
 import { PaymentsPanel } from "./components/PaymentsPanel.js";
 import { SettingsPanel } from "./components/SettingsPanel.js";
 import { WalletMenu } from "./components/WalletMenu.js";
@@ -23,13 +24,6 @@ import type { PageWallet, WalletOption } from "./wallet/types.js";
 import { useWallets } from "./wallet/useWallets.js";
 
 const EXAMPLES = ["What's the weather in Paris?", "What can I buy?", "Buy the premium report on AI"];
-
-/** A wallet's refusal to sign, in words (EIP-1193 code 4001 is the user saying no). */
-function walletErrorText(error: unknown): string {
-  const e = error as { code?: number; shortMessage?: string; message?: string; cause?: { code?: number } };
-  if (e?.code === 4001 || e?.cause?.code === 4001) return "You declined to sign in your wallet.";
-  return `The wallet could not sign: ${e?.shortMessage ?? e?.message ?? String(error)}`;
-}
 
 export function App() {
   const [settings, setSettings] = useSettings();
@@ -51,7 +45,8 @@ export function App() {
     [devnet],
   );
   const [wallet, setWallet] = useState<PageWallet>();
-  // The transport asks for the current settings at every request.
+  const { signer, approvals, setApprovals, answerWallet } = usePageApprovals(wallet, localNetworks);
+  // The transport asks for the current settings at every request (an answer: the paying wallet's).
   const fields = useRef<TurnFields>({});
   fields.current = requestFields(settings, wallet?.address);
   // A limit the page cannot read would be left out of the request (the server's default would
@@ -60,36 +55,30 @@ export function App() {
   const token = useRef<string | undefined>(undefined);
   token.current = settings.token.trim() || undefined;
   const transport = useMemo(
-    () => createTransport({ fields: () => fields.current, token: () => token.current }),
-    [],
+    () =>
+      createTransport({
+        fields: () =>
+          answerWallet.current ? { ...fields.current, walletAddress: answerWallet.current } : fields.current,
+        token: () => token.current,
+        signer,
+      }),
+    [signer, answerWallet],
   );
   // The protocol's schemas check every part and finish as it arrives.
   // A reload finds the conversation as it was (a card awaiting approval can still be approved).
   const [restored] = useState(loadConversation);
-  const { messages, sendMessage, status, error, stop, clearError, setMessages } = useChat<PaymentUIMessage>({
+  // An approval answered on a card (addToolApprovalResponse) is sent, signed, at once.
+  const chat = useChat<PaymentUIMessage>({
     transport,
     messages: restored,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     ...paymentChatSchemas,
   });
-  const [approvals, setApprovals] = useState<Record<string, ApprovalState>>({});
+  const { messages, sendMessage, status, error, stop, clearError, setMessages } = chat;
   const [input, setInput] = useState("");
-  const sending = useRef<string | undefined>(undefined);
-  /** The chat error that belongs to an approval card (shown there, not in the banner). */
-  const [cardError, setCardError] = useState<Error>();
   const bottom = useRef<HTMLDivElement>(null);
   const busy = status === "submitted" || status === "streaming";
-
-  // An approval sent: when its request ends, the card shows what the server said (or nothing).
-  useEffect(() => {
-    const id = sending.current;
-    if (!id || busy) return;
-    sending.current = undefined;
-    setCardError(error);
-    setApprovals((a) => ({
-      ...a,
-      [id]: error ? { phase: "idle", error: describeError(error) } : { phase: "idle" },
-    }));
-  }, [busy, error]);
+  useEndPhases(busy, setApprovals);
 
   useEffect(() => {
     if (!busy) saveConversation(messages);
@@ -139,46 +128,26 @@ export function App() {
     if (!question || busy || invalid.length > 0) return;
     clearError();
     setInput("");
+    answerWallet.current = undefined;
     void sendMessage({ text: question });
   };
 
-  const answer = async (payment: PaymentUpdate, approval: ApprovalAnswer, walletAddress: string) => {
+  /** Approve or decline a card: its tool part answered; the transport signs (approved) and sends. */
+  const answer = (payment: PaymentUpdate, approved: boolean) => {
+    const id = payment.paymentId;
     if (invalid.length > 0) {
       const error = "Not sent: a spending limit in Settings is not valid (see below the chat).";
-      setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "idle", error } }));
+      setApprovals((a) => ({ ...a, [id]: { phase: "idle", error } }));
       return;
     }
-    setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "sending" } }));
-    sending.current = payment.paymentId;
-    clearError();
-    await sendMessage(undefined, { body: { walletAddress, approval } });
-  };
-
-  const approve = async (payment: PaymentUpdate) => {
-    if (!wallet) return;
-    setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "signing" } }));
-    let approval: ApprovalAnswer;
-    try {
-      approval = await wallet.approve(payment, {
-        local: payment.network !== undefined && localNetworks.has(payment.network),
-      });
-    } catch (e) {
-      setApprovals((a) => ({ ...a, [payment.paymentId]: { phase: "idle", error: walletErrorText(e) } }));
-      return;
-    }
-    await answer(payment, approval, wallet.address);
-  };
-
-  const reject = async (payment: PaymentUpdate) => {
-    const walletAddress = payment.approval?.wallet ?? wallet?.address;
-    if (!walletAddress) return;
-    await answer(payment, { paymentId: payment.paymentId, reject: true }, walletAddress);
+    setApprovals(({ [id]: _, ...others }) => others);
+    answerWallet.current = payment.approval?.wallet ?? wallet?.address;
+    void chat.addToolApprovalResponse({ id, approved });
   };
 
   /** A new conversation: nothing of the last one stays, its errors included. */
   const newChat = () => {
     clearError();
-    setCardError(undefined);
     setApprovals({});
     setAsked({});
     saveAsked({});
@@ -186,11 +155,12 @@ export function App() {
   };
 
   const devnetOptions = options.filter((o) => o.source === "devnet");
-  // An `e:` line is already shown where it happened (its card, or inline): no banner for it again.
-  const shownInStream = messages
-    .at(-1)
-    ?.parts.some((p) => p.type === "data-error" && p.data.message === error?.message);
-  const showBanner = error !== undefined && error !== cardError && !shownInStream;
+  // An `e:` line is already shown where it happened (its card, or inline), as is an answer's
+  // refusal (on its card): no banner for them again.
+  const shownInStream =
+    messages.at(-1)?.parts.some((p) => p.type === "data-error" && p.data.message === error?.message) ||
+    [...paymentToolStates(messages.at(-1)).values()].some((t) => t.error === error?.message);
+  const showBanner = error !== undefined && !shownInStream;
 
   return (
     <div className={`layout${showSettings || showPayments ? " with-settings" : ""}`}>
@@ -270,8 +240,8 @@ export function App() {
                 approvals={approvals}
                 canAct={!busy}
                 localNetworks={localNetworks}
-                onApprove={(p) => void approve(p)}
-                onReject={(p) => void reject(p)}
+                onApprove={(p) => answer(p, true)}
+                onReject={(p) => answer(p, false)}
               />
             ))
           )}

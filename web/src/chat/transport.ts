@@ -1,22 +1,28 @@
 import type { ChatTransport } from "ai";
-import { ChatHttpError, PaymentChatTransport, type TurnFields } from "../../../src/client/index.js";
+import {
+  ChatHttpError,
+  PaymentChatTransport,
+  type TransportSigner,
+  type TurnFields,
+} from "../../../src/client/index.js";
 import type { PaymentUIMessage } from "./types.js";
 
 /**
  * The page's `useChat` transport: the SDK's own (`x402-chat-agent/client`, src/client/transport.ts),
  * asked at every request for the page's current settings and token. A 429 is shown, not waited out
- * silently. The page draws its own approval cards from the `data-payment` parts (signing, sending,
- * a refusal shown on the card and approved again): it turns the SDK's tool-approval parts off.
+ * silently. Approvals go the AI SDK's way: each payment awaiting the wallet is a tool part the
+ * page answers with `addToolApprovalResponse`, and `signer` (the page's wallet) signs it.
  */
 export function createTransport(source: {
   fields: () => TurnFields;
   token: () => string | undefined;
+  signer: TransportSigner;
 }): ChatTransport<PaymentUIMessage> {
   return new PaymentChatTransport({
     fields: source.fields,
     token: source.token,
+    signer: source.signer,
     rateLimitRetry: false,
-    approvalParts: false,
   });
 }
 

@@ -45,6 +45,12 @@ function budgetAfter(payment: PaymentUpdate): string | undefined {
   return parts.length > 0 ? `${parts.join(", ")} left` : undefined;
 }
 
+function whatIsSigned(payment: PaymentUpdate): string {
+  return payment.approval?.sign.kind === "evm-typed-data"
+    ? "an EIP-712 transfer authorization (eth_signTypedData_v4)"
+    : "a Solana transfer transaction";
+}
+
 function CopyButton({ text, label }: { text: string; label: string }) {
   const [copied, setCopied] = useState(false);
   return (
@@ -68,6 +74,7 @@ export function ApprovalBox({
   payment,
   wallet,
   approval,
+  tool,
   canAct,
   superseded,
   localNetworks,
@@ -84,12 +91,12 @@ export function ApprovalBox({
   // What would be signed must be what the card shows (amount, payee, wallet); otherwise no signing.
   const { mismatches } = describeApproval(payment);
   const busy = approval?.phase === "signing" || approval?.phase === "sending";
+  // A chat card is answerable while its tool part asks.
+  const open = tool === undefined || tool.state === "approval-requested";
+  const off = !canAct || superseded || busy || expired || !open;
   const local = payment.network !== undefined && localNetworks.has(payment.network);
   const after = budgetAfter(payment);
-  const what =
-    request.sign.kind === "evm-typed-data"
-      ? "an EIP-712 transfer authorization (eth_signTypedData_v4)"
-      : "a Solana transfer transaction";
+  const error = approval?.error ?? tool?.error;
   return (
     <div className="approval" data-testid="approval">
       <p className="approval-text">Your wallet is asked to sign this payment:</p>
@@ -124,7 +131,9 @@ export function ApprovalBox({
           {expired ? "Expired" : Number.isFinite(left) ? `in ${countdown(left)}` : ""}
         </dd>
       </dl>
-      <p className="muted small">Your wallet signs {what}; nothing moves before you approve.</p>
+      <p className="muted small">
+        Your wallet signs {whatIsSigned(payment)}; nothing moves before you approve.
+      </p>
       {!sameWallet ? (
         <p className="approval-warning" role="alert">
           {wallet
@@ -141,7 +150,7 @@ export function ApprovalBox({
         <button
           type="button"
           className="primary"
-          disabled={!canAct || superseded || busy || expired || !sameWallet || mismatches.length > 0}
+          disabled={off || !sameWallet || mismatches.length > 0}
           onClick={() => onApprove(payment)}
         >
           {approval?.phase === "signing"
@@ -150,11 +159,7 @@ export function ApprovalBox({
               ? "Sending…"
               : `Approve ${usd(payment.amount?.usd)}`}
         </button>
-        <button
-          type="button"
-          disabled={!canAct || superseded || busy || expired}
-          onClick={() => onReject(payment)}
-        >
+        <button type="button" disabled={off} onClick={() => onReject(payment)}>
           Reject
         </button>
       </div>
@@ -168,9 +173,9 @@ export function ApprovalBox({
           The time to approve has passed: nothing was signed or paid. Ask again for a new quote.
         </p>
       ) : null}
-      {approval?.error ? (
+      {error ? (
         <p className="card-error" role="alert">
-          {approval.error}
+          {error}
         </p>
       ) : null}
       <details className="approval-details" data-testid="approval-details">

@@ -1,3 +1,4 @@
+import { paymentToolStates } from "../chat/approvals.js";
 import type { ErrorPayload, PaymentUIMessage, PaymentUpdate } from "../chat/types.js";
 import { shortHash } from "../format.js";
 import type { PageWallet } from "../wallet/types.js";
@@ -58,6 +59,15 @@ function staleAsking(message: PaymentUIMessage, asked: number[], waiting: boolea
   return stale;
 }
 
+/** A payment card's `e:` lines (those that name it) and its tool part's state. */
+function cardParts(message: PaymentUIMessage, paymentId: string) {
+  const errors: ErrorPayload[] = message.parts.flatMap((p) =>
+    p.type === "data-error" && p.data.paymentId === paymentId ? [p.data] : [],
+  );
+  // No tool part (a conversation kept by an older page): nothing to answer it with.
+  return { errors, tool: paymentToolStates(message).get(paymentId) ?? { state: "none" } };
+}
+
 const FINISH_LABELS: Record<string, string> = {
   stop: "Done",
   "payment-complete": "Paid and answered",
@@ -99,8 +109,6 @@ export function Message({ message, last, asked, ...cardProps }: Props) {
   const paymentIds = new Set(
     message.parts.flatMap((p) => (p.type === "data-payment" ? [p.data.paymentId] : [])),
   );
-  const errorsFor = (paymentId: string): ErrorPayload[] =>
-    message.parts.flatMap((p) => (p.type === "data-error" && p.data.paymentId === paymentId ? [p.data] : []));
   return (
     <div className="msg msg-assistant" data-testid="assistant-message">
       {message.parts.map((part, i) => {
@@ -127,7 +135,7 @@ export function Message({ message, last, asked, ...cardProps }: Props) {
               <PaymentCard
                 key={part.id ?? part.data.paymentId}
                 payment={part.data}
-                errors={errorsFor(part.data.paymentId)}
+                {...cardParts(message, part.data.paymentId)}
                 approval={cardProps.approvals[part.data.paymentId]}
                 superseded={!last}
                 {...cardProps}

@@ -9,12 +9,24 @@ export interface ApprovalState {
   error?: string;
 }
 
+/** What a payment's chat tool part says (web/src/chat/approvals.ts): its state, and why an answer failed. */
+export interface PaymentToolState {
+  state: string;
+  /** The descriptor's `refusal` (asking again) or the part's error (it ended). */
+  error?: string | undefined;
+}
+
 export interface CardProps {
   payment: PaymentUpdate;
   /** `e:` lines that name this payment. */
   errors: ErrorPayload[];
   wallet: PageWallet | undefined;
   approval: ApprovalState | undefined;
+  /**
+   * A chat card's tool part: approvable only while `approval-requested`; why an answer failed.
+   * Absent where the page answers the payment itself (the approval page).
+   */
+  tool?: PaymentToolState | undefined;
   /** False while another turn streams: one request at a time. */
   canAct: boolean;
   /**

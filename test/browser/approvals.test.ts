@@ -1,0 +1,75 @@
+/**
+ * What the web page's payment cards read from the AI SDK tool-approval parts
+ * (web/src/chat/approvals.ts): a part's state, and why its last answer failed (the descriptor's
+ * `refusal` while it asks again, the part's error once it ended).
+ */
+import { describe, expect, it } from "vitest";
+import { PAYMENT_TOOL, type PaymentUIMessage } from "../../src/client/index.js";
+import { paymentToolStates } from "../../web/src/chat/approvals.js";
+
+const INPUT = { paymentId: "p", service: { url: "http://svc.test/weather" } };
+
+function message(parts: unknown[]): PaymentUIMessage {
+  return { id: "m", role: "assistant", parts } as PaymentUIMessage;
+}
+
+describe("paymentToolStates", () => {
+  it("reads each payment's part by id: asking, asking again with a refusal, ended in an error", () => {
+    const states = paymentToolStates(
+      message([
+        { type: "text", text: "Weather costs $0.01." },
+        { type: "data-payment", id: "a", data: { paymentId: "a" } },
+        {
+          type: `tool-${PAYMENT_TOOL}`,
+          toolCallId: "a",
+          state: "approval-requested",
+          input: INPUT,
+          approval: { id: "a", descriptor: { kind: "x402-payment" } },
+        },
+        {
+          type: `tool-${PAYMENT_TOOL}`,
+          toolCallId: "b",
+          state: "approval-requested",
+          input: INPUT,
+          approval: { id: "b", descriptor: { refusal: "The wallet declined to sign the payment." } },
+        },
+        {
+          type: `tool-${PAYMENT_TOOL}`,
+          toolCallId: "c",
+          state: "output-error",
+          input: INPUT,
+          errorText: "The payment ended expired: nothing was paid.",
+          approval: { id: "c", approved: true },
+        },
+        {
+          type: "tool-other",
+          toolCallId: "d",
+          state: "approval-requested",
+          input: {},
+          approval: { id: "d" },
+        },
+      ]),
+    );
+    expect([...states.entries()]).toEqual([
+      ["a", { state: "approval-requested", error: undefined }],
+      ["b", { state: "approval-requested", error: "The wallet declined to sign the payment." }],
+      ["c", { state: "output-error", error: "The payment ended expired: nothing was paid." }],
+    ]);
+  });
+
+  it("a refusal that is not text is not shown; no message, no parts", () => {
+    const states = paymentToolStates(
+      message([
+        {
+          type: `tool-${PAYMENT_TOOL}`,
+          toolCallId: "a",
+          state: "approval-requested",
+          input: INPUT,
+          approval: { id: "a", descriptor: { refusal: { html: "<b>x</b>" } } },
+        },
+      ]),
+    );
+    expect(states.get("a")).toEqual({ state: "approval-requested", error: undefined });
+    expect(paymentToolStates(undefined).size).toBe(0);
+  });
+});
