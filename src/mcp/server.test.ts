@@ -150,6 +150,41 @@ describe("MCP tools", () => {
     expect(unknown.structuredContent).toMatchObject({ error: { code: "not_found" } });
     expect((await call(client, "list_payments")).structuredContent).toEqual({ items: [] });
   });
+
+  it("list_payments reads a page at a time: the caller's own, a bounded limit, cursor in, nextCursor out", async () => {
+    const face = new FakeFace();
+    face.payments.set(PAYMENT_ID, awaitingView(EXPIRES));
+    face.nextCursor = "MjAyNi0wMy0wMVQxMjowMDowMC4wMDBafHBheV8x";
+    const client = await connect(face);
+    const first = await call(client, "list_payments", { limit: 1 });
+    expect(first.isError).toBeFalsy();
+    expect(first.structuredContent).toMatchObject({
+      items: [{ paymentId: PAYMENT_ID }],
+      nextCursor: face.nextCursor,
+    });
+    expect(JSON.stringify(first.content)).toContain("cursor");
+    const next = await call(client, "list_payments", {
+      limit: 1,
+      cursor: face.nextCursor,
+      statuses: ["settled"],
+    });
+    expect(next.isError).toBeFalsy();
+    expect(face.listed).toEqual([
+      { caller: "alice", limit: 1 },
+      { caller: "alice", limit: 1, cursor: face.nextCursor, statuses: ["settled"] },
+    ]);
+    // Not a cursor (too long, other characters) or a page too large: refused before the face.
+    for (const args of [{ cursor: "A".repeat(201) }, { cursor: "a b" }, { limit: 51 }, { limit: 0 }]) {
+      expect((await call(client, "list_payments", args)).isError, JSON.stringify(args)).toBe(true);
+    }
+    expect(face.listed).toHaveLength(2);
+    // The face refuses a cursor it did not give: the code reaches the client.
+    face.listPayments = async () => {
+      throw new AppError("invalid_request", "cursor: not a cursor this service gave.");
+    };
+    const bad = await call(client, "list_payments", { cursor: "AAAA" });
+    expect(bad).toMatchObject({ isError: true, structuredContent: { error: { code: "invalid_request" } } });
+  });
 });
 
 describe("approval through MCP", () => {
@@ -159,6 +194,7 @@ describe("approval through MCP", () => {
     amountUsd: "2.5",
     network: "eip155:84532",
     approvalExpiresAt: EXPIRES,
+    serviceName: "Weather now",
   });
 
   it("a client without URL elicitation gets the approval URL as a normal result", async () => {
@@ -173,6 +209,7 @@ describe("approval through MCP", () => {
       approvalUrl: approvalUrl(PAYMENT_ID),
       expiresAt: EXPIRES,
       paymentId: PAYMENT_ID,
+      serviceName: "Weather now",
     });
     expect(JSON.stringify(result.content)).toContain("get_payment");
   });
@@ -200,7 +237,7 @@ describe("approval through MCP", () => {
     const message = String(asked[0]?.message);
     expect(message).toContain("$2.5");
     expect(message).toContain(PAYEE);
-    expect(message).toContain("https://weather.example/forecast");
+    expect(message).toContain("for Weather now (https://weather.example/forecast)");
     expect(message).toContain("12:05:00 UTC (in 5 minutes)");
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ status: "settled", data: { body: { temp: 21 } } });

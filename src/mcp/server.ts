@@ -169,11 +169,19 @@ function registerReads(
   server.registerTool(
     "list_payments",
     { ...MCP_TOOLS.list_payments, inputSchema: TOOL_INPUTS.list_payments },
-    guarded(async ({ limit, statuses }) => {
+    guarded(async ({ limit, statuses, cursor }) => {
       if (!session.caller) return okResult("Anonymous callers have no payment history.", { items: [] });
-      const query = { caller: session.caller, limit: limit ?? 20, ...(statuses ? { statuses } : {}) };
-      const items = await face.listPayments(query);
-      return okResult(`${items.length} payment(s), newest first.`, { items });
+      const query = {
+        caller: session.caller,
+        limit: limit ?? 20,
+        ...(statuses ? { statuses } : {}),
+        ...(cursor !== undefined ? { cursor } : {}),
+      };
+      const page = await face.listPayments(query);
+      const more = page.nextCursor
+        ? " More follow: call list_payments again with cursor = nextCursor (and the same statuses)."
+        : "";
+      return okResult(`${page.items.length} payment(s), newest first.${more}`, { ...page });
     }),
   );
   server.registerTool(

@@ -26,10 +26,15 @@ export interface QuoteClaims {
   amount: string;
   /** Epoch ms after which the id is refused. */
   expiresAt: number;
+  /**
+   * The service's name as discovery listed it when the quote was made (display only: the payment's
+   * row, results and approval page show it). Signed with the rest, so a client cannot rename it.
+   */
+  name?: string;
 }
 
 /** The claims, under short fixed names, in a fixed order (what is signed). */
-const FIELDS = ["caller", "wallet", "target", "terms", "amount", "expiresAt"] as const;
+const FIELDS = ["caller", "wallet", "target", "terms", "amount", "expiresAt", "name"] as const;
 
 const PREFIX = "q1";
 
