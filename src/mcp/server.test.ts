@@ -3,6 +3,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../errors/index.js";
+import { QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
 import { parseWallet } from "../protocol/index.js";
 import { createMcpServer, type McpSession } from "./index.js";
 import { awaitingView, FakeFace, PAYEE, PAYMENT_ID } from "./testing/fake-face.js";
@@ -25,11 +26,17 @@ afterEach(async () => {
 
 async function connect(
   face: FakeFace,
-  options: { elicitUrl?: boolean; session?: McpSession; keep?: (work: Promise<unknown>) => void } = {},
+  options: {
+    elicitUrl?: boolean;
+    session?: McpSession;
+    keep?: (work: Promise<unknown>) => void;
+    onError?: (error: unknown) => void;
+  } = {},
 ) {
   const server = createMcpServer(face, options.session ?? SESSION, {
     approvalUrl,
     ...(options.keep ? { keep: options.keep } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
     callTimeoutMs: 30_000,
     now: () => new Date(T0),
     approvalPollMs: 1,
@@ -87,6 +94,15 @@ describe("MCP tools", () => {
     expect(face.paid).toEqual([]);
   });
 
+  it("takes a quote id as long as the face gives (a request of a few KiB), and no longer", async () => {
+    const face = new FakeFace();
+    const client = await connect(face);
+    const long = `q1.${"a".repeat(QUOTE_ID_MAX_CHARS - 3)}`;
+    expect((await call(client, "pay_quote", { quoteId: long })).isError).toBeFalsy();
+    expect((await call(client, "pay_quote", { quoteId: `${long}a` })).isError).toBe(true);
+    expect(face.paid).toEqual([{ quoteId: long }]);
+  });
+
   it("pays with the session's wallet, limits and scope, never the arguments'", async () => {
     const face = new FakeFace();
     const client = await connect(face);
@@ -133,6 +149,19 @@ describe("MCP tools", () => {
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ error: { code: "internal" } });
     expect(JSON.stringify(result)).not.toContain("secret");
+  });
+
+  it("a read's unexpected error reaches the operator's log, never the client", async () => {
+    const face = new FakeFace();
+    const logged: unknown[] = [];
+    face.getPayment = async () => {
+      throw new Error("connect postgres://user:hunter2@db");
+    };
+    const client = await connect(face, { onError: (error) => logged.push(error) });
+    const result = await call(client, "get_payment", { paymentId: PAYMENT_ID });
+    expect(result).toMatchObject({ isError: true, structuredContent: { error: { code: "internal" } } });
+    expect(JSON.stringify(result)).not.toContain("hunter2");
+    expect(logged).toHaveLength(1);
   });
 
   it("a quote carries its quoteId; service text is marked untrusted", async () => {

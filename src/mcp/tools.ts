@@ -1,5 +1,5 @@
 import { z } from "zod/v4";
-import { CURSOR_MAX_CHARS } from "../payments/face/index.js";
+import { CURSOR_MAX_CHARS, QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
 import { LEDGER_STATUSES, type LedgerStatus } from "../protocol/index.js";
 import { discoverInputSchema, quoteInputSchema } from "../tools/contract.js";
 
@@ -61,7 +61,7 @@ export const TOOL_INPUTS = {
     quoteId: z
       .string()
       .min(1)
-      .max(512)
+      .max(QUOTE_ID_MAX_CHARS)
       .regex(/^[\x21-\x7e]+$/, "must be a quoteId from get_quote")
       .describe("The quoteId get_quote returned"),
   }),

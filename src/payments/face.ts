@@ -48,7 +48,10 @@ export interface PayerSession {
  * it pays exactly that or nothing, and paying it twice returns the first payment.
  */
 export type Quote = QuoteOutput & {
-  /** Present when the quote can be paid (a chosen offer, no refusal). */
+  /**
+   * Present when the quote can be paid (a chosen offer, no refusal) and its request fits an id
+   * (QUOTE_ID_MAX_CHARS, 16 KiB: a URL, query and body of about 11 KiB).
+   */
   quoteId?: string;
   /** Until when `quoteId` may be paid (ISO-8601). */
   quoteExpiresAt?: string;

@@ -178,6 +178,19 @@ describe("reading payments", () => {
     expect(await code(face.listPayments({ caller: "alice", limit: 100 }))).toBe("resolved");
   });
 
+  it("getPayment and listPayments: what a service put in a row is cleaned of hidden characters", async () => {
+    open();
+    // A hostile service's payee, with a right-to-left override that would reverse what follows.
+    const payTo = w.service.offer.payTo;
+    (w.service.offer as { payTo: string }).payTo = `${payTo}\u202e`;
+    const out = await face.pay(session({ wallet: w.user }), { url: w.url });
+    expect((await w.ledger.get(out.paymentId ?? ""))?.payTo).toContain("\u202e");
+    const view = await face.getPayment("alice", out.paymentId ?? "");
+    expect(view).toMatchObject({ status: "awaiting_approval", payTo });
+    const listed = await face.listPayments({ caller: "alice", limit: 10 });
+    expect(listed.items.map((p) => p.payTo)).toEqual([payTo]);
+  });
+
   it("budget: the session's limits and what it committed", async () => {
     open();
     const s = session({ spendingLimits: { daily: 5n * USD } });

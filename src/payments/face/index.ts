@@ -18,7 +18,7 @@ import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_PAGE_MAX, historyPage } from "./history-page.js";
 import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
 import { payQuoted } from "./pay-quoted.js";
-import { createQuoteIds, QUOTE_TTL_MS, type QuoteIds } from "./quote-id.js";
+import { createQuoteIds, QUOTE_ID_MAX_CHARS, QUOTE_TTL_MS, type QuoteIds } from "./quote-id.js";
 import { budgetFor, quoteFor, type ReadDeps } from "./reads.js";
 
 export {
@@ -29,7 +29,13 @@ export {
   historyPage,
 } from "./history-page.js";
 export { fromOutside, paymentState, resumedOutput, toPayOutput, untrustedData } from "./outputs.js";
-export { createQuoteIds, QUOTE_TTL_MS, type QuoteClaims, type QuoteIds } from "./quote-id.js";
+export {
+  createQuoteIds,
+  QUOTE_ID_MAX_CHARS,
+  QUOTE_TTL_MS,
+  type QuoteClaims,
+  type QuoteIds,
+} from "./quote-id.js";
 
 /**
  * The payments face (src/payments/face.ts), implemented on the pipeline, the approval desk and the
@@ -119,6 +125,8 @@ class Face implements PaymentsFace {
       expiresAt,
       ...(name ? { name } : {}),
     });
+    // Too large a request to carry in an id a client can send back: priced, but not payable by id.
+    if (quoteId.length > QUOTE_ID_MAX_CHARS) return fromOutside(Promise.resolve(output));
     const quoteExpiresAt = new Date(expiresAt).toISOString();
     return fromOutside(Promise.resolve({ ...output, quoteId, quoteExpiresAt }));
   }
@@ -144,7 +152,9 @@ class Face implements PaymentsFace {
     }
     const data = await this.deps.kept?.(paymentId);
     if (data) view.data = data;
-    return view;
+    // A row holds what a service said (its payee, the name discovery gave it): the content rule
+    // applies on the way out as for every answer from outside (MCP's approval message quotes it).
+    return cleanUntrusted(view).value;
   }
 
   async listPayments(query: PaymentListQuery): Promise<PaymentPage> {
@@ -161,7 +171,7 @@ class Face implements PaymentsFace {
       ...(after ? { after } : {}),
     });
     const { page, nextCursor } = historyPage(records, limit, query.caller);
-    return { items: page.map(paymentState), ...(nextCursor ? { nextCursor } : {}) };
+    return { items: cleanUntrusted(page.map(paymentState)).value, ...(nextCursor ? { nextCursor } : {}) };
   }
 
   budget(session: PayerSession): Promise<BudgetOutput> {
