@@ -166,7 +166,10 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     const asked = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
     expect(asked.isError).toBeFalsy();
     // The quote id carries the service's name discovery lists, though this client never searched.
-    expect(asked.structuredContent).toMatchObject({ status: "awaiting_approval", serviceName: "Weather now" });
+    expect(asked.structuredContent).toMatchObject({
+      status: "awaiting_approval",
+      serviceName: "Weather now",
+    });
     const paymentId = asked.structuredContent.paymentId as string;
     // The URL carries the payment id only: nothing in it pays by itself.
     expect(asked.structuredContent.approvalUrl).toMatch(new RegExp(`/approve/${paymentId}$`));
