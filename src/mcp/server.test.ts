@@ -151,6 +151,20 @@ describe("MCP tools", () => {
     expect(JSON.stringify(result)).not.toContain("secret");
   });
 
+  it("a quote too large for an id says so, and is no error", async () => {
+    const face = new FakeFace();
+    const quote = face.quote.bind(face);
+    face.quote = async (session) => {
+      const { quoteId: _id, quoteExpiresAt: _at, ...priced } = await quote(session);
+      return priced;
+    };
+    const client = await connect(face);
+    const result = await call(client, "get_quote", { url: "https://weather.example/forecast" });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).not.toHaveProperty("quoteId");
+    expect(JSON.stringify(result.content)).toContain("too large to pay by quote id");
+  });
+
   it("a read's unexpected error reaches the operator's log, never the client", async () => {
     const face = new FakeFace();
     const logged: unknown[] = [];
