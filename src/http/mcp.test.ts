@@ -128,6 +128,30 @@ describe("POST /mcp", () => {
     expect((await limited.json()).code).toBe("rate_limited");
   });
 
+  it("refuses a batch of requests in one POST (the rate limit counts POSTs), and calls nothing", async () => {
+    const { face, app } = service();
+    const auth = {
+      Authorization: `Bearer ${TOKEN}`,
+      "Mcp-Session-Id": `mcp_${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`,
+    };
+    const pay = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "pay_quote", arguments: { quoteId: `qt_${id}` } },
+    });
+    const batch = await app.request("/mcp", post(auth, [pay(1), pay(2), pay(3)]));
+    expect(batch.status).toBe(400);
+    expect((await batch.json()).code).toBe("invalid_request");
+    expect(face.paid).toEqual([]);
+    // One request with a notification beside it is still one request.
+    const one = await app.request(
+      "/mcp",
+      post(auth, [pay(4), { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0 } }]),
+    );
+    expect(one.status).toBe(200);
+  });
+
   it("marks a session whose client declared URL elicitation, and only that one", async () => {
     const { app } = service();
     const init = (capabilities: Record<string, unknown>) =>

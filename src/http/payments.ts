@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { paymentState } from "../payments/face/index.js";
+import { decodeCursor, historyPage, paymentState } from "../payments/face/index.js";
 import type { HistoryQuery, PaymentRecord } from "../payments/ports/index.js";
 import { LEDGER_STATUSES, type LedgerStatus, type PaymentHistoryItem } from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
@@ -67,17 +67,10 @@ function instant(name: string, value: string | undefined): Date | undefined {
   return date;
 }
 
-/** The cursor is the last row's (createdAt, paymentId), opaque to clients. */
-function encodeCursor(record: PaymentRecord): string {
-  return Buffer.from(`${record.createdAt.toISOString()}|${record.paymentId}`).toString("base64url");
-}
-
-function decodeCursor(value: string): HistoryQuery["after"] {
-  const [at, paymentId] = Buffer.from(value, "base64url").toString("utf8").split("|");
-  const createdAt = new Date(at ?? "");
-  if (!paymentId || !PAYMENT_ID.test(paymentId) || Number.isNaN(createdAt.getTime()))
-    throw badParam("cursor", "not a cursor this service gave");
-  return { createdAt, paymentId };
+function afterCursor(value: string): NonNullable<HistoryQuery["after"]> {
+  const after = decodeCursor(value);
+  if (!after) throw badParam("cursor", "not a cursor this service gave");
+  return after;
 }
 
 /** The listing's query, checked: unknown parameters, statuses, instants and bounds are refused. */
@@ -107,7 +100,7 @@ function listQuery(url: URL, caller: string): { query: HistoryQuery; csv: boolea
     ...(statuses ? { statuses: statuses as LedgerStatus[] } : {}),
     ...(since ? { since } : {}),
     ...(until ? { until } : {}),
-    ...(cursor !== undefined ? { after: decodeCursor(cursor) } : {}),
+    ...(cursor !== undefined ? { after: afterCursor(cursor) } : {}),
   };
   return { query, csv: format === "csv" };
 }
@@ -167,9 +160,7 @@ async function listPayments(
     // anything) nothing is listed, but the query is still checked.
     const { query, csv } = listQuery(url, identity ?? "");
     const records = identity === undefined ? [] : await deps.list({ ...query, limit: query.limit + 1 });
-    const page = records.slice(0, query.limit).filter((r) => r.caller === identity);
-    const last = page.at(-1);
-    const next = records.length > query.limit && last ? encodeCursor(last) : undefined;
+    const { page, nextCursor: next } = historyPage(records, query.limit, identity ?? "");
     const items: PaymentHistoryItem[] = page.map((record) => {
       const explorerUrl = record.txHash ? deps.explorer?.(record.network, record.txHash) : undefined;
       return { ...paymentState(record), ...(explorerUrl ? { explorerUrl } : {}) };

@@ -33,11 +33,17 @@ export interface ApprovalDeps {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** "$0.05 to 0xabc… for https://api.example/weather on eip155:84532, until 10:42:00 UTC (in 5 minutes)". */
+/**
+ * "$0.05 to 0xabc… for Weather now (https://api.example/weather) on eip155:84532, until 10:42:00
+ * UTC (in 5 minutes)".
+ */
 export function describeApproval(view: PaymentView | undefined, pay: PayOutput, now: Date): string {
   const amount = view ? `$${view.amount.usd} (${view.amount.asset})` : `$${pay.amountUsd ?? "?"}`;
   const payee = view?.payTo ? ` to ${view.payTo}` : "";
-  const service = pay.serviceName ?? view?.service ?? pay.service ?? "the service";
+  // A name is discovery's text, so the URL paid goes beside it: a name alone could say anything.
+  const url = view?.service ?? pay.service;
+  const name = pay.serviceName ?? view?.serviceName;
+  const service = name && url ? `${name} (${url})` : (name ?? url ?? "the service");
   const network = view?.network ?? pay.network ?? "its network";
   const expiresAt = view?.expiresAt ?? pay.approvalExpiresAt;
   let until = "";
@@ -84,6 +90,7 @@ function pendingResult(pay: PayOutput, url: string, expiresAt: string | undefine
       paymentId: pay.paymentId,
       ...(pay.amountUsd ? { amountUsd: pay.amountUsd } : {}),
       ...(pay.network ? { network: pay.network } : {}),
+      ...(pay.serviceName ? { serviceName: pay.serviceName } : {}),
     },
   );
 }

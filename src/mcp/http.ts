@@ -33,6 +33,11 @@ export interface McpHttpDeps extends Omit<McpServerOptions, "urlElicitation" | "
 /** The session's fixed part, from the caller (bearer identity) and its configuration (headers). */
 export type McpCaller = Omit<McpSession, "scopeId" | "signal">;
 
+/** A JSON-RPC request (a method and an id), as opposed to a notification or an answer. */
+function isRequest(message: unknown): boolean {
+  return typeof message === "object" && message !== null && "method" in message && "id" in message;
+}
+
 function mintSessionId(message: JSONRPCMessage): string {
   const url = isInitializeRequest(message) && message.params.capabilities.elicitation?.url !== undefined;
   return `mcp_${randomUUID()}${url ? ".url" : ""}`;
@@ -69,6 +74,13 @@ export async function handleMcpHttp(
   }
   const body = await readBody(request);
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  // The rate limit counts POSTs: a batch of calls in one (the SDK takes up to 100) would count once.
+  if (messages.filter(isRequest).length > 1) {
+    throw new AppError(
+      "invalid_request",
+      "Send one JSON-RPC request per POST /mcp (no batches of requests).",
+    );
+  }
   const init = messages.find((m) => isInitializeRequest(m));
   let sessionId: string;
   if (init) {

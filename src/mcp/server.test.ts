@@ -3,6 +3,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../errors/index.js";
+import { QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
 import { parseWallet } from "../protocol/index.js";
 import { createMcpServer, type McpSession } from "./index.js";
 import { awaitingView, FakeFace, PAYEE, PAYMENT_ID } from "./testing/fake-face.js";
@@ -25,11 +26,17 @@ afterEach(async () => {
 
 async function connect(
   face: FakeFace,
-  options: { elicitUrl?: boolean; session?: McpSession; keep?: (work: Promise<unknown>) => void } = {},
+  options: {
+    elicitUrl?: boolean;
+    session?: McpSession;
+    keep?: (work: Promise<unknown>) => void;
+    onError?: (error: unknown) => void;
+  } = {},
 ) {
   const server = createMcpServer(face, options.session ?? SESSION, {
     approvalUrl,
     ...(options.keep ? { keep: options.keep } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
     callTimeoutMs: 30_000,
     now: () => new Date(T0),
     approvalPollMs: 1,
@@ -87,6 +94,15 @@ describe("MCP tools", () => {
     expect(face.paid).toEqual([]);
   });
 
+  it("takes a quote id as long as the face gives (a request of a few KiB), and no longer", async () => {
+    const face = new FakeFace();
+    const client = await connect(face);
+    const long = `q1.${"a".repeat(QUOTE_ID_MAX_CHARS - 3)}`;
+    expect((await call(client, "pay_quote", { quoteId: long })).isError).toBeFalsy();
+    expect((await call(client, "pay_quote", { quoteId: `${long}a` })).isError).toBe(true);
+    expect(face.paid).toEqual([{ quoteId: long }]);
+  });
+
   it("pays with the session's wallet, limits and scope, never the arguments'", async () => {
     const face = new FakeFace();
     const client = await connect(face);
@@ -135,6 +151,33 @@ describe("MCP tools", () => {
     expect(JSON.stringify(result)).not.toContain("secret");
   });
 
+  it("a quote too large for an id says so, and is no error", async () => {
+    const face = new FakeFace();
+    const quote = face.quote.bind(face);
+    face.quote = async (session) => {
+      const { quoteId: _id, quoteExpiresAt: _at, ...priced } = await quote(session);
+      return priced;
+    };
+    const client = await connect(face);
+    const result = await call(client, "get_quote", { url: "https://weather.example/forecast" });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).not.toHaveProperty("quoteId");
+    expect(JSON.stringify(result.content)).toContain("too large to pay by quote id");
+  });
+
+  it("a read's unexpected error reaches the operator's log, never the client", async () => {
+    const face = new FakeFace();
+    const logged: unknown[] = [];
+    face.getPayment = async () => {
+      throw new Error("connect postgres://user:hunter2@db");
+    };
+    const client = await connect(face, { onError: (error) => logged.push(error) });
+    const result = await call(client, "get_payment", { paymentId: PAYMENT_ID });
+    expect(result).toMatchObject({ isError: true, structuredContent: { error: { code: "internal" } } });
+    expect(JSON.stringify(result)).not.toContain("hunter2");
+    expect(logged).toHaveLength(1);
+  });
+
   it("a quote carries its quoteId; service text is marked untrusted", async () => {
     const client = await connect(new FakeFace());
     const result = await call(client, "get_quote", { url: "https://weather.example/forecast" });
@@ -150,6 +193,41 @@ describe("MCP tools", () => {
     expect(unknown.structuredContent).toMatchObject({ error: { code: "not_found" } });
     expect((await call(client, "list_payments")).structuredContent).toEqual({ items: [] });
   });
+
+  it("list_payments reads a page at a time: the caller's own, a bounded limit, cursor in, nextCursor out", async () => {
+    const face = new FakeFace();
+    face.payments.set(PAYMENT_ID, awaitingView(EXPIRES));
+    face.nextCursor = "MjAyNi0wMy0wMVQxMjowMDowMC4wMDBafHBheV8x";
+    const client = await connect(face);
+    const first = await call(client, "list_payments", { limit: 1 });
+    expect(first.isError).toBeFalsy();
+    expect(first.structuredContent).toMatchObject({
+      items: [{ paymentId: PAYMENT_ID }],
+      nextCursor: face.nextCursor,
+    });
+    expect(JSON.stringify(first.content)).toContain("cursor");
+    const next = await call(client, "list_payments", {
+      limit: 1,
+      cursor: face.nextCursor,
+      statuses: ["settled"],
+    });
+    expect(next.isError).toBeFalsy();
+    expect(face.listed).toEqual([
+      { caller: "alice", limit: 1 },
+      { caller: "alice", limit: 1, cursor: face.nextCursor, statuses: ["settled"] },
+    ]);
+    // Not a cursor (too long, other characters) or a page too large: refused before the face.
+    for (const args of [{ cursor: "A".repeat(201) }, { cursor: "a b" }, { limit: 51 }, { limit: 0 }]) {
+      expect((await call(client, "list_payments", args)).isError, JSON.stringify(args)).toBe(true);
+    }
+    expect(face.listed).toHaveLength(2);
+    // The face refuses a cursor it did not give: the code reaches the client.
+    face.listPayments = async () => {
+      throw new AppError("invalid_request", "cursor: not a cursor this service gave.");
+    };
+    const bad = await call(client, "list_payments", { cursor: "AAAA" });
+    expect(bad).toMatchObject({ isError: true, structuredContent: { error: { code: "invalid_request" } } });
+  });
 });
 
 describe("approval through MCP", () => {
@@ -159,6 +237,7 @@ describe("approval through MCP", () => {
     amountUsd: "2.5",
     network: "eip155:84532",
     approvalExpiresAt: EXPIRES,
+    serviceName: "Weather now",
   });
 
   it("a client without URL elicitation gets the approval URL as a normal result", async () => {
@@ -173,6 +252,7 @@ describe("approval through MCP", () => {
       approvalUrl: approvalUrl(PAYMENT_ID),
       expiresAt: EXPIRES,
       paymentId: PAYMENT_ID,
+      serviceName: "Weather now",
     });
     expect(JSON.stringify(result.content)).toContain("get_payment");
   });
@@ -200,7 +280,7 @@ describe("approval through MCP", () => {
     const message = String(asked[0]?.message);
     expect(message).toContain("$2.5");
     expect(message).toContain(PAYEE);
-    expect(message).toContain("https://weather.example/forecast");
+    expect(message).toContain("for Weather now (https://weather.example/forecast)");
     expect(message).toContain("12:05:00 UTC (in 5 minutes)");
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ status: "settled", data: { body: { temp: 21 } } });

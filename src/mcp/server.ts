@@ -87,7 +87,9 @@ export function createMcpServer(
       if (!quote.ok) return refusalResult(quote.error.code, quote.error.message, { ...quote });
       const note = quote.quoteId
         ? "Show the user the price; pay_quote with this quoteId pays exactly this, before quoteExpiresAt."
-        : "This cannot be paid as it stands (see refusal); nothing was paid.";
+        : quote.chosen && !quote.refusal
+          ? "This request is too large to pay by quote id (shorten its query or body); nothing was paid."
+          : "This cannot be paid as it stands (see refusal); nothing was paid.";
       return okResult(`${note} ${UNTRUSTED_NOTE}`, { ...quote });
     }),
   );
@@ -113,7 +115,7 @@ export function createMcpServer(
       return payResult(paid);
     }),
   );
-  registerReads(server, face, session, payer, options.approvalUrl);
+  registerReads(server, face, session, payer, options);
   return server;
 }
 
@@ -144,12 +146,13 @@ function registerReads(
   face: PaymentsFace,
   session: McpSession,
   payer: (extra: Extra) => PayerSession,
-  approvalUrl: (paymentId: string) => string,
+  { approvalUrl, onError }: Pick<McpServerOptions, "approvalUrl" | "onError">,
 ): void {
+  // A read's unexpected error goes to the operator's log too, never its text to the client.
   const guarded =
     <A>(run: (args: A, extra: Extra) => Promise<CallToolResult>) =>
     async (args: A, extra: Extra): Promise<CallToolResult> =>
-      run(args, extra).catch((error: unknown) => thrownResult(error));
+      run(args, extra).catch((error: unknown) => thrownResult(error, onError));
   server.registerTool(
     "get_payment",
     { ...MCP_TOOLS.get_payment, inputSchema: TOOL_INPUTS.get_payment },
@@ -169,11 +172,19 @@ function registerReads(
   server.registerTool(
     "list_payments",
     { ...MCP_TOOLS.list_payments, inputSchema: TOOL_INPUTS.list_payments },
-    guarded(async ({ limit, statuses }) => {
+    guarded(async ({ limit, statuses, cursor }) => {
       if (!session.caller) return okResult("Anonymous callers have no payment history.", { items: [] });
-      const query = { caller: session.caller, limit: limit ?? 20, ...(statuses ? { statuses } : {}) };
-      const items = await face.listPayments(query);
-      return okResult(`${items.length} payment(s), newest first.`, { items });
+      const query = {
+        caller: session.caller,
+        limit: limit ?? 20,
+        ...(statuses ? { statuses } : {}),
+        ...(cursor !== undefined ? { cursor } : {}),
+      };
+      const page = await face.listPayments(query);
+      const more = page.nextCursor
+        ? " More follow: call list_payments again with cursor = nextCursor (and the same statuses)."
+        : "";
+      return okResult(`${page.items.length} payment(s), newest first.${more}`, { ...page });
     }),
   );
   server.registerTool(

@@ -1,4 +1,5 @@
 import { z } from "zod/v4";
+import { CURSOR_MAX_CHARS, QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
 import { LEDGER_STATUSES, type LedgerStatus } from "../protocol/index.js";
 import { discoverInputSchema, quoteInputSchema } from "../tools/contract.js";
 
@@ -37,7 +38,8 @@ export const MCP_TOOLS = {
   },
   list_payments: {
     title: "List payments",
-    description: "This caller's payments, newest first.",
+    description:
+      "This caller's payments, newest first, a page at a time: when nextCursor is returned, pass it as cursor to read on.",
     annotations: { readOnlyHint: true, openWorldHint: false },
   },
   get_budget: {
@@ -59,7 +61,7 @@ export const TOOL_INPUTS = {
     quoteId: z
       .string()
       .min(1)
-      .max(512)
+      .max(QUOTE_ID_MAX_CHARS)
       .regex(/^[\x21-\x7e]+$/, "must be a quoteId from get_quote")
       .describe("The quoteId get_quote returned"),
   }),
@@ -72,6 +74,12 @@ export const TOOL_INPUTS = {
   list_payments: z.strictObject({
     limit: z.number().int().min(1).max(50).optional().describe("How many, newest first (default 20)"),
     statuses: z.array(z.enum(statuses)).max(statuses.length).optional().describe("Only these statuses"),
+    cursor: z
+      .string()
+      .max(CURSOR_MAX_CHARS)
+      .regex(/^[A-Za-z0-9_-]+$/, "must be a nextCursor from list_payments")
+      .optional()
+      .describe("The nextCursor of the previous page, to read on"),
   }),
   get_budget: z.strictObject({}),
 };

@@ -48,7 +48,10 @@ export interface PayerSession {
  * it pays exactly that or nothing, and paying it twice returns the first payment.
  */
 export type Quote = QuoteOutput & {
-  /** Present when the quote can be paid (a chosen offer, no refusal). */
+  /**
+   * Present when the quote can be paid (a chosen offer, no refusal) and its request fits an id
+   * (QUOTE_ID_MAX_CHARS, 16 KiB: a URL, query and body of about 11 KiB).
+   */
   quoteId?: string;
   /** Until when `quoteId` may be paid (ISO-8601). */
   quoteExpiresAt?: string;
@@ -75,12 +78,26 @@ export interface ApprovalAnswer {
 
 /** A payment as its caller reads it back, with the service's answer when one was kept for it. */
 export type PaymentView = PaymentState & {
+  /** The service's name as discovery listed it, when its approval recorded one (display only). */
+  serviceName?: string;
   /** The service's answer after a payment approved on the page (untrusted data, bounded). */
   data?: PayOutput["data"];
   /** With `awaiting_approval`: the page where the wallet approves it, and until when. */
   approvalUrl?: string;
   expiresAt?: string;
 };
+
+/** Which of the caller's payments to list: the history's filters, a bounded page and a cursor. */
+export type PaymentListQuery = Omit<HistoryQuery, "after"> & {
+  /** A `nextCursor` from the previous page (the same filters); anything else is refused. */
+  cursor?: string;
+};
+
+/** A page of the caller's payments, newest first, and the cursor to the next when there is one. */
+export interface PaymentPage {
+  items: PaymentState[];
+  nextCursor?: string;
+}
 
 export interface PaymentsFace {
   /** Paid x402 services that match (discovery: bazaar and catalog), cleaned of hidden characters. */
@@ -91,8 +108,11 @@ export interface PaymentsFace {
   pay(session: PayerSession, what: PayWhat): Promise<PayOutput>;
   /** One of the caller's own payments; undefined for another's or an unknown id (same answer). */
   getPayment(caller: string | undefined, paymentId: string): Promise<PaymentView | undefined>;
-  /** The caller's payments, newest first (an anonymous caller lists nothing). */
-  listPayments(query: HistoryQuery): Promise<PaymentState[]>;
+  /**
+   * The caller's payments, newest first, a page at a time (`limit` 1 to 100, else
+   * `invalid_request`; a cursor this service did not give is `invalid_request` too).
+   */
+  listPayments(query: PaymentListQuery): Promise<PaymentPage>;
   /** The limits in force for this session, what is committed and what remains, and balances. */
   budget(session: PayerSession): Promise<BudgetOutput>;
   /**

@@ -165,14 +165,18 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     const before = await evmBalances(devnet, "user");
     const asked = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
     expect(asked.isError).toBeFalsy();
-    expect(asked.structuredContent).toMatchObject({ status: "awaiting_approval" });
+    // The quote id carries the service's name discovery lists, though this client never searched.
+    expect(asked.structuredContent).toMatchObject({
+      status: "awaiting_approval",
+      serviceName: "Weather now",
+    });
     const paymentId = asked.structuredContent.paymentId as string;
     // The URL carries the payment id only: nothing in it pays by itself.
     expect(asked.structuredContent.approvalUrl).toMatch(new RegExp(`/approve/${paymentId}$`));
     expect(await evmBalances(devnet, "user")).toEqual(before);
 
     const page = await open(approvalUrl(server.url, paymentId));
-    await page.getByRole("heading", { name: /\$0\.01 to / }).waitFor({ timeout: 30_000 });
+    await page.getByRole("heading", { name: /\$0\.01 to Weather now/ }).waitFor({ timeout: 30_000 });
     await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
     await page.getByTestId("wallet-chip").waitFor();
     await page.getByRole("button", { name: /^Approve \$0\.01/ }).click();

@@ -1,4 +1,12 @@
-import type { PayerSession, PaymentsFace, PaymentView, PayWhat, Quote } from "../../payments/face.js";
+import type {
+  PayerSession,
+  PaymentListQuery,
+  PaymentPage,
+  PaymentsFace,
+  PaymentView,
+  PayWhat,
+  Quote,
+} from "../../payments/face.js";
 import type { PayOutput } from "../../tools/contract.js";
 
 /**
@@ -71,8 +79,13 @@ export class FakeFace implements PaymentsFace {
     this.onGetPayment(paymentId);
     return this.payments.get(paymentId);
   }
-  async listPayments() {
-    return [...this.payments.values()];
+  readonly listed: PaymentListQuery[] = [];
+  /** The next page's cursor listPayments answers with (a test sets it). */
+  nextCursor: string | undefined;
+  async listPayments(query: PaymentListQuery): Promise<PaymentPage> {
+    this.listed.push(query);
+    const items = [...this.payments.values()];
+    return { items, ...(this.nextCursor ? { nextCursor: this.nextCursor } : {}) };
   }
   async budget(session: PayerSession) {
     this.seen(session);

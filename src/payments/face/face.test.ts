@@ -124,7 +124,71 @@ describe("reading payments", () => {
     await face.pay(session(), { url: w.url });
     await face.pay(session({ caller: "bob" }), { url: w.url });
     const mine = await face.listPayments({ caller: "alice", limit: 10 });
-    expect(mine.map((p) => p.status)).toEqual(["settled"]);
+    expect(mine.items.map((p) => p.status)).toEqual(["settled"]);
+    expect(mine.nextCursor).toBeUndefined();
+  });
+
+  it("listPayments: a page at a time, each payment once, the cursor naming no caller", async () => {
+    open();
+    for (let i = 0; i < 5; i++) {
+      await face.pay(session(), { url: `${w.url}?n=${i}` });
+      w.clock.advance(1_000);
+    }
+    await face.pay(session({ caller: "bob" }), { url: w.url });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await face.listPayments({ caller: "alice", limit: 2, ...(cursor ? { cursor } : {}) });
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((p) => p.paymentId));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(pages).toBe(3);
+    expect(new Set(seen).size).toBe(5);
+    const alices = await w.memory.listByCaller({ caller: "alice", limit: 10 });
+    expect(seen).toEqual(alices.map((r) => r.paymentId));
+    // Alice's cursor in Bob's hands reads on in Bob's payments, never in Alice's.
+    const first = await face.listPayments({ caller: "alice", limit: 1 });
+    const bobs = await face.listPayments({ caller: "bob", limit: 10, cursor: first.nextCursor ?? "" });
+    expect(bobs.items.every((p) => !seen.includes(p.paymentId))).toBe(true);
+  });
+
+  it("listPayments: a bounded page and only a cursor it gave", async () => {
+    open();
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => "resolved",
+        (e: unknown) => (e instanceof AppError ? e.code : String(e)),
+      );
+    for (const limit of [0, 101, 1.5, Number.NaN])
+      expect(await code(face.listPayments({ caller: "alice", limit })), String(limit)).toBe(
+        "invalid_request",
+      );
+    for (const cursor of [
+      "",
+      "not a cursor",
+      Buffer.from("2026-01-01T00:00:00Z|x").toString("base64url"),
+      "A".repeat(201),
+    ])
+      expect(await code(face.listPayments({ caller: "alice", limit: 1, cursor })), cursor).toBe(
+        "invalid_request",
+      );
+    expect(await code(face.listPayments({ caller: "alice", limit: 100 }))).toBe("resolved");
+  });
+
+  it("getPayment and listPayments: what a service put in a row is cleaned of hidden characters", async () => {
+    open();
+    // A hostile service's payee, with a right-to-left override that would reverse what follows.
+    const payTo = w.service.offer.payTo;
+    (w.service.offer as { payTo: string }).payTo = `${payTo}\u202e`;
+    const out = await face.pay(session({ wallet: w.user }), { url: w.url });
+    expect((await w.ledger.get(out.paymentId ?? ""))?.payTo).toContain("\u202e");
+    const view = await face.getPayment("alice", out.paymentId ?? "");
+    expect(view).toMatchObject({ status: "awaiting_approval", payTo });
+    const listed = await face.listPayments({ caller: "alice", limit: 10 });
+    expect(listed.items.map((p) => p.payTo)).toEqual([payTo]);
   });
 
   it("budget: the session's limits and what it committed", async () => {
@@ -147,6 +211,65 @@ describe("reading payments", () => {
       status: "settled",
       service: { url: w.url, name: "Toy weather" },
     });
+  });
+});
+
+describe("the service's name on a payment by quote id", () => {
+  // Each MCP tool call builds its own session object: the name must travel with the quote id.
+  it("is bound into the quote id from discovery, so another session object pays it named", async () => {
+    open();
+    const id = await quoteId(session());
+    const paying = session();
+    expect(await face.pay(paying, { quoteId: id })).toMatchObject({
+      status: "paid",
+      serviceName: "Toy weather",
+    });
+    expect(paying.observer.updates.at(-1)).toMatchObject({
+      status: "settled",
+      service: { url: w.url, name: "Toy weather" },
+    });
+    // Paid before: read back from its row, still named.
+    expect(await face.pay(session(), { quoteId: id })).toMatchObject({ serviceName: "Toy weather" });
+  });
+
+  it("an approval's row, and so the approval page and getPayment, carry it", async () => {
+    open();
+    const id = await quoteId(session({ wallet: w.user }));
+    const out = await face.pay(session({ wallet: w.user }), { quoteId: id });
+    expect(out).toMatchObject({ status: "awaiting_approval", serviceName: "Toy weather" });
+    const stored = (await w.ledger.get(out.paymentId ?? ""))?.approval as StoredApproval;
+    expect(stored.serviceName).toBe("Toy weather");
+    expect(await face.getPayment("alice", out.paymentId ?? "")).toMatchObject({ serviceName: "Toy weather" });
+  });
+
+  it("discovery's name is cleaned of hidden characters; a failing or silent discovery leaves none", async () => {
+    const quoted = async (search: () => Promise<unknown>) => {
+      open();
+      face = createPaymentsFace({
+        pipeline: w.pipeline,
+        discovery: { search } as never,
+        chains: w.chains,
+        signers: w.signers,
+        assets: w.config.assets,
+        quoteSecret: "s".repeat(32),
+      });
+      const paid = await face.pay(session(), { quoteId: await quoteId(session()) });
+      w.close();
+      return paid;
+    };
+    const hidden = await quoted(async () => ({
+      services: [{ url: `${w.url}?x=1`, name: "Toy\u202e weather\u{E0041}" }],
+    }));
+    expect(hidden).toMatchObject({ status: "paid", serviceName: "Toy weather" });
+    const failing = await quoted(async () => {
+      throw new Error("discovery down");
+    });
+    expect(failing.status).toBe("paid");
+    expect(failing.serviceName).toBeUndefined();
+    const other = await quoted(async () => ({
+      services: [{ url: "http://elsewhere.example/", name: "Other" }],
+    }));
+    expect(other.serviceName).toBeUndefined();
   });
 });
 

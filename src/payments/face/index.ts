@@ -1,18 +1,41 @@
 import { AppError } from "../../errors/index.js";
-import type { PaymentState } from "../../protocol/index.js";
+import { cleanUntrusted } from "../../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayInput, PayOutput, QuoteInput } from "../../tools/contract.js";
-import type { ApprovalAnswer, PayerSession, PaymentsFace, PaymentView, PayWhat, Quote } from "../face.js";
-import type { HistoryQuery, PaymentHistory } from "../ports/index.js";
+import type {
+  ApprovalAnswer,
+  PayerSession,
+  PaymentListQuery,
+  PaymentPage,
+  PaymentsFace,
+  PaymentView,
+  PayWhat,
+  Quote,
+} from "../face.js";
+import { type PaymentHistory, storedServiceName } from "../ports/index.js";
 import type { PaymentObserver } from "../rules/index.js";
 import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
+import { decodeCursor, HISTORY_PAGE_MAX, historyPage } from "./history-page.js";
 import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
 import { payQuoted } from "./pay-quoted.js";
-import { createQuoteIds, QUOTE_TTL_MS, type QuoteIds } from "./quote-id.js";
+import { createQuoteIds, QUOTE_ID_MAX_CHARS, QUOTE_TTL_MS, type QuoteIds } from "./quote-id.js";
 import { budgetFor, quoteFor, type ReadDeps } from "./reads.js";
 
+export {
+  CURSOR_MAX_CHARS,
+  decodeCursor,
+  encodeCursor,
+  HISTORY_PAGE_MAX,
+  historyPage,
+} from "./history-page.js";
 export { fromOutside, paymentState, resumedOutput, toPayOutput, untrustedData } from "./outputs.js";
-export { createQuoteIds, QUOTE_TTL_MS, type QuoteClaims, type QuoteIds } from "./quote-id.js";
+export {
+  createQuoteIds,
+  QUOTE_ID_MAX_CHARS,
+  QUOTE_TTL_MS,
+  type QuoteClaims,
+  type QuoteIds,
+} from "./quote-id.js";
 
 /**
  * The payments face (src/payments/face.ts), implemented on the pipeline, the approval desk and the
@@ -61,6 +84,8 @@ const aborted = (): PayOutput => ({
   error: { code: "aborted", message: "The request ended." },
 });
 const keyOf = (target: QuoteInput) => JSON.stringify(buildTarget(target));
+/** A service's URL without its query: how discovery's names are looked up. */
+const baseOf = (url: string) => url.split("?")[0] ?? url;
 
 class Face implements PaymentsFace {
   private readonly now: () => Date;
@@ -77,7 +102,7 @@ class Face implements PaymentsFace {
   async findServices(session: PayerSession, query?: string): Promise<DiscoverOutput> {
     const found = await fromOutside(this.deps.discovery.search(query, session.signal));
     const { names } = this.memoryOf(session);
-    for (const service of found.services) names.set(service.url.split("?")[0] ?? service.url, service.name);
+    for (const service of found.services) names.set(baseOf(service.url), service.name);
     return found;
   }
 
@@ -87,6 +112,7 @@ class Face implements PaymentsFace {
     if (!payable || !output.ok || !output.chosen || !request.wallet)
       return fromOutside(Promise.resolve(output));
     this.memoryOf(session).quoted.set(keyOf(target), output.chosen.amountUsd);
+    const name = await this.nameOf(session, target.url);
     // No longer than the offer's own signing window, and a few minutes at most.
     const expiresAt = this.now().getTime() + Math.min(QUOTE_TTL_MS, payable.timeoutSeconds * 1000);
     const quoteId = this.ids.issue({
@@ -97,7 +123,10 @@ class Face implements PaymentsFace {
       terms: { payTo: payable.offer.payTo, network: payable.offer.network, asset: payable.offer.asset },
       amount: payable.amount.toString(),
       expiresAt,
+      ...(name ? { name } : {}),
     });
+    // Too large a request to carry in an id a client can send back: priced, but not payable by id.
+    if (quoteId.length > QUOTE_ID_MAX_CHARS) return fromOutside(Promise.resolve(output));
     const quoteExpiresAt = new Date(expiresAt).toISOString();
     return fromOutside(Promise.resolve({ ...output, quoteId, quoteExpiresAt }));
   }
@@ -115,19 +144,34 @@ class Face implements PaymentsFace {
     const record = await this.deps.pipeline.ledger.get(paymentId);
     if (!record || (record.caller ?? null) !== (caller ?? null)) return undefined;
     const view: PaymentView = paymentState(record);
+    const serviceName = storedServiceName(record);
+    if (serviceName) view.serviceName = serviceName;
     if (record.status === "awaiting_approval") {
       if (this.deps.approvalUrl) view.approvalUrl = this.deps.approvalUrl(paymentId);
       if (record.expiresAt) view.expiresAt = record.expiresAt.toISOString();
     }
     const data = await this.deps.kept?.(paymentId);
     if (data) view.data = data;
-    return view;
+    // A row holds what a service said (its payee, the name discovery gave it): the content rule
+    // applies on the way out as for every answer from outside (MCP's approval message quotes it).
+    return cleanUntrusted(view).value;
   }
 
-  async listPayments(query: HistoryQuery): Promise<PaymentState[]> {
+  async listPayments(query: PaymentListQuery): Promise<PaymentPage> {
     if (!this.deps.history) throw new AppError("store_unavailable", "Payment history is not available here.");
-    const records = await this.deps.history.listByCaller(query);
-    return records.filter((r) => r.caller === query.caller).map(paymentState);
+    const { cursor, limit, ...filters } = query;
+    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE_MAX)
+      throw new AppError("invalid_request", `limit: an integer from 1 to ${HISTORY_PAGE_MAX}.`);
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (cursor !== undefined && !after)
+      throw new AppError("invalid_request", "cursor: not a cursor this service gave.");
+    const records = await this.deps.history.listByCaller({
+      ...filters,
+      limit: limit + 1,
+      ...(after ? { after } : {}),
+    });
+    const { page, nextCursor } = historyPage(records, limit, query.caller);
+    return { items: cleanUntrusted(page.map(paymentState)).value, ...(nextCursor ? { nextCursor } : {}) };
   }
 
   budget(session: PayerSession): Promise<BudgetOutput> {
@@ -159,7 +203,7 @@ class Face implements PaymentsFace {
     const known = memory.paid.get(key);
     if (known) return known;
     const shown = memory.quoted.get(key) ?? input.maxUsd;
-    const serviceName = memory.names.get(input.url.split("?")[0] ?? input.url);
+    const serviceName = memory.names.get(baseOf(input.url));
     const paying = async () => {
       if (session.signal.aborted) return aborted();
       const outcome = await this.deps.pipeline.pay(
@@ -172,6 +216,19 @@ class Face implements PaymentsFace {
     const result = fromOutside(paying());
     memory.paid.set(key, result);
     return result;
+  }
+
+  /**
+   * The service's name for a quote id: the one this session object saw listed, else discovery's
+   * (its cache) by URL. Display only; a discovery that fails leaves the quote without a name.
+   */
+  private async nameOf(session: PayerSession, url: string): Promise<string | undefined> {
+    const base = baseOf(url);
+    const known = this.memoryOf(session).names.get(base);
+    if (known) return known;
+    const found = await this.deps.discovery.search(undefined, session.signal).catch(() => undefined);
+    const listed = found?.services.find((service) => baseOf(service.url) === base)?.name;
+    return listed ? cleanUntrusted(listed).value : undefined;
   }
 
   private memoryOf(session: PayerSession): SessionMemory {

@@ -51,22 +51,26 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     });
   }
   const paymentId = deps.ids.paymentIdOf(quoteId);
+  // The service's name the quote was made with (display only: the row, the result, the page).
+  const { name } = claims;
   const running = deps.inflight.get(paymentId);
   if (running) return running;
   const paying = (async (): Promise<PayOutput> => {
+    const named = (output: PayOutput): PayOutput => (name ? { ...output, serviceName: name } : output);
     const before = await deps.ledger.get(paymentId);
-    if (before) return recordOutput(before);
+    if (before) return named(recordOutput(before));
     const outcome = await deps.pipeline.pay(request, inputOf(claims.target, claims.amount), {
       paymentId,
       terms: claims.terms,
+      ...(name ? { serviceName: name } : {}),
     });
     // Another instance won the race for this id: its row stands, and this attempt sent nothing
     // (the ledger refused the row before anything left the process).
     if (outcome.status === "failed" && outcome.error?.reason === "internal") {
       const after = await deps.ledger.get(paymentId).catch(() => undefined);
-      if (after) return recordOutput(after);
+      if (after) return named(recordOutput(after));
     }
-    return toPayOutput(outcome);
+    return named(toPayOutput(outcome));
   })().finally(() => deps.inflight.delete(paymentId));
   deps.inflight.set(paymentId, paying);
   return paying;

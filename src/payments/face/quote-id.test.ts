@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PayOutput } from "../../tools/contract.js";
 import type { PayerSession, PaymentsFace } from "../face.js";
 import { createToyWorld, HELD_TOKEN, RecordingObserver, type ToyWorld } from "../testing/index.js";
-import { createPaymentsFace, createQuoteIds, type QuoteClaims } from "./index.js";
+import { createPaymentsFace, createQuoteIds, QUOTE_ID_MAX_CHARS, type QuoteClaims } from "./index.js";
 
 /**
  * Quote ids (unit: the face on the memory ledger and the toy chain): an id pays exactly what was
@@ -154,6 +154,12 @@ describe("a quote id", () => {
         c.expiresAt += 3_600_000;
       },
     ],
+    [
+      "the service's name",
+      (c: QuoteClaims) => {
+        c.name = "Your bank";
+      },
+    ],
   ])("with %s changed is refused, and nothing is paid", async (_field, change) => {
     const s = session();
     const id = tampered(await quoteId(s), change);
@@ -181,6 +187,28 @@ describe("a quote id", () => {
     for (const bad of ["", "q1", "q1..", `${id}.x`, `q2.${payload}.${signature}`, respelt])
       expect(await face.pay(session(), { quoteId: bad })).toMatchObject(refusedWith("quote_invalid"));
     expect(w.chain.transactions()).toEqual([]);
+  });
+
+  it("holds a request of a few KiB (MCP took 512 characters at most); a larger one gets no id", async () => {
+    const s = session();
+    const body = { text: "a".repeat(4_000) };
+    const big = await face.quote(s, { url: w.url, body });
+    expect(big.quoteId?.length).toBeGreaterThan(5_000);
+    expect(big.quoteId?.length).toBeLessThanOrEqual(QUOTE_ID_MAX_CHARS);
+    expect(await face.pay(s, { quoteId: big.quoteId ?? "" })).toMatchObject({ status: "paid" });
+    const huge = await face.quote(s, { url: w.url, body: { text: "a".repeat(QUOTE_ID_MAX_CHARS) } });
+    expect(huge).toMatchObject({ ok: true, chosen: { amountUsd: "0.01" } });
+    expect(huge).not.toHaveProperty("quoteId");
+    expect(w.chain.transactions()).toHaveLength(1);
+    // Even signed with the secret, an id longer than that is not opened.
+    const ids = createQuoteIds(SECRET);
+    const who = { caller: "alice", wallet: w.held.address };
+    const terms = { payTo: "x", network: "toy:1", asset: "x" };
+    const claims = { ...who, terms, amount: "1", expiresAt: w.clock.now() + 60_000 };
+    const target = (n: number) => ({ url: w.url, method: "POST" as const, body: "a".repeat(n) });
+    expect(ids.open(ids.issue({ ...claims, target: target(100) }), who, w.clock.now())).toMatchObject(claims);
+    const overlong = ids.issue({ ...claims, target: target(QUOTE_ID_MAX_CHARS) });
+    expect(() => ids.open(overlong, who, w.clock.now())).toThrow(/not one this service gave/);
   });
 
   it("of another caller, or for another wallet, is refused the same way", async () => {

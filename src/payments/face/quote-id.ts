@@ -15,6 +15,12 @@ import type { Target } from "../x402/index.js";
 /** The longest a quote id lives; the offer's own signing window may shorten it. */
 export const QUOTE_TTL_MS = 5 * 60 * 1000;
 
+/**
+ * The longest quote id given or taken (it holds the request: URL, query, body). A quote whose id
+ * would be longer gets none (`Quote.quoteId` absent): its request is too large to pay by id.
+ */
+export const QUOTE_ID_MAX_CHARS = 16 * 1024;
+
 export interface QuoteClaims {
   /** The bearer identity, or null (no auth). */
   caller: string | null;
@@ -26,10 +32,15 @@ export interface QuoteClaims {
   amount: string;
   /** Epoch ms after which the id is refused. */
   expiresAt: number;
+  /**
+   * The service's name as discovery listed it when the quote was made (display only: the payment's
+   * row, results and approval page show it). Signed with the rest, so a client cannot rename it.
+   */
+  name?: string;
 }
 
 /** The claims, under short fixed names, in a fixed order (what is signed). */
-const FIELDS = ["caller", "wallet", "target", "terms", "amount", "expiresAt"] as const;
+const FIELDS = ["caller", "wallet", "target", "terms", "amount", "expiresAt", "name"] as const;
 
 const PREFIX = "q1";
 
@@ -61,6 +72,7 @@ export function createQuoteIds(secret?: string): QuoteIds {
       return `${PREFIX}.${payload}.${mac(payload).toString("base64url")}`;
     },
     open(quoteId, who, now) {
+      if (quoteId.length > QUOTE_ID_MAX_CHARS) throw invalid();
       const [prefix, payload, signature, ...rest] = quoteId.split(".");
       if (prefix !== PREFIX || !payload || !signature || rest.length > 0) throw invalid();
       // The exact spelling is compared (not the decoded bytes): one id has one spelling, so it
