@@ -37,8 +37,8 @@ const IDLE_DEADLINE_MS = 30_000;
 
 /**
  * The worker's devnet, with wallets of the calling file's own (`ownWallets: false` keeps the shared
- * ones, for a file that needs the well-known addresses); faults reset after each test; at the end
- * of the file, faults reset and a wait until the devnet is idle.
+ * ones, for a file that needs the well-known addresses); after each test, and at the end of the
+ * file, faults reset and a wait until the devnet is idle.
  */
 export function useTestDevnet(options: { ownWallets?: boolean } = {}): TestDevnet {
   const devnets = inject("devnets");
@@ -49,9 +49,14 @@ export function useTestDevnet(options: { ownWallets?: boolean } = {}): TestDevne
   const own = options.ownWallets === false ? undefined : ownWallets(shared);
   const devnet = remote(own?.shared ?? shared);
   if (own) beforeAll(() => control(shared, "POST", "/__devnet/fund", own.fund));
-  afterEach(() => devnet.faults.reset());
+  // Resetting faults releases the settlements a fault held: they land now, so each test waits
+  // until the devnet is idle again, or the next test would see them move its balances.
+  afterEach(async () => {
+    await devnet.faults.reset();
+    await waitIdle(shared);
+  });
   afterAll(async () => {
-    await devnet.faults.reset(); // releases settlements a fault holds
+    await devnet.faults.reset();
     await waitIdle(shared);
   });
   return devnet;
@@ -68,7 +73,7 @@ async function waitIdle(shared: SharedDevnet, deadlineMs = IDLE_DEADLINE_MS): Pr
     if (Object.values(busy).every((n) => n === 0)) return;
     if (Date.now() > until)
       throw new Error(
-        `the devnet is still busy ${deadlineMs} ms after this file's last test (${JSON.stringify(busy)}): a payment of this file outlived it`,
+        `the devnet is still busy ${deadlineMs} ms after a test of this file (${JSON.stringify(busy)}): a payment of the test outlived it`,
       );
     await new Promise((r) => setTimeout(r, 50));
   }
