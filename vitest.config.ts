@@ -90,6 +90,11 @@ export default defineConfig({
           pool: "forks",
           maxWorkers: 2,
           globalSetup: ["test/setup/devnet-global.ts"],
+          // A known flake, not yet found (docs/testing.md, "Known flake"): about one full run in
+          // two, a test on a worker's shared devnet sees a payment it did not make (the merchant's
+          // balance one price higher) or a chat that pays nothing. A failed test runs once more;
+          // vitest reports it as flaky. Remove once the leak is found.
+          retry: 1,
           testTimeout: 30_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 1 },
