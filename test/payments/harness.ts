@@ -18,6 +18,7 @@ import { createOfflineModel, type ModelRegistry } from "../../src/models/index.j
 import type { Ledger, LedgerReads, PaymentRecord } from "../../src/payments/ports/index.js";
 import type { FinishPayload, PaymentUpdate, StreamEvent } from "../../src/protocol/index.js";
 import { chatRequest, readEvents, singleModelRegistry } from "../helpers.js";
+import { trackServiceIdle } from "../setup/devnet.js";
 
 export { type TestDevnet, useTestDevnet } from "../setup/devnet.js";
 export { chatRequest, readEvents };
@@ -103,11 +104,15 @@ export async function boot(devnet: DevnetView, options: BootOptions): Promise<Bo
     now: clock.now,
     ...(options.models ? { models: options.models } : {}),
   });
+  const untrack = trackServiceIdle(() => running.service.lifecycle.idle());
   return {
     running,
     clock,
     ...(schema ? { schema } : {}),
-    close: () => running.service.shutdown(),
+    close: async () => {
+      untrack();
+      await running.service.shutdown();
+    },
   };
 }
 

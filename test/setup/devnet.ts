@@ -53,13 +53,38 @@ export function useTestDevnet(options: { ownWallets?: boolean } = {}): TestDevne
   // until the devnet is idle again, or the next test would see them move its balances.
   afterEach(async () => {
     await devnet.faults.reset();
+    await servicesIdle();
     await waitIdle(shared);
   });
   afterAll(async () => {
     await devnet.faults.reset();
+    await servicesIdle();
     await waitIdle(shared);
   });
   return devnet;
+}
+
+/**
+ * The services this file booted (test/payments/harness.ts `boot` registers each): a payment still
+ * inside one (signed, reserved, not yet sent) is invisible to the devnet's activity counter, so
+ * "idle" waits for the services' own open turns and background work first.
+ */
+const services = new Set<() => Promise<void>>();
+
+/** Register a booted service's idle wait; returns the function that forgets it (on close). */
+export function trackServiceIdle(idle: () => Promise<void>): () => void {
+  services.add(idle);
+  return () => services.delete(idle);
+}
+
+/** Waits for every registered service to be idle, bounded (a stuck turn is the test's to report). */
+async function servicesIdle(deadlineMs = IDLE_DEADLINE_MS): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, deadlineMs);
+  });
+  await Promise.race([Promise.all([...services].map((idle) => idle())), late]);
+  clearTimeout(timer);
 }
 
 /**
