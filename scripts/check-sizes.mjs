@@ -19,7 +19,6 @@ const KNOWN = {
   "src/cli/args.ts#parseCliArgs": 85,
   "src/cli/main.ts#main": 155,
   "src/client/client.ts": 400,
-  "src/config/index.ts": 302,
   "src/devnet/start.ts#startDevnet": 174,
   "src/http/static.ts#serveWeb": 81,
   "src/models/offline/replies.ts": 370,

@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import { z } from "zod/v4";
 import { defaultUsdc } from "../chains/index.js";
 import { parseUsd } from "../money/index.js";
-import { MODEL_ALIASES, type ModelAlias } from "../protocol/index.js";
+import type { ModelAlias } from "../protocol/index.js";
 import { ConfigError } from "./errors.js";
+import { list, pairs, parseModelMap, parseTokens } from "./lists.js";
 import { parseOrigins, parsePublicUrl } from "./origins.js";
-import { parseTokens } from "./tokens.js";
 
 export { ConfigError } from "./errors.js";
 export { approvalUrl, parseOrigins, parsePublicUrl } from "./origins.js";
@@ -99,24 +99,6 @@ const usd = z.string().transform((value, ctx) => {
 /** USDC on networks people use, from the x402 SDK's own tables (src/chains); ASSETS adds or replaces entries. */
 export const KNOWN_USDC: Readonly<Record<string, string[]>> = defaultUsdc();
 
-/** `a,b,c` -> [a, b, c] (empty entries dropped). */
-function list(raw: string | undefined): string[] {
-  return (raw ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
-/** `key=value,key2=value2` -> pairs; the key may itself contain ':' (CAIP-2 ids). */
-function pairs(raw: string | undefined, name: string): [string, string][] {
-  return list(raw).map((entry) => {
-    const at = entry.indexOf("=");
-    if (at <= 0 || at === entry.length - 1)
-      throw new ConfigError(`${name}: expected key=value pairs separated by commas`);
-    return [entry.slice(0, at).trim(), entry.slice(at + 1).trim()];
-  });
-}
-
 const envSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -172,22 +154,6 @@ const envSchema = z.object({
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
   QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
-
-/** Parse `alias=model-id,alias2=model-id2`. */
-function parseModelMap(raw: string | undefined): Partial<Record<ModelAlias, string>> {
-  const map: Partial<Record<ModelAlias, string>> = {};
-  if (!raw) return map;
-  for (const entry of raw.split(",")) {
-    const [alias, id] = entry.split("=").map((s) => s.trim());
-    if (!alias || !id || !(MODEL_ALIASES as readonly string[]).includes(alias)) {
-      throw new ConfigError(
-        `MODEL_MAP: expected alias=model-id pairs with aliases among ${MODEL_ALIASES.join(", ")}`,
-      );
-    }
-    map[alias as ModelAlias] = id;
-  }
-  return map;
-}
 
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
