@@ -51,7 +51,7 @@ export interface ServiceOverrides {
   /** Bound of each readiness check (default 2 s). */
   readinessTimeoutMs?: number;
   onShutdown?: () => Promise<void>;
-  /** The clock (request deadlines, idempotency leases); default the system's. */
+  /** The clock (request deadlines, idempotency leases, the in-memory rate limit); default the system's. */
   now?: () => Date;
 }
 
@@ -60,7 +60,10 @@ const BACKGROUND_MARGIN_MS = 10_000;
 
 export function createService(config: Config, logger: Logger, overrides: ServiceOverrides = {}): Service {
   const models = overrides.models ?? createModelRegistry(config.models);
-  const rateLimiter = overrides.rateLimiter ?? createRateLimiter(config.rateLimit);
+  const now = overrides.now;
+  const rateLimiter =
+    overrides.rateLimiter ??
+    createRateLimiter({ ...config.rateLimit, ...(now ? { now: () => now().getTime() } : {}) });
   const lifecycle = new Lifecycle();
   const ping = rateLimiter.ping?.bind(rateLimiter);
   const redis = ping ? redisCheck(ping) : undefined;

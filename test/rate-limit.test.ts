@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
+import { quotaInMemory } from "../src/ratelimit/memory.js";
 import { createRateLimiter } from "../src/ratelimit/rate-limit.js";
 import { buildService, chatRequest, singleModelRegistry, sleep, textModel, USER_HI } from "./helpers.js";
 
@@ -50,28 +51,55 @@ describe("rate limiting over HTTP", () => {
 });
 
 describe("memory rate limiter cooldown", () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it("blocks for exactly 50 s: refused at 49.9 s, allowed at 50 s", async () => {
-    vi.useFakeTimers();
-    const limiter = createRateLimiter({ points: 1, durationS: 60, blockS: 50 });
+    let now = Date.parse("2026-01-01T00:00:00Z");
+    const limiter = createRateLimiter({ points: 1, durationS: 60, blockS: 50, now: () => now });
     expect(await limiter.consume("k")).toEqual({ ok: true });
     expect(await limiter.consume("k")).toEqual({ ok: false, retryAfterS: 50 });
-    vi.advanceTimersByTime(49_900);
-    const still = await limiter.consume("k");
-    expect(still.ok).toBe(false);
-    vi.advanceTimersByTime(100);
+    now += 49_900;
+    expect(await limiter.consume("k")).toEqual({ ok: false, retryAfterS: 1 });
+    now += 100;
     expect(await limiter.consume("k")).toEqual({ ok: true });
     await limiter.close();
+  });
+
+  it("counts a window from its first request, and a new one after it", async () => {
+    let now = 0;
+    const limiter = createRateLimiter({ points: 2, durationS: 60, blockS: 50, now: () => now });
+    expect((await limiter.consume("k")).ok).toBe(true);
+    now += 59_000;
+    expect((await limiter.consume("k")).ok).toBe(true);
+    now += 1_000;
+    // The window ended: two more, then the third is refused for the whole block.
+    expect((await limiter.consume("k")).ok).toBe(true);
+    expect((await limiter.consume("k")).ok).toBe(true);
+    expect(await limiter.consume("k")).toEqual({ ok: false, retryAfterS: 50 });
+    expect((await limiter.consume("other")).ok).toBe(true);
+  });
+
+  it("keeps at most its bound of keys, and a blocked key stays blocked while it is kept", async () => {
+    let now = 0;
+    const quota = quotaInMemory({ points: 1, windowMs: 60_000, blockMs: 50_000 }, () => now, 2_000);
+    expect(await quota.consume("blocked")).toBe(0);
+    expect(await quota.consume("blocked")).toBe(50_000);
+    for (let i = 0; i < 1_500; i++) await quota.consume(`wallet-${i}`);
+    now += 10_000;
+    expect(await quota.consume("blocked")).toBe(40_000);
+    // A flood of new names far past the bound: the map stays bounded, the oldest go first.
+    for (let i = 0; i < 10_000; i++) await quota.consume(`flood-${i}`);
+    expect(quota.size()).toBeLessThanOrEqual(2_000);
+    expect(await quota.consume("flood-9999")).toBeGreaterThan(0);
+    // Once the window and the block are over, a sweep forgets every key.
+    now += 60_000;
+    for (let i = 0; i < 1_100; i++) await quota.consume(`late-${i}`);
+    expect(quota.size()).toBeLessThan(1_200);
   });
 });
 
 describe.skipIf(!process.env.REDIS_URL)("Redis rate limiter (REDIS_URL)", () => {
   it("two processes sharing Redis keep one combined quota, and the block expires", async () => {
     const prefix = `test-rl-${randomUUID()}`;
-    const options = { points: 3, durationS: 60, blockS: 1, redisUrl: process.env.REDIS_URL, prefix };
+    const options = { points: 3, durationS: 60, blockS: 0.2, redisUrl: process.env.REDIS_URL, prefix };
     const a = createRateLimiter(options);
     const b = createRateLimiter(options);
     try {
@@ -79,7 +107,9 @@ describe.skipIf(!process.env.REDIS_URL)("Redis rate limiter (REDIS_URL)", () => 
       expect(results.filter((r) => r.ok)).toHaveLength(3);
       const refused = results.find((r) => !r.ok);
       expect(refused).toEqual({ ok: false, retryAfterS: 1 });
-      await sleep(1100);
+      expect((await a.consume("wallet:x")).ok).toBe(false);
+      // The block is an expiry on Redis's own clock, which a test cannot move: a short one.
+      await sleep(250);
       expect((await b.consume("wallet:x")).ok).toBe(true);
     } finally {
       await a.close();

@@ -1,10 +1,16 @@
 import { Redis } from "ioredis";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import { type Quota, quotaInMemory } from "./memory.js";
+import { quotaInRedis } from "./redis.js";
 
 /**
  * Request quota per caller (seed section 7/8: too-frequent requests get 429 and a 50 s cooldown).
  * Backed by memory by default, by Redis when configured so several processes share one quota.
- * If Redis is unreachable, an in-memory limiter takes over rather than letting every request through.
+ * If Redis is unreachable, the in-memory quota takes over rather than letting every request through.
+ *
+ * The rule, the same in both: a key has `points` requests in a window of `durationS` that starts
+ * with its first request; the first request over them blocks the key for `blockS` from that
+ * moment (every request meanwhile is refused, with the time left), and after the block the key
+ * starts afresh.
  */
 export interface RateLimiter {
   consume(key: string): Promise<{ ok: true } | { ok: false; retryAfterS: number }>;
@@ -21,43 +27,35 @@ export interface RateLimitOptions {
   points: number;
   /** Window length in seconds. */
   durationS: number;
-  /** How long a key that went over stays blocked, in seconds (seed: 50). */
+  /** How long a key that went over stays blocked, in seconds (seed: 50; tests use a fraction). */
   blockS: number;
   redisUrl?: string;
   /** Key prefix in Redis; tests use their own to stay apart. */
   prefix?: string;
+  /** The clock of the in-memory quota (the service's one clock); Redis keeps time by its own. */
+  now?: () => number;
 }
 
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
-  const base = {
+  const rule = {
     points: options.points,
-    duration: options.durationS,
-    blockDuration: options.blockS,
-    keyPrefix: options.prefix ?? "chat-rl",
+    windowMs: Math.round(options.durationS * 1000),
+    blockMs: Math.round(options.blockS * 1000),
   };
-  const memory = new RateLimiterMemory(base);
+  const memory = quotaInMemory(rule, options.now ?? Date.now);
   const redis = options.redisUrl
     ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true })
     : undefined;
   // Connects on the first request, not while the service is wired. Connection errors are absorbed
-  // by the insurance limiter; ioredis reconnects by itself.
+  // by the in-memory quota; ioredis reconnects by itself.
   redis?.on("error", () => {});
-  const limiter = redis
-    ? new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: memory })
-    : memory;
+  const quota: Quota = redis ? quotaInRedis(redis, rule, options.prefix ?? "chat-rl", memory) : memory;
 
   return {
     ...(redis ? { ping: () => ping(redis) } : {}),
     async consume(key) {
-      try {
-        await limiter.consume(key);
-        return { ok: true };
-      } catch (err) {
-        if (err instanceof RateLimiterRes) {
-          return { ok: false, retryAfterS: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
-        }
-        throw err;
-      }
+      const left = await quota.consume(key);
+      return left === 0 ? { ok: true } : { ok: false, retryAfterS: Math.max(1, Math.ceil(left / 1000)) };
     },
     async close() {
       if (redis) await redis.quit().catch(() => redis?.disconnect());

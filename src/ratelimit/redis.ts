@@ -1,0 +1,37 @@
+import type { Redis } from "ioredis";
+import type { Quota, QuotaRule } from "./memory.js";
+
+/**
+ * The rule as one script, so processes sharing the server count each request once and see the
+ * same block: the first request starts the window, the first one over it sets the block as the
+ * key's expiry; the answer is the count and the time left (Redis's own clock).
+ */
+const CONSUME = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n == tonumber(ARGV[2]) + 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return {n, redis.call('PTTL', KEYS[1])}
+`;
+
+/**
+ * The quota on a Redis server shared by every process of the service; while Redis cannot answer,
+ * `fallback` (this process's own quota) decides, so an outage neither refuses nor lets through
+ * everyone.
+ */
+export function quotaInRedis(redis: Redis, rule: QuotaRule, prefix: string, fallback: Quota): Quota {
+  return {
+    async consume(key) {
+      let answer: unknown;
+      try {
+        answer = await redis.eval(CONSUME, 1, `${prefix}:${key}`, rule.windowMs, rule.points, rule.blockMs);
+      } catch {
+        return fallback.consume(key);
+      }
+      const [count, ttl] = Array.isArray(answer) ? answer.map(Number) : [];
+      if (count === undefined || ttl === undefined || Number.isNaN(count)) return fallback.consume(key);
+      if (count <= rule.points) return 0;
+      // A key without an expiry (-1) or gone (-2) cannot be waited out: say the whole block.
+      return ttl > 0 ? ttl : Math.max(1, rule.blockMs);
+    },
+  };
+}
