@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/setup/sequencer.js";
 
 /**
  * Three projects (docs/testing.md): `unit` (no devnet, no socket, no child process: enforced by
@@ -67,6 +68,8 @@ const ALL = ["src/**/*.test.ts", "test/**/*.test.ts"];
 
 export default defineConfig({
   test: {
+    // Longest files first, from durations kept in the repository (a fresh clone has no cache).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
@@ -89,12 +92,8 @@ export default defineConfig({
           include: INTEGRATION,
           pool: "forks",
           maxWorkers: 2,
+          isolate: false,
           globalSetup: ["test/setup/devnet-global.ts"],
-          // A known flake, not yet found (docs/testing.md, "Known flake"): about one full run in
-          // two, a test on a worker's shared devnet sees a payment it did not make (the merchant's
-          // balance one price higher) or a chat that pays nothing. A failed test runs once more;
-          // vitest reports it as flaky. Remove once the leak is found.
-          retry: 1,
           testTimeout: 30_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 1 },

@@ -40,6 +40,8 @@ import {
 export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 // Set by useApprovalAttack() (the devnet at once, the rest in its beforeAll); read by the tests.
+// The integration project shares this module between the files of a worker (isolate: false), so
+// each file sets all of them again.
 export let devnet: TestDevnet;
 export let booted: Booted;
 export let user: PrivateKeyAccount;
@@ -171,7 +173,11 @@ export function useApprovalAttack(options: { boot?: boolean } = {}): void {
     evmUser = walletAddress(devnet, "evm", "user");
     solUser = walletAddress(devnet, "solana", "user");
     proxy = await hostileService(serviceUrl(devnet, "weather"));
-    if (options.boot === false) return;
+    if (options.boot === false) {
+      // Not this file's: an earlier file's service, closed at its end.
+      booted = undefined as unknown as Booted;
+      return;
+    }
     booted = await boot(devnet, {
       store: "pglite",
       models: models.registry,

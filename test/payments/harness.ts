@@ -105,13 +105,19 @@ export async function boot(devnet: DevnetView, options: BootOptions): Promise<Bo
     ...(options.models ? { models: options.models } : {}),
   });
   const untrack = trackServiceIdle(() => running.service.lifecycle.idle());
+  // Closing twice closes once: with the integration project's shared module cache, a helper
+  // module may still hold a service an earlier file closed.
+  let closing: Promise<void> | undefined;
   return {
     running,
     clock,
     ...(schema ? { schema } : {}),
-    close: async () => {
-      untrack();
-      await running.service.shutdown();
+    close: () => {
+      closing ??= (async () => {
+        untrack();
+        await running.service.shutdown();
+      })();
+      return closing;
     },
   };
 }
