@@ -33,7 +33,6 @@ const KNOWN = {
   "web/src/components/PaymentCard.tsx#PaymentCard": 91,
   "web/src/components/PaymentsPanel.tsx#PaymentsPanel": 121,
   "web/src/components/SettingsPanel.tsx#SettingsPanel": 111,
-  "web/src/components/WalletMenu.tsx#WalletMenu": 100,
 };
 
 function productFiles(dir, out = []) {
