@@ -32,7 +32,6 @@ const KNOWN = {
   "web/src/components/Message.tsx#Message": 94,
   "web/src/components/PaymentCard.tsx#PaymentCard": 91,
   "web/src/components/PaymentsPanel.tsx#PaymentsPanel": 121,
-  "web/src/components/SettingsPanel.tsx#SettingsPanel": 111,
 };
 
 function productFiles(dir, out = []) {
