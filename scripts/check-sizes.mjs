@@ -31,7 +31,6 @@ const KNOWN = {
   "web/src/components/ApprovalBox.tsx#ApprovalBox": 119,
   "web/src/components/Message.tsx#Message": 94,
   "web/src/components/PaymentCard.tsx#PaymentCard": 91,
-  "web/src/components/PaymentsPanel.tsx#PaymentsPanel": 121,
 };
 
 function productFiles(dir, out = []) {
