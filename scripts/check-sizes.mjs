@@ -30,7 +30,6 @@ const KNOWN = {
   "web/src/App.tsx#App": 260,
   "web/src/components/ApprovalBox.tsx#ApprovalBox": 119,
   "web/src/components/Message.tsx#Message": 94,
-  "web/src/components/PaymentCard.tsx#PaymentCard": 91,
 };
 
 function productFiles(dir, out = []) {
