@@ -28,7 +28,6 @@ const KNOWN = {
   "src/store/migrations.ts": 636,
   "src/store/migrations.ts#up": 230,
   "web/src/App.tsx#App": 260,
-  "web/src/components/Message.tsx#Message": 94,
 };
 
 function productFiles(dir, out = []) {
