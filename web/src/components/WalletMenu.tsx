@@ -73,7 +73,7 @@ interface ButtonProps {
   onToggle(): void;
 }
 
-/** Connected, the button is the wallet's chip (its name and address); before, "Connect wallet". */
+/** Once connected, the button shows which wallet pays, and still opens the menu to switch or disconnect. */
 function WalletButton({ ref, wallet, open, popoverId, onToggle }: ButtonProps) {
   const popup = {
     "aria-haspopup": "dialog",
