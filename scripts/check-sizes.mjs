@@ -27,13 +27,6 @@ const KNOWN = {
   "src/store/ledger.ts": 340,
   "src/store/migrations.ts": 636,
   "src/store/migrations.ts#up": 230,
-  "web/src/App.tsx#App": 260,
-  "web/src/components/ApprovalBox.tsx#ApprovalBox": 119,
-  "web/src/components/Message.tsx#Message": 94,
-  "web/src/components/PaymentCard.tsx#PaymentCard": 91,
-  "web/src/components/PaymentsPanel.tsx#PaymentsPanel": 121,
-  "web/src/components/SettingsPanel.tsx#SettingsPanel": 111,
-  "web/src/components/WalletMenu.tsx#WalletMenu": 100,
 };
 
 function productFiles(dir, out = []) {

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useState } from "react";
 import type { ApprovalRequest, PaymentUpdate } from "./chat/types.js";
 import { ApprovalBox } from "./components/ApprovalBox.js";
 import type { ApprovalState } from "./components/card-types.js";
@@ -242,11 +242,7 @@ function PaymentSection({
 }
 
 export function ApprovePage({ paymentId }: { paymentId: string }) {
-  const { options, devnet } = useWallets();
-  const localNetworks = useMemo(
-    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
-    [devnet],
-  );
+  const { options, devnet, localNetworks } = useWallets();
   const [wallet, setWallet] = useState<PageWallet>();
   const { view, loadError } = useApprovalView(paymentId);
   const local = view !== undefined && localNetworks.has(view.network);

@@ -1,10 +1,12 @@
 import type { ChatTransport } from "ai";
+import { type RefObject, useMemo, useRef } from "react";
 import {
   ChatHttpError,
   PaymentChatTransport,
   type TransportSigner,
   type TurnFields,
 } from "../../../src/client/index.js";
+import { requestFields, type Settings } from "../settings.js";
 import type { PaymentUIMessage } from "./types.js";
 
 /**
@@ -24,6 +26,33 @@ export function createTransport(source: {
     signer: source.signer,
     rateLimitRetry: false,
   });
+}
+
+/**
+ * The chat page's transport, made once: it reads the settings and token of the latest render at
+ * every request, so a limit changed mid-conversation applies to the next request. An answer is
+ * paid from the wallet its card asked for (`answerWallet`), laid over the request's fields.
+ */
+export function usePageTransport(
+  settings: Settings,
+  walletAddress: string | undefined,
+  signer: TransportSigner,
+  answerWallet: RefObject<string | undefined>,
+): ChatTransport<PaymentUIMessage> {
+  const fields = useRef<TurnFields>({});
+  fields.current = requestFields(settings, walletAddress);
+  const token = useRef<string | undefined>(undefined);
+  token.current = settings.token.trim() || undefined;
+  return useMemo(
+    () =>
+      createTransport({
+        fields: () =>
+          answerWallet.current ? { ...fields.current, walletAddress: answerWallet.current } : fields.current,
+        token: () => token.current,
+        signer,
+      }),
+    [signer, answerWallet],
+  );
 }
 
 /** An error for people: a refusal's detail and code (and when to retry), or the error's message. */

@@ -1,5 +1,5 @@
 import { paymentToolStates } from "../chat/approvals.js";
-import type { ErrorPayload, PaymentUIMessage, PaymentUpdate } from "../chat/types.js";
+import type { ErrorPayload, FinishPayload, PaymentUIMessage, PaymentUpdate } from "../chat/types.js";
 import { shortHash } from "../format.js";
 import type { PageWallet } from "../wallet/types.js";
 import { type ApprovalState, PaymentCard } from "./PaymentCard.js";
@@ -80,32 +80,26 @@ const FINISH_LABELS: Record<string, string> = {
   error: "Error",
 };
 
-/** One message: text as it streams, a card per payment, errors, and the turn's finish line. */
-export function Message({ message, last, asked, ...cardProps }: Props) {
-  const finish = message.metadata;
-  // A turn left waiting whose every approval window has passed waits no more.
+/**
+ * Whether the turn still waits for an approval: one left waiting whose every approval window has
+ * passed waits no more (the clock runs only while it could still lapse).
+ */
+function useApprovalWait(message: PaymentUIMessage): { waiting: boolean; lapsed: boolean } {
+  const asking = message.metadata?.finishReason === "approval-required";
   const waits = message.parts.flatMap((p) =>
     p.type === "data-payment" && p.data.status === "awaiting_approval" ? [p.data.approval?.expiresAt] : [],
   );
-  const now = useNow(finish?.finishReason === "approval-required" && waits.length > 0);
-  const lapsed =
-    finish?.finishReason === "approval-required" &&
-    waits.length > 0 &&
-    waits.every((at) => approvalExpired(at, now));
-  const waiting = finish?.finishReason === "approval-required" && !lapsed;
+  const now = useNow(asking && waits.length > 0);
+  const lapsed = asking && waits.length > 0 && waits.every((at) => approvalExpired(at, now));
+  return { waiting: asking && !lapsed, lapsed };
+}
+
+/** One message: text as it streams, a card per payment, errors, and the turn's finish line. */
+export function Message({ message, last, asked, ...cardProps }: Props) {
+  const finish = message.metadata;
+  const { waiting, lapsed } = useApprovalWait(message);
   const stale = staleAsking(message, asked, waiting);
-  if (message.role === "user") {
-    return (
-      <div className="msg msg-user" data-testid="user-message">
-        {message.parts.map((part, i) =>
-          part.type === "text" ? (
-            // biome-ignore lint/suspicious/noArrayIndexKey: parts have no id; their order never changes
-            <p key={i}>{part.text}</p>
-          ) : null,
-        )}
-      </div>
-    );
-  }
+  if (message.role === "user") return <UserMessage message={message} />;
   const paymentIds = new Set(
     message.parts.flatMap((p) => (p.type === "data-payment" ? [p.data.paymentId] : [])),
   );
@@ -154,24 +148,42 @@ export function Message({ message, last, asked, ...cardProps }: Props) {
             return null;
         }
       })}
-      {finish ? (
-        <div className="finish" data-testid="finish" data-finish-reason={finish.finishReason}>
-          <span className={`finish-reason finish-${lapsed ? "approval-expired" : finish.finishReason}`}>
-            {lapsed
-              ? "Approval expired: nothing was paid"
-              : (FINISH_LABELS[finish.finishReason] ?? finish.finishReason)}
-          </span>
-          {finish.transactionHash ? (
-            <code title={finish.transactionHash}>{shortHash(finish.transactionHash)}</code>
-          ) : null}
-          <span className="muted">
-            <span title="the model asked for, and what served it">
-              {finish.model} ({finish.provider} {finish.modelId})
-            </span>{" "}
-            · {finish.usage.totalTokens} tokens
-          </span>
-        </div>
+      {finish ? <FinishLine finish={finish} lapsed={lapsed} /> : null}
+    </div>
+  );
+}
+
+function UserMessage({ message }: { message: PaymentUIMessage }) {
+  return (
+    <div className="msg msg-user" data-testid="user-message">
+      {message.parts.map((part, i) =>
+        part.type === "text" ? (
+          // biome-ignore lint/suspicious/noArrayIndexKey: parts have no id; their order never changes
+          <p key={i}>{part.text}</p>
+        ) : null,
+      )}
+    </div>
+  );
+}
+
+/** How the turn ended, and what answered it (the model asked for, the one that served it, tokens). */
+function FinishLine({ finish, lapsed }: { finish: FinishPayload; lapsed: boolean }) {
+  return (
+    <div className="finish" data-testid="finish" data-finish-reason={finish.finishReason}>
+      <span className={`finish-reason finish-${lapsed ? "approval-expired" : finish.finishReason}`}>
+        {lapsed
+          ? "Approval expired: nothing was paid"
+          : (FINISH_LABELS[finish.finishReason] ?? finish.finishReason)}
+      </span>
+      {finish.transactionHash ? (
+        <code title={finish.transactionHash}>{shortHash(finish.transactionHash)}</code>
       ) : null}
+      <span className="muted">
+        <span title="the model asked for, and what served it">
+          {finish.model} ({finish.provider} {finish.modelId})
+        </span>{" "}
+        · {finish.usage.totalTokens} tokens
+      </span>
     </div>
   );
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import type { PaymentStatus } from "../../../src/protocol/stream.js";
+import type { ErrorPayload, PaymentUpdate } from "../chat/types.js";
 import { explorerTxUrl, networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
 import { ApprovalBox } from "./ApprovalBox.js";
 import { BudgetMeter } from "./BudgetMeter.js";
@@ -30,6 +31,17 @@ function useHistory(status: PaymentStatus): PaymentStatus[] {
   return history;
 }
 
+/** The update's own message explains a refusal or failure; while it waits, the approval box speaks. */
+function cardProblems(payment: PaymentUpdate, errors: ErrorPayload[]): string[] {
+  const own =
+    payment.message &&
+    statusTone(payment.status) === "bad" &&
+    !errors.some((e) => e.message === payment.message)
+      ? [payment.message]
+      : [];
+  return [...own, ...errors.map((e) => e.message)];
+}
+
 /** One payment, following its `p:` updates: cost, budget, status, approval, transaction. */
 export function PaymentCard(props: Props) {
   const { payment, errors } = props;
@@ -43,15 +55,7 @@ export function PaymentCard(props: Props) {
   const local = payment.network !== undefined && props.localNetworks.has(payment.network);
   const explorer =
     payment.transaction && !local ? explorerTxUrl(payment.network, payment.transaction) : undefined;
-  // The update's own message explains a refusal or failure; while it waits, the approval box speaks.
-  const problems = [
-    ...(payment.message &&
-    statusTone(payment.status) === "bad" &&
-    !errors.some((e) => e.message === payment.message)
-      ? [payment.message]
-      : []),
-    ...errors.map((e) => e.message),
-  ];
+  const problems = cardProblems(payment, errors);
   const note = payment.message && tone !== "bad" && !waiting ? payment.message : undefined;
   return (
     <article
@@ -78,38 +82,11 @@ export function PaymentCard(props: Props) {
           </span>
         </div>
       </header>
-      {history.length > 1 ? (
-        <ol className="steps" aria-label="Payment steps">
-          {history.map((s, i) => (
-            <li key={s} className={i === history.length - 1 ? "current" : ""}>
-              {i === history.length - 1 ? STATUS_LABELS[s] : (PAST_LABELS[s] ?? STATUS_LABELS[s])}
-            </li>
-          ))}
-        </ol>
-      ) : null}
+      {history.length > 1 ? <PaymentSteps history={history} /> : null}
       {payment.budget ? <BudgetMeter budget={payment.budget} /> : null}
       {payment.status === "awaiting_approval" ? <ApprovalBox {...props} /> : null}
       {payment.transaction ? (
-        <div className="tx" data-testid="tx">
-          <span className="muted">Transaction </span>
-          {explorer ? (
-            <a href={explorer} target="_blank" rel="noreferrer noopener" title={payment.transaction}>
-              {shortHash(payment.transaction, 10)}
-            </a>
-          ) : (
-            <code title={payment.transaction}>{shortHash(payment.transaction, 10)}</code>
-          )}
-          <button
-            type="button"
-            className="link"
-            onClick={() => void navigator.clipboard?.writeText(payment.transaction ?? "")}
-          >
-            copy
-          </button>
-          {!explorer ? (
-            <span className="muted"> ({local ? "local network" : "this network"}: no explorer)</span>
-          ) : null}
-        </div>
+        <TransactionLine transaction={payment.transaction} explorer={explorer} local={local} />
       ) : null}
       {note ? <p className="card-note muted">{note}</p> : null}
       {problems.length > 0 ? (
@@ -120,5 +97,46 @@ export function PaymentCard(props: Props) {
         </div>
       ) : null}
     </article>
+  );
+}
+
+/** Earlier steps in the past tense, so a wait that is over reads as done ("Approval asked"). */
+function PaymentSteps({ history }: { history: PaymentStatus[] }) {
+  return (
+    <ol className="steps" aria-label="Payment steps">
+      {history.map((s, i) => (
+        <li key={s} className={i === history.length - 1 ? "current" : ""}>
+          {i === history.length - 1 ? STATUS_LABELS[s] : (PAST_LABELS[s] ?? STATUS_LABELS[s])}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+interface TransactionProps {
+  transaction: string;
+  /** Absent on a local network and on one without a known explorer: the hash is shown as code. */
+  explorer: string | undefined;
+  local: boolean;
+}
+
+function TransactionLine({ transaction, explorer, local }: TransactionProps) {
+  return (
+    <div className="tx" data-testid="tx">
+      <span className="muted">Transaction </span>
+      {explorer ? (
+        <a href={explorer} target="_blank" rel="noreferrer noopener" title={transaction}>
+          {shortHash(transaction, 10)}
+        </a>
+      ) : (
+        <code title={transaction}>{shortHash(transaction, 10)}</code>
+      )}
+      <button type="button" className="link" onClick={() => void navigator.clipboard?.writeText(transaction)}>
+        copy
+      </button>
+      {!explorer ? (
+        <span className="muted"> ({local ? "local network" : "this network"}: no explorer)</span>
+      ) : null}
+    </div>
   );
 }

@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useState } from "react";
-import { ChatClient, type PaymentHistoryItem } from "../../../src/client/index.js";
-import { describeError } from "../chat/transport.js";
+import { useState } from "react";
+import type { PaymentHistoryItem } from "../../../src/client/index.js";
 import { networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
+import { usePaymentHistory } from "./usePaymentHistory.js";
 
 interface Props {
   /** The bearer token: whose payments these are (none: nothing to list). */
@@ -32,62 +32,10 @@ function when(iso: string): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }
 
-/** Save text as a file the browser downloads (the CSV export needs the bearer header: no plain link). */
-function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
-
 /** The caller's payments (GET /api/payments): newest first, a page at a time, and a CSV export. */
 export function PaymentsPanel({ token, localNetworks, onClose }: Props) {
   const [filter, setFilter] = useState("");
-  const [items, setItems] = useState<PaymentHistoryItem[]>([]);
-  const [next, setNext] = useState<string>();
-  const [loading, setLoading] = useState(false);
-  const [error, setError] = useState<string>();
-
-  const load = useCallback(
-    async (cursor?: string) => {
-      setLoading(true);
-      setError(undefined);
-      try {
-        const client = new ChatClient(token ? { token } : {});
-        const page = await client.listPayments({
-          ...(filter ? { status: filter.split(",") } : {}),
-          ...(cursor ? { cursor } : {}),
-        });
-        setItems((shown) => (cursor ? [...shown, ...page.items] : page.items));
-        setNext(page.nextCursor);
-      } catch (e) {
-        setError(describeError(e));
-      } finally {
-        setLoading(false);
-      }
-    },
-    [token, filter],
-  );
-
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const exportCsv = async () => {
-    setError(undefined);
-    const params = new URLSearchParams({ format: "csv", ...(filter ? { status: filter } : {}) });
-    const response = await fetch(`/api/payments?${params}`, {
-      headers: token ? { Authorization: `Bearer ${token}` } : {},
-    }).catch(() => undefined);
-    if (!response?.ok) {
-      setError(`The export failed${response ? ` (HTTP ${response.status})` : ""}.`);
-      return;
-    }
-    download("payments.csv", await response.text());
-  };
-
+  const { items, more, loading, error, exportCsv } = usePaymentHistory(token, filter);
   return (
     <aside className="settings payments-panel" aria-label="Payments" data-testid="payments-panel">
       <div className="settings-head">
@@ -124,43 +72,47 @@ export function PaymentsPanel({ token, localNetworks, onClose }: Props) {
       ) : null}
       {items.length === 0 && !loading && !error ? <p className="muted">No payments to show.</p> : null}
       <ul className="payments-list">
-        {items.map((p) => {
-          const local = localNetworks.has(p.network);
-          const explorer = p.explorerUrl?.startsWith("https://") ? p.explorerUrl : undefined;
-          return (
-            <li key={p.paymentId} className="payment-row" data-testid="payment-row" data-status={p.status}>
-              <div className="payment-row-head">
-                <strong>{usd(p.amount.usd)}</strong>
-                <span className={`status status-${statusTone(p.status)}`}>{STATUS_LABELS[p.status]}</span>
-              </div>
-              <div className="small">
-                {hostOf(p.service)} · {networkName(p.network, local)}
-              </div>
-              <div className="small">
-                to <code title={p.payTo}>{shortHash(p.payTo)}</code> · {when(p.createdAt)}
-              </div>
-              {p.transaction ? (
-                <div className="small">
-                  {explorer ? (
-                    <a href={explorer} target="_blank" rel="noreferrer noopener">
-                      {shortHash(p.transaction, 8)}
-                    </a>
-                  ) : (
-                    <code title={p.transaction}>{shortHash(p.transaction, 8)}</code>
-                  )}
-                  {explorer ? null : <span className="muted"> (no explorer)</span>}
-                </div>
-              ) : null}
-            </li>
-          );
-        })}
+        {items.map((p) => (
+          <PaymentRow key={p.paymentId} payment={p} local={localNetworks.has(p.network)} />
+        ))}
       </ul>
-      {next ? (
-        <button type="button" className="ghost" disabled={loading} onClick={() => void load(next)}>
+      {more ? (
+        <button type="button" className="ghost" disabled={loading} onClick={more}>
           More
         </button>
       ) : null}
       {loading ? <p className="muted small">Loading…</p> : null}
     </aside>
+  );
+}
+
+/** One payment of the list. Its explorer URL comes from the service: linked only when it is https. */
+function PaymentRow({ payment: p, local }: { payment: PaymentHistoryItem; local: boolean }) {
+  const explorer = p.explorerUrl?.startsWith("https://") ? p.explorerUrl : undefined;
+  return (
+    <li className="payment-row" data-testid="payment-row" data-status={p.status}>
+      <div className="payment-row-head">
+        <strong>{usd(p.amount.usd)}</strong>
+        <span className={`status status-${statusTone(p.status)}`}>{STATUS_LABELS[p.status]}</span>
+      </div>
+      <div className="small">
+        {hostOf(p.service)} · {networkName(p.network, local)}
+      </div>
+      <div className="small">
+        to <code title={p.payTo}>{shortHash(p.payTo)}</code> · {when(p.createdAt)}
+      </div>
+      {p.transaction ? (
+        <div className="small">
+          {explorer ? (
+            <a href={explorer} target="_blank" rel="noreferrer noopener">
+              {shortHash(p.transaction, 8)}
+            </a>
+          ) : (
+            <code title={p.transaction}>{shortHash(p.transaction, 8)}</code>
+          )}
+          {explorer ? null : <span className="muted"> (no explorer)</span>}
+        </div>
+      ) : null}
+    </li>
   );
 }

@@ -1,4 +1,4 @@
-import { LIMIT_FIELDS, MODELS, type Settings, usdProblem } from "../settings.js";
+import { LIMIT_FIELDS, type LimitField, MODELS, type Settings, usdProblem } from "../settings.js";
 
 interface Props {
   settings: Settings;
@@ -6,10 +6,17 @@ interface Props {
   onClose(): void;
 }
 
+/** One setting changed, the others kept: each field of the panel edits through it. */
+type SetSetting = <K extends keyof Settings>(key: K, value: Settings[K]) => void;
+
+interface FieldsProps {
+  settings: Settings;
+  set: SetSetting;
+}
+
 /** Spending limits and model settings, sent with every request (docs/protocol.md, "Request"). */
 export function SettingsPanel({ settings, onChange, onClose }: Props) {
-  const set = <K extends keyof Settings>(key: K, value: Settings[K]) =>
-    onChange({ ...settings, [key]: value });
+  const set: SetSetting = (key, value) => onChange({ ...settings, [key]: value });
   return (
     <aside className="settings" aria-label="Settings">
       <form onSubmit={(e) => e.preventDefault()}>
@@ -19,102 +26,143 @@ export function SettingsPanel({ settings, onChange, onClose }: Props) {
             Close
           </button>
         </div>
-        <fieldset>
-          <legend>Spending limits (USD)</legend>
-          <p className="muted small">
-            Checked by the server before every signature; they can only tighten its own limits.
-          </p>
-          {LIMIT_FIELDS.map(([key, label, hint]) => {
-            const problem = usdProblem(settings[key]);
-            return (
-              <label key={key} className="field">
-                <span>{label}</span>
-                <input
-                  name={key}
-                  inputMode="decimal"
-                  value={settings[key]}
-                  placeholder={key === "approvalAbove" ? "server default" : ""}
-                  aria-invalid={problem !== undefined}
-                  aria-describedby={`${key}-note`}
-                  title={hint}
-                  onChange={(e) => set(key, e.target.value)}
-                />
-                {problem ? (
-                  <small className="field-error" id={`${key}-note`} data-testid={`${key}-error`}>
-                    Not sent until fixed: {problem}
-                  </small>
-                ) : (
-                  <small className="muted" id={`${key}-note`}>
-                    {hint}
-                  </small>
-                )}
-              </label>
-            );
-          })}
-          <label className="field">
-            <span>Networks</span>
-            <input
-              name="allowedNetworks"
-              value={settings.allowedNetworks}
-              placeholder="any the server allows"
-              onChange={(e) => set("allowedNetworks", e.target.value)}
-            />
-            <small className="muted">CAIP-2 ids, comma-separated (eip155:8453, solana:…)</small>
-          </label>
-        </fieldset>
-        <fieldset>
-          <legend>Model</legend>
-          <label className="field">
-            <span>Model</span>
-            <select name="model" value={settings.model} onChange={(e) => set("model", e.target.value)}>
-              {MODELS.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.label}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="field">
-            <span>Temperature {settings.temperature.toFixed(1)}</span>
-            <input
-              name="temperature"
-              type="range"
-              min={0}
-              max={1}
-              step={0.1}
-              value={settings.temperature}
-              onChange={(e) => set("temperature", Number(e.target.value))}
-            />
-          </label>
-          <label className="field">
-            <span>Answer length</span>
-            <select
-              name="maxTokens"
-              value={settings.maxTokens}
-              onChange={(e) => set("maxTokens", Number(e.target.value))}
-            >
-              <option value={1000}>Brief (1000 tokens)</option>
-              <option value={4000}>Detailed (4000 tokens)</option>
-              <option value={8000}>Very comprehensive (8000 tokens)</option>
-            </select>
-          </label>
-        </fieldset>
-        <fieldset>
-          <legend>Access</legend>
-          <label className="field">
-            <span>Bearer token</span>
-            <input
-              name="token"
-              type="password"
-              autoComplete="off"
-              value={settings.token}
-              placeholder="only if the server requires one"
-              onChange={(e) => set("token", e.target.value)}
-            />
-            <small className="muted">Kept only while this page is open.</small>
-          </label>
-        </fieldset>
+        <LimitFields settings={settings} set={set} />
+        <ModelFields settings={settings} set={set} />
+        <AccessFields settings={settings} set={set} />
       </form>
     </aside>
+  );
+}
+
+function LimitFields({ settings, set }: FieldsProps) {
+  return (
+    <fieldset>
+      <legend>Spending limits (USD)</legend>
+      <p className="muted small">
+        Checked by the server before every signature; they can only tighten its own limits.
+      </p>
+      {LIMIT_FIELDS.map(([key, label, hint]) => (
+        <LimitInput
+          key={key}
+          name={key}
+          label={label}
+          hint={hint}
+          value={settings[key]}
+          onChange={(value) => set(key, value)}
+        />
+      ))}
+      <label className="field">
+        <span>Networks</span>
+        <input
+          name="allowedNetworks"
+          value={settings.allowedNetworks}
+          placeholder="any the server allows"
+          onChange={(e) => set("allowedNetworks", e.target.value)}
+        />
+        <small className="muted">CAIP-2 ids, comma-separated (eip155:8453, solana:…)</small>
+      </label>
+    </fieldset>
+  );
+}
+
+interface LimitInputProps {
+  name: LimitField;
+  label: string;
+  hint: string;
+  value: string;
+  onChange(value: string): void;
+}
+
+/**
+ * A limit as typed, kept even when unreadable: the note under it says why it is not sent (the
+ * request would silently fall back to the server's limit otherwise).
+ */
+function LimitInput({ name, label, hint, value, onChange }: LimitInputProps) {
+  const problem = usdProblem(value);
+  return (
+    <label className="field">
+      <span>{label}</span>
+      <input
+        name={name}
+        inputMode="decimal"
+        value={value}
+        placeholder={name === "approvalAbove" ? "server default" : ""}
+        aria-invalid={problem !== undefined}
+        aria-describedby={`${name}-note`}
+        title={hint}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      {problem ? (
+        <small className="field-error" id={`${name}-note`} data-testid={`${name}-error`}>
+          Not sent until fixed: {problem}
+        </small>
+      ) : (
+        <small className="muted" id={`${name}-note`}>
+          {hint}
+        </small>
+      )}
+    </label>
+  );
+}
+
+function ModelFields({ settings, set }: FieldsProps) {
+  return (
+    <fieldset>
+      <legend>Model</legend>
+      <label className="field">
+        <span>Model</span>
+        <select name="model" value={settings.model} onChange={(e) => set("model", e.target.value)}>
+          {MODELS.map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>Temperature {settings.temperature.toFixed(1)}</span>
+        <input
+          name="temperature"
+          type="range"
+          min={0}
+          max={1}
+          step={0.1}
+          value={settings.temperature}
+          onChange={(e) => set("temperature", Number(e.target.value))}
+        />
+      </label>
+      <label className="field">
+        <span>Answer length</span>
+        <select
+          name="maxTokens"
+          value={settings.maxTokens}
+          onChange={(e) => set("maxTokens", Number(e.target.value))}
+        >
+          <option value={1000}>Brief (1000 tokens)</option>
+          <option value={4000}>Detailed (4000 tokens)</option>
+          <option value={8000}>Very comprehensive (8000 tokens)</option>
+        </select>
+      </label>
+    </fieldset>
+  );
+}
+
+function AccessFields({ settings, set }: FieldsProps) {
+  return (
+    <fieldset>
+      <legend>Access</legend>
+      <label className="field">
+        <span>Bearer token</span>
+        <input
+          name="token"
+          type="password"
+          autoComplete="off"
+          value={settings.token}
+          placeholder="only if the server requires one"
+          onChange={(e) => set("token", e.target.value)}
+        />
+        <small className="muted">Kept only while this page is open.</small>
+      </label>
+    </fieldset>
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { type DevnetWallets, devnetOptions, fetchDevnetWallets } from "./devnet.js";
 import { discoverEvmWallets } from "./evm.js";
 import { discoverSolanaWallets } from "./solana.js";
@@ -8,6 +8,8 @@ export interface Wallets {
   options: WalletOption[];
   /** The embedded local network's test wallets, when the service runs one (never with real networks). */
   devnet: DevnetWallets | undefined;
+  /** The embedded devnet's networks: named local, no explorer link, "solana:localnet" to wallets. */
+  localNetworks: ReadonlySet<string>;
 }
 
 /** Every wallet the page can use, as they are found: EIP-6963 and injected, Wallet Standard, devnet. */
@@ -26,5 +28,9 @@ export function useWallets(): Wallets {
       live = false;
     };
   }, []);
-  return { options: [...evm, ...solana, ...(devnet ? devnetOptions(devnet) : [])], devnet };
+  const localNetworks = useMemo(
+    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
+    [devnet],
+  );
+  return { options: [...evm, ...solana, ...(devnet ? devnetOptions(devnet) : [])], devnet, localNetworks };
 }
