@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { MockLanguageModelV3 } from "ai/test";
+import { onTestFinished } from "vitest";
 import { type Config, loadConfig } from "../src/config/index.js";
 import { silentLogger } from "../src/log/index.js";
 import type { ModelRegistry } from "../src/models/index.js";
@@ -96,4 +100,14 @@ export async function readEvents(response: Response): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
   for await (const event of decodeStream(response.body)) events.push(event);
   return events;
+}
+
+/**
+ * A new directory under the system's temp folder for one test, removed when the test ends (the
+ * key files the terminal tests write are not left behind).
+ */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCliArgs } from "../../src/cli/args.js";
@@ -10,7 +9,7 @@ import { colorFor, paymentLine, Renderer } from "../../src/cli/render.js";
 import { Interrupted, JsonDisplay, sendTurn } from "../../src/cli/session.js";
 import { ChatClient, type PaymentUpdate } from "../../src/client/index.js";
 import { FINISH_REASONS } from "../../src/errors/index.js";
-import { buildService, singleModelRegistry, textModel } from "../helpers.js";
+import { buildService, scratchDir, singleModelRegistry, textModel } from "../helpers.js";
 import { memoryIo, type Served, serve } from "./support.js";
 
 const money = (usd: string) => ({ atomic: String(Math.round(Number(usd) * 1e6)), usd });
@@ -78,7 +77,7 @@ describe("command line", () => {
   });
 
   it("--devnet reads the token and a wallet of the manifest; a bare --devnet leaves the question alone", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cli-"));
+    const dir = scratchDir("cli");
     const path = join(dir, "manifest.json");
     writeFileSync(
       path,
@@ -106,7 +105,7 @@ describe("command line", () => {
   });
 
   it("--devnet: a mistyped role is an error listing the roles, never the question; --devnet=ROLE always works", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cli-"));
+    const dir = scratchDir("cli");
     const path = join(dir, "manifest.json");
     writeFileSync(
       path,
@@ -218,7 +217,7 @@ describe("key files", () => {
   });
 
   it("warns when others may read the key file", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cli-key-"));
+    const dir = scratchDir("cli-key");
     writeFileSync(join(dir, "open.key"), "x", { mode: 0o644 });
     writeFileSync(join(dir, "closed.key"), "x", { mode: 0o600 });
     expect(await keyFileWarning(join(dir, "open.key"))).toMatch(/can be read by other users \(mode 644\)/);

@@ -4,8 +4,7 @@
  * and payments approved, or rejected, in the user's own wallet (the `user` wallet, whose key only
  * the client holds).
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { privateKeyToAccount } from "viem/accounts";
@@ -25,6 +24,7 @@ import {
   signSolanaApproval,
 } from "../../src/client/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
+import { scratchDir } from "../helpers.js";
 import {
   type Booted,
   boot,
@@ -236,7 +236,7 @@ describe("terminal chat main()", () => {
   });
 
   it("approves with --key-file --yes as the user wallet: signs, resumes, settles, exit 0", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "chat-key-"));
+    const dir = scratchDir("chat-key");
     const keyFile = join(dir, "user.key");
     writeFileSync(keyFile, `${evmUserKey()}\n`, { mode: 0o600 });
     const m = memoryIo();
@@ -252,7 +252,7 @@ describe("terminal chat main()", () => {
   });
 
   it("with --key-file but nobody to answer y/n (one-shot, stdin not a terminal): signs nothing, says --yes would (8)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "chat-key-"));
+    const dir = scratchDir("chat-key");
     const keyFile = join(dir, "user.key");
     writeFileSync(keyFile, `${evmUserKey()}\n`, { mode: 0o600 });
     const m = memoryIo();
@@ -266,7 +266,7 @@ describe("terminal chat main()", () => {
   it("approves on Solana with a solana-keygen key file: signs the transaction, settles, exit 0", async (ctx) => {
     const secret = devnet.secrets.solana.user;
     if (!devnet.manifest.solana || !secret) ctx.skip();
-    const dir = mkdtempSync(join(tmpdir(), "chat-key-"));
+    const dir = scratchDir("chat-key");
     const keyFile = join(dir, "user.json");
     writeFileSync(keyFile, JSON.stringify([...(secret as Uint8Array)]), { mode: 0o600 });
     const m = memoryIo();

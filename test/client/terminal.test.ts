@@ -4,12 +4,12 @@
  * tmux the suite is skipped, and says so.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
+import { scratchDir } from "../helpers.js";
 import { boot, startTestDevnet, WEATHER_PARIS } from "../payments/harness.js";
 import { type Served, serve } from "./support.js";
 
@@ -118,7 +118,7 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
   it("an approval asks y/n and signs with --key-file; Ctrl-D quits with the last turn's code (0)", async () => {
     const key = devnet.secrets.evm.user;
     if (!key) throw new Error("no user wallet");
-    const dir = mkdtempSync(join(tmpdir(), "chat-tty-"));
+    const dir = scratchDir("chat-tty");
     const keyFile = join(dir, "user.key");
     writeFileSync(keyFile, key, { mode: 0o600 });
     start("approve", ["chat", "--url", served.url, "--key-file", keyFile]);
@@ -146,7 +146,7 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
   });
 
   it("--devnet reads the service, token and wallet from the manifest; a mistyped role is one line and exit 2; payments lists what was paid", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "chat-devnet-"));
+    const dir = scratchDir("chat-devnet");
     const manifest = join(dir, "manifest.json");
     // As `npm start` leaves it once it listens: the devnet's manifest with the service's URL.
     writeFileSync(manifest, JSON.stringify({ ...devnet.manifest, chatUrl: served.url }), { mode: 0o600 });
