@@ -25,8 +25,6 @@ const KNOWN = {
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
   "src/store/ledger.ts": 340,
-  "src/store/migrations.ts": 636,
-  "src/store/migrations.ts#up": 230,
   "web/src/App.tsx#App": 260,
   "web/src/components/ApprovalBox.tsx#ApprovalBox": 119,
   "web/src/components/Message.tsx#Message": 94,

@@ -24,7 +24,7 @@ import {
   LEDGER_STATUSES,
   type LedgerStatus,
 } from "../payments/rules/index.js";
-import type { Db } from "./migrations.js";
+import type { Db } from "./migrate.js";
 import { payments } from "./schema.js";
 
 /**
@@ -107,7 +107,7 @@ export class PgLedger implements Ledger, LedgerReads {
   ) {}
 
   /**
-   * Check-and-reserve in one call of `reserve_payment` (migrations.ts): lock the wallet's budget
+   * Check-and-reserve in one call of `reserve_payment` (migrations/): lock the wallet's budget
    * row, sum what counts as spent, insert the row if the amount fits. A refusal is explained by
    * checkSpend on the sums the function read, so the message and the decision agree.
    */
@@ -274,7 +274,7 @@ export class PgLedger implements Ledger, LedgerReads {
     const from = LEDGER_STATUSES.filter((status) => canTransition(status, to) && (only ?? status) === status);
     const authorization = fields.authorization === undefined ? null : JSON.stringify(fields.authorization);
 
-    // One call of `move_payment` (migrations.ts): the row lock, the state check (status IN allowed
+    // One call of `move_payment` (migrations/): the row lock, the state check (status IN allowed
     // sources) and the history append happen atomically, in one round trip. A concurrent step
     // re-evaluates the WHERE after waiting for the lock, so exactly one of two racing steps wins.
     for (let attempt = 0; attempt < 3; attempt++) {
