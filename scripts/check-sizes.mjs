@@ -24,7 +24,6 @@ const KNOWN = {
   "src/models/offline/replies.ts": 370,
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
-  "src/store/ledger.ts": 340,
   "web/src/App.tsx#App": 260,
   "web/src/components/ApprovalBox.tsx#ApprovalBox": 119,
   "web/src/components/Message.tsx#Message": 94,
