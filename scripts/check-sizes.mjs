@@ -12,7 +12,6 @@ const ROOTS = ["src", "web/src", "bin"];
 
 /** Known debt, by file (lines) and by `file#function` (lines); shrink it, never add to it. */
 const KNOWN = {
-  "src/models/offline/replies.ts": 370,
   "src/outbound/safe-fetch.ts": 327,
   "src/outbound/safe-fetch.ts#createSafeFetch": 120,
   "web/src/App.tsx#App": 260,
