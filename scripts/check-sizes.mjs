@@ -12,8 +12,6 @@ const ROOTS = ["src", "web/src", "bin"];
 
 /** Known debt, by file (lines) and by `file#function` (lines); shrink it, never add to it. */
 const KNOWN = {
-  "src/outbound/safe-fetch.ts": 327,
-  "src/outbound/safe-fetch.ts#createSafeFetch": 120,
   "web/src/App.tsx#App": 260,
   "web/src/components/ApprovalBox.tsx#ApprovalBox": 119,
   "web/src/components/Message.tsx#Message": 94,
