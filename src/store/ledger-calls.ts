@@ -41,7 +41,10 @@ function snapshotOf(row: Partial<SnapshotRow>): BudgetSnapshot {
   return snapshot;
 }
 
-/** The reservation's statement: `reserve_payment` of migration 6, on the running totals, recording the caller. */
+/**
+ * The reservation's statement: `reserve_payment` of migration 6, on the running totals, recording
+ * the caller.
+ */
 const RESERVE_SQL = `select outcome, day_spent, day_pending, request_spent, request_pending
   from reserve_payment($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::jsonb, $10::jsonb, $11,
     $12::jsonb, $13::timestamptz, $14::timestamptz, $15::numeric, $16::numeric, $17::numeric,

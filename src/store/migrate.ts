@@ -4,9 +4,10 @@ import { MIGRATIONS, type Migration } from "./migrations/index.js";
 import { schemaMigrations } from "./schema.js";
 
 /**
- * Schema migrations (plain SQL, src/store/migrations/) applied in order on open. A `schema_migrations` table records
- * what ran; a transaction-scoped advisory lock makes two processes opening at once take turns, and
- * everything runs in that one transaction, so a failed migration leaves nothing half-applied.
+ * Schema migrations (plain SQL, one module each in src/store/migrations/) applied in order on open.
+ * A `schema_migrations` table records what ran; a transaction-scoped advisory lock makes two
+ * processes opening at once take turns, and everything runs in that one transaction, so a failed
+ * migration leaves nothing half-applied.
  */
 
 export type Db = PgDatabase<PgQueryResultHKT>;
