@@ -14,7 +14,7 @@ import type { ToolProvider } from "../src/agent/index.js";
 import { bootstrap, type Running } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
 import { silentLogger } from "../src/log/index.js";
-import type { Ledger } from "../src/payments/ports/index.js";
+import type { Ledger, LedgerReads } from "../src/payments/ports/index.js";
 import { decodeStream, type StreamEvent } from "../src/protocol/index.js";
 import { PgIdempotencyStore } from "../src/store/idempotency.js";
 import { guardStore, postgresQuery } from "../src/store/index.js";
@@ -51,8 +51,8 @@ async function closedPort(): Promise<number> {
 }
 
 let sql: postgres.Sql;
-let rawLedger: Ledger;
-let downLedger: Ledger;
+let rawLedger: Ledger & LedgerReads;
+let downLedger: Ledger & LedgerReads;
 let downIdempotency: PgIdempotencyStore;
 
 beforeAll(async () => {
@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 /** The four tools, each doing what the real one does first with the ledger. */
-function ledgerTools(ledger: Ledger): ToolProvider {
+function ledgerTools(ledger: Ledger & LedgerReads): ToolProvider {
   return (ctx): ToolSet => ({
     [TOOL_NAMES.discover]: tool({
       inputSchema: discoverInputSchema,
@@ -180,7 +180,7 @@ describe("a tool whose store is down", () => {
       spending: async () => {
         throw new Error(`Failed query: select * from "payments" where wallet = $1\nparams: ${WALLET}`);
       },
-    } as Ledger;
+    } as Ledger & LedgerReads;
     const model = scriptedModel([[CALLS[3] as Call]]);
     const { app } = buildService({}, { models: singleModelRegistry(model), tools: ledgerTools(leaky) });
     const res = await app.request("/api/chat", chatRequest(body, { Accept: "application/json" }));

@@ -1,27 +1,15 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
-import {
-  APICallError,
-  type ModelMessage,
-  type StopCondition,
-  stepCountIs,
-  streamText,
-  type TextStreamPart,
-  type ToolSet,
-} from "ai";
-import { AppError, type FinishReason, isAppError } from "../errors/index.js";
-import type {
-  ChatRequest,
-  FinishPayload,
-  ModelAlias,
-  PaymentSummary,
-  PaymentUpdate,
-  StreamEvent,
-} from "../protocol/index.js";
-import { PAYMENT_STATUS } from "../protocol/index.js";
-import { APPROVAL_CALL_PREFIX } from "../tools/contract.js";
-import type { ToolExchange, ToolProvider, TurnContext, TurnPrelude } from "./context.js";
+import type { ModelMessage, StopCondition, TextStreamPart, ToolSet } from "ai";
+import { stepCountIs, streamText } from "ai";
+import { type AppError, isAppError } from "../errors/index.js";
+import type { ChatRequest, FinishPayload, ModelAlias, StreamEvent } from "../protocol/index.js";
+import type { ToolProvider, TurnContext, TurnPrelude } from "./context.js";
+import { CutoffReader, untilCutoff } from "./cutoff.js";
 import { type GuardedTools, guardTools } from "./guard.js";
-import { frameClientSystemMessage, SYSTEM_PROMPT } from "./system-prompt.js";
+import { exchangeMessages, toModelMessages } from "./messages.js";
+import { describeModelError } from "./model-error.js";
+import { TurnRecord } from "./record.js";
+import { SYSTEM_PROMPT } from "./system-prompt.js";
 
 /** What the agent needs from the models capability. */
 export interface ModelResolver {
@@ -58,68 +46,7 @@ export interface TurnInput {
   onBackground?: (work: Promise<unknown>) => void;
 }
 
-/** Turn the request's messages into model messages, framing client system messages below ours. */
-function toModelMessages(request: ChatRequest): ModelMessage[] {
-  return request.messages.map((m): ModelMessage => {
-    if (m.role === "system") return { role: "system", content: frameClientSystemMessage(m.content) };
-    return { role: m.role, content: m.content };
-  });
-}
-
-/** The exchange as the model's own earlier step: its tool call, then the tool's result. */
-function exchangeMessages(exchange: ToolExchange, id: string): ModelMessage[] {
-  const toolCallId = `${APPROVAL_CALL_PREFIX}${id}`;
-  return [
-    {
-      role: "assistant",
-      content: [{ type: "tool-call", toolCallId, toolName: exchange.toolName, input: exchange.input }],
-    },
-    {
-      role: "tool",
-      content: [
-        {
-          type: "tool-result",
-          toolCallId,
-          toolName: exchange.toolName,
-          output: { type: "json", value: exchange.output as never },
-        },
-      ],
-    },
-  ];
-}
-
-function describeModelError(error: unknown): AppError {
-  if (isAppError(error)) return error;
-  if (APICallError.isInstance(error)) {
-    const status = error.statusCode ? ` with HTTP ${error.statusCode}` : "";
-    return new AppError(
-      "model_error",
-      `The model provider failed${status}. Try again or choose another model.`,
-      {
-        details: error.statusCode ? { providerStatus: error.statusCode } : {},
-      },
-    );
-  }
-  return new AppError("model_error", "The model provider failed. Try again or choose another model.");
-}
-
 const ignore = () => {};
-
-/** The work's result, or undefined as soon as `cutoff` aborts first. */
-async function untilCutoff<T>(work: Promise<T>, cutoff: AbortSignal | undefined): Promise<T | undefined> {
-  if (!cutoff) return work;
-  if (cutoff.aborted) return undefined;
-  let onAbort = () => {};
-  const aborted = new Promise<undefined>((resolve) => {
-    onAbort = () => resolve(undefined);
-    cutoff.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([work, aborted]);
-  } finally {
-    cutoff.removeEventListener("abort", onAbort);
-  }
-}
 
 /** One stop condition per step budget, shared by every turn (the deps do not change). */
 const stopConditions = new Map<number, StopCondition<ToolSet>>();
@@ -149,189 +76,145 @@ export async function runTurn(
 ): Promise<FinishPayload> {
   const { request } = input;
   const resolved = deps.models.resolve(request.model);
-  const payments = new Map<string, PaymentSummary>();
-  /** Last update of every payment streamed in this turn, to name the ones still in flight. */
-  const updates = new Map<string, PaymentUpdate>();
-  let failure: AppError | undefined;
-  const reported = new WeakSet<AppError>();
-  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-  let ended = false;
-  const send = (event: StreamEvent) => {
-    if (!ended) emit(event);
-  };
-
-  const reportError = (error: AppError) => {
-    if (ended || reported.has(error)) return;
-    reported.add(error);
-    failure = error;
-    send({ type: "error", error: { code: error.code, message: error.message, ...error.details } });
-  };
-
-  const abortError = (): AppError | undefined => {
-    for (const reason of [input.cutoff?.reason, input.signal.reason]) {
-      if (isAppError(reason)) return reason;
-    }
-    return undefined;
-  };
-
+  const record = new TurnRecord(emit);
+  const stream = new CutoffReader(input.cutoff);
   let guarded: GuardedTools | undefined;
-  // The cutoff wins over a step that is still waiting (on a tool, or on the model): releasing the
-  // reader rejects its pending read at once, and the loop ends.
-  let parts: ReadableStream<TextStreamPart<ToolSet>> | undefined;
-  let reader: ReadableStreamDefaultReader<TextStreamPart<ToolSet>> | undefined;
-  let cut = false;
-  const onCutoff = () => {
-    cut = true;
-    if (!reader) return;
-    reader.releaseLock();
-    parts?.cancel().catch(() => {});
-  };
-  if (input.cutoff?.aborted) cut = true;
-  else input.cutoff?.addEventListener("abort", onCutoff, { once: true });
   try {
     if (input.signal.aborted && !input.prelude) throw input.signal.reason;
-    let ctx: TurnContext | undefined;
-    if (deps.tools || input.prelude) {
-      // Built only when there are tools to hand it to (none when payments are off).
-      ctx = {
-        requestId: input.requestId,
-        signal: input.signal,
-        deadline: input.deadline,
-        now: input.now ?? Date.now,
-        emitPayment: (update) => {
-          if (ended) return;
-          updates.set(update.paymentId, update);
-          send({ type: "payment", payment: update });
-        },
-        recordPayment: (summary) => {
-          if (!ended) payments.set(summary.paymentId, summary);
-        },
-        reportError,
-        ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
-        ...(input.bearerToken ? { bearerToken: input.bearerToken } : {}),
-        ...(input.caller ? { caller: input.caller } : {}),
-        ...(request.wallet ? { wallet: request.wallet } : {}),
-        ...(request.spendingLimits ? { spendingLimits: request.spendingLimits } : {}),
-      };
-      if (deps.tools) {
-        guarded = guardTools(deps.tools(ctx), ctx, deps.onToolError ? { onToolError: deps.onToolError } : {});
-      }
+    // Built only when there are tools to hand it to (none when payments are off).
+    const ctx = deps.tools || input.prelude ? turnContext(input, record) : undefined;
+    if (deps.tools && ctx) {
+      guarded = guardTools(deps.tools(ctx), ctx, deps.onToolError ? { onToolError: deps.onToolError } : {});
     }
     let messages = toModelMessages(request);
     if (input.prelude && ctx) {
-      // An approved payment runs first, even for a client that already left (it is paid for);
-      // the cutoff still ends the stream at once, leaving it to finish in the background.
-      const work = input.prelude(ctx);
-      const exchange = await untilCutoff(work, input.cutoff);
-      if (!exchange) {
-        input.onBackground?.(work);
-        cut = true;
-      } else {
-        messages = [...messages, ...exchangeMessages(exchange, input.requestId)];
-      }
-      if (input.signal.aborted) throw input.signal.reason;
+      messages = [...messages, ...(await runPrelude(input.prelude, ctx, input, stream))];
     }
-    const tools = guarded?.tools;
-    if (cut) throw input.cutoff?.reason;
-    const result = streamText({
-      model: resolved.model,
-      system: SYSTEM_PROMPT,
-      messages,
-      // Client system messages are deliberate: kept, framed below the built-in prompt, and unable
-      // to change any payment rule (those are code).
-      allowSystemInMessages: true,
-      ...(tools && Object.keys(tools).length > 0 ? { tools } : {}),
-      stopWhen: stopAfter(deps.maxSteps),
-      maxOutputTokens: request.maxTokens,
-      temperature: request.temperature,
-      abortSignal: input.signal,
-      maxRetries: 1,
-      // Errors are read from the stream below; the default handler would print them.
-      onError: ignore,
-    });
-    parts = result.fullStream;
-    reader = parts.getReader();
-    if (cut) onCutoff();
-    for (;;) {
-      let next: ReadableStreamReadResult<TextStreamPart<ToolSet>>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        if (cut) break;
-        throw error;
-      }
-      if (next.done) break;
-      const part = next.value;
-      switch (part.type) {
-        case "text-delta":
-          if (part.text) send({ type: "text", text: part.text });
-          break;
-        case "tool-error":
-          // Only the SDK's own failures get here (a malformed call); tools that throw are guarded.
-          deps.onToolError?.(part.toolName, part.error);
-          break;
-        case "finish":
-          usage.inputTokens = part.totalUsage.inputTokens ?? 0;
-          usage.outputTokens = part.totalUsage.outputTokens ?? 0;
-          usage.totalTokens = part.totalUsage.totalTokens ?? usage.inputTokens + usage.outputTokens;
-          break;
-        case "error":
-          if (!input.signal.aborted) reportError(describeModelError(part.error));
-          break;
-        default:
-          break;
-      }
+    if (stream.isCut) throw input.cutoff?.reason;
+    stream.read(modelStream(deps, input, resolved.model, messages, guarded?.tools).fullStream);
+    for (let part = await stream.next(); part; part = await stream.next()) {
+      readPart(part, record, deps, input.signal);
     }
   } catch (error) {
-    if (!input.signal.aborted) reportError(describeModelError(error));
+    if (!input.signal.aborted) record.reportError(describeModelError(error));
   } finally {
-    input.cutoff?.removeEventListener("abort", onCutoff);
+    stream.dispose();
   }
 
   if (input.signal.aborted || input.cutoff?.aborted) {
-    const reason = abortError();
-    if (reason && failure !== reason) reportError(reason);
+    const reason = abortError(input);
+    if (reason && record.failure !== reason) record.reportError(reason);
   }
 
   const background = guarded?.inFlight() ?? [];
   if (background.length > 0) input.onBackground?.(Promise.allSettled(background));
+  return record.finish({ model: request.model, provider: resolved.provider, modelId: resolved.modelId });
+}
 
-  const all = [...payments.values()];
-  // Payments streamed but not yet finished (their tool is still running): their last known status.
-  for (const update of updates.values()) {
-    if (payments.has(update.paymentId) || !PAYMENT_STATUS[update.status].inFlight) continue;
-    all.push({
-      paymentId: update.paymentId,
-      status: update.status,
-      service: update.service.url,
-      ...(update.amount ? { amountUsd: update.amount.usd } : {}),
-      ...(update.network ? { network: update.network } : {}),
-      pending: true,
-    });
-  }
-  const transactions = all.flatMap((p) => (p.status === "settled" && p.transaction ? [p.transaction] : []));
-  const approvals = all.flatMap((p) =>
-    p.status === "awaiting_approval" && typeof p.expiresAt === "string"
-      ? [{ paymentId: p.paymentId, expiresAt: p.expiresAt }]
-      : [],
-  );
-  let finishReason: FinishReason = "stop";
-  if (failure) finishReason = failure.finishReason;
-  else if (approvals.length > 0) finishReason = "approval-required";
-  else if (all.some((p) => p.status === "settled")) finishReason = "payment-complete";
-
-  const finish: FinishPayload = {
-    finishReason,
-    ...(transactions.length > 0 ? { transactionHash: transactions.at(-1) } : {}),
-    transactions,
-    payments: all,
-    usage,
-    model: request.model,
-    provider: resolved.provider,
-    modelId: resolved.modelId,
-    ...(approvals.length > 0 ? { approvals } : {}),
+/** What the turn's tools know of it; their payments and errors go to the turn's record. */
+function turnContext(input: TurnInput, record: TurnRecord): TurnContext {
+  const { request } = input;
+  return {
+    requestId: input.requestId,
+    signal: input.signal,
+    deadline: input.deadline,
+    now: input.now ?? Date.now,
+    emitPayment: record.emitPayment,
+    recordPayment: record.recordPayment,
+    reportError: record.reportError,
+    ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+    ...(input.bearerToken ? { bearerToken: input.bearerToken } : {}),
+    ...(input.caller ? { caller: input.caller } : {}),
+    ...(request.wallet ? { wallet: request.wallet } : {}),
+    ...(request.spendingLimits ? { spendingLimits: request.spendingLimits } : {}),
   };
-  send({ type: "finish", finish });
-  ended = true;
-  return finish;
+}
+
+/**
+ * An approved payment runs first, even for a client that already left (it is paid for); the
+ * cutoff still ends the stream at once, leaving it to finish in the background. Returns the
+ * messages the model continues from (none when it was cut off).
+ */
+async function runPrelude(
+  prelude: TurnPrelude,
+  ctx: TurnContext,
+  input: TurnInput,
+  stream: CutoffReader,
+): Promise<ModelMessage[]> {
+  const work = prelude(ctx);
+  const exchange = await untilCutoff(work, input.cutoff);
+  let messages: ModelMessage[] = [];
+  if (!exchange) {
+    input.onBackground?.(work);
+    stream.cut();
+  } else {
+    messages = exchangeMessages(exchange, input.requestId);
+  }
+  if (input.signal.aborted) throw input.signal.reason;
+  return messages;
+}
+
+/** The model's loop over this turn's messages and tools, as a stream of parts. */
+function modelStream(
+  deps: AgentDeps,
+  input: TurnInput,
+  model: LanguageModelV3,
+  messages: ModelMessage[],
+  tools: ToolSet | undefined,
+) {
+  const { request } = input;
+  return streamText({
+    model,
+    system: SYSTEM_PROMPT,
+    messages,
+    // Client system messages are deliberate: kept, framed below the built-in prompt, and unable
+    // to change any payment rule (those are code).
+    allowSystemInMessages: true,
+    ...(tools && Object.keys(tools).length > 0 ? { tools } : {}),
+    stopWhen: stopAfter(deps.maxSteps),
+    maxOutputTokens: request.maxTokens,
+    temperature: request.temperature,
+    abortSignal: input.signal,
+    maxRetries: 1,
+    // Errors are read from the stream below; the default handler would print them.
+    onError: ignore,
+  });
+}
+
+/** One part of the model's stream: text goes out, usage and errors go to the record. */
+function readPart(
+  part: TextStreamPart<ToolSet>,
+  record: TurnRecord,
+  deps: AgentDeps,
+  signal: AbortSignal,
+): void {
+  switch (part.type) {
+    case "text-delta":
+      if (part.text) record.send({ type: "text", text: part.text });
+      break;
+    case "tool-error":
+      // Only the SDK's own failures get here (a malformed call); tools that throw are guarded.
+      deps.onToolError?.(part.toolName, part.error);
+      break;
+    case "finish": {
+      const { usage } = record;
+      usage.inputTokens = part.totalUsage.inputTokens ?? 0;
+      usage.outputTokens = part.totalUsage.outputTokens ?? 0;
+      usage.totalTokens = part.totalUsage.totalTokens ?? usage.inputTokens + usage.outputTokens;
+      break;
+    }
+    case "error":
+      if (!signal.aborted) record.reportError(describeModelError(part.error));
+      break;
+    default:
+      break;
+  }
+}
+
+/** Why the turn was aborted, when the reason is one the client should hear. */
+function abortError(input: TurnInput): AppError | undefined {
+  for (const reason of [input.cutoff?.reason, input.signal.reason]) {
+    if (isAppError(reason)) return reason;
+  }
+  return undefined;
 }

@@ -1,8 +1,10 @@
 import {
+  createPublicClient,
   encodeFunctionData,
   getAddress,
   type Hex,
   HttpRequestError,
+  http,
   type PublicClient,
   parseAbi,
   TimeoutError,
@@ -138,4 +140,9 @@ export function evmWalletChecks(client: PublicClient, network?: string): WalletC
       return false;
     },
   };
+}
+
+/** A read-only client of one RPC endpoint, bounded in time. */
+export function evmPublicClient(rpcUrl: string): PublicClient {
+  return createPublicClient({ transport: http(rpcUrl, { timeout: 5000, retryCount: 1 }) });
 }

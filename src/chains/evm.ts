@@ -1,28 +1,12 @@
 import { DEFAULT_ASSETS } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { EVM_NETWORK_CHAIN_ID_MAP, ExactEvmSchemeV1 } from "@x402/evm/v1";
-import {
-  createPublicClient,
-  erc20Abi,
-  getAddress,
-  http,
-  isAddress,
-  isErc6492Signature,
-  type PublicClient,
-  parseAbi,
-  parseErc6492Signature,
-} from "viem";
+import { erc20Abi, getAddress, isAddress, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod/v4";
-import { evmWalletChecks } from "./evm-wallets.js";
-import {
-  type ChainFamily,
-  ChainUnreadable,
-  type PaymentOnChain,
-  WalletAnswerMismatch,
-  WalletCannotPay,
-  type WalletSigningRequest,
-} from "./types.js";
+import { completeForWallet, draftForWallet } from "./evm-approval.js";
+import { evmPublicClient, evmWalletChecks } from "./evm-wallets.js";
+import type { ChainFamily, PaymentOnChain } from "./types.js";
 
 /**
  * Ethereum-compatible chains (CAIP-2 `eip155:<chain id>`), paid with EIP-3009
@@ -54,46 +38,6 @@ function evmAuthorization(payment: PaymentOnChain): EvmAuthorization | undefined
   return a?.kind === "evm-eip3009" && a.from && a.nonce && a.validBefore
     ? (a as EvmAuthorization)
     : undefined;
-}
-
-/** What the stand-in signer returns: 65 zero bytes, replaced by the wallet's signature on approval. */
-const NO_SIGNATURE = `0x${"00".repeat(65)}` as const;
-
-/** Half the secp256k1 group order: a canonical signature's s is at most this. */
-const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
-
-/** Seconds kept in hand after an approval to submit the payment before `validBefore`. */
-const SUBMIT_MARGIN_SECONDS = 10;
-
-const EIP712_DOMAIN_TYPES = [
-  { name: "name", type: "string" },
-  { name: "version", type: "string" },
-  { name: "chainId", type: "uint256" },
-  { name: "verifyingContract", type: "address" },
-];
-
-type TypedData = Extract<WalletSigningRequest, { kind: "evm-typed-data" }>["typedData"];
-
-/** JSON for eth_signTypedData_v4: bigints as decimal strings, the domain's type spelled out. */
-function toWalletTypedData(data: {
-  domain: Record<string, unknown>;
-  types: Record<string, unknown>;
-  primaryType: string;
-  message: Record<string, unknown>;
-}): TypedData {
-  const plain = (record: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(record).map(([k, v]) => [k, typeof v === "bigint" ? v.toString() : v]));
-  const domain = plain(data.domain);
-  if (domain.chainId !== undefined) domain.chainId = Number(domain.chainId);
-  return {
-    domain,
-    types: {
-      EIP712Domain: EIP712_DOMAIN_TYPES,
-      ...(data.types as TypedData["types"]),
-    },
-    primaryType: data.primaryType,
-    message: plain(data.message),
-  };
 }
 
 /** The SDK's default stablecoins that are USDC-like here: 6 decimals, plain EIP-3009 transfers. */
@@ -152,7 +96,7 @@ export const evm: ChainFamily<EvmKey> = {
   },
 
   connect(rpcUrl) {
-    const client = publicClient(rpcUrl);
+    const client = evmPublicClient(rpcUrl);
     return {
       wallets: evmWalletChecks(client),
       balance: (asset, owner) =>
@@ -223,103 +167,7 @@ export const evm: ChainFamily<EvmKey> = {
     };
   },
 
-  // The SDK's exact scheme builds the EIP-3009 authorization and asks its signer for the EIP-712
-  // signature: the stand-in keeps the typed data and answers with an empty signature.
-  draftForWallet(address, network, rpcUrl) {
-    let recorded: TypedData | undefined;
-    const signer = {
-      address: getAddress(address),
-      async signTypedData(data: {
-        domain: Record<string, unknown>;
-        types: Record<string, unknown>;
-        primaryType: string;
-        message: Record<string, unknown>;
-      }) {
-        recorded = toWalletTypedData(data);
-        return NO_SIGNATURE;
-      },
-    };
-    return {
-      schemes: { v2: new ExactEvmScheme(signer), v1: new ExactEvmSchemeV1(signer) },
-      request() {
-        if (!recorded) throw new Error("the EVM scheme asked for no signature");
-        return { kind: "evm-typed-data", method: "eth_signTypedData_v4", typedData: recorded };
-      },
-      expiresAt(payload) {
-        const auth = (payload.payload as { authorization?: { validBefore?: unknown } }).authorization;
-        return Number(auth?.validBefore) - SUBMIT_MARGIN_SECONDS;
-      },
-      // A contract wallet is not asked to sign for a token that could not check its signature.
-      ...(rpcUrl
-        ? {
-            assertCanPay: (asset: string) =>
-              evmWalletChecks(publicClient(rpcUrl), network).assertCanPay(asset, address),
-          }
-        : {}),
-    };
-  },
-
-  // The signature must be the wallet's over exactly the stored typed data, as the chain judges it
-  // (viem's verifyTypedData: an EOA's ECDSA signature, a deployed contract wallet's EIP-1271
-  // answer, an EIP-6492 wrapper), and that typed data must be the stored authorization: then it
-  // goes where the SDK put the empty one. A contract wallet must be deployed, and the token must
-  // check contract signatures (EIP-1271), or the signature could never move the funds.
-  async completeForWallet(payload, request, answer, wallet, chain) {
-    if (request.kind !== "evm-typed-data" || !("signature" in answer)) {
-      throw new WalletAnswerMismatch("an EVM payment is approved with a signature of its typed data");
-    }
-    const inner = payload.payload as { authorization?: Record<string, unknown>; signature?: unknown };
-    const auth = inner.authorization;
-    const message = request.typedData.message;
-    if (
-      !auth ||
-      ["from", "to", "value", "validAfter", "validBefore", "nonce"].some(
-        (k) => String(auth[k]).toLowerCase() !== String(message[k]).toLowerCase(),
-      )
-    ) {
-      throw new WalletAnswerMismatch("the stored payment and its typed data differ");
-    }
-    const checks = chain?.wallets;
-    // From the typed data: an x402 v1 payload has no `accepted`.
-    const network = `eip155:${Number(request.typedData.domain.chainId)}`;
-    if (!checks) throw new ChainUnreadable(`no RPC endpoint is configured for ${network}`);
-    const asset = String(request.typedData.domain.verifyingContract);
-    const notSigned = () =>
-      new WalletAnswerMismatch(
-        "the signature was not made by this wallet over the stored terms (amount, payee, nonce, validity)",
-      );
-    const isContract = await checks.isContract(wallet);
-    let signature = answer.signature;
-    if (isErc6492Signature(signature)) {
-      if (!(await checks.verifyTypedData(request.typedData, signature, wallet))) throw notSigned();
-      // Settling would first need the facilitator to deploy the wallet, which a seller's
-      // facilitator does only for factories it allows: refused rather than signed away.
-      if (!isContract) {
-        throw new WalletCannotPay(
-          "wallet_not_deployed",
-          `This smart-contract wallet is not deployed on ${network} yet (the signature is an EIP-6492 one), and a payment cannot deploy it. Deploy the wallet (send any transaction from it), then approve again.`,
-        );
-      }
-      // Deployed: the token checks the wallet's own signature through EIP-1271.
-      signature = parseErc6492Signature(signature).signature;
-    }
-    if (signature.length === 132) {
-      // The facilitator sends a 65-byte signature as (v, r, s): v must be 27/28 (or 0/1). And an
-      // EOA's must be canonical: the token refuses a high-s one (malleability), which would fail
-      // on chain after the approval was used up.
-      const s = BigInt(`0x${signature.slice(66, 130)}`);
-      const v = Number.parseInt(signature.slice(130, 132), 16);
-      if ((!isContract && s > HALF_ORDER) || ![0, 1, 27, 28].includes(v)) {
-        throw new WalletAnswerMismatch("the signature is not in canonical form (low s, v of 27 or 28)");
-      }
-    }
-    if (!(await checks.verifyTypedData(request.typedData, signature, wallet))) throw notSigned();
-    if (isContract) await checks.assertCanPay(asset, wallet);
-    return { ...payload, payload: { ...inner, signature } };
-  },
+  // A payment the user's own wallet signs (evm-approval.ts).
+  draftForWallet,
+  completeForWallet,
 };
-
-/** A read-only client of one RPC endpoint, bounded in time. */
-function publicClient(rpcUrl: string): PublicClient {
-  return createPublicClient({ transport: http(rpcUrl, { timeout: 5000, retryCount: 1 }) });
-}

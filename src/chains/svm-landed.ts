@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import {
-  address,
   type Blockhash,
   createSolanaRpc,
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
   type Signature,
 } from "@solana/kit";
+import { PAGE_SIZE, payerHistory, rpcTimeout, type SolanaRpc } from "./svm-history.js";
 import type { PaymentOnChain, Resolution } from "./types.js";
 
 /**
@@ -45,11 +45,6 @@ export const BLOCKHASH_SECONDS = 180;
  * the chain's clock is behind ours when asked: a block's time is the validators' estimate.
  */
 const CLOCK_SKEW_SECONDS = 120;
-/** Signatures per page of the payer's history (the RPC's maximum is 1,000). */
-const PAGE_SIZE = 1000;
-/** Pages one resolution may read; a longer history leaves the payment pending until a later pass. */
-const MAX_PAGES = 20;
-const RPC_TIMEOUT_MS = 5000;
 
 export function svmAuthorization(payment: PaymentOnChain): SvmAuthorization | undefined {
   const a = payment.authorization as Partial<SvmAuthorization> | null;
@@ -97,126 +92,58 @@ export interface LandedOptions {
 
 type Search = { found: { signature: string; failed: boolean } } | { complete: boolean };
 
-/** One entry of a payer's history as the RPC lists it. */
-interface Listed {
-  signature: Signature;
-  memo: string | null;
-  blockTime: number | null;
-  failed: boolean;
-}
-
-/** A payer's history, newest first, read back to a floor (chain time) or its end. */
-interface Listing {
-  entries: Listed[];
-  /** The listing reached the start of the node's history; with the time of its first block. */
-  end?: { firstBlockTime: number | null };
+/** Chain time (the latest finalized block's), or undefined when the node cannot say. */
+async function chainTime(rpc: SolanaRpc): Promise<number | undefined> {
+  const slot = await rpc.getSlot({ commitment: "finalized" }).send(rpcTimeout());
+  const time = await rpc.getBlockTime(slot).send(rpcTimeout());
+  return time === null ? undefined : Number(time);
 }
 
 /**
- * Reads payers' histories, at most one read in flight per wallet. A caller joins the next read
- * that has not started yet (the floor is the lowest of its callers'), so a read always starts
- * after every caller asked for it: what landed before any caller's question is in it. Many
- * unclear payments of one wallet at once cost one read, not one each (on Surfpool each page is a
- * scan of the node's whole history under its state lock: docs/devnet.md, "How long it lasts").
+ * Whether the chain proves the transaction can never land from now on. With its blockhash: the
+ * finalized chain is past the signing time by more than a blockhash lives (so the node has seen
+ * that blockhash) and holds it invalid (so no later block accepts it; any block that did is
+ * finalized, hence in the history read after this). Older rows without it: the finalized
+ * chain's time is past their `expiresAt`.
  */
-function historyReader(read: (wallet: string, floor: number) => Promise<Listing>) {
-  const queued = new Map<string, { floor: number; listing: Promise<Listing> }>();
-  const tail = new Map<string, Promise<unknown>>();
-  return (wallet: string, floor: number): Promise<Listing> => {
-    const waiting = queued.get(wallet);
-    if (waiting) {
-      waiting.floor = Math.min(waiting.floor, floor);
-      return waiting.listing;
-    }
-    const previous = tail.get(wallet) ?? Promise.resolve();
-    const next = { floor, listing: undefined as unknown as Promise<Listing> };
-    next.listing = previous
-      .catch(() => undefined)
-      .then(() => {
-        // Started: later callers wait for the next read.
-        queued.delete(wallet);
-        return read(wallet, next.floor);
-      });
-    queued.set(wallet, next);
-    tail.set(wallet, next.listing);
-    const forget = () => {
-      if (tail.get(wallet) === next.listing) tail.delete(wallet);
-    };
-    next.listing.then(forget, forget);
-    return next.listing;
-  };
+async function cannotLand(
+  rpc: SolanaRpc,
+  auth: SvmAuthorization,
+  signedAt: number,
+  chainNow: number | undefined,
+): Promise<boolean> {
+  if (chainNow === undefined) return false;
+  if (!auth.blockhash) return chainNow > Number(auth.expiresAt);
+  if (chainNow <= signedAt + BLOCKHASH_SECONDS) return false;
+  const valid = await rpc
+    .isBlockhashValid(auth.blockhash as Blockhash, { commitment: "finalized" })
+    .send(rpcTimeout());
+  return !valid.value;
+}
+
+async function sameMessage(rpc: SolanaRpc, signature: Signature, hash: string): Promise<boolean> {
+  const tx = await rpc
+    .getTransaction(signature, {
+      encoding: "base64",
+      maxSupportedTransactionVersion: 0,
+      commitment: "confirmed",
+    })
+    .send(rpcTimeout());
+  const wire = tx?.transaction[0];
+  return wire !== undefined && solanaMessageHash(Buffer.from(wire, "base64")) === hash;
+}
+
+/** Unix seconds when the payment was signed (older rows: when their row was made), or NaN. */
+function signedAtOf(auth: SvmAuthorization, payment: PaymentOnChain): number {
+  if (auth.signedAt) return Number(auth.signedAt);
+  return payment.createdAt ? Math.floor(payment.createdAt.getTime() / 1000) : Number.NaN;
 }
 
 /** Resolves unclear Solana payments through one RPC endpoint. */
 export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
   const rpc = createSolanaRpc(rpcUrl);
   const pageSize = Math.min(Math.max(1, options.pageSize ?? PAGE_SIZE), PAGE_SIZE);
-  const timeout = () => ({ abortSignal: AbortSignal.timeout(RPC_TIMEOUT_MS) });
-
-  /** Chain time (the latest finalized block's), or undefined when the node cannot say. */
-  async function chainTime(): Promise<number | undefined> {
-    const slot = await rpc.getSlot({ commitment: "finalized" }).send(timeout());
-    const time = await rpc.getBlockTime(slot).send(timeout());
-    return time === null ? undefined : Number(time);
-  }
-
-  /**
-   * Whether the chain proves the transaction can never land from now on. With its blockhash: the
-   * finalized chain is past the signing time by more than a blockhash lives (so the node has seen
-   * that blockhash) and holds it invalid (so no later block accepts it; any block that did is
-   * finalized, hence in the history read after this). Older rows without it: the finalized
-   * chain's time is past their `expiresAt`.
-   */
-  async function cannotLand(auth: SvmAuthorization, signedAt: number, chainNow: number | undefined) {
-    if (chainNow === undefined) return false;
-    if (!auth.blockhash) return chainNow > Number(auth.expiresAt);
-    if (chainNow <= signedAt + BLOCKHASH_SECONDS) return false;
-    const valid = await rpc
-      .isBlockhashValid(auth.blockhash as Blockhash, { commitment: "finalized" })
-      .send(timeout());
-    return !valid.value;
-  }
-
-  async function sameMessage(signature: Signature, hash: string): Promise<boolean> {
-    const tx = await rpc
-      .getTransaction(signature, {
-        encoding: "base64",
-        maxSupportedTransactionVersion: 0,
-        commitment: "confirmed",
-      })
-      .send(timeout());
-    const wire = tx?.transaction[0];
-    return wire !== undefined && solanaMessageHash(Buffer.from(wire, "base64")) === hash;
-  }
-
-  /** The payer's history, newest first, page by page (`before` cursor), back to `floor`. */
-  async function readHistory(wallet: string, floor: number): Promise<Listing> {
-    const entries: Listed[] = [];
-    let before: Signature | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const list = await rpc
-        .getSignaturesForAddress(address(wallet), {
-          limit: pageSize,
-          commitment: "confirmed",
-          ...(before ? { before } : {}),
-        })
-        .send(timeout());
-      for (const entry of list) {
-        const blockTime = entry.blockTime === null ? null : Number(entry.blockTime);
-        entries.push({ signature: entry.signature, memo: entry.memo, blockTime, failed: entry.err !== null });
-        if (blockTime !== null && blockTime < floor) return { entries };
-      }
-      const last = list.at(-1);
-      if (list.length < pageSize || !last) {
-        const first = await rpc.getFirstAvailableBlock().send(timeout());
-        const time = await rpc.getBlockTime(first).send(timeout());
-        return { entries, end: { firstBlockTime: time === null ? null : Number(time) } };
-      }
-      before = last.signature;
-    }
-    return { entries };
-  }
-  const history = historyReader(readHistory);
+  const history = payerHistory(rpc, pageSize);
 
   /**
    * Looks for the payment's message in the payer's history back to `floor` (chain time). Complete
@@ -236,7 +163,7 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
       // The RPC lists an entry's memos as "[length] text" (joined by "; "): one in that form
       // without ours is another transaction. Any other form is fetched and compared.
       if (memo !== undefined && listsOtherMemo(entry.memo, memo)) continue;
-      if (await sameMessage(entry.signature, hash)) {
+      if (await sameMessage(rpc, entry.signature, hash)) {
         return { found: { signature: entry.signature, failed: entry.failed } };
       }
     }
@@ -249,15 +176,11 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
     async resolve(payment: PaymentOnChain, now = new Date()): Promise<Resolution> {
       const auth = svmAuthorization(payment);
       if (!auth?.messageHash) return { status: "pending" };
-      const signedAt = auth.signedAt
-        ? Number(auth.signedAt)
-        : payment.createdAt
-          ? Math.floor(payment.createdAt.getTime() / 1000)
-          : Number.NaN;
+      const signedAt = signedAtOf(auth, payment);
       if (!Number.isFinite(signedAt)) return { status: "pending" };
       // Asked before the search, so a transaction landing meanwhile is in the history searched.
-      const chainNow = await chainTime();
-      const unlandable = await cannotLand(auth, signedAt, chainNow);
+      const chainNow = await chainTime(rpc);
+      const unlandable = await cannotLand(rpc, auth, signedAt, chainNow);
       // Block times are the chain's clock. Where it runs behind ours (a starved devnet produces
       // slots late), a payment that landed after signing carries a block time earlier than the
       // signing time by up to that lag: the search goes back that much further.

@@ -75,6 +75,8 @@ function date(name: string, value: string | undefined): Date | undefined {
   return parsed;
 }
 
+type Values = ReturnType<typeof parse>["values"];
+
 /** Parse the command line (without `node` and the script). Throws {@link UsageError}. */
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
   let parsed: ReturnType<typeof parse>;
@@ -84,6 +86,38 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     throw error instanceof UsageError ? error : parseError(error);
   }
   const { values, positionals } = parsed;
+  const { command, helpAll, words } = commandOf(values, positionals);
+  const model = values.model;
+  if (model !== undefined && !(MODELS as readonly string[]).includes(model))
+    throw new UsageError(`--model must be one of ${MODELS.join(", ")}`);
+  const limits = spendingLimitsOf(values);
+  const { token, wallet, url } = identityOf(values, env);
+  const maxTokens = number("max-tokens", values["max-tokens"]);
+  if (maxTokens !== undefined && !Number.isInteger(maxTokens))
+    throw new UsageError("--max-tokens must be an integer");
+  const question = words.join(" ").trim();
+  return {
+    command,
+    helpAll,
+    history: historyOf(values),
+    question: question === "" ? undefined : question,
+    url: url ?? "http://127.0.0.1:3000",
+    wallet,
+    token: token === "" ? undefined : token,
+    keyFile: values["key-file"],
+    spendingLimits: limits,
+    model: model as CliOptions["model"],
+    temperature: number("temperature", values.temperature),
+    maxTokens,
+    json: values.json ?? false,
+    sse: values.sse ?? false,
+    yes: values.yes ?? false,
+    retry: !(values["no-retry"] ?? false),
+  };
+}
+
+/** The command and the words after it (the question); `--help` and `--version` win over both. */
+function commandOf(values: Values, positionals: string[]) {
   const [first, ...rest] = positionals;
   let command: CliOptions["command"] = "chat";
   let words = positionals;
@@ -106,10 +140,11 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (values.version) command = "version";
   if (command === "payments" && words.length > 0)
     throw new UsageError(`payments takes no words (${words.join(" ")}); see --help all`);
+  return { command, helpAll, words };
+}
 
-  const model = values.model;
-  if (model !== undefined && !(MODELS as readonly string[]).includes(model))
-    throw new UsageError(`--model must be one of ${MODELS.join(", ")}`);
+/** The limits given, or undefined when none is (the server's apply). */
+function spendingLimitsOf(values: Values): SpendingLimits | undefined {
   const limits: SpendingLimits = {};
   const set = <K extends keyof SpendingLimits>(key: K, value: SpendingLimits[K] | undefined) => {
     if (value !== undefined) limits[key] = value;
@@ -120,7 +155,11 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   set("approvalAbove", usd("approval-above", values["approval-above"]));
   set("allowedNetworks", list(values.networks));
   set("allowedServices", list(values.services));
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
 
+/** Who calls which server: the options, then the environment; `--devnet` fills what they leave. */
+function identityOf(values: Values, env: NodeJS.ProcessEnv) {
   let token = values.token ?? env.X402_CHAT_TOKEN;
   let wallet = values.wallet ?? env.X402_CHAT_WALLET;
   let url = values.url ?? env.X402_CHAT_URL;
@@ -132,33 +171,17 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     wallet = values.wallet ?? identity.wallet;
     url = values.url ?? identity.url ?? url;
   }
-  const maxTokens = number("max-tokens", values["max-tokens"]);
-  if (maxTokens !== undefined && !Number.isInteger(maxTokens))
-    throw new UsageError("--max-tokens must be an integer");
-  const question = words.join(" ").trim();
+  return { token, wallet, url };
+}
+
+/** `payments`: its filters and paging. */
+function historyOf(values: Values): CliOptions["history"] {
   return {
-    command,
-    helpAll,
-    history: {
-      ...(list(values.status) ? { status: list(values.status) } : {}),
-      ...(values.since !== undefined ? { since: date("since", values.since) } : {}),
-      ...(values.until !== undefined ? { until: date("until", values.until) } : {}),
-      ...(values.limit !== undefined ? { limit: rows(values.limit) } : {}),
-      ...(values.cursor !== undefined ? { cursor: values.cursor } : {}),
-    },
-    question: question === "" ? undefined : question,
-    url: url ?? "http://127.0.0.1:3000",
-    wallet,
-    token: token === "" ? undefined : token,
-    keyFile: values["key-file"],
-    spendingLimits: Object.keys(limits).length > 0 ? limits : undefined,
-    model: model as CliOptions["model"],
-    temperature: number("temperature", values.temperature),
-    maxTokens,
-    json: values.json ?? false,
-    sse: values.sse ?? false,
-    yes: values.yes ?? false,
-    retry: !(values["no-retry"] ?? false),
+    ...(list(values.status) ? { status: list(values.status) } : {}),
+    ...(values.since !== undefined ? { since: date("since", values.since) } : {}),
+    ...(values.until !== undefined ? { until: date("until", values.until) } : {}),
+    ...(values.limit !== undefined ? { limit: rows(values.limit) } : {}),
+    ...(values.cursor !== undefined ? { cursor: values.cursor } : {}),
   };
 }
 

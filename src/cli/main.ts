@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
-import { createInterface, type Interface } from "node:readline";
+import { createInterface } from "node:readline";
 import { ChatClient, type ChatMessage } from "../client/index.js";
 import { type CliOptions, parseCliArgs, USAGE, USAGE_ALL, UsageError } from "./args.js";
 import { EXIT } from "./exit.js";
+import { Interrupts, Lines } from "./input.js";
 import { keyFileWarning, type LocalKey, loadKeyFile } from "./keys.js";
 import { listPayments } from "./payments.js";
 import { colorFor, Renderer } from "./render.js";
-import { type Display, Interrupted, JsonDisplay, type Session, sendTurn } from "./session.js";
+import { type Display, JsonDisplay, type Session, sendTurn } from "./session.js";
 
 /** `x402-chat-agent mcp`: the stdio MCP bridge (src/cli/mcp.ts); the bin dispatches to it. */
 export { mcpMain } from "./mcp.js";
@@ -34,49 +35,42 @@ function version(): string {
   }
 }
 
-/** Lines typed by the person, read one at a time (questions and approval answers share them). */
-class Lines {
-  private readonly queue: string[] = [];
-  private waiter: ((line: string | undefined) => void) | undefined;
-  private closed = false;
-
-  constructor(
-    readonly rl: Interface,
-    private readonly promptOut: (text: string) => void,
-  ) {
-    rl.on("line", (line) => {
-      if (this.waiter) {
-        const w = this.waiter;
-        this.waiter = undefined;
-        w(line);
-      } else this.queue.push(line);
-    });
-    rl.on("close", () => {
-      this.closed = true;
-      this.waiter?.(undefined);
-      this.waiter = undefined;
-    });
-  }
-
-  /** Give up waiting: the pending `next` resolves to undefined (Ctrl-C at a question). */
-  cancel(): void {
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.(undefined);
-  }
-
-  /** The next line, after showing `prompt`; undefined at the end of input. */
-  next(prompt: string): Promise<string | undefined> {
-    const queued = this.queue.shift();
-    if (queued !== undefined) return Promise.resolve(queued);
-    if (this.closed) return Promise.resolve(undefined);
-    if (this.rl.terminal) {
-      this.rl.setPrompt(prompt);
-      this.rl.prompt();
-    } else this.promptOut(prompt);
-    return new Promise((resolve) => {
-      this.waiter = resolve;
-    });
+/** The options, or the exit code when there is nothing more to do (help, version, a usage error). */
+async function readOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  out: (text: string) => void,
+  err: (text: string) => void,
+): Promise<{ options: CliOptions; key: LocalKey | undefined } | { exit: number }> {
+  try {
+    const options = parseCliArgs(argv, env);
+    if (options.command === "help") {
+      out(options.helpAll ? USAGE_ALL : USAGE);
+      return { exit: EXIT.ok };
+    }
+    if (options.command === "version") {
+      out(`${version()}\n`);
+      return { exit: EXIT.ok };
+    }
+    const key = options.keyFile ? await loadKeyFile(options.keyFile) : undefined;
+    if (
+      key &&
+      options.wallet &&
+      options.wallet.toLowerCase() !== key.address.toLowerCase() &&
+      key.chain === "evm"
+    )
+      throw new UsageError(`--wallet ${options.wallet} is not the key file's wallet ${key.address}`);
+    if (key && options.wallet && options.wallet !== key.address && key.chain === "solana")
+      throw new UsageError(`--wallet ${options.wallet} is not the key file's wallet ${key.address}`);
+    return { options, key };
+  } catch (error) {
+    if (error instanceof UsageError) {
+      // One line (the usage itself would push it off the screen), pointing at --help when it fits.
+      const line = `x402-chat-agent: ${error.message}`;
+      err(line.length <= 66 ? `${line} (see --help)\n` : `${line}\n`);
+      return { exit: EXIT.usage };
+    }
+    throw error;
   }
 }
 
@@ -87,37 +81,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const outWrite = (text: string) => {
     io.stdout.write(text);
   };
-  let options: CliOptions;
-  let key: LocalKey | undefined;
-  try {
-    options = parseCliArgs(argv, io.env);
-    if (options.command === "help") {
-      outWrite(options.helpAll ? USAGE_ALL : USAGE);
-      return EXIT.ok;
-    }
-    if (options.command === "version") {
-      outWrite(`${version()}\n`);
-      return EXIT.ok;
-    }
-    if (options.keyFile) key = await loadKeyFile(options.keyFile);
-    if (
-      key &&
-      options.wallet &&
-      options.wallet.toLowerCase() !== key.address.toLowerCase() &&
-      key.chain === "evm"
-    )
-      throw new UsageError(`--wallet ${options.wallet} is not the key file's wallet ${key.address}`);
-    if (key && options.wallet && options.wallet !== key.address && key.chain === "solana")
-      throw new UsageError(`--wallet ${options.wallet} is not the key file's wallet ${key.address}`);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      // One line (the usage itself would push it off the screen), pointing at --help when it fits.
-      const line = `x402-chat-agent: ${error.message}`;
-      errWrite(line.length <= 66 ? `${line} (see --help)\n` : `${line}\n`);
-      return EXIT.usage;
-    }
-    throw error;
-  }
+  const read = await readOptions(argv, io.env, outWrite, errWrite);
+  if ("exit" in read) return read.exit;
+  const { options, key } = read;
   if (options.command === "payments") return listPayments(options, { out: outWrite, err: errWrite });
 
   const wallet = options.wallet ?? key?.address;
@@ -135,20 +101,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       );
   const warning = options.keyFile ? await keyFileWarning(options.keyFile) : undefined;
   if (warning) display.alert(warning);
-  const client = new ChatClient({
-    baseUrl: options.url,
-    ...(options.token ? { token: options.token } : {}),
-    rateLimitRetry: options.retry,
-    onRateLimited: ({ waitSeconds }) =>
-      display.note(`Rate limited: waiting ${waitSeconds} s as the service asks...`),
-  });
-  const fields: Session["fields"] = {
-    ...(wallet ? { walletAddress: wallet } : {}),
-    ...(options.spendingLimits ? { spendingLimits: options.spendingLimits } : {}),
-    ...(options.model ? { model: options.model } : {}),
-    ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-  };
+  const client = chatClient(options, display);
   const interactive = options.question === undefined;
   // Lines come from stdin: questions (interactive) and approval answers (when stdin is a terminal,
   // or in an interactive session fed by a pipe).
@@ -161,39 +114,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
       })
     : undefined;
   const lines = rl ? new Lines(rl, errWrite) : undefined;
-  const session: Session = {
-    client,
-    display,
-    url: options.url,
-    fields,
-    framing: options.sse ? "sse" : "lines",
-    key,
-    yes: options.yes,
-    ask: lines ? (question) => lines.next(question) : undefined,
-  };
+  const session = sessionOf(client, display, options, key, wallet, lines);
 
-  let current: AbortController | undefined;
-  let quit = false;
-  const interrupt = () => {
-    if (current) {
-      current.abort(new Interrupted("interrupted"));
-      lines?.cancel();
-    } else {
-      quit = true;
-      rl?.close();
-    }
-  };
-  rl?.on("SIGINT", interrupt);
-  const onSignal = () => interrupt();
+  const interrupts = new Interrupts(lines, rl);
+  rl?.on("SIGINT", interrupts.interrupt);
+  const onSignal = () => interrupts.interrupt();
   process.on("SIGINT", onSignal);
-
   try {
     if (!interactive) {
-      current = new AbortController();
       const outcome = await sendTurn(
         session,
         [{ role: "user", content: options.question ?? "" }],
-        current.signal,
+        interrupts.begin(),
       );
       return outcome.exitCode;
     }
@@ -204,34 +136,86 @@ export async function main(argv: string[], io: Io): Promise<number> {
     display.note(
       "Ask anything; /new forgets the conversation, /exit or Ctrl-D quits, Ctrl-C stops an answer.",
     );
-    let messages: ChatMessage[] = [];
-    let lastExit: number = EXIT.ok;
-    for (;;) {
-      const line = await lines?.next(paint("you › "));
-      if (line === undefined) return quit ? EXIT.interrupted : lastExit;
-      const text = line.trim();
-      if (text === "") continue;
-      if (text === "/exit" || text === "/quit") return lastExit;
-      if (text === "/new") {
-        messages = [];
-        display.note("(a new conversation)");
-        continue;
-      }
-      if (text === "/help") {
-        display.note("/new forgets the conversation; /exit quits; Ctrl-C stops an answer.");
-        continue;
-      }
-      current = new AbortController();
-      const outcome = await sendTurn(session, [...messages, { role: "user", content: text }], current.signal);
-      current = undefined;
-      lastExit = outcome.exitCode;
-      // A refused request leaves the conversation as it was; an answered one grows it.
-      if (outcome.exitCode !== EXIT.refused) messages = outcome.messages;
-      errWrite("\n");
-    }
+    return await converse(session, lines, interrupts, paint("you › "), errWrite);
   } finally {
     process.off("SIGINT", onSignal);
     display.close();
     rl?.close();
+  }
+}
+
+function chatClient(options: CliOptions, display: Display): ChatClient {
+  return new ChatClient({
+    baseUrl: options.url,
+    ...(options.token ? { token: options.token } : {}),
+    rateLimitRetry: options.retry,
+    onRateLimited: ({ waitSeconds }) =>
+      display.note(`Rate limited: waiting ${waitSeconds} s as the service asks...`),
+  });
+}
+
+/** What every request of this chat carries, and how it asks the person. */
+function sessionOf(
+  client: ChatClient,
+  display: Display,
+  options: CliOptions,
+  key: LocalKey | undefined,
+  wallet: string | undefined,
+  lines: Lines | undefined,
+): Session {
+  return {
+    client,
+    display,
+    url: options.url,
+    fields: {
+      ...(wallet ? { walletAddress: wallet } : {}),
+      ...(options.spendingLimits ? { spendingLimits: options.spendingLimits } : {}),
+      ...(options.model ? { model: options.model } : {}),
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    },
+    framing: options.sse ? "sse" : "lines",
+    key,
+    yes: options.yes,
+    ask: lines ? (question) => lines.next(question) : undefined,
+  };
+}
+
+/** The interactive chat: a question per line, the conversation kept, until the input ends. */
+async function converse(
+  session: Session,
+  lines: Lines | undefined,
+  interrupts: Interrupts,
+  prompt: string,
+  errWrite: (text: string) => void,
+): Promise<number> {
+  const { display } = session;
+  let messages: ChatMessage[] = [];
+  let lastExit: number = EXIT.ok;
+  for (;;) {
+    const line = await lines?.next(prompt);
+    if (line === undefined) return interrupts.quit ? EXIT.interrupted : lastExit;
+    const text = line.trim();
+    if (text === "") continue;
+    if (text === "/exit" || text === "/quit") return lastExit;
+    if (text === "/new") {
+      messages = [];
+      display.note("(a new conversation)");
+      continue;
+    }
+    if (text === "/help") {
+      display.note("/new forgets the conversation; /exit quits; Ctrl-C stops an answer.");
+      continue;
+    }
+    const outcome = await sendTurn(
+      session,
+      [...messages, { role: "user", content: text }],
+      interrupts.begin(),
+    );
+    interrupts.end();
+    lastExit = outcome.exitCode;
+    // A refused request leaves the conversation as it was; an answered one grows it.
+    if (outcome.exitCode !== EXIT.refused) messages = outcome.messages;
+    errWrite("\n");
   }
 }

@@ -1,7 +1,7 @@
 import type { UIMessage, UIMessageChunk } from "ai";
 import type { PaymentUpdate } from "../protocol/stream.js";
 import { rejectApproval } from "./approval.js";
-import type { ApprovalAnswer } from "./client.js";
+import type { ApprovalAnswer } from "./request.js";
 import { signApproval, signingErrorText, type TransportSigner } from "./signer.js";
 import {
   type AwaitingUpdate,

@@ -1,6 +1,6 @@
 import type { Transaction } from "@solana/kit";
 import type { ApprovalRequest, PaymentUpdate, WalletRequest } from "../protocol/stream.js";
-import type { ApprovalAnswer } from "./client.js";
+import type { ApprovalAnswer } from "./request.js";
 
 /**
  * Approving a payment in the user's own wallet (docs/protocol.md, "Approval"). A `p:` update with

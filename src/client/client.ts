@@ -1,59 +1,20 @@
-import type { ChatMessage } from "../protocol/message.js";
 import {
   type PaymentHistoryPage,
   type PaymentState,
   paymentHistorySchema,
   paymentStateSchema,
 } from "../protocol/payment.js";
-import {
-  decodeStream,
-  type ErrorPayload,
-  type FinishPayload,
-  type PaymentUpdate,
-  ProtocolError,
-  type StreamEvent,
-} from "../protocol/stream.js";
+import { ProtocolError } from "../protocol/stream.js";
 import { ChatHttpError, errorFromResponse } from "./errors.js";
+import type { ApprovalAnswer, ChatRequestBody } from "./request.js";
+import { ChatTurn } from "./turn.js";
 
 /**
- * The chat client: one `POST /api/chat` per turn, its stream read as typed events by the protocol
- * module's own decoder (src/protocol/stream.ts), in either framing. Runs anywhere `fetch` and web
- * streams do (Node 20, browsers, workers).
+ * The chat client: one `POST /api/chat` per turn (its body: request.ts), its stream read as typed
+ * events by the protocol module's own decoder (src/protocol/stream.ts), in either framing (turn.ts);
+ * 429s waited out; the payment reads. Runs anywhere `fetch` and web streams do (Node 20, browsers,
+ * workers).
  */
-
-/** One message of the conversation, as the service takes it: the protocol's own type. */
-export type { ChatMessage };
-
-/** Decimal USD as a string ("0.50") or a number (0.5). */
-export type Usd = string | number;
-
-/** The request's spending limits (docs/protocol.md, `spendingLimits`); they only tighten the server's. */
-export interface SpendingLimits {
-  perTransaction?: Usd;
-  perRequest?: Usd;
-  daily?: Usd;
-  /** Payments above this ask the user's wallet to approve, even when a server-held key could pay. */
-  approvalAbove?: Usd;
-  allowedNetworks?: string[];
-  allowedServices?: string[];
-}
-
-/** The wallet's answer to a payment awaiting approval (see `./approval.ts` for helpers that make one). */
-export type ApprovalAnswer =
-  | { paymentId: string; signature: `0x${string}` }
-  | { paymentId: string; transaction: string }
-  | { paymentId: string; reject: true };
-
-/** The request body, field for field as the service takes it (unknown fields are refused there). */
-export interface ChatRequestBody {
-  messages: ChatMessage[];
-  walletAddress?: string;
-  spendingLimits?: SpendingLimits;
-  approval?: ApprovalAnswer;
-  model?: "aimodel-2.0-flash-exp" | "aimodel-1.5-pro" | "aimodel-1.5-flash";
-  temperature?: number;
-  maxTokens?: number;
-}
 
 export type Framing = "lines" | "sse";
 
@@ -91,19 +52,6 @@ export interface ChatCallOptions {
   headers?: Record<string, string> | Headers;
   framing?: Framing;
   rateLimitRetry?: boolean | RateLimitRetry;
-}
-
-/** A turn read to its end: the text, each payment as it last stood, the errors and the finish. */
-export interface ChatResult {
-  text: string;
-  /** The latest update of each payment, in the order they first appeared. */
-  payments: PaymentUpdate[];
-  /** Every `p:` update, in order. */
-  updates: PaymentUpdate[];
-  errors: ErrorPayload[];
-  finish: FinishPayload;
-  /** The payments awaiting the wallet's approval (their latest update, with its `approval` request). */
-  awaitingApproval: PaymentUpdate[];
 }
 
 const ACCEPT: Record<Framing, string> = { lines: "text/plain", sse: "text/event-stream" };
@@ -239,138 +187,6 @@ export class ChatClient {
       ...(options.signal ? { signal: options.signal } : {}),
     });
   }
-}
-
-/**
- * One turn's open stream: iterate it (once) for events, in order, ending with the `finish` event;
- * or `collect()` it. A stream that ends without its `d:` line (the connection dropped) throws
- * `ProtocolError`; an abort throws the signal's reason.
- */
-export class ChatTurn implements AsyncIterable<StreamEvent> {
-  readonly response: Response;
-  /** The service's `X-Request-Id`. */
-  readonly requestId: string | undefined;
-  /** `X-Chat-Protocol`: the protocol version the service speaks. */
-  readonly protocolVersion: string | undefined;
-  /** True when the service replayed an earlier outcome for this `Idempotency-Key`. */
-  readonly replayed: boolean;
-  private used = false;
-  private readonly signal: AbortSignal | undefined;
-
-  constructor(response: Response, signal?: AbortSignal) {
-    this.response = response;
-    this.signal = signal;
-    this.requestId = response.headers.get("x-request-id") ?? undefined;
-    this.protocolVersion = response.headers.get("x-chat-protocol") ?? undefined;
-    this.replayed = response.headers.get("idempotent-replayed") === "true";
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-    if (this.used) throw new Error("a ChatTurn can be read once");
-    this.used = true;
-    const body = this.response.body;
-    if (!body) throw new ProtocolError("the response has no body");
-    let finished = false;
-    try {
-      for await (const event of decodeStream(body)) {
-        if (finished) throw new ProtocolError("a line came after the d: line");
-        if (event.type === "finish") finished = true;
-        yield event;
-      }
-    } catch (error) {
-      if (this.signal?.aborted) throw this.signal.reason;
-      throw error;
-    } finally {
-      if (!finished) await body.cancel().catch(() => {});
-    }
-    if (!finished) {
-      if (this.signal?.aborted) throw this.signal.reason;
-      throw new ProtocolError("the stream ended before its d: line");
-    }
-  }
-
-  /** Stop reading; the service sees a disconnect (payments already under way still finish). */
-  async cancel(): Promise<void> {
-    await this.response.body?.cancel().catch(() => {});
-  }
-
-  /** Read the whole turn; `onEvent` sees each event as it comes. */
-  async collect(onEvent?: (event: StreamEvent) => void): Promise<ChatResult> {
-    const collector = new TurnCollector();
-    for await (const event of this) {
-      collector.add(event);
-      onEvent?.(event);
-    }
-    return collector.result();
-  }
-}
-
-/** Folds events into a {@link ChatResult}; usable on its own with any event source. */
-export class TurnCollector {
-  private text = "";
-  private readonly latest = new Map<string, PaymentUpdate>();
-  private readonly updates: PaymentUpdate[] = [];
-  private readonly errors: ErrorPayload[] = [];
-  private finish: FinishPayload | undefined;
-
-  add(event: StreamEvent): void {
-    switch (event.type) {
-      case "text":
-        this.text += event.text;
-        break;
-      case "payment":
-        this.updates.push(event.payment);
-        this.latest.set(event.payment.paymentId, event.payment);
-        break;
-      case "error":
-        this.errors.push(event.error);
-        break;
-      case "finish":
-        this.finish = event.finish;
-        break;
-    }
-  }
-
-  result(): ChatResult {
-    if (!this.finish) throw new ProtocolError("the turn has no d: line");
-    const payments = [...this.latest.values()];
-    return {
-      text: this.text,
-      payments,
-      updates: this.updates,
-      errors: this.errors,
-      finish: this.finish,
-      awaitingApproval: payments.filter((p) => p.status === "awaiting_approval" && p.approval),
-    };
-  }
-}
-
-/**
- * The body that resumes a turn that stopped for approval: the conversation, the assistant's words
- * of that turn (when it said any), and the wallet's answer; wallet and limits as before.
- */
-export function resumeBody(
-  request: ChatRequestBody,
-  assistantText: string,
-  answer: ApprovalAnswer,
-): ChatRequestBody {
-  const { approval: _previous, ...rest } = request;
-  return { ...rest, messages: withAssistantText(request.messages, assistantText), approval: answer };
-}
-
-/**
- * The conversation with the assistant's words of a turn added: to the assistant's last message
- * when the conversation ends with one (a turn resumed after an approval goes on in the same
- * message), else as a new message. Empty words add nothing.
- */
-export function withAssistantText(messages: ChatMessage[], text: string): ChatMessage[] {
-  if (text.trim() === "") return messages;
-  const last = messages.at(-1);
-  if (last?.role === "assistant") {
-    const gap = /\s$/.test(last.content) || /^\s/.test(text) ? "" : "\n\n";
-    return [...messages.slice(0, -1), { role: "assistant", content: last.content + gap + text }];
-  }
-  return [...messages, { role: "assistant", content: text }];
 }
 
 function retryPolicy(option: boolean | RateLimitRetry | undefined): Required<RateLimitRetry> {

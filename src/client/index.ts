@@ -59,24 +59,23 @@ export {
   type ViemTypedData,
 } from "./approval.js";
 export {
-  type ApprovalAnswer,
   type ChatCallOptions,
   ChatClient,
   type ChatClientOptions,
-  type ChatMessage,
-  type ChatRequestBody,
-  type ChatResult,
-  ChatTurn,
   type Framing,
   type PaymentListQuery,
   type RateLimitRetry,
-  resumeBody,
-  type SpendingLimits,
-  TurnCollector,
-  type Usd,
-  withAssistantText,
 } from "./client.js";
 export { ChatHttpError, isChatHttpError, type Problem, parseRetryAfter } from "./errors.js";
+export {
+  type ApprovalAnswer,
+  type ChatMessage,
+  type ChatRequestBody,
+  resumeBody,
+  type SpendingLimits,
+  type Usd,
+  withAssistantText,
+} from "./request.js";
 export {
   type ApprovalSignFunction,
   ApprovalSigningError,
@@ -107,3 +106,4 @@ export {
   type TurnFields,
   toServiceMessages,
 } from "./transport.js";
+export { type ChatResult, ChatTurn, TurnCollector } from "./turn.js";

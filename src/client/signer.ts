@@ -5,7 +5,7 @@ import {
   signEvmApproval,
   signSolanaApproval,
 } from "./approval.js";
-import type { ApprovalAnswer } from "./client.js";
+import type { ApprovalAnswer } from "./request.js";
 import type { AwaitingUpdate } from "./tool-parts.js";
 
 /**

@@ -10,14 +10,9 @@ import {
 } from "../protocol/stream.js";
 import { AwaitingRequests, answerFor, isFinalRefusal, refusedAnswerStream } from "./answer.js";
 import { eventsToChunks } from "./chunks.js";
-import {
-  type ApprovalAnswer,
-  ChatClient,
-  type ChatClientOptions,
-  type ChatMessage,
-  type ChatRequestBody,
-} from "./client.js";
+import { ChatClient, type ChatClientOptions } from "./client.js";
 import { ChatHttpError } from "./errors.js";
+import type { ApprovalAnswer, ChatMessage, ChatRequestBody } from "./request.js";
 import type { TransportSigner } from "./signer.js";
 import { openPaymentParts, PaymentToolParts, type PaymentTools } from "./tool-parts.js";
 

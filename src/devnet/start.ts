@@ -1,15 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { Activity, countingFetch } from "./activity.js";
+import { type DevnetChains, solanaWalletOf, startChains, walletOf } from "./chains.js";
 import { createControlApp, FAULTS_PATH } from "./control.js";
-import {
-  EVM_CHAIN_ID,
-  EVM_NETWORK,
-  type EvmChain,
-  type EvmChainOptions,
-  startEvmChain,
-  USDC_DOMAIN,
-} from "./evm/chain.js";
+import { EVM_CHAIN_ID, EVM_NETWORK, type EvmChainOptions } from "./evm/chain.js";
 import { createFacilitatorApp, errorMessage, HangGate } from "./facilitator/app.js";
 import { DiscoveryCatalog } from "./facilitator/catalog.js";
 import { createFacilitator } from "./facilitator/schemes.js";
@@ -19,17 +12,9 @@ import { FaultSwitch } from "./faults.js";
 import { DevnetHttpServer } from "./http-server.js";
 import { assertDevnetInstalled } from "./installed.js";
 import { buildManifest, removeManifest, resolveManifestPath, writeManifest } from "./manifest.js";
-import { createServiceApp, type PaymentRail } from "./services/app.js";
-import { SERVICE_DEFINITIONS, type ServiceDefinition } from "./services/definitions.js";
+import { paymentRails, startServices } from "./services/start.js";
 import { startV1Sellers, v1RailsFor } from "./services/v1.js";
-import {
-  loadSurfpool,
-  SOLANA_NETWORK,
-  SOLANA_USDC_MINT,
-  type SolanaNode,
-  type SolanaNodeOptions,
-  startSolanaNode,
-} from "./solana/node.js";
+import { SOLANA_NETWORK, type SolanaNodeOptions } from "./solana/node.js";
 import type { Devnet, DevnetManifest, DevnetOptions } from "./types.js";
 
 /** Node timings for tests, besides the public {@link DevnetOptions}; the defaults suit `npm start`. */
@@ -58,6 +43,9 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
   const hangs = new HangGate();
   const late = new HangGate();
   const teardown: Array<() => Promise<void>> = [];
+  const onStop = (stop: () => Promise<void>) => {
+    teardown.push(stop);
+  };
   const stopAll = async () => {
     hangs.releaseAll();
     late.releaseAll();
@@ -68,118 +56,38 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
 
   try {
     const startedAt = new Date();
-    const [evmResult, solanaResult] = await Promise.allSettled([
-      startEvmChain(host, options.evmChain),
-      startSolana(options.solana, options.solanaNode),
-    ]);
-    if (evmResult.status === "fulfilled") teardown.push(() => evmResult.value.stop());
-    if (solanaResult.status === "fulfilled" && "node" in solanaResult.value) {
-      const { node } = solanaResult.value;
-      teardown.push(() => node.stop());
-    }
-    if (evmResult.status === "rejected") throw evmResult.reason;
-    if (solanaResult.status === "rejected") throw solanaResult.reason;
-    const evm = evmResult.value;
-    const solana = "node" in solanaResult.value ? solanaResult.value.node : null;
+    const chains = await startChains(host, options, onStop);
+    const { evm, solana } = chains;
     log(`devnet: EVM chain ${EVM_NETWORK} at ${evm.rpcUrl}, USDC ${evm.usdc}`);
     if (solana) log(`devnet: Solana ${SOLANA_NETWORK} at ${solana.rpcUrl} (Surfpool)`);
-    else if ("reason" in solanaResult.value) log(`devnet: Solana unavailable: ${solanaResult.value.reason}`);
+    else if (chains.solanaUnavailable !== undefined)
+      log(`devnet: Solana unavailable: ${chains.solanaUnavailable}`);
 
     const catalog = new DiscoveryCatalog();
     const activity = new Activity();
-    const facilitatorServer = new DevnetHttpServer(
+    const facilitatorServer = await startFacilitator(
       host,
-      countingFetch(
-        createFacilitatorApp({
-          facilitator: await createFacilitator(
-            {
-              network: EVM_NETWORK,
-              chainId: EVM_CHAIN_ID,
-              rpcUrl: evm.rpcUrl,
-              privateKey: walletOf(evm, "facilitator").privateKey,
-            },
-            solana
-              ? {
-                  network: SOLANA_NETWORK,
-                  rpcUrl: solana.rpcUrl,
-                  secretKey: solanaWalletOf(solana, "facilitator").secretKey,
-                }
-              : null,
-          ),
-          catalog,
-          faults,
-          hangUntilReleased: () => hangs.wait(),
-          lateUntilReleased: () => late.wait(),
-          log,
-        }).fetch,
-        activity,
-      ),
+      chains,
+      { catalog, faults, hangs, late, activity, log },
+      onStop,
     );
-    await facilitatorServer.start();
-    teardown.push(() => facilitatorServer.stop());
-    log(`devnet: facilitator at ${facilitatorServer.url}`);
 
-    const rails: PaymentRail[] = [
-      {
-        network: EVM_NETWORK,
-        asset: evm.usdc,
-        payTo: walletOf(evm, "merchant").address,
-        extra: { ...USDC_DOMAIN },
-      },
-    ];
-    if (solana) {
-      rails.push({
-        network: SOLANA_NETWORK,
-        asset: SOLANA_USDC_MINT,
-        payTo: solanaWalletOf(solana, "merchant").address,
-      });
-    }
-    const services: Array<{ definition: ServiceDefinition; server: DevnetHttpServer; url: string }> = [];
-    for (const definition of SERVICE_DEFINITIONS) {
-      const server = new DevnetHttpServer(host);
-      await server.start();
-      teardown.push(() => server.stop());
-      const url = `${server.url}${definition.path}`;
-      const app = createServiceApp({ definition, url, facilitatorUrl: facilitatorServer.url, rails, faults });
-      server.setHandler(countingFetch(app.fetch, activity, "serving"));
-      services.push({ definition, server, url });
-    }
-    await Promise.all(
-      services.map(async (s) => catalog.upsertFromPaymentRequired(await probeQuote(s.definition, s.url))),
-    );
+    const rails = paymentRails(chains);
+    const facilitatorUrl = facilitatorServer.url;
+    const services = await startServices({ host, facilitatorUrl, rails, faults, activity, catalog, onStop });
     log(`devnet: ${services.length} paid services listed in discovery`);
-    const v1 = await startV1Sellers({
-      host,
-      facilitatorUrl: facilitatorServer.url,
-      rails: v1RailsFor(rails),
-      faults,
-      onStop: (stop) => teardown.push(stop),
-      log,
-    });
+    const v1 = await startV1Sellers({ host, facilitatorUrl, rails: v1RailsFor(rails), faults, onStop, log });
     if (v1.reason) log(`devnet: no x402 v1 sellers: ${v1.reason}`);
 
     onFaultChange(faults, { hangs, late, facilitatorServer, services, log });
 
     let manifest: DevnetManifest | undefined;
-    const control = new DevnetHttpServer(
-      host,
-      createControlApp(
-        faults,
-        devToken,
-        () => {
-          if (!manifest) throw new Error("manifest not ready");
-          return manifest;
-        },
-        { activity: () => activity.snapshot(), fund: createFaucet(evm, solana) },
-      ).fetch,
-    );
-    await control.start();
-    teardown.push(() => control.stop());
+    const control = await startControl(host, devToken, { faults, activity, chains }, () => manifest, onStop);
 
     manifest = buildManifest({
       startedAt,
       devToken,
-      facilitatorUrl: facilitatorServer.url,
+      facilitatorUrl,
       controlUrl: `${control.url}${FAULTS_PATH}`,
       services: services.map(({ definition, url }) => ({ definition, url })),
       networks: rails.map((r) => r.network),
@@ -187,86 +95,129 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
       ...(v1.reason ? { v1ServicesUnavailableReason: v1.reason } : {}),
       evm,
       solana,
-      ...("reason" in solanaResult.value ? { solanaUnavailableReason: solanaResult.value.reason } : {}),
+      ...(chains.solanaUnavailable !== undefined
+        ? { solanaUnavailableReason: chains.solanaUnavailable }
+        : {}),
     });
     if (manifestPath) {
       const written = manifest;
-      teardown.push(() => removeManifest(manifestPath, written));
+      onStop(() => removeManifest(manifestPath, written));
       await writeManifest(manifestPath, manifest);
       log(`devnet: manifest written to ${manifestPath}`);
     }
-
-    let stopping: Promise<void> | undefined;
-    const finalManifest = manifest;
-    return {
-      manifest: finalManifest,
-      async announceChatUrl(url) {
-        finalManifest.chatUrl = url;
-        if (manifestPath && !stopping) await writeManifest(manifestPath, finalManifest);
-      },
-      secrets: {
-        evm: Object.fromEntries(evm.wallets.map((w) => [w.name, w.privateKey])),
-        solana: Object.fromEntries(
-          (solana?.wallets ?? []).map((w) => [w.name, Uint8Array.from(w.secretKey)]),
-        ),
-      },
-      faults: { set: (f) => faults.set(f), reset: () => faults.reset(), get: () => faults.get() },
-      stop() {
-        stopping ??= stopAll();
-        return stopping;
-      },
-    };
+    return devnetHandle(manifest, manifestPath, chains, faults, stopAll);
   } catch (error) {
     await stopAll();
     throw error;
   }
 }
 
-async function startSolana(
-  wanted: boolean | undefined,
-  nodeOptions?: SolanaNodeOptions,
-): Promise<{ node: SolanaNode } | { reason: string }> {
-  if (wanted === false) return { reason: "disabled by option (solana: false)" };
-  const loaded = loadSurfpool();
-  if ("reason" in loaded) {
-    if (wanted === true) throw new Error(`Solana requested but unavailable: ${loaded.reason}`);
-    return loaded;
-  }
-  try {
-    return { node: await startSolanaNode(loaded.Surfnet, nodeOptions) };
-  } catch (error) {
-    if (wanted === true) throw error;
-    return { reason: `Surfpool failed to start: ${errorMessage(error)}` };
-  }
+interface FacilitatorParts {
+  catalog: DiscoveryCatalog;
+  faults: FaultSwitch;
+  /** Held settlements (the settleHangAfterChain and settleLate faults), released when they are lifted. */
+  hangs: HangGate;
+  late: HangGate;
+  activity: Activity;
+  log: (line: string) => void;
 }
 
-/** Asks a service for a quote the way a client would, and returns its decoded 402. */
-async function probeQuote(definition: ServiceDefinition, url: string) {
-  const example = definition.input.example;
-  const response =
-    definition.method === "GET"
-      ? await fetch(`${url}?${new URLSearchParams(example)}`)
-      : await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(example),
-        });
-  await response.arrayBuffer();
-  const header = response.headers.get("payment-required");
-  if (response.status !== 402 || !header) {
-    throw new Error(`service ${definition.id} did not quote a price (HTTP ${response.status})`);
-  }
-  return decodePaymentRequiredHeader(header);
+/** The facilitator, with bazaar discovery, on a server of its own. */
+async function startFacilitator(
+  host: string,
+  chains: DevnetChains,
+  parts: FacilitatorParts,
+  onStop: (stop: () => Promise<void>) => void,
+): Promise<DevnetHttpServer> {
+  const { hangs, late, log } = parts;
+  const server = new DevnetHttpServer(
+    host,
+    countingFetch(
+      createFacilitatorApp({
+        facilitator: await facilitatorOf(chains),
+        catalog: parts.catalog,
+        faults: parts.faults,
+        hangUntilReleased: () => hangs.wait(),
+        lateUntilReleased: () => late.wait(),
+        log,
+      }).fetch,
+      parts.activity,
+    ),
+  );
+  await server.start();
+  onStop(() => server.stop());
+  log(`devnet: facilitator at ${server.url}`);
+  return server;
 }
 
-function walletOf(evm: EvmChain, name: string) {
-  const wallet = evm.wallets.find((w) => w.name === name);
-  if (!wallet) throw new Error(`no EVM wallet ${name}`);
-  return wallet;
+/** The facilitator's schemes: the EVM chain's, and Solana's when it runs; it pays fees from its wallets. */
+function facilitatorOf({ evm, solana }: DevnetChains) {
+  return createFacilitator(
+    {
+      network: EVM_NETWORK,
+      chainId: EVM_CHAIN_ID,
+      rpcUrl: evm.rpcUrl,
+      privateKey: walletOf(evm, "facilitator").privateKey,
+    },
+    solana
+      ? {
+          network: SOLANA_NETWORK,
+          rpcUrl: solana.rpcUrl,
+          secretKey: solanaWalletOf(solana, "facilitator").secretKey,
+        }
+      : null,
+  );
 }
 
-function solanaWalletOf(node: SolanaNode, name: string) {
-  const wallet = node.wallets.find((w) => w.name === name);
-  if (!wallet) throw new Error(`no Solana wallet ${name}`);
-  return wallet;
+/** The control server (faults, activity, the faucet); it serves the manifest once there is one. */
+async function startControl(
+  host: string,
+  devToken: string,
+  { faults, activity, chains }: { faults: FaultSwitch; activity: Activity; chains: DevnetChains },
+  manifest: () => DevnetManifest | undefined,
+  onStop: (stop: () => Promise<void>) => void,
+): Promise<DevnetHttpServer> {
+  const control = new DevnetHttpServer(
+    host,
+    createControlApp(
+      faults,
+      devToken,
+      () => {
+        const ready = manifest();
+        if (!ready) throw new Error("manifest not ready");
+        return ready;
+      },
+      { activity: () => activity.snapshot(), fund: createFaucet(chains.evm, chains.solana) },
+    ).fetch,
+  );
+  await control.start();
+  onStop(() => control.stop());
+  return control;
+}
+
+/** What the caller holds of a running devnet; `stop` runs once however often it is called. */
+function devnetHandle(
+  manifest: DevnetManifest,
+  manifestPath: string | null,
+  { evm, solana }: DevnetChains,
+  faults: FaultSwitch,
+  stopAll: () => Promise<void>,
+): Devnet {
+  let stopping: Promise<void> | undefined;
+  return {
+    manifest,
+    async announceChatUrl(url) {
+      manifest.chatUrl = url;
+      if (manifestPath && !stopping) await writeManifest(manifestPath, manifest);
+    },
+    secrets: {
+      evm: Object.fromEntries(evm.wallets.map((w) => [w.name, w.privateKey])),
+      solana: Object.fromEntries((solana?.wallets ?? []).map((w) => [w.name, Uint8Array.from(w.secretKey)])),
+    },
+    faults: { set: (f) => faults.set(f), reset: () => faults.reset(), get: () => faults.get() },
+    stop() {
+      stopping ??= stopAll();
+      return stopping;
+    },
+  };
 }

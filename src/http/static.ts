@@ -76,14 +76,62 @@ const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>x402 chat agent</
 dependencies, then reload; <code>npm start</code> builds it there when it is missing.
 The API works without it: <code>POST /api/chat</code> (docs/protocol.md).</p>`;
 
+/** The approval page (`/approve/<paymentId>`) is the same single-page app: index.html. */
+const APPROVE_PATH = /^\/approve\/pay_[0-9a-f-]{36}$/;
+
+/** The files of the build by URL path; maps only when they are served, each named by its script. */
+function webFiles(dir: string, paths: string[], sourceMaps: boolean): Map<string, WebFile> {
+  const map = new Map<string, WebFile>();
+  for (const path of paths) {
+    const ext = extname(path);
+    if (ext === ".map" && !sourceMaps) continue;
+    map.set(`/${path}`, {
+      path: join(dir, path),
+      type: TYPES[ext] ?? "application/octet-stream",
+      immutable: path.startsWith("assets/"),
+    });
+  }
+  if (sourceMaps) {
+    for (const [url, file] of map) if (map.has(`${url}.map`)) file.map = `${url}.map`;
+  }
+  return map;
+}
+
+/** One file's answer: 304 when the client has it, gzipped when it takes that, else as it is. */
+async function answerFile(c: Context, file: WebFile): Promise<Response> {
+  // Hashed assets never change; index.html (a few hundred bytes) is read afresh, so a rebuild
+  // while the service runs is served at once.
+  if (!file.body || !file.immutable) {
+    const body = await readFile(file.path);
+    if (!file.body || !body.equals(file.body)) {
+      file.body = body;
+      file.gzipped = undefined;
+      file.etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
+    }
+  }
+  const headers: Record<string, string> = {
+    "Content-Type": file.type,
+    "Cache-Control": file.immutable ? "public, max-age=31536000, immutable" : "no-cache",
+    ETag: file.etag ?? "",
+    Vary: "Accept-Encoding",
+    ...(file.type.startsWith("text/html") ? PAGE_SECURITY_HEADERS : { "X-Content-Type-Options": "nosniff" }),
+    ...(file.map ? { SourceMap: file.map } : {}),
+  };
+  if (c.req.header("if-none-match") === file.etag) return c.body(null, 304, headers);
+  const ext = extname(file.path);
+  const acceptsGzip = /\bgzip\b/.test(c.req.header("accept-encoding") ?? "");
+  if (acceptsGzip && COMPRESSIBLE.has(ext) && file.body.length > 1024) {
+    file.gzipped ??= await gzipAsync(file.body);
+    return c.body(new Uint8Array(file.gzipped), 200, { ...headers, "Content-Encoding": "gzip" });
+  }
+  return c.body(new Uint8Array(file.body), 200, headers);
+}
+
 /**
  * Serve the built page from `dir`. A request for a path that is not one of its files goes on to
  * the next route (so `/api/*`, `/healthz` and the 404 answer are untouched). The folder is listed
  * on first use and again whenever a path is missing, so a rebuild while the service runs is served.
  */
-/** The approval page (`/approve/<paymentId>`) is the same single-page app: index.html. */
-const APPROVE_PATH = /^\/approve\/pay_[0-9a-f-]{36}$/;
-
 export function serveWeb(
   dir: string = WEB_DIST_DIR,
   // Vite writes the maps without a reference in the scripts: served (and named to the browser by a
@@ -96,55 +144,12 @@ export function serveWeb(
     listing ??= listFiles(dir)
       .catch(() => [])
       .then((paths) => {
-        const map = new Map<string, WebFile>();
-        for (const path of paths) {
-          const ext = extname(path);
-          if (ext === ".map" && !sourceMaps) continue;
-          map.set(`/${path}`, {
-            path: join(dir, path),
-            type: TYPES[ext] ?? "application/octet-stream",
-            immutable: path.startsWith("assets/"),
-          });
-        }
-        if (sourceMaps) {
-          for (const [url, file] of map) if (map.has(`${url}.map`)) file.map = `${url}.map`;
-        }
+        const map = webFiles(dir, paths, sourceMaps);
         files = map;
         listing = undefined;
         return map;
       });
     return listing;
-  };
-
-  const answer = async (c: Context, file: WebFile): Promise<Response> => {
-    // Hashed assets never change; index.html (a few hundred bytes) is read afresh, so a rebuild
-    // while the service runs is served at once.
-    if (!file.body || !file.immutable) {
-      const body = await readFile(file.path);
-      if (!file.body || !body.equals(file.body)) {
-        file.body = body;
-        file.gzipped = undefined;
-        file.etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
-      }
-    }
-    const headers: Record<string, string> = {
-      "Content-Type": file.type,
-      "Cache-Control": file.immutable ? "public, max-age=31536000, immutable" : "no-cache",
-      ETag: file.etag ?? "",
-      Vary: "Accept-Encoding",
-      ...(file.type.startsWith("text/html")
-        ? PAGE_SECURITY_HEADERS
-        : { "X-Content-Type-Options": "nosniff" }),
-      ...(file.map ? { SourceMap: file.map } : {}),
-    };
-    if (c.req.header("if-none-match") === file.etag) return c.body(null, 304, headers);
-    const ext = extname(file.path);
-    const acceptsGzip = /\bgzip\b/.test(c.req.header("accept-encoding") ?? "");
-    if (acceptsGzip && COMPRESSIBLE.has(ext) && file.body.length > 1024) {
-      file.gzipped ??= await gzipAsync(file.body);
-      return c.body(new Uint8Array(file.gzipped), 200, { ...headers, "Content-Encoding": "gzip" });
-    }
-    return c.body(new Uint8Array(file.body), 200, headers);
   };
 
   return async (c, next) => {
@@ -154,7 +159,7 @@ export function serveWeb(
     if (!file && (path === "/index.html" || path.startsWith("/assets/"))) file = (await list()).get(path);
     if (file) {
       try {
-        return await answer(c, file);
+        return await answerFile(c, file);
       } catch {
         files = undefined; // gone since it was listed (a rebuild): list again next time
       }

@@ -4,12 +4,10 @@
  */
 export { type AddressClass, classifyAddress } from "./address.js";
 export {
-  type BlockedReason,
   createSafeFetch,
-  isSafeFetchBlockedError,
   type SafeFetch,
-  SafeFetchBlockedError,
   type SafeFetchInit,
   type SafeFetchPolicy,
   type SafeResponse,
 } from "./safe-fetch.js";
+export { type BlockedReason, isSafeFetchBlockedError, SafeFetchBlockedError } from "./targets.js";

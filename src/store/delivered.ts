@@ -5,7 +5,7 @@ import {
   type DeliveredData,
   type DeliveredEntry,
 } from "../payments/ports/index.js";
-import type { Db } from "./migrations.js";
+import type { Db } from "./migrate.js";
 import { deliveredData } from "./schema.js";
 
 /**

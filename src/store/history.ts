@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from "drizzle-orm";
 import type { HistoryQuery, PaymentHistory, PaymentRecord } from "../payments/ports/index.js";
-import type { Db } from "./migrations.js";
+import type { Db } from "./migrate.js";
 import { payments } from "./schema.js";
 
 /**

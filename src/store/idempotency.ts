@@ -5,7 +5,7 @@ import {
   type IdempotencyState,
   type IdempotencyStore,
 } from "../idempotency/index.js";
-import type { Db } from "./migrations.js";
+import type { Db } from "./migrate.js";
 import { idempotencyKeys } from "./schema.js";
 
 /**

@@ -7,9 +7,10 @@ import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
 import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
-import { type DriverQuery, PgLedger } from "./ledger.js";
+import { PgLedger } from "./ledger.js";
+import type { DriverQuery } from "./ledger-calls.js";
 import { MemoryDeliveredData, MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
-import { type Db, migrate, quoteIdent } from "./migrations.js";
+import { type Db, migrate, quoteIdent } from "./migrate.js";
 import { prepareDataDir } from "./template.js";
 
 /**

@@ -5,7 +5,7 @@ import type { LedgerStatus } from "../payments/rules/index.js";
 /**
  * Drizzle table definitions of the ledger. The tables are unqualified: the store sets the
  * connection's `search_path` to its schema, so one definition serves every schema (tests isolate
- * themselves in a schema of their own). The DDL lives in migrations.ts and must match.
+ * themselves in a schema of their own). The DDL lives in migrations/ and must match.
  */
 
 /**

@@ -7,7 +7,8 @@ import { drizzle } from "drizzle-orm/pglite";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "./index.js";
-import { MIGRATIONS, migrate } from "./migrations.js";
+import { migrate } from "./migrate.js";
+import { MIGRATIONS } from "./migrations/index.js";
 import { describeLedger } from "./testing/ledger-suite.js";
 
 const databaseUrl = process.env.DATABASE_URL;

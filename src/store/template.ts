@@ -10,7 +10,7 @@ import { PGlite } from "@electric-sql/pglite";
  * (the first `npm start` of a clone) starts as a copy when the template exists, and by initdb as
  * before when it does not. `npm install` makes the template (postinstall, scripts/postinstall.mjs).
  * It lives under node_modules/.cache, per PGlite version, so it goes and comes with the package.
- * Migrations still run on open (src/store/migrations.ts): the template holds no table of ours.
+ * Migrations still run on open (src/store/migrate.ts): the template holds no table of ours.
  */
 export function pgliteTemplateDir(): string | undefined {
   try {

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Ledger, LedgerReads } from "../payments/ports/index.js";
 import { pgliteQuery } from "./index.js";
 import { PgLedger } from "./ledger.js";
-import { MIGRATIONS, migrate } from "./migrations.js";
+import { migrate } from "./migrate.js";
+import { MIGRATIONS } from "./migrations/index.js";
 import { at, HOUR, newWallet, payment, roomy, T0, USD } from "./testing/fixtures.js";
 
 /**

@@ -134,10 +134,11 @@ export async function dropSchema(schema: string | undefined): Promise<void> {
   }
 }
 
+/** The ledger the payments run on (the store's), with its read side for the tests' checks. */
 export function ledgerOf(running: Running): Ledger & LedgerReads {
-  const payments = running.payments;
-  if (!payments) throw new Error("payments are off");
-  return payments.ledger;
+  const store = running.store;
+  if (!running.payments || !store) throw new Error("payments are off");
+  return store.ledger;
 }
 
 /** A chat, as the client sees it: status, headers, raw text and decoded events. */

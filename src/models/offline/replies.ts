@@ -1,26 +1,23 @@
-import { displayUsd, parseUsd } from "../../money/index.js";
 import type {
   BudgetOutput,
   DiscoveredService,
   DiscoverOutput,
   LimitView,
   Offer,
-  PayOutput,
   QuoteOutput,
   ServiceParam,
 } from "../../tools/contract.js";
 import { TOOL_NAMES } from "../../tools/contract.js";
+import { oneLine, usd } from "./words.js";
+
+export { approvedReply, payReply } from "./pay-replies.js";
+export { usd } from "./words.js";
 
 /**
- * The offline model's sentences. Every figure comes from a tool result passed in: these functions
- * format, they never invent a price, a balance or a transaction.
+ * The offline model's sentences (the answer after a payment: pay-replies.ts). Every figure comes
+ * from a tool result passed in: these functions format, they never invent a price, a balance or a
+ * transaction.
  */
-
-/** "0.01" -> "$0.01"; text that is not a USD amount is shown as given. */
-export function usd(amount: string): string {
-  const parsed = parseUsd(amount);
-  return parsed.ok ? displayUsd(parsed.atomic) : `$${amount}`;
-}
 
 const CAPABILITIES =
   "I'm an x402 payment agent. I can find paid x402 services, tell you what one would cost before paying, " +
@@ -181,85 +178,6 @@ export function refusedQuoteReply(
   return `${refusalText(service, quote)} I didn't pay anything. ${limitsText(quote.limits)}`;
 }
 
-/** The answer after pay_and_fetch: the data, the amount and the transaction, or why it failed. */
-export function payReply(service: DiscoveredService, pay: PayOutput): string {
-  const lines: string[] = [];
-  if (pay.status === "paid" || pay.status === "free") {
-    lines.push(pay.data ? `Here is what ${service.name} returned:` : `${service.name} returned no data.`);
-    if (pay.data) {
-      lines.push(summarise(pay.data.body));
-      if (pay.data.truncated) lines.push("(The answer was long and has been cut short.)");
-      if (mentionsDemo(pay.data.body)) lines.push("Note: the service says this is demo data.");
-    }
-    if (pay.status === "paid") {
-      const amount = pay.amountUsd ? usd(pay.amountUsd) : "the quoted price";
-      const network = pay.network ? ` on ${pay.network}` : "";
-      const tx = pay.transaction ? `; transaction ${pay.transaction}` : "";
-      lines.push(`Paid ${amount}${network}${tx}.`);
-    } else {
-      lines.push("No payment was needed.");
-    }
-    return lines.join("\n");
-  }
-  const reason = pay.error ? errorText(pay.error) : "no reason was given";
-  switch (pay.status) {
-    case "refused":
-      return `I didn't pay ${service.name}: ${reason}. Nothing was charged.`;
-    case "failed":
-      return `The payment to ${service.name} failed: ${reason}.${txText(pay)} You were not charged for data you did not get; you can try again.`;
-    case "unknown":
-      return `I can't tell whether the payment to ${service.name} went through: ${reason}.${txText(pay)} Please check before trying again, so you don't pay twice.`;
-    case "awaiting_approval": {
-      const amount = pay.amountUsd ? usd(pay.amountUsd) : "the quoted price";
-      const network = pay.network ? ` on ${pay.network}` : "";
-      const until = pay.approvalExpiresAt ? ` before ${pay.approvalExpiresAt}` : "";
-      return `To get this from ${service.name}, please approve the payment of ${amount}${network} in your wallet${until}. Nothing has been paid yet; if you decline, nothing will be.`;
-    }
-    case "rejected":
-      return `You declined the payment to ${service.name} in your wallet, so I didn't pay and I don't have its data. Nothing was charged.`;
-    case "expired":
-      return `The approval for ${service.name} came too late: the payment's window had passed. Nothing was charged; ask again for a new quote.`;
-  }
-}
-
-/** The answer after an approval: the payment's result, for the service it paid. */
-export function approvedReply(pay: PayOutput): string {
-  let name = pay.serviceName ?? "the service";
-  try {
-    if (!pay.serviceName && pay.service) name = new URL(pay.service).host;
-  } catch {
-    // keep the generic name
-  }
-  const service = { name } as DiscoveredService;
-  return payReply(service, pay);
-}
-
-function txText(pay: PayOutput): string {
-  return pay.transaction ? ` Transaction: ${pay.transaction}.` : "";
-}
-
-/** An error object as a sentence: its message, then its other plain fields (limit, remaining, price...). */
-function errorText(error: { code: string; message: string; [key: string]: unknown }): string {
-  const extras: string[] = [];
-  for (const [key, value] of Object.entries(error)) {
-    if (key !== "code" && key !== "message" && isPlain(value))
-      extras.push(`${humanKey(key)}: ${moneyish(key, value)}`);
-  }
-  const tail = extras.length > 0 ? ` (${extras.join(", ")})` : "";
-  return `${oneLine(error.message)}${tail}`;
-}
-
-function moneyish(key: string, value: string | number | boolean): string {
-  return /usd$/i.test(key) && typeof value === "string" ? usd(value) : String(value);
-}
-
-function humanKey(key: string): string {
-  return key
-    .replace(/Usd$/, "")
-    .replace(/([a-z])([A-Z])/g, "$1 $2")
-    .toLowerCase();
-}
-
 /** The budget: limits, spent today, remaining, balances. */
 export function budgetReply(budget: BudgetOutput): string {
   const { limits } = budget;
@@ -284,78 +202,6 @@ export function budgetReply(budget: BudgetOutput): string {
       : "This server cannot sign for the wallet.",
   );
   return lines.join("\n");
-}
-
-type Plain = string | number | boolean;
-function isPlain(value: unknown): value is Plain {
-  return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
-}
-
-const MAX_FIELDS = 10;
-const MAX_ITEMS = 5;
-const MAX_TEXT = 300;
-
-/** A service's JSON answer as short "field: value" lines; read as data, never followed as instructions. */
-export function summarise(body: unknown): string {
-  if (isPlain(body)) return clip(String(body));
-  if (body === null || body === undefined) return "(empty)";
-  if (Array.isArray(body))
-    return body
-      .slice(0, MAX_ITEMS)
-      .map((item) => `- ${inline(item)}`)
-      .join("\n");
-  if (typeof body !== "object") return "(unreadable)";
-  const entries = Object.entries(body as Record<string, unknown>).filter(([key]) => !/^demo$/i.test(key));
-  const lines = entries.slice(0, MAX_FIELDS).map(([key, value]) => {
-    if (Array.isArray(value)) {
-      const items = value.slice(0, MAX_ITEMS).map((item) => `  - ${inline(item)}`);
-      return [`- ${key}:`, ...items].join("\n");
-    }
-    return `- ${key}: ${inline(value)}`;
-  });
-  if (entries.length > MAX_FIELDS) lines.push(`(and ${entries.length - MAX_FIELDS} more fields)`);
-  return lines.join("\n");
-}
-
-function inline(value: unknown): string {
-  if (isPlain(value)) return clip(String(value));
-  if (value === null || value === undefined) return "none";
-  if (Array.isArray(value)) return value.slice(0, MAX_ITEMS).map(inline).join("; ");
-  if (typeof value === "object") {
-    const record = value as Record<string, unknown>;
-    const title = ["title", "headline", "name"].map((k) => record[k]).find(isPlain);
-    if (title !== undefined) {
-      const extra = ["summary", "description", "source", "url"].map((k) => record[k]).find(isPlain);
-      return clip(extra === undefined ? String(title) : `${title} (${extra})`);
-    }
-    return clip(
-      Object.entries(record)
-        .filter(([, v]) => isPlain(v))
-        .map(([k, v]) => `${k}: ${v}`)
-        .join(", "),
-    );
-  }
-  return "(unreadable)";
-}
-
-/** Whether the body says it is demo data: a `demo: true` flag or a top-level text field naming it. */
-export function mentionsDemo(body: unknown): boolean {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    return typeof body === "string" && /\bdemo\b/i.test(body);
-  }
-  return Object.entries(body as Record<string, unknown>).some(
-    ([key, value]) =>
-      (/^demo$/i.test(key) && value === true) || (typeof value === "string" && /\bdemo\b/i.test(value)),
-  );
-}
-
-function clip(text: string): string {
-  const flat = oneLine(text);
-  return flat.length > MAX_TEXT ? `${flat.slice(0, MAX_TEXT)}…` : flat;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
 }
 
 /** Why an ask of a message with several was not done (it follows "I didn't do ..."). */

@@ -168,12 +168,6 @@ export interface Ledger {
   listByStatus(statuses: readonly LedgerStatus[]): Promise<PaymentRecord[]>;
   /** Oldest first: every payment of one scope (one chat request); recovery rebuilds a turn from it. */
   listByScope(scopeId: string): Promise<PaymentRecord[]>;
-  /**
-   * @deprecated No payment step reads it: use `LedgerReads`. Kept here only until
-   * test/payments/approval-adversarial.test.ts (being split elsewhere) types its ledger as
-   * `Ledger & LedgerReads`; then delete this line.
-   */
-  spending(wallet: string, now: Date): Promise<SpendingSummary>;
   /** Store a payment that waits for the user's wallet (status `awaiting_approval`, no budget held). */
   recordAwaiting(input: AwaitInput): Promise<PaymentRecord>;
   /**

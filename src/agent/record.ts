@@ -1,0 +1,100 @@
+import type { AppError, FinishReason } from "../errors/index.js";
+import type { FinishPayload, PaymentSummary, PaymentUpdate, StreamEvent } from "../protocol/index.js";
+import { PAYMENT_STATUS } from "../protocol/index.js";
+
+/** The model that answered, as the `d:` line names it. */
+export interface AnsweredBy {
+  model: FinishPayload["model"];
+  provider: string;
+  modelId: string;
+}
+
+/**
+ * What one turn has streamed and seen: its payments, the error that ends it, the tokens used. The
+ * stream closes with the finish event: tool calls left running in the background after it (a
+ * cut-off turn) reach neither the stream nor the finish payload.
+ */
+export class TurnRecord {
+  private readonly payments = new Map<string, PaymentSummary>();
+  /** Last update of every payment streamed in this turn, to name the ones still in flight. */
+  private readonly updates = new Map<string, PaymentUpdate>();
+  private readonly reported = new WeakSet<AppError>();
+  private ended = false;
+  /** The error the turn ends with (the last one reported). */
+  failure: AppError | undefined;
+  readonly usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
+  constructor(private readonly emit: (event: StreamEvent) => void) {}
+
+  send(event: StreamEvent): void {
+    if (!this.ended) this.emit(event);
+  }
+
+  /** Stream an error once (`e:`); the turn finishes with the last one's finish reason. */
+  readonly reportError = (error: AppError): void => {
+    if (this.ended || this.reported.has(error)) return;
+    this.reported.add(error);
+    this.failure = error;
+    this.send({ type: "error", error: { code: error.code, message: error.message, ...error.details } });
+  };
+
+  readonly emitPayment = (update: PaymentUpdate): void => {
+    if (this.ended) return;
+    this.updates.set(update.paymentId, update);
+    this.send({ type: "payment", payment: update });
+  };
+
+  readonly recordPayment = (summary: PaymentSummary): void => {
+    if (!this.ended) this.payments.set(summary.paymentId, summary);
+  };
+
+  /** Stream the finish event, last, and close the stream. */
+  finish(by: AnsweredBy): FinishPayload {
+    const all = this.summaries();
+    const transactions = all.flatMap((p) => (p.status === "settled" && p.transaction ? [p.transaction] : []));
+    const approvals = all.flatMap((p) =>
+      p.status === "awaiting_approval" && typeof p.expiresAt === "string"
+        ? [{ paymentId: p.paymentId, expiresAt: p.expiresAt }]
+        : [],
+    );
+    let finishReason: FinishReason = "stop";
+    if (this.failure) finishReason = this.failure.finishReason;
+    else if (approvals.length > 0) finishReason = "approval-required";
+    else if (all.some((p) => p.status === "settled")) finishReason = "payment-complete";
+
+    const finish: FinishPayload = {
+      finishReason,
+      ...(transactions.length > 0 ? { transactionHash: transactions.at(-1) } : {}),
+      transactions,
+      payments: all,
+      usage: this.usage,
+      model: by.model,
+      provider: by.provider,
+      modelId: by.modelId,
+      ...(approvals.length > 0 ? { approvals } : {}),
+    };
+    this.send({ type: "finish", finish });
+    this.ended = true;
+    return finish;
+  }
+
+  /**
+   * The payments recorded, then those streamed but not yet finished (their tool is still running)
+   * with their last known status, marked pending.
+   */
+  private summaries(): PaymentSummary[] {
+    const all = [...this.payments.values()];
+    for (const update of this.updates.values()) {
+      if (this.payments.has(update.paymentId) || !PAYMENT_STATUS[update.status].inFlight) continue;
+      all.push({
+        paymentId: update.paymentId,
+        status: update.status,
+        service: update.service.url,
+        ...(update.amount ? { amountUsd: update.amount.usd } : {}),
+        ...(update.network ? { network: update.network } : {}),
+        pending: true,
+      });
+    }
+    return all;
+  }
+}

@@ -1,0 +1,184 @@
+import {
+  type ApproveInput,
+  type BudgetSnapshot,
+  DAILY_WINDOW_MS,
+  type ReserveInput,
+  type StatusEntry,
+  type TransitionFields,
+} from "../payments/ports/index.js";
+import type { LedgerStatus } from "../payments/rules/index.js";
+
+/**
+ * The ledger's calls of its database functions (migration 6's `reserve_payment`,
+ * `approve_payment`, `read_spend` and `move_payment`, src/store/migrations/), made with the
+ * driver's own query: they are on every payment's critical path. What counts and how the day is
+ * cut lives in the migration's triggers and `read_spend`; what an answer means is the ledger's
+ * (ledger.ts).
+ */
+
+/**
+ * The driver's own query (`$1` parameters, rows as objects), for the two calls on every payment's
+ * critical path: it skips Drizzle's query building, about 0.2 ms a call on PGlite
+ * (docs/benchmarks.md). Everything else goes through Drizzle.
+ */
+export type DriverQuery = (text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** The budget sums a query returns as text (exact), by the snapshot field they fill. */
+const SNAPSHOT_COLUMNS = {
+  day_spent: "daySpent",
+  day_pending: "dayPending",
+  request_spent: "requestSpent",
+  request_pending: "requestPending",
+} as const;
+
+type SnapshotRow = Record<keyof typeof SNAPSHOT_COLUMNS, string>;
+
+function snapshotOf(row: Partial<SnapshotRow>): BudgetSnapshot {
+  const snapshot = { daySpent: 0n, dayPending: 0n, requestSpent: 0n, requestPending: 0n };
+  for (const [column, field] of Object.entries(SNAPSHOT_COLUMNS)) {
+    snapshot[field] = BigInt(row[column as keyof typeof SNAPSHOT_COLUMNS] ?? "0");
+  }
+  return snapshot;
+}
+
+/**
+ * The reservation's statement: `reserve_payment` of migration 6, on the running totals, recording
+ * the caller.
+ */
+const RESERVE_SQL = `select outcome, day_spent, day_pending, request_spent, request_pending
+  from reserve_payment($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::jsonb, $10::jsonb, $11,
+    $12::jsonb, $13::timestamptz, $14::timestamptz, $15::numeric, $16::numeric, $17::numeric,
+    $18::text)`;
+
+/** Approving: `approve_payment` of migration 6. */
+const APPROVE_SQL = `select outcome, amount, day_spent, day_pending, request_spent, request_pending
+  from approve_payment($1, $2::jsonb, $3::jsonb, $4::timestamptz, $5::timestamptz, $6::numeric,
+    $7::numeric, $8::numeric)`;
+
+/** The running totals of a wallet's day and a request (migration 6), as exact text. */
+const READ_SQL = `select day_pending::text, day_settled::text, day_unknown::text,
+  request_pending::text, request_spent::text from read_spend($1, $2, $3::timestamptz)`;
+
+/**
+ * A status move: `move_payment` of migration 6 (migration 4's, and whether the commit waits for
+ * the log flush: every move does but `settled`, see migration 6).
+ */
+const MOVE_SQL = `select move_payment($1, $2, $3::text[], $4::jsonb, $5, $6, $7, $8::jsonb,
+  $9::timestamptz, $10::boolean) as status`;
+
+/** A Postgres array literal of plain words (statuses). */
+const textArray = (words: readonly string[]) => `{${words.join(",")}}`;
+
+/** The start of the daily limit's window ending at `now`. */
+const dayBefore = (now: Date) => new Date(now.getTime() - DAILY_WINDOW_MS).toISOString();
+
+/** What the new row starts as: reserved, or submitted with its intent. */
+export interface ReservedRow {
+  status: LedgerStatus;
+  history: StatusEntry[];
+  authorization: unknown;
+}
+
+/** `reserve_payment`'s answer (`reserved`, `refused` or `duplicate`) and the sums it read. */
+export async function callReserve(
+  query: DriverQuery,
+  input: ReserveInput,
+  row: ReservedRow,
+): Promise<{ outcome: string; budget: BudgetSnapshot }> {
+  const [answer] = (await query(RESERVE_SQL, [
+    input.paymentId,
+    input.wallet,
+    input.scopeId,
+    input.service,
+    input.network,
+    input.asset,
+    input.payTo,
+    input.amount.toString(),
+    JSON.stringify(input.requirement ?? null),
+    JSON.stringify(row.authorization),
+    row.status,
+    JSON.stringify(row.history),
+    input.now.toISOString(),
+    dayBefore(input.now),
+    input.limits.perTransaction.toString(),
+    input.limits.perRequest.toString(),
+    input.limits.daily.toString(),
+    input.caller ?? null,
+  ])) as (SnapshotRow & { outcome: string })[];
+  if (!answer) throw new Error("reserve_payment returned no row");
+  return { outcome: answer.outcome, budget: snapshotOf(answer) };
+}
+
+/**
+ * `approve_payment`'s answer (`reserved`, `refused`, `missing` or `status:<status>`), the
+ * payment's amount (text, exact) and the sums it read.
+ */
+export async function callApprove(
+  query: DriverQuery,
+  input: ApproveInput,
+): Promise<{ outcome: string; amount: string; budget: BudgetSnapshot }> {
+  const at = input.now.toISOString();
+  const history = (["reserved", "signed", "submitted"] as const).map((status) => ({ status, at }));
+  const [answer] = (await query(APPROVE_SQL, [
+    input.paymentId,
+    JSON.stringify(input.authorization ?? null),
+    JSON.stringify(history),
+    at,
+    dayBefore(input.now),
+    input.limits.perTransaction.toString(),
+    input.limits.perRequest.toString(),
+    input.limits.daily.toString(),
+  ])) as (SnapshotRow & { outcome: string; amount: string })[];
+  if (!answer) throw new Error("approve_payment returned no row");
+  return { outcome: answer.outcome, amount: answer.amount, budget: snapshotOf(answer) };
+}
+
+/** The running totals (migration 6's `read_spend`): a day's buckets and the request's row. */
+export async function readSpend(query: DriverQuery, wallet: string, scopeId: string, now: Date) {
+  const [row] = (await query(READ_SQL, [wallet, scopeId, dayBefore(now)])) as Record<
+    "day_pending" | "day_settled" | "day_unknown" | "request_pending" | "request_spent",
+    string
+  >[];
+  if (!row) throw new Error("read_spend returned no row");
+  return {
+    dayPending: BigInt(row.day_pending),
+    daySettled: BigInt(row.day_settled),
+    dayUnknown: BigInt(row.day_unknown),
+    requestPending: BigInt(row.request_pending),
+    requestSpent: BigInt(row.request_spent),
+  };
+}
+
+/** One status move, if the row is in one of `from`. */
+export interface Move {
+  paymentId: string;
+  to: LedgerStatus;
+  from: readonly LedgerStatus[];
+  entry: StatusEntry;
+  fields: TransitionFields;
+  now: Date;
+  /** Whether the commit waits for the log flush. */
+  flush: boolean;
+}
+
+/**
+ * One call of `move_payment`: the row lock, the state check (status IN allowed sources) and the
+ * history append happen atomically, in one round trip. A concurrent step re-evaluates the WHERE
+ * after waiting for the lock, so exactly one of two racing steps wins. False: no row moved.
+ */
+export async function callMove(query: DriverQuery, move: Move): Promise<boolean> {
+  const { fields } = move;
+  const [row] = await query(MOVE_SQL, [
+    move.paymentId,
+    move.to,
+    textArray(move.from),
+    JSON.stringify([move.entry]),
+    fields.txHash ?? null,
+    fields.payer ?? null,
+    fields.error ?? null,
+    fields.authorization === undefined ? null : JSON.stringify(fields.authorization),
+    move.now.toISOString(),
+    move.flush,
+  ]);
+  return Boolean(row?.status);
+}

@@ -1,0 +1,29 @@
+import { ledger } from "./001-ledger.js";
+import { reserveInOneCall } from "./002-reserve-in-one-call.js";
+import { approvalInWallet } from "./003-approval-in-wallet.js";
+import { budgetReadAndMoves } from "./004-budget-read-and-moves.js";
+import { callerOfEveryPayment } from "./005-caller-of-every-payment.js";
+import { runningSpendTotals } from "./006-running-spend-totals.js";
+import { idempotencyLeases } from "./007-idempotency-leases.js";
+import { historyByCaller } from "./008-history-by-caller.js";
+import { deliveredAnswers } from "./009-delivered-answers.js";
+import type { Migration } from "./migration.js";
+
+export type { Migration } from "./migration.js";
+
+/**
+ * Every migration, in the order they apply (src/store/migrate.ts runs the ones a database lacks).
+ * A database records the ids it ran, and processes of earlier versions may still run against it:
+ * append a new migration in a module of its own (the next number); never edit one that has shipped.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  ledger,
+  reserveInOneCall,
+  approvalInWallet,
+  budgetReadAndMoves,
+  callerOfEveryPayment,
+  runningSpendTotals,
+  idempotencyLeases,
+  historyByCaller,
+  deliveredAnswers,
+];
