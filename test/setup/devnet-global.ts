@@ -4,10 +4,14 @@
  * own with `useTestDevnet()` (test/setup/devnet.ts).
  *
  * One devnet per worker, not one for the whole run: fault switches and the demo wallets are state
- * of a devnet, and two files running at once must not see each other's faults. The files of one
- * worker run one after the other, so a devnet serves one file at a time.
+ * of a devnet, and two files running at once must not see each other's faults. Each worker process
+ * locks the devnet it uses (test/setup/devnet-claim.ts) and runs its files one after the other, so
+ * a devnet serves one file at a time.
  */
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { TestProject } from "vitest/node";
 import type { SharedDevnet } from "./devnet.js";
@@ -28,8 +32,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     child.once("exit", (code) => reject(new Error(`the test devnets did not start (exit ${code})`)));
   });
   project.provide("devnets", JSON.parse(line) as SharedDevnet[]);
+  const locks = mkdtempSync(join(tmpdir(), "test-devnets-"));
+  project.provide("devnetLocks", locks);
   return async () => {
     child.stdin.end();
     await exited;
+    rmSync(locks, { recursive: true, force: true });
   };
 }

@@ -12,6 +12,7 @@
  */
 import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import type { Devnet, Faults } from "../../src/devnet/index.js";
+import { claimDevnet } from "./devnet-claim.js";
 import { ownWallets } from "./own-wallets.js";
 import type { SharedDevnet } from "./shared-devnet.js";
 
@@ -20,6 +21,8 @@ export type { SharedDevnet };
 declare module "vitest" {
   export interface ProvidedContext {
     devnets: SharedDevnet[];
+    /** Where a worker locks the devnet it uses (test/setup/devnet-claim.ts). */
+    devnetLocks: string;
   }
 }
 
@@ -42,10 +45,10 @@ const IDLE_DEADLINE_MS = 30_000;
  */
 export function useTestDevnet(options: { ownWallets?: boolean } = {}): TestDevnet {
   const devnets = inject("devnets");
-  if (!devnets?.length) throw new Error("no devnet provided: run this file in the integration project");
-  // VITEST_POOL_ID is 1..maxWorkers, one per worker for the whole run.
-  const index = (Number(process.env.VITEST_POOL_ID ?? "1") - 1) % devnets.length;
-  const shared = devnets[index] as SharedDevnet;
+  const lockDir = inject("devnetLocks");
+  if (!devnets?.length || !lockDir)
+    throw new Error("no devnet provided: run this file in the integration project");
+  const shared = devnets[claimDevnet(devnets.length, lockDir)] as SharedDevnet;
   const own = options.ownWallets === false ? undefined : ownWallets(shared);
   const devnet = remote(own?.shared ?? shared);
   if (own) beforeAll(() => control(shared, "POST", "/__devnet/fund", own.fund));

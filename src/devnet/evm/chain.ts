@@ -32,6 +32,9 @@ export interface EvmChainOptions {
   blockIntervalMs?: number;
 }
 
+/** The process's one EDR context, once registered (see startEvmChain). */
+let edrContext: Promise<unknown> | undefined;
+
 /** A running local EVM chain with the token deployed and the wallets funded. */
 export interface EvmChain {
   rpcUrl: string;
@@ -59,9 +62,17 @@ interface HardhatJsonRpcServer {
  */
 export async function startEvmChain(host: string, options: EvmChainOptions = {}): Promise<EvmChain> {
   const require = createRequire(import.meta.url);
-  const { createHardhatNetworkProvider } = require("hardhat/internal/hardhat-network/provider/provider") as {
-    createHardhatNetworkProvider(config: unknown, logger: { enabled: boolean }): Promise<EIP1193Provider>;
-  };
+  const { createHardhatNetworkProvider, getGlobalEdrContext } =
+    require("hardhat/internal/hardhat-network/provider/provider") as {
+      createHardhatNetworkProvider(config: unknown, logger: { enabled: boolean }): Promise<EIP1193Provider>;
+      getGlobalEdrContext(): Promise<unknown>;
+    };
+  // Hardhat keeps one EDR context per process and hands it out before its provider factory is
+  // registered: a second chain started meanwhile failed with "Provider for provided chain type
+  // does not exist" (2 in 14 starts of two devnets at once). Every chain waits for the one
+  // registration.
+  edrContext ??= getGlobalEdrContext();
+  await edrContext;
   const { JsonRpcServer } = require("hardhat/internal/hardhat-network/jsonrpc/server") as {
     JsonRpcServer: new (config: {
       hostname: string;
