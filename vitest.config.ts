@@ -105,6 +105,7 @@ export default defineConfig({
           include: E2E,
           pool: "forks",
           maxWorkers: 2,
+          isolate: false,
           testTimeout: 30_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 2 },
