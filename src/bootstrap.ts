@@ -49,6 +49,8 @@ export interface BootstrapOptions {
    * approval windows, reconciliation); default the system's.
    */
   now?: () => Date;
+  /** An in-memory store starts from this image (`StoreOptions.image`; tests boot many services). */
+  storeImage?: Blob;
 }
 
 /**
@@ -91,6 +93,7 @@ export async function bootstrap(
     ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
     ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
     dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
+    ...(options.storeImage ? { image: options.storeImage } : {}),
   });
   storeOpening.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
   let devnet: DevnetHandle | undefined;

@@ -17,6 +17,7 @@ import { silentLogger } from "../../src/log/index.js";
 import { createOfflineModel, type ModelRegistry } from "../../src/models/index.js";
 import type { Ledger, LedgerReads, PaymentRecord } from "../../src/payments/ports/index.js";
 import type { FinishPayload, PaymentUpdate, StreamEvent } from "../../src/protocol/index.js";
+import { migratedImage } from "../../src/store/testing/image.js";
 import { chatRequest, readEvents, singleModelRegistry } from "../helpers.js";
 import { trackServiceIdle } from "../setup/devnet.js";
 
@@ -98,10 +99,12 @@ export async function boot(devnet: DevnetView, options: BootOptions): Promise<Bo
     ...options.env,
   };
   const clock = testClock();
+  const inMemory = env.DATA_DIR === "memory://" && options.store !== "postgres";
   const running = await bootstrap(loadConfig(env), silentLogger, {
     devnet,
     devnetManifest: null,
     now: clock.now,
+    ...(inMemory ? { storeImage: await migratedImage() } : {}),
     ...(options.models ? { models: options.models } : {}),
   });
   const untrack = trackServiceIdle(() => running.service.lifecycle.idle());
