@@ -23,12 +23,12 @@ import { createServiceApp, type PaymentRail } from "./services/app.js";
 import { SERVICE_DEFINITIONS, type ServiceDefinition } from "./services/definitions.js";
 import { startV1Sellers, v1RailsFor } from "./services/v1.js";
 import {
-  loadSurfpool,
+  loadSolanaEngine,
   SOLANA_NETWORK,
   SOLANA_USDC_MINT,
   type SolanaNode,
   type SolanaNodeOptions,
-  startSolanaNode,
+  startSolanaEngine,
 } from "./solana/node.js";
 import type { Devnet, DevnetManifest, DevnetOptions } from "./types.js";
 
@@ -82,7 +82,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     const evm = evmResult.value;
     const solana = "node" in solanaResult.value ? solanaResult.value.node : null;
     log(`devnet: EVM chain ${EVM_NETWORK} at ${evm.rpcUrl}, USDC ${evm.usdc}`);
-    if (solana) log(`devnet: Solana ${SOLANA_NETWORK} at ${solana.rpcUrl} (Surfpool)`);
+    if (solana) log(`devnet: Solana ${SOLANA_NETWORK} at ${solana.rpcUrl} (${engineOf(solanaResult.value)})`);
     else if ("reason" in solanaResult.value) log(`devnet: Solana unavailable: ${solanaResult.value.reason}`);
 
     const catalog = new DiscoveryCatalog();
@@ -225,19 +225,23 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
 async function startSolana(
   wanted: boolean | undefined,
   nodeOptions?: SolanaNodeOptions,
-): Promise<{ node: SolanaNode } | { reason: string }> {
+): Promise<{ node: SolanaNode; engine: string } | { reason: string }> {
   if (wanted === false) return { reason: "disabled by option (solana: false)" };
-  const loaded = loadSurfpool();
+  const loaded = loadSolanaEngine();
   if ("reason" in loaded) {
     if (wanted === true) throw new Error(`Solana requested but unavailable: ${loaded.reason}`);
     return loaded;
   }
   try {
-    return { node: await startSolanaNode(loaded.Surfnet, nodeOptions) };
+    return { node: await startSolanaEngine(loaded, nodeOptions), engine: loaded.name };
   } catch (error) {
     if (wanted === true) throw error;
-    return { reason: `Surfpool failed to start: ${errorMessage(error)}` };
+    return { reason: `the Solana node (${loaded.name}) failed to start: ${errorMessage(error)}` };
   }
+}
+
+function engineOf(result: { engine?: string } | { reason: string }): string {
+  return "engine" in result ? String(result.engine) : "?";
 }
 
 /** Asks a service for a quote the way a client would, and returns its decoded 402. */

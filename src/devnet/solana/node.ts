@@ -1,6 +1,8 @@
 import { createRequire } from "node:module";
 import { getAddressEncoder } from "@solana/kit";
 import { type SolanaWallet, solanaKeypair, solanaWallets } from "./keys.js";
+import { type LiteSvmBinding, loadLiteSvm } from "./litesvm.js";
+import { startLocalNode } from "./local-node.js";
 
 /** Solana devnet's CAIP-2 id: `@x402/svm` accepts only the public clusters, so we pose as devnet. */
 export const SOLANA_NETWORK = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1" as const;
@@ -49,6 +51,89 @@ export interface SolanaNodeOptions {
    * every 200 slots if that is sooner.
    */
   drainIntervalMs?: number;
+  /**
+   * History the LiteSVM node keeps (docs/devnet.md, "How long it lasts"): every transaction of
+   * the last {@link DEFAULT_HISTORY_SECONDS}, at most {@link DEFAULT_HISTORY_MAX_TRANSACTIONS}.
+   */
+  historySeconds?: number;
+  historyMaxTransactions?: number;
+}
+
+/**
+ * How long the LiteSVM node keeps a landed transaction: far longer than the service takes to
+ * resolve an unclear payment (its reconciler sweeps every 30 s; a payment that never landed is
+ * provably failed about 3 minutes after signing), so a landed payment is never dropped before it
+ * is found while the service runs.
+ */
+export const DEFAULT_HISTORY_SECONDS = 3_600;
+/** ... and at most this many (about 1.5 KB each): a bound on memory whatever the rate. */
+export const DEFAULT_HISTORY_MAX_TRANSACTIONS = 20_000;
+
+/** Which Solana node the devnet runs: LiteSVM (default) or Surfpool (`DEVNET_SOLANA_NODE=surfpool`). */
+export type SolanaEngine =
+  | { name: "litesvm"; binding: LiteSvmBinding }
+  | { name: "surfpool"; Surfnet: SurfnetClass };
+
+/** Loads the Solana node for this platform, or the reason there is none. */
+export function loadSolanaEngine(wanted = process.env.DEVNET_SOLANA_NODE): SolanaEngine | { reason: string } {
+  if (wanted === "surfpool") {
+    const loaded = loadSurfpool();
+    return "reason" in loaded ? loaded : { name: "surfpool", Surfnet: loaded.Surfnet };
+  }
+  if (wanted !== undefined && wanted !== "" && wanted !== "litesvm") {
+    return { reason: `DEVNET_SOLANA_NODE=${wanted}: expected litesvm or surfpool` };
+  }
+  const loaded = loadLiteSvm();
+  return "reason" in loaded ? loaded : { name: "litesvm", binding: loaded.binding };
+}
+
+/** Starts the engine's node with the mint planted and every wallet funded. */
+export function startSolanaEngine(
+  engine: SolanaEngine,
+  options: SolanaNodeOptions = {},
+): Promise<SolanaNode> {
+  return engine.name === "litesvm"
+    ? startLiteSvmNode(engine.binding, options)
+    : startSolanaNode(engine.Surfnet, options);
+}
+
+/**
+ * The LiteSVM node (`local-node.ts`): its slots follow the wall clock, its history is bounded.
+ * No WebSocket subscriptions: `wsUrl` names the RPC port (nothing here subscribes).
+ */
+export async function startLiteSvmNode(
+  binding: LiteSvmBinding,
+  options: SolanaNodeOptions = {},
+): Promise<SolanaNode> {
+  const wallets = await solanaWallets();
+  const mintAuthority = await solanaKeypair("mint-authority");
+  const node = await startLocalNode(binding, {
+    slotTimeMs: options.slotTimeMs ?? DEFAULT_SLOT_TIME_MS,
+    historySeconds: options.historySeconds ?? DEFAULT_HISTORY_SECONDS,
+    historyMaxTransactions: options.historyMaxTransactions ?? DEFAULT_HISTORY_MAX_TRANSACTIONS,
+    mint: {
+      address: SOLANA_USDC_MINT,
+      data: Uint8Array.from(mintAccountData(mintAuthority.address)),
+      lamports: BigInt(MINT_RENT_LAMPORTS),
+    },
+  });
+  const fund = async (owner: string, usdcAtomic: bigint) => {
+    node.setLamports(owner, BigInt(100 * SOL));
+    await node.setTokenBalance(owner, usdcAtomic);
+  };
+  try {
+    for (const wallet of wallets) await fund(wallet.address, wallet.usdcAtomic);
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+  return {
+    rpcUrl: node.rpcUrl,
+    wsUrl: node.rpcUrl.replace(/^http/, "ws"),
+    wallets,
+    fund,
+    stop: () => node.stop(),
+  };
 }
 
 /**
@@ -73,7 +158,7 @@ export interface SolanaNode {
   wsUrl: string;
   wallets: SolanaWallet[];
   /** Gives `owner` the wallets' 100 SOL and a USDC token account holding `usdcAtomic` (the faucet). */
-  fund(owner: string, usdcAtomic: bigint): void;
+  fund(owner: string, usdcAtomic: bigint): void | Promise<void>;
   stop(): Promise<void>;
 }
 
