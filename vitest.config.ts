@@ -58,9 +58,10 @@ const INTEGRATION = [
   "test/build/dependencies.test.ts",
   "test/mcp/http.test.ts",
   "src/ratelimit/rate-limit-readiness.test.ts",
-  // A fake Solana RPC on loopback; a real Surfpool (its clock).
+  // A fake Solana RPC on loopback; the real Solana nodes (their clock, their RPC).
   "src/chains/svm-landed.test.ts",
   "src/devnet/solana/node.test.ts",
+  "src/devnet/solana/local-node.test.ts",
 ];
 
 const ALL = ["src/**/*.test.ts", "test/**/*.test.ts"];

@@ -227,7 +227,7 @@ async function startSolana(
   nodeOptions?: SolanaNodeOptions,
 ): Promise<{ node: SolanaNode; engine: string } | { reason: string }> {
   if (wanted === false) return { reason: "disabled by option (solana: false)" };
-  const loaded = loadSolanaEngine();
+  const loaded = loadSolanaEngine(nodeOptions?.engine);
   if ("reason" in loaded) {
     if (wanted === true) throw new Error(`Solana requested but unavailable: ${loaded.reason}`);
     return loaded;

@@ -86,7 +86,11 @@ describe.skipIf("reason" in surfpool)(`Surfpool after ${SLOTS} slots`, () => {
 
   beforeAll(async () => {
     // 10 ms slots: past Surfpool's ~1,000 undrained events in about 10 s instead of 80 s.
-    devnet = await startDevnet({ manifestPath: null, solana: true, solanaNode: { slotTimeMs: 10 } });
+    devnet = await startDevnet({
+      manifestPath: null,
+      solana: true,
+      solanaNode: { slotTimeMs: 10, engine: "surfpool" },
+    });
     rpcUrl = devnet.manifest.solana?.rpcUrl ?? "";
   });
   afterAll(async () => {

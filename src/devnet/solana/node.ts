@@ -57,6 +57,8 @@ export interface SolanaNodeOptions {
    */
   historySeconds?: number;
   historyMaxTransactions?: number;
+  /** The node to run; default `$DEVNET_SOLANA_NODE`, else LiteSVM. */
+  engine?: "litesvm" | "surfpool";
 }
 
 /**
