@@ -44,6 +44,7 @@ const DEV_ONLY = [
   "@biomejs/biome",
   "@nomicfoundation/edr",
   "@solana/surfpool-linux-x64-gnu",
+  "litesvm-linux-x64-gnu",
   "@faremeter/middleware",
   "x402-hono",
   "playwright-core",

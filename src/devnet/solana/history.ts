@@ -68,13 +68,16 @@ export class TransactionHistory {
 
   add(tx: LandedTransaction): void {
     if (this.bySignature.has(tx.signature)) throw new Error(`transaction ${tx.signature} already landed`);
-    const stored: Stored = { ...tx, seq: this.seq++ };
+    // Addresses repeat from one transaction to the next: each entry shares its address strings
+    // with the index's keys instead of holding copies of its own.
+    const accounts = tx.accounts.map((a) => this.byAddress.get(a)?.key ?? a);
+    const stored: Stored = { ...tx, accounts, seq: this.seq++ };
     this.entries.push(stored);
     this.bySignature.set(tx.signature, stored);
-    for (const account of new Set(tx.accounts)) {
+    for (const account of new Set(accounts)) {
       const list = this.byAddress.get(account);
       if (list) list.items.push(stored);
-      else this.byAddress.set(account, { items: [stored], head: 0 });
+      else this.byAddress.set(account, { key: account, items: [stored], head: 0 });
     }
   }
 
@@ -91,7 +94,7 @@ export class TransactionHistory {
     address: string,
     options: { limit: number; before?: string; until?: string },
   ): LandedTransaction[] {
-    const list = this.byAddress.get(address) ?? { items: [], head: 0 };
+    const list = this.byAddress.get(address) ?? { key: address, items: [], head: 0 };
     let end = list.items.length;
     if (options.before !== undefined) {
       const cursor = this.bySignature.get(options.before);
@@ -151,6 +154,7 @@ export class TransactionHistory {
 
 /** An address's entries, oldest first, from `head` on. */
 interface Queue {
+  key: string;
   items: Stored[];
   head: number;
 }
