@@ -10,14 +10,11 @@
 import { getBase58Encoder, getBase64Encoder } from "@solana/kit";
 import {
   type AccountEncoding,
-  decodeTransaction,
   encodeAccount,
-  jsonTransaction,
   status,
   TOKEN_2022_PROGRAM,
   TOKEN_PROGRAM,
   toBase58,
-  toBase64,
   tokenAmount,
   transactionAnswer,
 } from "./encoding.js";
@@ -178,7 +175,7 @@ function accountMethods(chain: LocalSolanaChain): Record<string, Method> {
     },
     getTokenSupply: (params) => {
       const data = chain.account(str(params[0], "mint"))?.data();
-      if (!data || data.length !== 82) throw new RpcError(-32602, "Invalid param: not a Token mint");
+      if (data?.length !== 82) throw new RpcError(-32602, "Invalid param: not a Token mint");
       const supply = new DataView(data.buffer, data.byteOffset, data.byteLength).getBigUint64(36, true);
       return withContext(tokenAmount(supply, data[44] ?? 0));
     },
