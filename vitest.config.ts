@@ -41,7 +41,6 @@ const INTEGRATION = [
   "src/devnet/evm/token.test.ts",
   "src/devnet/faults.test.ts",
   "src/devnet/payments.test.ts",
-  "src/devnet/solana/drain.test.ts",
   "src/discovery/discovery.test.ts",
   "src/http/body.test.ts",
   "src/outbound/safe-fetch.test.ts",
@@ -59,9 +58,9 @@ const INTEGRATION = [
   "test/build/dependencies.test.ts",
   "test/mcp/http.test.ts",
   "src/ratelimit/rate-limit-readiness.test.ts",
-  // A fake Solana RPC on loopback; a real Surfpool (its clock).
+  // A fake Solana RPC on loopback; the devnet's Solana node (its clock, its RPC).
   "src/chains/svm-landed.test.ts",
-  "src/devnet/solana/node.test.ts",
+  "src/devnet/solana/local-node.test.ts",
 ];
 
 const ALL = ["src/**/*.test.ts", "test/**/*.test.ts"];

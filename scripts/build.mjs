@@ -30,7 +30,7 @@ const CONFIG_INPUTS = ["package.json", "package-lock.json", "tsconfig.json", "sc
 /**
  * Left to Node at run time: packages that find files next to their own modules (PGlite its
  * WebAssembly and data files, pino its worker files), native addons, and those only loaded by
- * path through `createRequire` (Hardhat, Surfpool) or never at run time (solc).
+ * path through `createRequire` (Hardhat, LiteSVM) or never at run time (solc).
  */
 const EXTERNAL = [
   "@electric-sql/pglite",
@@ -40,7 +40,7 @@ const EXTERNAL = [
   "utf-8-validate",
   "hardhat",
   "hardhat/*",
-  "@solana/surfpool-*",
+  "litesvm-*",
   "solc",
 ];
 

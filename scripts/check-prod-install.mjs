@@ -43,7 +43,7 @@ const DEV_ONLY = [
   "vitest",
   "@biomejs/biome",
   "@nomicfoundation/edr",
-  "@solana/surfpool-linux-x64-gnu",
+  "litesvm-linux-x64-gnu",
   "@faremeter/middleware",
   "x402-hono",
   "playwright-core",

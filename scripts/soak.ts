@@ -4,7 +4,7 @@
  * paid chat turns at a steady rate for a bounded time. It prints, one row per `--sample` interval
  * (a minute on runs of 5 minutes or more): the payment time per chain (p50/p95, from the ledger:
  * reservation to settled) and the process's memory (RSS, V8 heap, `external` = PGlite's WASM
- * memory, native = the embedded Surfpool node, Hardhat's EDR and Node); then every Solana RPC call
+ * memory, native = Hardhat's EDR, LiteSVM and Node); then every Solana RPC call
  * the process made per interval, by method, with a probe of the node's history scan. After the
  * load the reconciler sweeps for up to `--settle` seconds, then the ledger (every status, unclear
  * rows counted) is compared with the chain. A verdict line compares the last third of the run with
@@ -88,6 +88,6 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//,
   for (const f of result.failures.slice(0, 5)) console.log(`  failed: ${f}`);
   console.log(result.verdict.line);
   if (result.failed > 0 || result.mismatches.length > 0) process.exitCode = 1;
-  // Native handles (Surfpool's threads) may linger after stop: leave now.
+  // Native handles (the chains' threads) may linger after stop: leave now.
   process.exit();
 }

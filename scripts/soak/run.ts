@@ -75,7 +75,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
   const payments = running.payments;
   if (!devnet || !payments) throw new Error("the service started without its devnet");
   const chains = options.chains.filter((c) => c === "evm" || devnet.manifest.solana);
-  if (chains.length === 0) throw new Error("no chain to pay on (Surfpool unavailable?)");
+  if (chains.length === 0) throw new Error("no chain to pay on (no Solana node on this platform?)");
   if (devnet.manifest.solana) meter.watch(devnet.manifest.solana.rpcUrl);
   const { server, url } = await listen(running.service.app, { host: "127.0.0.1", port: 0 });
   const payers = Object.fromEntries(chains.map((c) => [c, payerOf(devnet, c)])) as Record<SoakChain, string>;

@@ -37,8 +37,8 @@ export interface SoakSample {
   /** `external`: ArrayBuffers, chiefly PGlite's WASM memory (the ledger). */
   externalMb: number;
   /**
-   * RSS outside V8: RSS minus the V8 heap and `external`. Holds the native code: the Surfpool
-   * node, Hardhat's EDR, Node itself.
+   * RSS outside V8: RSS minus the V8 heap and `external`. Holds the native code: LiteSVM,
+   * Hardhat's EDR, Node itself.
    */
   nativeMb: number;
   /** This process's event-loop delay over the interval, p99 ms: the wait of every callback (drains, RPC answers). */
@@ -61,7 +61,7 @@ export interface SoakLedger {
 }
 
 export interface SoakResult {
-  /** The chains paid on (Solana is left out where Surfpool is unavailable). */
+  /** The chains paid on (Solana is left out where its node is unavailable). */
   chains: SoakChain[];
   samples: SoakSample[];
   turns: number;

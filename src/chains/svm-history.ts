@@ -68,8 +68,9 @@ async function readHistory(
  * Reads payers' histories, at most one read in flight per wallet. A caller joins the next read
  * that has not started yet (the floor is the lowest of its callers'), so a read always starts
  * after every caller asked for it: what landed before any caller's question is in it. Many
- * unclear payments of one wallet at once cost one read, not one each (on Surfpool each page is a
- * scan of the node's whole history under its state lock: docs/devnet.md, "How long it lasts").
+ * unclear payments of one wallet at once cost one read, not one each (a real node's history
+ * reads are among its most expensive calls; the devnet once ran a node on which each page was a
+ * scan of its whole history: docs/devnet.md, "How long it lasts").
  */
 export function payerHistory(rpc: SolanaRpc, pageSize: number) {
   const read = (wallet: string, floor: number) => readHistory(rpc, pageSize, wallet, floor);

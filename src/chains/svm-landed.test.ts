@@ -1,9 +1,9 @@
 /**
  * How many history reads unclear Solana payments cost, against a JSON-RPC node that serves a
  * fixed history (the few methods the resolver calls, in the Solana RPC's shapes) and counts the
- * reads. On Surfpool each `getSignaturesForAddress` scans the node's whole history under its state
- * lock, so one read per unclear payment is what turned a slow devnet into a collapsed one
- * (docs/devnet.md, "How long it lasts"). The end-to-end verdicts on the real devnet are
+ * reads. On the devnet's former node (Surfpool) each `getSignaturesForAddress` scanned its whole
+ * history under its state lock, so one read per unclear payment turned a slow devnet into a
+ * collapsed one (docs/devnet.md, "How long it lasts"). The end-to-end verdicts on the real devnet are
  * test/payments/solana-reconcile.test.ts's.
  */
 import { once } from "node:events";

@@ -1,10 +1,11 @@
 import { type EvmChain, type EvmChainOptions, startEvmChain } from "./evm/chain.js";
 import { errorMessage } from "./facilitator/app.js";
-import { loadSurfpool, type SolanaNode, type SolanaNodeOptions, startSolanaNode } from "./solana/node.js";
+import { loadLiteSvm, type SolanaNode, type SolanaNodeOptions, startSolanaNode } from "./solana/node.js";
 
 /**
  * The devnet's two chains, started side by side: the EVM chain always, the Solana node when
- * Surfpool is there and not turned off (a devnet without it still pays on EVM).
+ * LiteSVM's native module loads on this platform and it is not turned off (a devnet without it
+ * still pays on EVM).
  */
 
 export interface DevnetChains {
@@ -49,16 +50,16 @@ async function startSolana(
   nodeOptions?: SolanaNodeOptions,
 ): Promise<{ node: SolanaNode } | { reason: string }> {
   if (wanted === false) return { reason: "disabled by option (solana: false)" };
-  const loaded = loadSurfpool();
+  const loaded = loadLiteSvm();
   if ("reason" in loaded) {
     if (wanted === true) throw new Error(`Solana requested but unavailable: ${loaded.reason}`);
     return loaded;
   }
   try {
-    return { node: await startSolanaNode(loaded.Surfnet, nodeOptions) };
+    return { node: await startSolanaNode(loaded.binding, nodeOptions) };
   } catch (error) {
     if (wanted === true) throw error;
-    return { reason: `Surfpool failed to start: ${errorMessage(error)}` };
+    return { reason: `the Solana node failed to start: ${errorMessage(error)}` };
   }
 }
 

@@ -42,7 +42,7 @@ function describe(devnet: Devnet, manifestPath: string | null, startMs: number):
   ];
   if (m.solana) {
     lines.push(
-      `  Solana ${m.solana.network} (local Surfpool posing as devnet)   rpc ${m.solana.rpcUrl}   ws ${m.solana.wsUrl}`,
+      `  Solana ${m.solana.network} (local LiteSVM node posing as devnet)   rpc ${m.solana.rpcUrl}   ws ${m.solana.wsUrl}`,
       `    USDC mint ${m.solana.usdcMint}`,
       ...m.solana.wallets.map(
         (w) =>

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
-import { loadSurfpool } from "./solana/node.js";
+import { loadLiteSvm } from "./solana/node.js";
 
 /**
  * A process that starts the devnet (both chains), lets the block interval and the Solana drain
@@ -39,7 +39,7 @@ describe("a process that stopped its devnet", () => {
         }),
       ]).finally(() => clearTimeout(timer));
       expect(code).toBe(0);
-      expect(lines[0]).toBe(`solana ${"reason" in loadSurfpool() ? "off" : "on"}`);
+      expect(lines[0]).toBe(`solana ${"reason" in loadLiteSvm() ? "off" : "on"}`);
       const stopMs = Number(/stopped in (\d+) ms/.exec(lines[1] ?? "")?.[1]);
       expect(stopMs).toBeLessThan(2_000);
       expect(Date.now() - stoppedAt).toBeLessThan(3_000);

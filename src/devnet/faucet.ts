@@ -68,6 +68,6 @@ export function createFaucet(
   return async ({ evm: evmWallets, solana: solanaWallets }) => {
     for (const w of evmWallets) await evm.fund(w.address, w.usdcAtomic);
     if (solanaWallets.length && !solana) throw new Error("Solana is not running");
-    for (const w of solanaWallets) solana?.fund(w.address, w.usdcAtomic);
+    for (const w of solanaWallets) await solana?.fund(w.address, w.usdcAtomic);
   };
 }

@@ -25,7 +25,7 @@ export interface DevnetTuning {
 
 /**
  * Starts the whole local x402 network in this process: an EVM chain (Hardhat EDR) with a
- * USDC-like EIP-3009 token, a Solana node (Surfpool) posing as devnet when available, a
+ * USDC-like EIP-3009 token, a Solana node (LiteSVM) posing as devnet when available, a
  * facilitator with bazaar discovery, the paid demo services and a control server for faults.
  * Every server binds `host` on a random free port; `stop()` frees them all.
  *
@@ -59,7 +59,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
     const chains = await startChains(host, options, onStop);
     const { evm, solana } = chains;
     log(`devnet: EVM chain ${EVM_NETWORK} at ${evm.rpcUrl}, USDC ${evm.usdc}`);
-    if (solana) log(`devnet: Solana ${SOLANA_NETWORK} at ${solana.rpcUrl} (Surfpool)`);
+    if (solana) log(`devnet: Solana ${SOLANA_NETWORK} at ${solana.rpcUrl} (LiteSVM)`);
     else if (chains.solanaUnavailable !== undefined)
       log(`devnet: Solana unavailable: ${chains.solanaUnavailable}`);
 

@@ -7,7 +7,7 @@ export interface DevnetOptions {
   manifestPath?: string | null;
   /** Bearer token for the control endpoints. Default: 32 random bytes, hex, new per start. */
   devToken?: string;
-  /** Start the Solana node. Default: true when the Surfpool native module loads on this machine. */
+  /** Start the Solana node. Default: true when the Solana node (LiteSVM) loads on this machine. */
   solana?: boolean;
   /** Interface every server binds to. Default `127.0.0.1` (loopback only). */
   host?: string;

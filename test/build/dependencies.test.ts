@@ -13,7 +13,8 @@ import { ensureBuilt, OUTFILE } from "../../scripts/build.mjs";
 
 const root = join(import.meta.dirname, "..", "..");
 /** Loaded by the embedded devnet only (src/devnet), absent from a production install. */
-const DEVNET_ONLY = new Set(["hardhat", "solc", "@solana/surfpool-linux-x64-gnu", "x402-hono"]);
+const DEVNET_ONLY = new Set(["hardhat", "solc", "x402-hono"]);
+// LiteSVM's platform package is required by a computed name (src/devnet/solana/litesvm.ts).
 /** Optional native helpers that `ws` tries and does without. */
 const OPTIONAL = new Set(["bufferutil", "utf-8-validate"]);
 

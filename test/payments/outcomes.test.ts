@@ -95,7 +95,7 @@ describe.each(STORES)("payment outcomes on the devnet (%s)", (store: StoreKind) 
 
   it("pays the weather on Solana: stream, ledger and balances agree", async (ctx) => {
     const solana = devnet.manifest.solana;
-    // Surfpool is published for linux-x64 glibc only; elsewhere the devnet runs EVM only.
+    // Where no Solana node loads (LiteSVM has no package for the platform), the devnet runs EVM only.
     if (!solana) return ctx.skip();
     const before = await solanaBalances(devnet);
     const result = await chat(booted.running, {

@@ -177,8 +177,10 @@ describe(`Solana reconciliation (${STORE})`, () => {
     const blockhash = (row.authorization as { blockhash?: string }).blockhash ?? "";
     expect(blockhash).not.toBe("");
 
-    // The chain moves on until the blockhash is no longer valid, and its clock passes a blockhash's
-    // lifetime after the signing (Surfpool's time travel).
+    // The chain moves on past the blockhash's lifetime (the devnet node's `surfnet_timeTravel` to a
+    // slot: the 150 slots pass at once instead of in 12 s), and its clock passes an hour.
+    const slot = await rpc<number>("getSlot", [{ commitment: "finalized" }]);
+    await rpc("surfnet_timeTravel", [{ absoluteSlot: slot + 151 }]);
     await poll(
       async () => {
         const valid = await rpc<{ value: boolean }>("isBlockhashValid", [
