@@ -1,8 +1,8 @@
 /**
  * The devnet's Solana chain: LiteSVM (the Solana runtime, no history of its own) with a clock we
- * move, the blockhashes it issued, and a bounded history of what landed (`history.ts`). Slots
- * follow the wall clock (slot n at start + n × slot time, plus any time travel), so the chain's
- * clock does not fall behind when this process is busy; a blockhash is valid for 150 slots after
+ * move (`slot-clock.ts`: slots follow the wall clock, so the chain's clock does not fall behind
+ * when this process is busy), the blockhashes it issued, and a bounded history of what landed
+ * (`history.ts`); a blockhash is valid for 150 slots after
  * the one that issued it, as on Solana, and a transaction whose blockhash is not valid never lands.
  */
 import { getAddressEncoder } from "@solana/kit";
@@ -21,6 +21,7 @@ import type {
   NativeLiteSvm,
   NativeTransactionMetadata,
 } from "./litesvm.js";
+import { SlotClock } from "./slot-clock.js";
 
 /** Slots a blockhash stays valid after the one that issued it (Solana's MAX_PROCESSING_AGE). */
 export const BLOCKHASH_VALID_SLOTS = 150;
@@ -55,25 +56,16 @@ export interface Simulation {
 export class LocalSolanaChain {
   readonly svm: NativeLiteSvm;
   readonly history: TransactionHistory;
-  private readonly startMs: number;
-  private readonly now: () => number;
-  /** Time travel: from `fromSlot` on, chain time = wall time + `offsetMs`. */
-  private readonly offsets: Array<{ fromSlot: number; offsetMs: number }> = [{ fromSlot: 0, offsetMs: 0 }];
+  private readonly clock: SlotClock;
   private readonly blockhashes = new Map<string, number>();
   private slot = 0;
-  /** Slots skipped by travel to a later slot: the chain runs that far ahead of the wall clock. */
-  private slotsAhead = 0;
   private transactionCount = 0;
 
   constructor(
     private readonly binding: LiteSvmBinding,
-    private readonly options: LocalChainOptions,
+    options: LocalChainOptions,
   ) {
-    if (!Number.isInteger(options.slotTimeMs) || options.slotTimeMs < 1) {
-      throw new Error(`bad Solana slot time ${options.slotTimeMs}`);
-    }
-    this.now = options.now ?? Date.now;
-    this.startMs = this.now();
+    this.clock = new SlotClock(options.slotTimeMs, options.now);
     this.svm = new binding.LiteSvm();
     // Its own history is unbounded by time and duplicates ours: off. Blockhashes are ours to judge.
     this.svm.setTransactionHistory(0n);
@@ -85,7 +77,7 @@ export class LocalSolanaChain {
 
   /** Moves the chain to the slot the wall clock says: a new blockhash, the clock sysvar, pruning. */
   advance(): number {
-    const target = Math.floor((this.now() - this.startMs) / this.options.slotTimeMs) + this.slotsAhead;
+    const target = this.clock.slotNow();
     if (target <= this.slot) return this.slot;
     this.slot = target;
     this.svm.warpToSlot(BigInt(target));
@@ -105,16 +97,12 @@ export class LocalSolanaChain {
 
   /** Unix seconds of a slot, as its block carries it. */
   blockTime(slot: number): number {
-    const offset = [...this.offsets].reverse().find((o) => o.fromSlot <= slot)?.offsetMs ?? 0;
-    return Math.floor((this.startMs + slot * this.options.slotTimeMs + offset) / 1000);
+    return this.clock.blockTime(slot);
   }
 
   /** Chain time jumps to `unixMs` from the next slot on (never backwards). */
   timeTravel(unixMs: number): void {
-    const slot = this.advance();
-    const wallAtNext = this.startMs + (slot + 1) * this.options.slotTimeMs;
-    const offsetMs = Math.max(0, unixMs - wallAtNext);
-    this.offsets.push({ fromSlot: slot + 1, offsetMs });
+    this.clock.timeTravel(unixMs, this.advance());
   }
 
   /**
@@ -122,9 +110,7 @@ export class LocalSolanaChain {
    * time passes too, and blockhashes issued before expire as they would have.
    */
   travelToSlot(slot: number): void {
-    const current = this.advance();
-    if (slot <= current) return;
-    this.slotsAhead += slot - current;
+    this.clock.travelToSlot(slot, this.advance());
     this.advance();
   }
 
