@@ -39,6 +39,7 @@ const INTEGRATION = [
   "src/devnet/discovery.test.ts",
   "src/devnet/evm/interval.test.ts",
   "src/devnet/evm/token.test.ts",
+  "src/devnet/evm/renewal.test.ts",
   "src/devnet/faults.test.ts",
   "src/devnet/payments.test.ts",
   "src/discovery/discovery.test.ts",

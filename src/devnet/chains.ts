@@ -20,6 +20,8 @@ export interface ChainsWanted {
   /** true: Solana or fail; false: none; undefined: when available. */
   solana?: boolean;
   solanaNode?: SolanaNodeOptions;
+  /** The devnet's log (the EVM chain tells its renewals there). */
+  log?: (line: string) => void;
 }
 
 /** Both chains, or the first failure; `onStop` gets the stop of each that started, even then. */
@@ -29,7 +31,7 @@ export async function startChains(
   onStop: (stop: () => Promise<void>) => void,
 ): Promise<DevnetChains> {
   const [evmResult, solanaResult] = await Promise.allSettled([
-    startEvmChain(host, wanted.evmChain),
+    startEvmChain(host, { ...(wanted.log ? { log: wanted.log } : {}), ...wanted.evmChain }),
     startSolana(wanted.solana, wanted.solanaNode),
   ]);
   if (evmResult.status === "fulfilled") onStop(() => evmResult.value.stop());

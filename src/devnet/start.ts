@@ -56,7 +56,7 @@ export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): P
 
   try {
     const startedAt = new Date();
-    const chains = await startChains(host, options, onStop);
+    const chains = await startChains(host, { ...options, log }, onStop);
     const { evm, solana } = chains;
     log(`devnet: EVM chain ${EVM_NETWORK} at ${evm.rpcUrl}, USDC ${evm.usdc}`);
     if (solana) log(`devnet: Solana ${SOLANA_NETWORK} at ${solana.rpcUrl} (LiteSVM)`);

@@ -13,6 +13,8 @@ import { hardhat } from "viem/chains";
 import { PromiseQueue } from "../queue.js";
 import { DEPLOYER_KEY, evmWallets } from "./accounts.js";
 import { loadArtifacts } from "./artifacts.js";
+import { GatedProvider } from "./gate.js";
+import { CarriedState, type Renewal, renewChain } from "./renewal.js";
 
 /** Where every chain has Multicall3; x402's facilitator diagnoses failures through it. */
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -27,9 +29,20 @@ const GAS_ETH_WEI = 10_000n * 10n ** 18n;
  */
 export const DEFAULT_BLOCK_INTERVAL_MS = 1_000;
 
+/**
+ * How many transactions the chain takes before it is renewed (renewal.ts: EDR keeps every block
+ * and state; the state is carried over, the history dropped): about 25 MB of EDR's memory, every
+ * 3-4 minutes at 5 EVM payments a second.
+ */
+export const DEFAULT_RENEW_EVERY = 1_000;
+
 export interface EvmChainOptions {
   /** Interval mining period in ms besides automine; 0 turns it off. Default {@link DEFAULT_BLOCK_INTERVAL_MS}. */
   blockIntervalMs?: number;
+  /** Renew the chain after this many transactions; 0 never. Default {@link DEFAULT_RENEW_EVERY}. */
+  renewEvery?: number;
+  /** Where a renewal, or the reason the chain can no longer be renewed, is told. */
+  log?: (line: string) => void;
 }
 
 /** The process's one EDR context, once registered (see startEvmChain). */
@@ -44,6 +57,11 @@ export interface EvmChain {
   wallets: ReturnType<typeof evmWallets>;
   /** Gives `address` the wallets' gas ETH and mints it `usdcAtomic` (the devnet's faucet). */
   fund(address: Address, usdcAtomic: bigint): Promise<void>;
+  /**
+   * Renews the chain now (it also happens on its own every `renewEvery` transactions): the
+   * answer, or why not (something it cannot carry over, or receipts still awaited).
+   */
+  renew(): Promise<Renewal | { skipped: string }>;
   stop(): Promise<void>;
 }
 
@@ -106,22 +124,36 @@ export async function startEvmChain(host: string, options: EvmChainOptions = {})
     { enabled: false },
   );
   const usdc = await deployContracts(provider, wallets);
+  const gate = new GatedProvider(provider, {
+    token: usdc,
+    code: new Set([usdc.toLowerCase(), MULTICALL3_ADDRESS.toLowerCase()]),
+  });
+  const gated = gate.asProvider();
+  const funded = new Set<Address>();
+  const renewer = startRenewer(gate, options, {
+    token: usdc,
+    codeOnly: [MULTICALL3_ADDRESS],
+    accounts: () => [privateKeyToAccount(DEPLOYER_KEY).address, ...wallets.map((w) => w.address), ...funded],
+  });
   const minting = new PromiseQueue(); // one deployer nonce
-  const server = new JsonRpcServer({ hostname: host, port: 0, provider });
+  const server = new JsonRpcServer({ hostname: host, port: 0, provider: gated });
   const { port } = await server.listen();
   let stopped: Promise<void> | undefined;
   return {
     rpcUrl: `http://${urlHost(host)}:${port}`,
     usdc,
-    provider,
+    provider: gated,
     wallets,
     fund: (address, usdcAtomic) =>
       minting.run(async () => {
-        await rawRequest(provider, "hardhat_setBalance", [address, `0x${GAS_ETH_WEI.toString(16)}`]);
-        if (usdcAtomic > 0n) await mint(provider, usdc, address, usdcAtomic);
+        funded.add(address);
+        await rawRequest(gated, "hardhat_setBalance", [address, `0x${GAS_ETH_WEI.toString(16)}`]);
+        if (usdcAtomic > 0n) await mint(gated, usdc, address, usdcAtomic);
       }),
+    renew: renewer.renew,
     stop() {
       stopped ??= (async () => {
+        renewer.stop();
         await rawRequest(provider, "evm_setIntervalMining", [0]).catch(() => {});
         const closing = server.close();
         server._httpServer.closeAllConnections();
@@ -130,6 +162,51 @@ export async function startEvmChain(host: string, options: EvmChainOptions = {})
       return stopped;
     },
   };
+}
+
+/** How often the chain checks whether it is due for renewal. */
+const RENEW_CHECK_MS = 2_000;
+/** How long a renewal waits for the receipts of transactions sent before it. */
+const RENEW_DRAIN_MS = 5_000;
+
+/** Renews the chain every `renewEvery` transactions, one renewal at a time, on an unref'd timer. */
+function startRenewer(gate: GatedProvider, options: EvmChainOptions, plan: Parameters<typeof renewChain>[1]) {
+  const every = options.renewEvery ?? DEFAULT_RENEW_EVERY;
+  const carried = new CarriedState();
+  let running: Promise<Renewal | { skipped: string }> | undefined;
+  let told = false;
+  const renew = () => {
+    running ??= (async () => {
+      if (gate.foreign) return { skipped: gate.foreign };
+      if (!(await gate.close(RENEW_DRAIN_MS))) return { skipped: "receipts still awaited" };
+      try {
+        const done = await renewChain(gate, plan, carried);
+        options.log?.(
+          `devnet: EVM chain renewed after ${done.transactions} transactions (${done.slots} token slots, ${done.accounts} accounts carried, ${done.ms.toFixed(0)} ms)`,
+        );
+        return done;
+      } catch (error) {
+        gate.foreign ??= `a renewal failed: ${error instanceof Error ? error.message : String(error)}`;
+        return { skipped: gate.foreign };
+      } finally {
+        gate.open();
+      }
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  const timer = setInterval(() => {
+    if (every <= 0 || gate.sent < every || running) return;
+    if (gate.foreign) {
+      if (!told) options.log?.(`devnet: EVM chain no longer renewed (${gate.foreign}); its memory grows`);
+      told = true;
+      return;
+    }
+    void renew();
+  }, RENEW_CHECK_MS);
+  timer.unref();
+  return { renew, stop: () => clearInterval(timer) };
 }
 
 async function deployContracts(
