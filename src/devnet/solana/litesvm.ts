@@ -102,6 +102,10 @@ export function loadLiteSvm(
     return { binding: binding as LiteSvmBinding };
   } catch (error) {
     const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    return { reason: `cannot load ${packageName} (${process.platform}-${process.arch}): ${message}` };
+    return {
+      reason:
+        `cannot load ${packageName} (${process.platform}-${process.arch}): ${message}; ` +
+        `install it with npm install --no-save ${packageName}@1.5.0`,
+    };
   }
 }
