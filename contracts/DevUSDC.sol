@@ -59,6 +59,38 @@ abstract contract Eip3009Token {
         emit Transfer(address(0), to, value);
     }
 
+    /// @notice Devnet only: the minter writes back what a renewed chain carries over (the devnet
+    ///         renews its chain to drop history: src/devnet/evm/renewal.ts). Values are set, not
+    ///         added, and no event is emitted: this is the state as it was, not new transfers.
+    function restoreBalances(uint256 supply, address[] calldata holders, uint256[] calldata balances) external {
+        require(msg.sender == minter, "DevUSDC: caller is not the minter");
+        require(holders.length == balances.length, "DevUSDC: lengths differ");
+        totalSupply = supply;
+        for (uint256 i = 0; i < holders.length; i++) {
+            balanceOf[holders[i]] = balances[i];
+        }
+    }
+
+    /// @notice Devnet only (see restoreBalances): allowances as they were.
+    function restoreAllowances(address[] calldata owners, address[] calldata spenders, uint256[] calldata values)
+        external
+    {
+        require(msg.sender == minter, "DevUSDC: caller is not the minter");
+        require(owners.length == spenders.length && owners.length == values.length, "DevUSDC: lengths differ");
+        for (uint256 i = 0; i < owners.length; i++) {
+            allowance[owners[i]][spenders[i]] = values[i];
+        }
+    }
+
+    /// @notice Devnet only (see restoreBalances): authorizations used or cancelled stay unusable.
+    function restoreAuthorizations(address[] calldata authorizers, bytes32[] calldata nonces) external {
+        require(msg.sender == minter, "DevUSDC: caller is not the minter");
+        require(authorizers.length == nonces.length, "DevUSDC: lengths differ");
+        for (uint256 i = 0; i < authorizers.length; i++) {
+            _authorizationStates[authorizers[i]][nonces[i]] = true;
+        }
+    }
+
     function transfer(address to, uint256 value) external returns (bool) {
         _transfer(msg.sender, to, value);
         return true;

@@ -111,3 +111,13 @@ export function scratchDir(prefix: string): string {
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+/** Whether a process with this id runs (one of another user's counts: EPERM). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
+import { processAlive } from "../../test/helpers.js";
 import { loadLiteSvm } from "./solana/node.js";
 
 /**
@@ -43,6 +44,31 @@ describe("a process that stopped its devnet", () => {
       const stopMs = Number(/stopped in (\d+) ms/.exec(lines[1] ?? "")?.[1]);
       expect(stopMs).toBeLessThan(2_000);
       expect(Date.now() - stoppedAt).toBeLessThan(3_000);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+  }, 60_000);
+
+  it("leaves no EVM chain process behind when it is killed (kill -9)", async () => {
+    const script = `
+import { startDevnet } from "./src/devnet/index.ts";
+const devnet = await startDevnet({ manifestPath: null, solana: false });
+console.log("chain " + devnet.evmChainPid());
+setInterval(() => {}, 1000);
+`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      if (!child.stdout) throw new Error("no stdout");
+      const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
+      const chainPid = Number(/^chain (\d+)$/.exec(line)?.[1]);
+      expect(processAlive(chainPid)).toBe(true);
+      child.kill("SIGKILL");
+      await once(child, "exit");
+      // Its chain process sees the IPC channel close and exits on its own.
+      for (let i = 0; i < 100 && processAlive(chainPid); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(processAlive(chainPid)).toBe(false);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }

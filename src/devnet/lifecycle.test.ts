@@ -89,8 +89,8 @@ describe("start and stop", () => {
       expect(devnet.secrets.solana[wallet.name]).toHaveLength(64);
   });
 
-  it("starts no child process, and stop() frees every port", async () => {
-    expect(childPids()).toEqual(childrenBefore);
+  it("runs one child process, its EVM chain's, and stop() ends it and frees every port", async () => {
+    expect(childPids()).toEqual([...childrenBefore, devnet.evmChainPid()]);
     const urls = urlsOf(devnet.manifest);
     for (const url of urls) expect(await refuses(url), url).toBe(false);
     await devnet.stop();

@@ -215,6 +215,7 @@ function devnetHandle(
       solana: Object.fromEntries((solana?.wallets ?? []).map((w) => [w.name, Uint8Array.from(w.secretKey)])),
     },
     faults: { set: (f) => faults.set(f), reset: () => faults.reset(), get: () => faults.get() },
+    evmChainPid: () => evm.pid,
     stop() {
       stopping ??= stopAll();
       return stopping;

@@ -128,6 +128,11 @@ export interface Devnet {
    * wrote one, so the terminal chat's `--devnet` finds the service.
    */
   announceChatUrl(url: string): Promise<void>;
+  /**
+   * The id of the process the EVM chain runs in (its memory is the devnet's too; a renewal of the
+   * chain starts another). It ends with the devnet, or with this process however that ends.
+   */
+  evmChainPid(): number;
   /** Stops every server and node; ports are free when the promise resolves. Idempotent. */
   stop(): Promise<void>;
 }

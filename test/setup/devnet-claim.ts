@@ -10,6 +10,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { processAlive } from "../helpers.js";
 
 /** How long a worker waits for a devnet: a worker that ended may still be exiting. */
 const CLAIM_DEADLINE_MS = 30_000;
@@ -40,7 +41,7 @@ function tryLock(file: string): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     const holder = holderOf(file);
-    if (holder === undefined || holder === process.pid || alive(holder)) return false;
+    if (holder === undefined || holder === process.pid || processAlive(holder)) return false;
     // The holder is gone: free the lock if it is still that holder's, then race for it anew.
     if (holderOf(file) === holder) rmSync(file, { force: true });
     return false;
@@ -55,14 +56,5 @@ function holderOf(file: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -1,28 +1,19 @@
 import type { Server } from "node:http";
 import { createRequire } from "node:module";
-import {
-  type Address,
-  createWalletClient,
-  custom,
-  type EIP1193Provider,
-  type Hex,
-  publicActions,
-} from "viem";
+import type { Address, EIP1193Provider } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { hardhat } from "viem/chains";
 import { PromiseQueue } from "../queue.js";
 import { DEPLOYER_KEY, evmWallets } from "./accounts.js";
-import { loadArtifacts } from "./artifacts.js";
+import { createEdrProvider, EVM_CHAIN_ID, GAS_ETH_WEI, rawRequest } from "./edr.js";
 import { GatedProvider } from "./gate.js";
 import { CarriedState, type Renewal, renewChain } from "./renewal.js";
+import { deployContracts, MULTICALL3_ADDRESS, mint } from "./token.js";
 
-/** Where every chain has Multicall3; x402's facilitator diagnoses failures through it. */
-export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
-export const EVM_CHAIN_ID = 31337;
+export { createEdrProvider, EVM_CHAIN_ID, rawRequest } from "./edr.js";
+export { MULTICALL3_ADDRESS } from "./token.js";
 export const EVM_NETWORK = `eip155:${EVM_CHAIN_ID}` as const;
 /** EIP-712 domain of the token, equal to Circle's USDC so the "exact" scheme's defaults apply. */
 export const USDC_DOMAIN = { name: "USD Coin", version: "2" } as const;
-const GAS_ETH_WEI = 10_000n * 10n ** 18n;
 /**
  * An empty block every second besides automine, so chain time follows the wall clock while no
  * transaction comes (the reconciler judges EIP-3009 `validBefore` by chain time).
@@ -45,16 +36,15 @@ export interface EvmChainOptions {
   log?: (line: string) => void;
 }
 
-/** The process's one EDR context, once registered (see startEvmChain). */
-let edrContext: Promise<unknown> | undefined;
-
 /** A running local EVM chain with the token deployed and the wallets funded. */
 export interface EvmChain {
   rpcUrl: string;
   usdc: Address;
-  /** In-process EIP-1193 provider (fast path for setup and balance reads). */
+  /** The chain's EIP-1193 provider, through the gate, without HTTP (setup and balance reads). */
   provider: EIP1193Provider;
   wallets: ReturnType<typeof evmWallets>;
+  /** The id of the process EDR runs in (edr.ts); a renewal starts another. */
+  readonly pid: number;
   /** Gives `address` the wallets' gas ETH and mints it `usdcAtomic` (the devnet's faucet). */
   fund(address: Address, usdcAtomic: bigint): Promise<void>;
   /**
@@ -72,25 +62,14 @@ interface HardhatJsonRpcServer {
 }
 
 /**
- * Starts Hardhat 2's EDR node inside this process (no child process to orphan) and serves it
- * over JSON-RPC on `host`, port 0. `allowBlocksWithSameTimestamp` keeps bursts of payments
- * from pushing block time ahead of the wall clock (authorizations would read as expired).
- * Blocks come on every transaction (automine) and also every `blockIntervalMs` (EDR mines them
- * on its own thread, which holds no Node handle; `stop()` turns it off all the same).
+ * Starts Hardhat 2's EDR node in a process of its own (edr.ts: it ends with this one, even on
+ * kill -9) and serves it over JSON-RPC from this process on `host`, port 0, through the gate that
+ * renews it (renewal.ts). `allowBlocksWithSameTimestamp` keeps bursts of payments from pushing
+ * block time ahead of the wall clock (authorizations would read as expired). Blocks come on every
+ * transaction (automine) and also every `blockIntervalMs`; `stop()` ends the chain's process.
  */
 export async function startEvmChain(host: string, options: EvmChainOptions = {}): Promise<EvmChain> {
   const require = createRequire(import.meta.url);
-  const { createHardhatNetworkProvider, getGlobalEdrContext } =
-    require("hardhat/internal/hardhat-network/provider/provider") as {
-      createHardhatNetworkProvider(config: unknown, logger: { enabled: boolean }): Promise<EIP1193Provider>;
-      getGlobalEdrContext(): Promise<unknown>;
-    };
-  // Hardhat keeps one EDR context per process and hands it out before its provider factory is
-  // registered: a second chain started meanwhile failed with "Provider for provided chain type
-  // does not exist" (2 in 14 starts of two devnets at once). Every chain waits for the one
-  // registration.
-  edrContext ??= getGlobalEdrContext();
-  await edrContext;
   const { JsonRpcServer } = require("hardhat/internal/hardhat-network/jsonrpc/server") as {
     JsonRpcServer: new (config: {
       hostname: string;
@@ -99,40 +78,20 @@ export async function startEvmChain(host: string, options: EvmChainOptions = {})
     }) => HardhatJsonRpcServer;
   };
   const wallets = evmWallets();
-  const provider = await createHardhatNetworkProvider(
-    {
-      hardfork: "cancun",
-      chainId: EVM_CHAIN_ID,
-      networkId: EVM_CHAIN_ID,
-      blockGasLimit: 30_000_000,
-      minGasPrice: 0n,
-      automine: true,
-      intervalMining: options.blockIntervalMs ?? DEFAULT_BLOCK_INTERVAL_MS,
-      mempoolOrder: "priority",
-      chains: new Map(),
-      genesisAccounts: [DEPLOYER_KEY, ...wallets.map((w) => w.privateKey)].map((privateKey) => ({
-        privateKey,
-        balance: GAS_ETH_WEI.toString(),
-      })),
-      allowUnlimitedContractSize: false,
-      throwOnTransactionFailures: true,
-      throwOnCallFailures: true,
-      allowBlocksWithSameTimestamp: true,
-      enableTransientStorage: false,
-      enableRip7212: false,
-    },
-    { enabled: false },
-  );
+  const blockIntervalMs = options.blockIntervalMs ?? DEFAULT_BLOCK_INTERVAL_MS;
+  const provider = await createEdrProvider(blockIntervalMs);
   const usdc = await deployContracts(provider, wallets);
   const gate = new GatedProvider(provider, {
     token: usdc,
-    code: new Set([usdc.toLowerCase(), MULTICALL3_ADDRESS.toLowerCase()]),
+    // Multicall3's code is planted again on a new chain; the token's is deployed again, so code set
+    // at its address (a test planting another variant) is something a renewal cannot carry.
+    code: new Set([MULTICALL3_ADDRESS.toLowerCase()]),
   });
   const gated = gate.asProvider();
   const funded = new Set<Address>();
   const renewer = startRenewer(gate, options, {
     token: usdc,
-    codeOnly: [MULTICALL3_ADDRESS],
+    fresh: () => createEdrProvider(blockIntervalMs),
     accounts: () => [privateKeyToAccount(DEPLOYER_KEY).address, ...wallets.map((w) => w.address), ...funded],
   });
   const minting = new PromiseQueue(); // one deployer nonce
@@ -144,6 +103,9 @@ export async function startEvmChain(host: string, options: EvmChainOptions = {})
     usdc,
     provider: gated,
     wallets,
+    get pid() {
+      return gate.inner.pid;
+    },
     fund: (address, usdcAtomic) =>
       minting.run(async () => {
         funded.add(address);
@@ -153,11 +115,11 @@ export async function startEvmChain(host: string, options: EvmChainOptions = {})
     renew: renewer.renew,
     stop() {
       stopped ??= (async () => {
-        renewer.stop();
-        await rawRequest(provider, "evm_setIntervalMining", [0]).catch(() => {});
+        await renewer.stop();
         const closing = server.close();
         server._httpServer.closeAllConnections();
         await closing;
+        await gate.inner.close();
       })();
       return stopped;
     },
@@ -206,55 +168,11 @@ function startRenewer(gate: GatedProvider, options: EvmChainOptions, plan: Param
     void renew();
   }, RENEW_CHECK_MS);
   timer.unref();
-  return { renew, stop: () => clearInterval(timer) };
-}
-
-async function deployContracts(
-  provider: EIP1193Provider,
-  wallets: ReturnType<typeof evmWallets>,
-): Promise<Address> {
-  const { contracts } = loadArtifacts();
-  const client = createWalletClient({
-    account: privateKeyToAccount(DEPLOYER_KEY),
-    chain: hardhat,
-    transport: custom(provider),
-  }).extend(publicActions);
-  await rawRequest(provider, "hardhat_setCode", [MULTICALL3_ADDRESS, contracts.Multicall3.deployedBytecode]);
-  const deployHash = await client.deployContract({
-    abi: contracts.DevUSDC.abi,
-    bytecode: contracts.DevUSDC.bytecode,
-  });
-  const receipt = await client.waitForTransactionReceipt({ hash: deployHash });
-  const usdc = receipt.contractAddress;
-  if (!usdc) throw new Error("DevUSDC deployment produced no contract address");
-  for (const wallet of wallets) {
-    if (wallet.usdcAtomic > 0n) await mint(provider, usdc, wallet.address, wallet.usdcAtomic);
-  }
-  return usdc;
-}
-
-/** Mints `amount` of the token to `to` from the deployer (the token's owner), and waits for it. */
-async function mint(provider: EIP1193Provider, usdc: Address, to: Address, amount: bigint): Promise<void> {
-  const client = createWalletClient({
-    account: privateKeyToAccount(DEPLOYER_KEY),
-    chain: hardhat,
-    transport: custom(provider),
-  }).extend(publicActions);
-  const hash: Hex = await client.writeContract({
-    address: usdc,
-    abi: loadArtifacts().contracts.DevUSDC.abi,
-    functionName: "mint",
-    args: [to, amount],
-  });
-  await client.waitForTransactionReceipt({ hash });
-}
-
-/** Calls a node-specific JSON-RPC method that viem's typed provider does not know. */
-export function rawRequest(provider: EIP1193Provider, method: string, params: unknown[]): Promise<unknown> {
-  const loose = provider as unknown as {
-    request(args: { method: string; params: unknown[] }): Promise<unknown>;
+  const stop = async () => {
+    clearInterval(timer);
+    await running?.catch(() => {});
   };
-  return loose.request({ method, params });
+  return { renew, stop };
 }
 
 /** Brackets IPv6 literals for use in a URL. */

@@ -7,6 +7,7 @@ import {
   parseTransaction,
 } from "viem";
 import { loadArtifacts } from "./artifacts.js";
+import type { EdrProvider } from "./edr.js";
 
 type Request = { method: string; params?: unknown };
 type Loose = { request(args: Request): Promise<unknown> };
@@ -45,11 +46,13 @@ export class GatedProvider {
   readonly windows = new Map<string, bigint>();
   private readonly unreceipted = new Map<Hex, number>();
   private inFlight = 0;
+  private sendsInFlight = 0;
   /** While a renewal holds calls: sends only at first, then every call (`all`). */
   private closed: { all: boolean; opened: Promise<void>; open: () => void } | undefined;
 
   constructor(
-    readonly inner: EIP1193Provider,
+    /** EDR's provider: a renewal replaces it with the new chain's. */
+    public inner: EdrProvider,
     private readonly renewable: { code: ReadonlySet<string>; token: Address },
     private readonly now: () => number = Date.now,
   ) {}
@@ -57,7 +60,9 @@ export class GatedProvider {
   /** EIP-1193: waits while the gate holds this kind of call, then passes it on and takes note. */
   async request(args: Request): Promise<unknown> {
     while (this.closed && (this.closed.all || SENDS.has(args.method))) await this.closed.opened;
+    const send = SENDS.has(args.method);
     this.inFlight++;
+    if (send) this.sendsInFlight++;
     try {
       this.noteBefore(args);
       const result = await (this.inner as unknown as Loose).request(args);
@@ -65,6 +70,7 @@ export class GatedProvider {
       return result;
     } finally {
       this.inFlight--;
+      if (send) this.sendsInFlight--;
     }
   }
 
@@ -99,7 +105,7 @@ export class GatedProvider {
     });
     this.closed = { all: false, opened, open };
     const until = this.now() + deadlineMs;
-    while (this.pendingReceipts() > 0 || this.inFlight > 0) {
+    while (this.pendingReceipts() > 0 || this.sendsInFlight > 0) {
       if (this.now() > until) {
         this.open();
         return false;

@@ -3,7 +3,8 @@
  * On a real EDR chain: payments by EIP-3009 authorization, an approval, a cancelled authorization
  * and gas spent before; after the renewal every balance, allowance, the supply, the facilitator's
  * nonce and ETH are as they were, a used authorization cannot be replayed and a cancelled one not
- * used, a new payment goes through, blocks go on, and the old blocks are gone.
+ * used, a new payment goes through, blocks go on, the old blocks are gone and so is the old chain's
+ * process.
  */
 
 import {
@@ -17,6 +18,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { processAlive } from "../../../test/helpers.js";
 import { transferWithAuthorization } from "../../chains/testing/eip3009.js";
 import { loadArtifacts } from "./artifacts.js";
 import { type EvmChain, rawRequest, startEvmChain, USDC_DOMAIN } from "./chain.js";
@@ -145,8 +147,13 @@ describe("renewing the EVM chain", () => {
     const blocksBefore = await blockNumber();
     expect(before.used).toBe(true);
 
+    const oldPid = chain.pid;
     const renewal = await chain.renew();
     expect(renewal).toMatchObject({ transactions: expect.any(Number) });
+    // The old chain's process has ended (EDR frees its memory no other way) and a new one runs.
+    expect(chain.pid).not.toBe(oldPid);
+    expect(processAlive(oldPid)).toBe(false);
+    expect(processAlive(chain.pid)).toBe(true);
 
     expect(await state()).toEqual(before);
     expect(await blockNumber()).toBeLessThan(blocksBefore);

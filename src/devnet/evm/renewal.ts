@@ -1,5 +1,6 @@
 import {
   type Address,
+  type EIP1193Provider,
   encodeAbiParameters,
   getAddress,
   type Hex,
@@ -9,19 +10,26 @@ import {
   parseAbiItem,
   toEventSelector,
 } from "viem";
+import { loadArtifacts } from "./artifacts.js";
+import { type EdrProvider, rawRequest } from "./edr.js";
 import type { GatedProvider } from "./gate.js";
+import { deployContracts, deployerClient } from "./token.js";
 
 /**
  * Renewing the EVM chain: EDR keeps every block and every state it ever had in memory (12-35 KB
  * per payment, with no setting to drop them: docs/devnet.md, "How long it lasts"), so after a
- * while the devnet starts the chain afresh (`hardhat_reset`) with today's state carried over: the
- * token's code and every storage slot the devnet's token uses (its supply, every balance and
- * allowance it ever recorded, every authorization used or cancelled whose signed window is still
- * open or unknown), Multicall3's code, and the ETH balance and nonce of every account that paid
- * gas or was funded. What is dropped is history: blocks, receipts and logs from before (block
- * numbers start again from 0). The service does not read those: it judges an EIP-3009 payment by
- * the token's `authorizationState`, which is carried. A chain with anything the renewal cannot
- * carry (a contract of unknown layout, a storage slot set by hand) is not renewed.
+ * while the devnet moves to a new chain (a new EDR provider in a thread of its own; the old thread ends,
+ * and its memory with it: EDR frees none of it while its thread lives) with today's state carried over: Multicall3 and the token deployed again as at
+ * the start (the deployer's first transaction: the same address), the token's supply, every
+ * balance and allowance it ever recorded, and every authorization used or cancelled whose signed
+ * window is still open or unknown, written back by the token's minter-only `restore*` functions
+ * (ordinary transactions: EDR keeps state set by `hardhat_setStorageAt` in a way that made every
+ * later block cost hundreds of KB), and the ETH balance and nonce of every account that paid gas
+ * or was funded. What is dropped is history: blocks, receipts and logs from before (block numbers
+ * start again from 0). The service does not read those: it judges an EIP-3009 payment by the
+ * token's `authorizationState`, which is carried. A chain with anything the renewal cannot carry
+ * (a contract of unknown layout, the token's code replaced, a storage slot set by hand) is not
+ * renewed.
  */
 
 /** DevUSDC's storage layout (contracts/DevUSDC.sol): slot numbers of its state variables. */
@@ -50,7 +58,7 @@ export class CarriedState {
   readonly authorizations = new Map<string, bigint | null>();
   readonly accounts = new Set<Address>();
 
-  /** The token's storage slots this state covers. */
+  /** The token's storage slots this state covers (tests). */
   tokenSlots(): Hex[] {
     const slots: Hex[] = [numberToHex(SLOT.totalSupply, { size: 32 })];
     for (const holder of this.holders) slots.push(mappingSlot(addressKey(holder), SLOT.balanceOf));
@@ -75,11 +83,14 @@ export class CarriedState {
 
 export interface RenewalPlan {
   token: Address;
-  /** Contracts whose code is carried (they keep no storage of their own). */
-  codeOnly: Address[];
   /** Accounts whose ETH balance and nonce are carried, besides those the gate saw send. */
   accounts: () => Iterable<Address>;
+  /** A new, empty chain configured as the first. */
+  fresh: () => Promise<EdrProvider>;
 }
+
+/** How many entries one `restore*` transaction writes (well within a block's gas). */
+const RESTORE_BATCH = 400;
 
 type Call = (method: string, params: unknown[]) => Promise<unknown>;
 
@@ -93,7 +104,8 @@ export interface Renewal {
 
 /**
  * Renews the chain behind `gate`, which must be closed (no call under way or let through but
- * ours). Reads what to carry, resets, writes it back, and checks every value it wrote.
+ * ours): reads what to carry from the old chain, writes it into a new one, checks every value,
+ * then the gate forwards to the new chain and the old one stops.
  */
 export async function renewChain(
   gate: GatedProvider,
@@ -101,52 +113,124 @@ export async function renewChain(
   carried: CarriedState,
 ): Promise<Renewal> {
   const started = performance.now();
-  const call: Call = (method, params) =>
-    (
-      gate.inner as unknown as { request(a: { method: string; params: unknown[] }): Promise<unknown> }
-    ).request({
-      method,
-      params,
-    });
+  const old = gate.inner;
+  const call: Call = (method, params) => rawRequest(old, method, params);
   const latest = (await call("eth_getBlockByNumber", ["latest", false])) as { timestamp: Hex };
   await collectTokenKeys(call, plan.token, carried, gate.windows);
   carried.dropClosed(BigInt(latest.timestamp));
-  for (const account of [...plan.accounts(), ...gate.senders, ...carried.holders])
-    carried.accounts.add(account);
-
-  const slots = carried.tokenSlots();
-  const storage = await Promise.all(
-    slots.map((slot) => call("eth_getStorageAt", [plan.token, slot, "latest"])),
-  );
-  const codes = await Promise.all(
-    [plan.token, ...plan.codeOnly].map((a) => call("eth_getCode", [a, "latest"])),
-  );
+  // Accounts whose ETH and nonce matter: the devnet's own, the funded ones, those that paid gas.
+  for (const account of [...plan.accounts(), ...gate.senders]) carried.accounts.add(account);
+  const state = await readToken(call, plan.token, carried);
   const accounts = [...carried.accounts];
-  const balances = await Promise.all(accounts.map((a) => call("eth_getBalance", [a, "latest"])));
-  const nonces = await Promise.all(accounts.map((a) => call("eth_getTransactionCount", [a, "latest"])));
-
-  await call("hardhat_reset", []);
-  const now = BigInt(Math.floor(Date.now() / 1000));
-  if (BigInt(latest.timestamp) > now) await call("evm_setNextBlockTimestamp", [latest.timestamp]);
-  for (const [i, address] of [plan.token, ...plan.codeOnly].entries())
-    await call("hardhat_setCode", [address, codes[i]]);
-  for (const [i, slot] of slots.entries())
-    await call("hardhat_setStorageAt", [plan.token, slot, pad(storage[i] as Hex)]);
-  for (const [i, address] of accounts.entries()) {
-    await call("hardhat_setBalance", [address, balances[i]]);
-    await call("hardhat_setNonce", [address, nonces[i]]);
+  const balances: unknown[] = [];
+  const nonces: unknown[] = [];
+  for (const account of accounts) {
+    balances.push(await call("eth_getBalance", [account, "latest"]));
+    nonces.push(await call("eth_getTransactionCount", [account, "latest"]));
   }
 
-  const back = await Promise.all(slots.map((slot) => call("eth_getStorageAt", [plan.token, slot, "latest"])));
-  for (const [i, value] of back.entries()) {
-    if (BigInt(value as Hex) !== BigInt(storage[i] as Hex))
-      throw new Error(`renewal: token slot ${slots[i]} reads ${value}, not ${storage[i]}`);
+  const next = await plan.fresh();
+  try {
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    if (BigInt(latest.timestamp) > now)
+      await rawRequest(next, "evm_setNextBlockTimestamp", [latest.timestamp]);
+    const token = await deployContracts(next);
+    if (token.toLowerCase() !== plan.token.toLowerCase())
+      throw new Error(`the token was deployed at ${token}, not ${plan.token}`);
+    await writeToken(next, plan.token, state);
+    for (const [i, address] of accounts.entries()) {
+      await rawRequest(next, "hardhat_setBalance", [address, balances[i]]);
+      const nonce = BigInt(nonces[i] as Hex);
+      if (nonce > BigInt((await rawRequest(next, "eth_getTransactionCount", [address, "latest"])) as Hex))
+        await rawRequest(next, "hardhat_setNonce", [address, numberToHex(nonce)]);
+    }
+    const back = await readToken((m, p) => rawRequest(next, m, p), plan.token, carried);
+    if (JSON.stringify(back, bigints) !== JSON.stringify(state, bigints))
+      throw new Error("the new chain's token state differs from the old one's");
+  } catch (error) {
+    await next.close();
+    throw error;
   }
+  gate.inner = next;
+  await old.close();
   const transactions = gate.sent;
   gate.sent = 0;
   gate.senders.clear();
-  for (const [key, validBefore] of gate.windows) if (validBefore <= now) gate.windows.delete(key);
-  return { transactions, slots: slots.length, accounts: accounts.length, ms: performance.now() - started };
+  const chainNow = BigInt(latest.timestamp);
+  for (const [key, validBefore] of gate.windows) if (validBefore <= chainNow) gate.windows.delete(key);
+  return {
+    transactions,
+    slots: 1 + state.holders.length + state.approvals.length + state.authorizations.length,
+    accounts: accounts.length,
+    ms: performance.now() - started,
+  };
+}
+
+const bigints = (_key: string, value: unknown) => (typeof value === "bigint" ? value.toString() : value);
+
+interface TokenState {
+  supply: bigint;
+  holders: Array<[Address, bigint]>;
+  approvals: Array<[Address, Address, bigint]>;
+  authorizations: Array<[Address, Hex]>;
+}
+
+/**
+ * The token's values at the carried keys (storage reads: cheaper than calls), one read at a time:
+ * EDR answering hundreds of reads at once made every block it mined afterwards cost about 700 KB
+ * instead of about 50 (800 parallel reads after 800 payments; docs/devnet.md, "How long it lasts").
+ */
+async function readToken(call: Call, token: Address, carried: CarriedState): Promise<TokenState> {
+  const word = async (slot: Hex) => BigInt((await call("eth_getStorageAt", [token, slot, "latest"])) as Hex);
+  const state: TokenState = {
+    supply: await word(numberToHex(SLOT.totalSupply, { size: 32 })),
+    holders: [],
+    approvals: [],
+    authorizations: [],
+  };
+  for (const holder of carried.holders)
+    state.holders.push([holder, await word(mappingSlot(addressKey(holder), SLOT.balanceOf))]);
+  for (const pair of carried.approvals) {
+    const [owner, spender] = pair.split(":") as [Address, Address];
+    const slot = mappingSlot(addressKey(spender), mappingSlot(addressKey(owner), SLOT.allowance));
+    state.approvals.push([owner, spender, await word(slot)]);
+  }
+  for (const key of carried.authorizations.keys()) {
+    const [authorizer, nonce] = key.split(":") as [Address, Hex];
+    const used = await word(
+      mappingSlot(nonce, mappingSlot(addressKey(authorizer), SLOT.authorizationStates)),
+    );
+    if (used !== 0n) state.authorizations.push([getAddress(authorizer), nonce]);
+  }
+  return state;
+}
+
+/** Writes `state` into the freshly deployed token by its minter-only `restore*` functions. */
+async function writeToken(provider: EIP1193Provider, token: Address, state: TokenState): Promise<void> {
+  const client = deployerClient(provider);
+  const abi = loadArtifacts().contracts.DevUSDC.abi;
+  const send = async (functionName: string, args: readonly unknown[]) =>
+    client.waitForTransactionReceipt({
+      hash: await client.writeContract({ address: token, abi, functionName, args } as never),
+    });
+  const holders = state.holders.filter(([, balance]) => balance > 0n);
+  await send("restoreBalances", [state.supply, [], []]);
+  for (const batch of chunks(holders))
+    await send("restoreBalances", [state.supply, batch.map(([h]) => h), batch.map(([, b]) => b)]);
+  for (const batch of chunks(state.approvals.filter(([, , v]) => v > 0n)))
+    await send("restoreAllowances", [
+      batch.map(([o]) => o),
+      batch.map(([, s]) => s),
+      batch.map(([, , v]) => v),
+    ]);
+  for (const batch of chunks(state.authorizations))
+    await send("restoreAuthorizations", [batch.map(([a]) => a), batch.map(([, n]) => n)]);
+}
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += RESTORE_BATCH) out.push(items.slice(i, i + RESTORE_BATCH));
+  return out;
 }
 
 /** Every holder, approval and authorization the token's logs name since the chain started. */
