@@ -22,15 +22,15 @@ const UNCLEAR = ["unknown", "signed", "submitted"] as const;
 const mb = (bytes: number) => bytes / 1024 / 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resident memory of this process (VmRSS; `process.memoryUsage().rss` elsewhere). */
-function rssBytes(): number {
+/** Resident memory of a process (VmRSS; for this one `process.memoryUsage().rss` off Linux, else 0). */
+function rssBytes(pid: number | "self" = "self"): number {
   try {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     if (match?.[1]) return Number(match[1]) * 1024;
   } catch {
     // Not Linux: Node's own figure.
   }
-  return process.memoryUsage().rss;
+  return pid === "self" ? process.memoryUsage().rss : 0;
 }
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
@@ -48,6 +48,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 interface Interval {
   atMs: number;
   rss: number;
+  evmChainRss: number;
   heap: number;
   heapTotal: number;
   external: number;
@@ -70,7 +71,16 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
     RATE_LIMIT_POINTS: "1000000",
     LIMIT_DAILY: "1000",
   };
-  const running = await bootstrap(loadConfig(env), silentLogger, { devnetManifest: null });
+  // The devnet's own lines (its EVM chain's renewals) go to the soak's log; the service is silent.
+  const logger = {
+    ...silentLogger,
+    info: (message: string, fields?: Record<string, unknown>) => {
+      const line = fields?.line;
+      if (message === "devnet" && typeof line === "string" && line.startsWith("devnet: EVM chain"))
+        options.log?.(`  ${line}`);
+    },
+  };
+  const running = await bootstrap(loadConfig(env), logger, { devnetManifest: null });
   const devnet = running.devnet;
   const payments = running.payments;
   if (!devnet || !payments) throw new Error("the service started without its devnet");
@@ -87,6 +97,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
       pay: (chain, city) => chatTurn(url, devnet.manifest.devToken, payers[chain], city),
       probe: () => probeHistory(devnet, payers.solana),
       chainBehind: () => chainBehind(devnet),
+      evmChainPid: () => devnet.evmChainPid(),
     });
   } finally {
     await closeServer(server);
@@ -169,6 +180,8 @@ interface DriveDeps {
   pay(chain: SoakChain, city: string): Promise<string | undefined>;
   probe(): Promise<number>;
   chainBehind(): Promise<number>;
+  /** The EVM chain's process (the devnet runs it beside this one). */
+  evmChainPid(): number;
 }
 
 /** The open-loop load: a turn every 1/rate s, alternating chains, sampled every `sampleMs`. */
@@ -214,6 +227,7 @@ async function drive(
     const solanaRpc = meter.take();
     const usage = process.memoryUsage();
     const rss = rssBytes();
+    const evmChainRss = rssBytes(deps.evmChainPid());
     const loopP99Ms = loop.percentile(99) / 1e6;
     loop.reset();
     const probeHistoryMs = await deps.probe().catch(() => Number.NaN);
@@ -221,6 +235,7 @@ async function drive(
     const m: Interval = {
       atMs: Date.now() - t0,
       rss,
+      evmChainRss,
       heap: usage.heapUsed,
       heapTotal: usage.heapTotal,
       external: usage.external,
@@ -232,7 +247,7 @@ async function drive(
     };
     intervals.push(m);
     log(
-      `  t=${Math.round(m.atMs / 1000)}s turns=${m.turnTimes.length} turn p50=${percentile(m.turnTimes, 50).toFixed(0)}ms failed=${m.failed} rss=${mb(m.rss).toFixed(0)}MB heap=${mb(m.heap).toFixed(0)}MB native=${mb(rss - usage.heapTotal - usage.external).toFixed(0)}MB history scan=${probeHistoryMs.toFixed(1)}ms loop p99=${loopP99Ms.toFixed(0)}ms`,
+      `  t=${Math.round(m.atMs / 1000)}s turns=${m.turnTimes.length} turn p50=${percentile(m.turnTimes, 50).toFixed(0)}ms failed=${m.failed} rss=${mb(m.rss).toFixed(0)}+${mb(evmChainRss).toFixed(0)}MB heap=${mb(m.heap).toFixed(0)}MB native=${mb(rss - usage.heapTotal - usage.external).toFixed(0)}MB history scan=${probeHistoryMs.toFixed(1)}ms loop p99=${loopP99Ms.toFixed(0)}ms`,
     );
   };
   const sampler = setInterval(() => void takeSample(), options.sampleMs);
@@ -300,7 +315,8 @@ function bucket(
       turnP50: percentile(m.turnTimes, 50),
       failed: m.failed,
       skipped: m.skipped,
-      rssMb: mb(m.rss),
+      rssMb: mb(m.rss + m.evmChainRss),
+      evmChainMb: mb(m.evmChainRss),
       heapMb: mb(m.heap),
       externalMb: mb(m.external),
       nativeMb: mb(m.rss - m.heapTotal - m.external),

@@ -32,13 +32,16 @@ export interface SoakSample {
   turnP50: number;
   failed: number;
   skipped: number;
+  /** The devnet's resident memory: this process's and its EVM chain process's. */
   rssMb: number;
+  /** The EVM chain process's alone (EDR; renewed every 1,000 transactions). */
+  evmChainMb: number;
   heapMb: number;
   /** `external`: ArrayBuffers, chiefly PGlite's WASM memory (the ledger). */
   externalMb: number;
   /**
-   * RSS outside V8: RSS minus the V8 heap and `external`. Holds the native code: LiteSVM,
-   * Hardhat's EDR, Node itself.
+   * This process's RSS outside V8: its RSS minus the V8 heap and `external`. Holds the native
+   * code: LiteSVM, Node itself (EDR runs in the EVM chain's process).
    */
   nativeMb: number;
   /** This process's event-loop delay over the interval, p99 ms: the wait of every callback (drains, RPC answers). */
