@@ -51,9 +51,9 @@ describe("a process that stopped its devnet", () => {
 
   it("leaves no EVM chain process behind when it is killed (kill -9)", async () => {
     const script = `
-import { startDevnet } from "./src/devnet/index.ts";
-const devnet = await startDevnet({ manifestPath: null, solana: false });
-console.log("chain " + devnet.evmChainPid());
+import { createEdrProvider } from "./src/devnet/evm/edr.ts";
+const chain = await createEdrProvider(1000);
+console.log("chain " + chain.pid);
 setInterval(() => {}, 1000);
 `;
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
@@ -66,7 +66,7 @@ setInterval(() => {}, 1000);
       expect(processAlive(chainPid)).toBe(true);
       child.kill("SIGKILL");
       await once(child, "exit");
-      // Its chain process sees the IPC channel close and exits on its own.
+      // The chain's process sees the IPC channel close and exits on its own.
       for (let i = 0; i < 100 && processAlive(chainPid); i++) await new Promise((r) => setTimeout(r, 100));
       expect(processAlive(chainPid)).toBe(false);
     } finally {
