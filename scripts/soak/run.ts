@@ -225,6 +225,8 @@ async function drive(
     const w = window;
     window = { turnTimes: [], failed: 0, skipped: 0 };
     const solanaRpc = meter.take();
+    // Under NODE_OPTIONS=--expose-gc a full collection comes first: heap used is then the live heap.
+    (globalThis as { gc?: () => void }).gc?.();
     const usage = process.memoryUsage();
     const rss = rssBytes();
     const evmChainRss = rssBytes(deps.evmChainPid());
@@ -247,7 +249,7 @@ async function drive(
     };
     intervals.push(m);
     log(
-      `  t=${Math.round(m.atMs / 1000)}s turns=${m.turnTimes.length} turn p50=${percentile(m.turnTimes, 50).toFixed(0)}ms failed=${m.failed} rss=${mb(m.rss).toFixed(0)}+${mb(evmChainRss).toFixed(0)}MB heap=${mb(m.heap).toFixed(0)}MB native=${mb(rss - usage.heapTotal - usage.external).toFixed(0)}MB history scan=${probeHistoryMs.toFixed(1)}ms loop p99=${loopP99Ms.toFixed(0)}ms`,
+      `  t=${Math.round(m.atMs / 1000)}s turns=${m.turnTimes.length} turn p50=${percentile(m.turnTimes, 50).toFixed(0)}ms failed=${m.failed} rss=${mb(m.rss).toFixed(0)}+${mb(evmChainRss).toFixed(0)}MB heap=${mb(m.heap).toFixed(0)}/${mb(m.heapTotal).toFixed(0)}MB native=${mb(rss - usage.heapTotal - usage.external).toFixed(0)}MB history scan=${probeHistoryMs.toFixed(1)}ms loop p99=${loopP99Ms.toFixed(0)}ms`,
     );
   };
   const sampler = setInterval(() => void takeSample(), options.sampleMs);
