@@ -34,7 +34,12 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEPLOYER_KEY } from "../../src/devnet/evm/accounts.js";
 import { loadArtifacts } from "../../src/devnet/evm/artifacts.js";
-import { MULTICALL3_ADDRESS, rawRequest, USDC_DOMAIN } from "../../src/devnet/evm/chain.js";
+import {
+  createEdrProvider,
+  MULTICALL3_ADDRESS,
+  rawRequest,
+  USDC_DOMAIN,
+} from "../../src/devnet/evm/chain.js";
 import { createFacilitatorApp } from "../../src/devnet/facilitator/app.js";
 import { DiscoveryCatalog } from "../../src/devnet/facilitator/catalog.js";
 import { createFacilitator } from "../../src/devnet/facilitator/schemes.js";
@@ -373,9 +378,6 @@ interface PosingChain {
  */
 async function startChainPosingAs(chainId: number): Promise<PosingChain> {
   const require = createRequire(import.meta.url);
-  const { createHardhatNetworkProvider } = require("hardhat/internal/hardhat-network/provider/provider") as {
-    createHardhatNetworkProvider(config: unknown, logger: { enabled: boolean }): Promise<EIP1193Provider>;
-  };
   const { JsonRpcServer } = require("hardhat/internal/hardhat-network/jsonrpc/server") as {
     JsonRpcServer: new (config: {
       hostname: string;
@@ -387,30 +389,10 @@ async function startChainPosingAs(chainId: number): Promise<PosingChain> {
       _httpServer: { closeAllConnections(): void };
     };
   };
-  const provider = await createHardhatNetworkProvider(
-    {
-      hardfork: "cancun",
-      chainId,
-      networkId: chainId,
-      blockGasLimit: 30_000_000,
-      minGasPrice: 0n,
-      automine: true,
-      intervalMining: 0,
-      mempoolOrder: "priority",
-      chains: new Map(),
-      genesisAccounts: [DEPLOYER_KEY, ...Object.values(devnet.secrets.evm)].map((privateKey) => ({
-        privateKey,
-        balance: (10n ** 22n).toString(),
-      })),
-      allowUnlimitedContractSize: false,
-      throwOnTransactionFailures: true,
-      throwOnCallFailures: true,
-      allowBlocksWithSameTimestamp: true,
-      enableTransientStorage: false,
-      enableRip7212: false,
-    },
-    { enabled: false },
-  );
+  const provider = await createEdrProvider(0, {
+    chainId,
+    genesisKeys: [DEPLOYER_KEY, ...Object.values(devnet.secrets.evm)],
+  });
   const chain = defineChain({
     id: chainId,
     name: `chain ${chainId}`,
@@ -453,6 +435,7 @@ async function startChainPosingAs(chainId: number): Promise<PosingChain> {
       const closing = server.close();
       server._httpServer.closeAllConnections();
       await closing;
+      await provider.close();
     },
   };
 }

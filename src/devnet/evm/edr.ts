@@ -76,14 +76,17 @@ const STDERR_KEPT = 2_000;
  * to the process's stdout when a second one starts, and panicked once while a thread was torn
  * down; a process keeps both to itself. A call costs an IPC message each way (about 0.1 ms).
  */
-export async function createEdrProvider(blockIntervalMs: number): Promise<EdrProvider> {
+export async function createEdrProvider(
+  blockIntervalMs: number,
+  options: EdrChainOptions = {},
+): Promise<EdrProvider> {
   const module = createRequire(import.meta.url).resolve("hardhat/internal/hardhat-network/provider/provider");
   const child = spawn(process.execPath, ["-e", PROGRAM], {
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     env: { ...process.env, NODE_OPTIONS: "" },
   });
   const chain = new ChainProcess(child);
-  child.send({ module, config: edrConfig(blockIntervalMs) });
+  child.send({ module, config: edrConfig(blockIntervalMs, options) });
   try {
     await chain.ready;
   } catch (error) {
@@ -96,21 +99,31 @@ export async function createEdrProvider(blockIntervalMs: number): Promise<EdrPro
   return chain as unknown as EdrProvider;
 }
 
+/** What a chain other than the devnet's own differs in (a test's chain posing as another network). */
+export interface EdrChainOptions {
+  /** Default {@link EVM_CHAIN_ID}. */
+  chainId?: number;
+  /** The accounts with gas ETH at genesis; default the deployer and the devnet's wallets. */
+  genesisKeys?: readonly `0x${string}`[];
+}
+
 /** Hardhat's network config for the chain (bigints as strings: IPC carries JSON). */
-function edrConfig(blockIntervalMs: number) {
+function edrConfig(blockIntervalMs: number, { chainId = EVM_CHAIN_ID, genesisKeys }: EdrChainOptions) {
   return {
     hardfork: "cancun",
-    chainId: EVM_CHAIN_ID,
-    networkId: EVM_CHAIN_ID,
+    chainId,
+    networkId: chainId,
     blockGasLimit: 30_000_000,
     minGasPrice: "0", // made a bigint in the chain process
     automine: true,
     intervalMining: blockIntervalMs,
     mempoolOrder: "priority",
-    genesisAccounts: [DEPLOYER_KEY, ...evmWallets().map((w) => w.privateKey)].map((privateKey) => ({
-      privateKey,
-      balance: GAS_ETH_WEI.toString(),
-    })),
+    genesisAccounts: (genesisKeys ?? [DEPLOYER_KEY, ...evmWallets().map((w) => w.privateKey)]).map(
+      (privateKey) => ({
+        privateKey,
+        balance: GAS_ETH_WEI.toString(),
+      }),
+    ),
     allowUnlimitedContractSize: false,
     throwOnTransactionFailures: true,
     throwOnCallFailures: true,
