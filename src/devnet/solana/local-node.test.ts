@@ -149,16 +149,7 @@ describe.skipIf("reason" in liteSvm)("the LiteSVM devnet node", () => {
     const { value: old } = await rpc.getLatestBlockhash().send();
     const slot = Number(await rpc.getSlot().send());
     const timeBefore = Number(await rpc.getBlockTime(BigInt(slot)).send());
-    await fetch(node.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "surfnet_timeTravel",
-        params: [{ absoluteSlot: slot + 151 }],
-      }),
-    });
+    await timeTravel(node.rpcUrl, { absoluteSlot: slot + 151 });
     expect(Number(await rpc.getSlot().send())).toBe(slot + 151);
     expect((await rpc.isBlockhashValid(old.blockhash).send()).value).toBe(false);
     // 151 slots of 100 ms: the chain's clock is 15 s further on.
@@ -198,16 +189,7 @@ describe.skipIf("reason" in liteSvm)("the LiteSVM devnet node", () => {
     const { rpc, node, now, tick } = await start();
     const slot = Number(await rpc.getSlot().send());
     const target = now() + 3_600_000;
-    await fetch(node.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "surfnet_timeTravel",
-        params: [{ absoluteTimestamp: target }],
-      }),
-    });
+    await timeTravel(node.rpcUrl, { absoluteTimestamp: target });
     tick(2);
     const later = Number(await rpc.getSlot().send());
     expect(later).toBe(slot + 2);
@@ -219,3 +201,12 @@ describe.skipIf("reason" in liteSvm)("the LiteSVM devnet node", () => {
     );
   });
 });
+
+/** The node's time-travel cheatcode (`surfnet_timeTravel`), which @solana/kit's typed RPC does not know. */
+async function timeTravel(rpcUrl: string, to: { absoluteSlot: number } | { absoluteTimestamp: number }) {
+  await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "surfnet_timeTravel", params: [to] }),
+  });
+}
