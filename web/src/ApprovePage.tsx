@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 import type { ApprovalRequest, PaymentUpdate } from "./chat/types.js";
 import { ApprovalBox } from "./components/ApprovalBox.js";
 import type { ApprovalState } from "./components/card-types.js";
+import { Brand } from "./components/TopBar.js";
 import { WalletMenu } from "./components/WalletMenu.js";
 import { networkName, shortHash, usd } from "./format.js";
 import type { PageWallet, WalletOption } from "./wallet/types.js";
@@ -253,15 +254,7 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
   return (
     <div className="layout approve-layout">
       <header className="topbar">
-        <div className="brand">
-          <span className="logo" aria-hidden="true">
-            x402
-          </span>
-          <div>
-            <h1>Approve a payment</h1>
-            <p className="muted small">An agent asks your wallet to pay for a service.</p>
-          </div>
-        </div>
+        <Brand title="Approve a payment" subtitle="An agent asks your wallet to pay for a service." />
         <div className="topbar-actions">
           <WalletMenu
             options={options}

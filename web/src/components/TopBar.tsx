@@ -22,15 +22,7 @@ export function TopBar({
 }: Props) {
   return (
     <header className="topbar">
-      <div className="brand">
-        <span className="logo" aria-hidden="true">
-          x402
-        </span>
-        <div>
-          <h1>Payment agent</h1>
-          <p className="muted small">Asks, quotes, pays within your limits, answers.</p>
-        </div>
-      </div>
+      <Brand title="Payment agent" subtitle="Asks, quotes, pays within your limits, answers." />
       <div className="topbar-actions">
         <button type="button" className="ghost" aria-expanded={showSettings} onClick={onToggleSettings}>
           Settings
@@ -41,5 +33,20 @@ export function TopBar({
         <WalletMenu {...walletMenu} />
       </div>
     </header>
+  );
+}
+
+/** The logo with a page's title and one line under it (the chat page and the approval page). */
+export function Brand({ title, subtitle }: { title: string; subtitle: string }) {
+  return (
+    <div className="brand">
+      <span className="logo" aria-hidden="true">
+        x402
+      </span>
+      <div>
+        <h1>{title}</h1>
+        <p className="muted small">{subtitle}</p>
+      </div>
+    </div>
   );
 }
