@@ -22,7 +22,7 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { canBuild } from "./build.mjs";
@@ -156,14 +156,18 @@ async function buildJs() {
   return hashes;
 }
 
-/** Emit the SDK's declarations with tsc (a development dependency: skipped, said, when absent). */
+/**
+ * Emit the SDK's declarations with tsc: TypeScript 7, the native compiler, installed under the name
+ * `typescript-native` (a development dependency: skipped, said, when absent).
+ */
 async function buildTypes(inputs) {
   const require = createRequire(import.meta.url);
   let tsc;
   try {
-    tsc = require.resolve("typescript/bin/tsc");
+    // Its exports name no bin/tsc: found beside its package.json.
+    tsc = join(dirname(require.resolve("typescript-native/package.json")), "bin", "tsc");
   } catch {
-    throw new Error("typescript is not installed (a development dependency); no declarations");
+    throw new Error("typescript-native is not installed (a development dependency); no declarations");
   }
   rmSync(TYPES_DIR, { recursive: true, force: true });
   await promisify(execFile)(
@@ -171,6 +175,8 @@ async function buildTypes(inputs) {
     [
       tsc,
       "src/client/index.ts",
+      // The files are named here, not by tsconfig.json (TypeScript 7 refuses both unless told).
+      "--ignoreConfig",
       "--declaration",
       "--emitDeclarationOnly",
       "--outDir",

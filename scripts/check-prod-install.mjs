@@ -35,7 +35,7 @@ const check = (ok, line) => {
 const DEV_ONLY = [
   "hardhat",
   "solc",
-  "typescript",
+  "typescript-native",
   "tsx",
   "esbuild",
   "vite",

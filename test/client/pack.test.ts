@@ -22,7 +22,8 @@ import { type Served, serve } from "./support.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..", "..");
-const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+/** TypeScript 7 (the native compiler), the repository's own `tsc` (package.json: `typescript-native`). */
+const tsc = join(root, "node_modules", "typescript-native", "bin", "tsc");
 const work = mkdtempSync(join(tmpdir(), "client-consumer-"));
 const project = join(work, "consumer");
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
