@@ -221,15 +221,18 @@ describe("the service process", { timeout: 120_000 }, () => {
   });
 
   it("exits 0 on a SIGTERM at several moments of start-up", async () => {
-    // Right after the entry point runs, then later while the service loads and starts.
-    for (const delayMs of [0, 400, 1500, 3000]) {
-      const child = proc({});
-      await child.waitFor(/"msg":"starting"/);
-      await sleep(delayMs);
-      child.term();
-      const exit = await child.exited;
-      expect({ delayMs, ...exit }).toEqual({ delayMs, code: 0, signal: null });
-    }
+    // Right after the entry point runs, then later while the service loads and starts: four
+    // processes at once, each signalled at its own moment.
+    const exits = await Promise.all(
+      [0, 400, 1500, 3000].map(async (delayMs) => {
+        const child = proc({});
+        await child.waitFor(/"msg":"starting"/);
+        await sleep(delayMs);
+        child.term();
+        return { delayMs, ...(await child.exited) };
+      }),
+    );
+    for (const exit of exits) expect(exit).toEqual({ delayMs: exit.delayMs, code: 0, signal: null });
   });
 
   it("exits 0 with streams open and a request in flight, also when signalled twice", async () => {
@@ -253,7 +256,8 @@ describe("the service process", { timeout: 120_000 }, () => {
     expect(child.output).toContain('"msg":"already stopping"');
   });
 
-  describe("with the embedded devnet", () => {
+  // Two processes, each with its own devnet and manifest: run side by side.
+  describe.concurrent("with the embedded devnet", () => {
     let dir: string;
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), "process-devnet-"));

@@ -6,14 +6,19 @@ import { processAlive } from "../../test/helpers.js";
 import { loadLiteSvm } from "./solana/node.js";
 
 /**
- * A process that starts the devnet (both chains), lets the block interval and the Solana drain
- * run, then stops it and does nothing else: it must end by itself, with nothing left running.
+ * A process that starts the devnet (both chains), lets the block interval and the Solana slots
+ * run (both set short, so a few of each pass in half a second), then stops it and does nothing
+ * else: it must end by itself, with nothing left running.
  */
 const SCRIPT = `
 import { startDevnet } from "./src/devnet/index.ts";
-const devnet = await startDevnet({ manifestPath: null });
+const devnet = await startDevnet({
+  manifestPath: null,
+  evmChain: { blockIntervalMs: 100 },
+  solanaNode: { slotTimeMs: 50 },
+});
 console.log("solana " + (devnet.manifest.solana ? "on" : "off"));
-await new Promise((resolve) => setTimeout(resolve, 2500));
+await new Promise((resolve) => setTimeout(resolve, 500));
 const started = Date.now();
 await devnet.stop();
 console.log("stopped in " + (Date.now() - started) + " ms");
