@@ -11,7 +11,7 @@ import { PgLedger } from "./ledger.js";
 import type { DriverQuery } from "./ledger-calls.js";
 import { MemoryDeliveredData, MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrate.js";
-import { prepareDataDir } from "./template.js";
+import { pgliteTemplateImage, prepareDataDir } from "./template.js";
 
 /**
  * The store: the ledger on PostgreSQL. Embedded PGlite by default, so a fresh machine needs no
@@ -30,7 +30,8 @@ export interface StoreOptions {
   /**
    * An in-memory database ("memory://") starts as this image (PGlite's `dumpDataDir`, e.g. of an
    * already migrated database: src/store/testing/image.ts) instead of by initdb: about 0.4 s
-   * instead of 1.5-2.5 s per open, which tests that boot many services pay many times.
+   * instead of 1.5-2.5 s per open, which tests that boot many services pay many times. Without
+   * one it starts as the template's image (src/store/template.ts) when `npm install` made it.
    */
   image?: Blob;
 }
@@ -91,10 +92,11 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
   // A new directory starts as a copy of an initialised one when there is one (src/store/template.ts).
   if (!dataDir.startsWith("memory://")) await prepareDataDir(dataDir);
-  const client =
-    options.image && dataDir.startsWith("memory://")
-      ? new PGlite(dataDir, { loadDataDir: options.image })
-      : new PGlite(dataDir);
+  // An in-memory database starts from an image when there is one: the caller's, else the template's.
+  const image = dataDir.startsWith("memory://")
+    ? (options.image ?? (await pgliteTemplateImage()))
+    : undefined;
+  const client = image ? new PGlite(dataDir, { loadDataDir: image }) : new PGlite(dataDir);
   try {
     await client.exec(`SET search_path TO ${quoteIdent(schema)}`);
     const db: Db = drizzlePglite(client);

@@ -2,9 +2,10 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "./index.js";
-import { createPgliteTemplate, pgliteTemplateDir, prepareDataDir } from "./template.js";
+import { createPgliteTemplate, pgliteTemplateDir, pgliteTemplateImage, prepareDataDir } from "./template.js";
 
 const USD = 1_000_000n;
 const limits = { perTransaction: 10n * USD, perRequest: 10n * USD, daily: 10n * USD };
@@ -86,6 +87,29 @@ describe("PGlite template", () => {
     await reserve(dataDir, "pay_a");
     await prepareDataDir(dataDir, template);
     expect(await paymentIds(dataDir)).toEqual(["pay_a", undefined]);
+  });
+
+  it("keeps an image beside it that an in-memory database starts from, each its own; made for an older template too", async () => {
+    const image = await pgliteTemplateImage(template);
+    expect(image?.size).toBeGreaterThan(0);
+    // Beside the directory, not in it: a data directory copied from the template does not carry it.
+    expect(await readdir(dir)).toContain("template.tar.gz");
+    const a = new PGlite("memory://", { loadDataDir: image });
+    const b = new PGlite("memory://", { loadDataDir: image });
+    try {
+      await a.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (1)");
+      expect((await a.query("SELECT x FROM t")).rows).toEqual([{ x: 1 }]);
+      await expect(b.query("SELECT x FROM t")).rejects.toThrow(/does not exist/);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+    // A template made before images were: the next install adds the image, the directory stays.
+    await rm(`${template}.tar.gz`);
+    expect(await pgliteTemplateImage(template)).toBeUndefined();
+    const before = await stat(join(template, "PG_VERSION"));
+    await createPgliteTemplate(template);
+    expect((await pgliteTemplateImage(template))?.size).toBe(image?.size);
+    expect((await stat(join(template, "PG_VERSION"))).mtimeMs).toBe(before.mtimeMs);
   });
 
   it("copies nothing into a directory that holds other files, or without a template", async () => {
