@@ -1,6 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "../migrate.js";
+import { pgliteTemplateImage } from "../template.js";
 
 let image: Promise<Blob> | undefined;
 
@@ -12,7 +13,8 @@ let image: Promise<Blob> | undefined;
  */
 export function migratedImage(): Promise<Blob> {
   image ??= (async () => {
-    const client = new PGlite("memory://");
+    // From the template's image when `npm install` made it (src/store/template.ts), else by initdb.
+    const client = new PGlite("memory://", { loadDataDir: await pgliteTemplateImage() });
     try {
       await migrate(drizzle(client), "public");
       return await client.dumpDataDir("none");
