@@ -18,8 +18,9 @@ import { deployContracts, deployerClient } from "./token.js";
 /**
  * Renewing the EVM chain: EDR keeps every block and every state it ever had in memory (12-35 KB
  * per payment, with no setting to drop them: docs/devnet.md, "How long it lasts"), so after a
- * while the devnet moves to a new chain (a new EDR provider in a thread of its own; the old thread ends,
- * and its memory with it: EDR frees none of it while its thread lives) with today's state carried over: Multicall3 and the token deployed again as at
+ * while the devnet moves to a new chain (a new EDR provider in a process of its own, edr.ts; the
+ * old process ends, and its memory with it: EDR frees none of it while its process lives) with
+ * today's state carried over: Multicall3 and the token deployed again as at
  * the start (the deployer's first transaction: the same address), the token's supply, every
  * balance and allowance it ever recorded, and every authorization used or cancelled whose signed
  * window is still open or unknown, written back by the token's minter-only `restore*` functions
