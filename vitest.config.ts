@@ -40,6 +40,7 @@ const INTEGRATION = [
   "src/devnet/evm/interval.test.ts",
   "src/devnet/evm/token.test.ts",
   "src/devnet/evm/renewal.test.ts",
+  "src/devnet/heap.test.ts",
   "src/devnet/faults.test.ts",
   "src/devnet/payments.test.ts",
   "src/discovery/discovery.test.ts",

@@ -9,6 +9,7 @@ import { createFacilitator } from "./facilitator/schemes.js";
 import { createFaucet } from "./faucet.js";
 import { onFaultChange } from "./fault-effects.js";
 import { FaultSwitch } from "./faults.js";
+import { boundHeapGrowth } from "./heap.js";
 import { DevnetHttpServer } from "./http-server.js";
 import { assertDevnetInstalled } from "./installed.js";
 import { buildManifest, removeManifest, resolveManifestPath, writeManifest } from "./manifest.js";
@@ -35,6 +36,8 @@ export interface DevnetTuning {
  */
 export async function startDevnet(options: DevnetOptions & DevnetTuning = {}): Promise<Devnet> {
   assertDevnetInstalled();
+  // A devnet left running for a day: its process's memory stays flat (./heap.ts).
+  boundHeapGrowth();
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? (() => {});
   const devToken = options.devToken ?? randomBytes(32).toString("hex");
