@@ -35,6 +35,7 @@ async function serve(app: Hono, host = "127.0.0.1"): Promise<Loopback> {
 
 let main: Loopback;
 let other: Loopback;
+let held: Loopback;
 let closedOrigin: string;
 
 const base = {
@@ -68,14 +69,17 @@ beforeAll(async () => {
       return new Response(stream, { headers: { "content-type": "text/plain" } });
     });
   main = await serve(app);
-  const closed = await serve(new Hono());
-  closedOrigin = closed.origin;
-  await closed.close();
+  // A port nothing answers on: held on 127.0.0.1 by a server of ours, so no other test file's
+  // server can take it (not even on 0.0.0.0), and asked for on 127.0.0.2, where nothing listens.
+  // A port closed after use could be handed to a server of a test file running beside this one.
+  held = await serve(new Hono());
+  closedOrigin = held.origin.replace("127.0.0.1", "127.0.0.2");
 });
 
 afterAll(async () => {
   await main?.close();
   await other?.close();
+  await held?.close();
 });
 
 /** A transport that must never be reached, for targets refused before any traffic. */
