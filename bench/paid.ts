@@ -134,9 +134,11 @@ export async function paidScenario(
       });
       const pay = async (i: number) => {
         const ctx: TurnContext = {
-          requestId: `bench-${label}-${i}`,
-          wallet: { chain: "evm", address: payer.address },
-          bearerToken: m.devToken,
+          payer: {
+            scopeId: `bench-${label}-${i}`,
+            wallet: { chain: "evm", address: payer.address },
+            bearerToken: m.devToken,
+          },
           signal: new AbortController().signal,
           deadline: Date.now() + 50_000,
           now: Date.now,

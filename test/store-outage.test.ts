@@ -76,7 +76,7 @@ function ledgerTools(ledger: Ledger & LedgerReads): ToolProvider {
   return (ctx): ToolSet => ({
     [TOOL_NAMES.discover]: tool({
       inputSchema: discoverInputSchema,
-      execute: async () => ({ services: [], errors: [], seen: await ledger.listByScope(ctx.requestId) }),
+      execute: async () => ({ services: [], errors: [], seen: await ledger.listByScope(ctx.payer.scopeId) }),
     }),
     [TOOL_NAMES.quote]: tool({
       inputSchema: quoteInputSchema,
@@ -84,7 +84,7 @@ function ledgerTools(ledger: Ledger & LedgerReads): ToolProvider {
     }),
     [TOOL_NAMES.pay]: tool({
       inputSchema: payInputSchema,
-      execute: async () => ({ status: "failed", claim: await ledger.get(`pay_${ctx.requestId}`) }),
+      execute: async () => ({ status: "failed", claim: await ledger.get(`pay_${ctx.payer.scopeId}`) }),
     }),
     [TOOL_NAMES.budget]: tool({
       inputSchema: budgetInputSchema,

@@ -1,22 +1,15 @@
 import type { ToolSet } from "ai";
 import type { AppError } from "../errors/index.js";
-import type { PaymentSummary, PaymentUpdate, SpendingLimitsInput, Wallet } from "../protocol/index.js";
+import type { Payer } from "../payments/face.js";
+import type { PaymentSummary, PaymentUpdate } from "../protocol/index.js";
 
 /**
  * What a tool knows about the chat turn it runs in. Tools are built per turn, so nothing about one
  * request leaks into another.
  */
 export interface TurnContext {
-  /** Unique per HTTP request; payments of this turn carry it. */
-  requestId: string;
-  /** A client-supplied Idempotency-Key, when sent: a retried request replays, never re-pays. */
-  idempotencyKey?: string;
-  wallet?: Wallet;
-  spendingLimits?: SpendingLimitsInput;
-  /** Bearer token presented by the caller, if any (used only to decide whether a server key may sign). */
-  bearerToken?: string;
-  /** The caller's identity (the bearer token's name), when authenticated: approvals are bound to it. */
-  caller?: string;
+  /** Who pays within what, as the edge built it; `payer.scopeId` is the turn's request id. */
+  payer: Payer;
   /** Aborted on client disconnect, deadline or shutdown. Work that is already paying finishes regardless. */
   signal: AbortSignal;
   /** Epoch ms by which the whole turn must end. */

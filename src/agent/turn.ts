@@ -2,6 +2,7 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage, StopCondition, TextStreamPart, ToolSet } from "ai";
 import { stepCountIs, streamText } from "ai";
 import { type AppError, isAppError } from "../errors/index.js";
+import type { Payer } from "../payments/face.js";
 import type { ChatRequest, FinishPayload, ModelAlias, StreamEvent } from "../protocol/index.js";
 import type { ToolProvider, TurnContext, TurnPrelude } from "./context.js";
 import { CutoffReader, untilCutoff } from "./cutoff.js";
@@ -26,11 +27,8 @@ export interface AgentDeps {
 
 export interface TurnInput {
   request: ChatRequest;
-  requestId: string;
-  idempotencyKey?: string;
-  bearerToken?: string;
-  /** The caller's identity when authenticated (approvals are bound to it). */
-  caller?: string;
+  /** Who pays within what (built once at the edge); its `scopeId` is the turn's request id. */
+  payer: Payer;
   /** Runs before the model (an approved payment); the model continues from its result. */
   prelude?: TurnPrelude;
   /** Aborted on client disconnect, deadline or shutdown; an AppError reason is reported to the client. */
@@ -113,20 +111,14 @@ export async function runTurn(
 
 /** What the turn's tools know of it; their payments and errors go to the turn's record. */
 function turnContext(input: TurnInput, record: TurnRecord): TurnContext {
-  const { request } = input;
   return {
-    requestId: input.requestId,
+    payer: input.payer,
     signal: input.signal,
     deadline: input.deadline,
     now: input.now ?? Date.now,
     emitPayment: record.emitPayment,
     recordPayment: record.recordPayment,
     reportError: record.reportError,
-    ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
-    ...(input.bearerToken ? { bearerToken: input.bearerToken } : {}),
-    ...(input.caller ? { caller: input.caller } : {}),
-    ...(request.wallet ? { wallet: request.wallet } : {}),
-    ...(request.spendingLimits ? { spendingLimits: request.spendingLimits } : {}),
   };
 }
 
@@ -148,7 +140,7 @@ async function runPrelude(
     input.onBackground?.(work);
     stream.cut();
   } else {
-    messages = exchangeMessages(exchange, input.requestId);
+    messages = exchangeMessages(exchange, input.payer.scopeId);
   }
   if (input.signal.aborted) throw input.signal.reason;
   return messages;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { type Context, Hono } from "hono";
 import type { AgentDeps } from "../agent/index.js";
@@ -13,12 +14,13 @@ import { cors } from "./cors.js";
 import type { OutcomeRebuilder } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { type McpRouteDeps, mountMcp } from "./mcp.js";
+import { payer } from "./payer.js";
 import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
-import { rateLimit } from "./rate-limit.js";
+import { type RateLimitDeps, rateLimitPayer } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
-import type { HttpMiddleware } from "./vars.js";
+import type { AuthVars, ChatVars, Middleware } from "./vars.js";
 
 export interface AppDeps {
   agent: AgentDeps;
@@ -104,7 +106,7 @@ function mountProbes(app: Hono, deps: AppDeps): void {
  * `POST /api/chat`, behind its middleware in this order: a malformed request costs no quota, the
  * quota is keyed on the authenticated caller, and only a request granted its idempotency key runs.
  */
-function mountChat(app: Hono, deps: AppDeps, authenticate: HttpMiddleware): void {
+function mountChat(app: Hono, deps: AppDeps, authenticate: Middleware<AuthVars>, quota: RateLimitDeps): void {
   const chatDeps: ChatRouteDeps = {
     agent: deps.agent,
     lifecycle: deps.lifecycle,
@@ -119,7 +121,8 @@ function mountChat(app: Hono, deps: AppDeps, authenticate: HttpMiddleware): void
     readChatRequest(),
     authenticate,
     idempotencyKeyHeader(),
-    rateLimit({ rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) }),
+    payer<ChatVars>((vars) => ({ config: vars.chat, scopeId: randomUUID() })),
+    rateLimitPayer(quota),
     claimIdempotency({
       approvals: deps.resumeApproval !== undefined,
       logger: deps.logger,
@@ -157,7 +160,8 @@ export function createApp(deps: AppDeps): Hono {
     });
   });
   mountProbes(app, deps);
-  mountChat(app, deps, authenticate);
+  const quota: RateLimitDeps = { rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) };
+  mountChat(app, deps, authenticate, quota);
   if (deps.payments) {
     mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: authenticate });
   }
@@ -170,7 +174,7 @@ export function createApp(deps: AppDeps): Hono {
     mountMcp(app, {
       ...deps.mcp,
       auth: authenticate,
-      rateLimit: rateLimit({ rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) }),
+      quota,
       requestTimeoutMs: deps.config.requestTimeoutMs,
       logger: deps.logger,
       lifecycle: deps.lifecycle,

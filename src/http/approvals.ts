@@ -6,15 +6,14 @@ import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { readJsonBody } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
-import { rateLimit } from "./rate-limit.js";
-import type { HttpContext } from "./vars.js";
+import { rateLimitIp } from "./rate-limit.js";
 
 /**
  * The approval page's endpoints (docs/protocol.md, "The approval page"): what the page shows of a
  * payment that waits for a wallet, and the wallet's answer from the page. No bearer identity: the
  * answer is bound to no caller, and only the payment's own wallet's signature over its stored
  * terms settles it (src/payments/page-approval.ts); the URL alone pays nothing. Rate-limited by
- * the client's IP (or bearer identity, when a token is sent), CORS as the other API routes.
+ * the client's IP, CORS as the other API routes.
  */
 export interface ApprovalRoutesDeps {
   view(paymentId: string): Promise<ApprovalView | undefined>;
@@ -26,7 +25,7 @@ const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
 /** An answer is an id, a signature (at most 4096 bytes, hex) or a transaction: 16 KB is plenty. */
 const MAX_ANSWER_BYTES = 16 * 1024;
 
-async function getApproval(c: HttpContext, deps: ApprovalRoutesDeps): Promise<Response> {
+async function getApproval(c: Context, deps: ApprovalRoutesDeps): Promise<Response> {
   const id = c.req.param("paymentId") ?? "";
   const view = PAYMENT_ID.test(id) ? await deps.view(id) : undefined;
   if (!view) throw new AppError("not_found", "No payment with this id waits for a wallet's approval.");
@@ -39,9 +38,9 @@ type RouteDeps = ApprovalRoutesDeps & {
   lifecycle: Pick<Lifecycle, "keep">;
 };
 
-async function postApproval(c: HttpContext, deps: RouteDeps): Promise<Response> {
+async function postApproval(c: Context, deps: RouteDeps): Promise<Response> {
   const id = c.req.param("paymentId") ?? "";
-  const body = await readJsonBody(c.req.raw, MAX_ANSWER_BYTES, nodeRequest(c as Context));
+  const body = await readJsonBody(c.req.raw, MAX_ANSWER_BYTES, nodeRequest(c));
   if (!PAYMENT_ID.test(id))
     throw new AppError("approval_not_found", "No payment with this id awaits approval.");
   const { answer, wallet, declineSignature } = parsePageApproval(id, body);
@@ -63,11 +62,7 @@ async function postApproval(c: HttpContext, deps: RouteDeps): Promise<Response> 
 
 /** Mount `GET` and `POST /api/approvals/:paymentId`; refusals are AppErrors (the app's problem+json). */
 export function mountApprovalRoutes(app: Hono, deps: RouteDeps): void {
-  const limit = rateLimit({ rateLimiter: deps.rateLimiter, clientIp: deps.clientIp });
-  const noCaller = async (c: HttpContext, next: () => Promise<void>) => {
-    c.set("caller", {});
-    await next();
-  };
-  app.get("/api/approvals/:paymentId", noCaller, limit, (c) => getApproval(c, deps));
-  app.post("/api/approvals/:paymentId", noCaller, limit, (c) => postApproval(c, deps));
+  const limit = rateLimitIp({ rateLimiter: deps.rateLimiter, clientIp: deps.clientIp });
+  app.get("/api/approvals/:paymentId", limit, (c) => getApproval(c, deps));
+  app.post("/api/approvals/:paymentId", limit, (c) => postApproval(c, deps));
 }

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { type AgentDeps, runTurn, type TurnInput, type TurnPrelude } from "../agent/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
+import type { Payer } from "../payments/face.js";
 import {
   type ChatRequest,
   PROTOCOL_HEADER,
@@ -15,7 +15,7 @@ import { chooseMode, jsonResponse, type Mode, streamHeaders } from "./answer.js"
 import { EventStream } from "./event-stream.js";
 import type { IdempotencyStore } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
-import type { HttpContext } from "./vars.js";
+import type { ChatRouteVars, VarsContext } from "./vars.js";
 
 /**
  * `POST /api/chat` once its middleware has let it through (src/http/app.ts): the request is valid,
@@ -64,25 +64,20 @@ const CLIENT_LEFT = "client disconnected";
 type RecordOutcome = (events: StreamEvent[], clientLeft: boolean) => Promise<void>;
 
 /** POST /api/chat: stream one agent turn (an approval's answer runs first, as its prelude). */
-export async function handleChat(c: HttpContext, deps: ChatRouteDeps): Promise<Response> {
+export async function handleChat(c: VarsContext<ChatRouteVars>, deps: ChatRouteDeps): Promise<Response> {
   const request = c.var.chat;
-  const { identity, token } = c.var.caller;
-  const held = c.var.claim;
+  const { payer, claim: held } = c.var;
   const mode = chooseMode(c.req.header("accept"));
-  const who = {
-    ...(token ? { bearerToken: token } : {}),
-    ...(identity ? { caller: identity } : {}),
-    clientSignal: c.req.raw.signal,
-  };
+  const clientSignal = c.req.raw.signal;
   if (request.approval) {
     const prelude = await takeUpApproval(c, deps, request.approval);
     return startTurn(deps, request, mode, {
+      payer,
       prelude,
-      ...who,
+      clientSignal,
       ...(held ? { record: (events) => held.complete({ events }), lost: held.lost } : {}),
     });
   }
-  const idempotencyKey = c.var.idempotencyKey;
   // An attempt the client abandoned before any payment began is forgotten, so a retry runs; any
   // other outcome is kept and replayed.
   const record: RecordOutcome | undefined = held
@@ -90,30 +85,28 @@ export async function handleChat(c: HttpContext, deps: ChatRouteDeps): Promise<R
         clientLeft && !events.some((e) => e.type === "payment") ? held.release() : held.complete({ events })
     : undefined;
   return startTurn(deps, request, mode, {
-    requestId: c.var.requestId,
+    payer,
+    clientSignal,
     ...(record && held ? { record, lost: held.lost } : {}),
-    ...(idempotencyKey ? { idempotencyKey } : {}),
-    ...who,
   });
 }
 
 /** Check an approval's answer before the stream opens; when it cannot be used, the same answer may come again. */
 async function takeUpApproval(
-  c: HttpContext,
+  c: VarsContext<ChatRouteVars>,
   deps: ChatRouteDeps,
   answer: ValidatedApproval,
 ): Promise<TurnPrelude> {
-  const { wallet, spendingLimits } = c.var.chat;
-  const identity = c.var.caller.identity;
-  if (!deps.resumeApproval || !wallet) {
+  const { payer } = c.var;
+  if (!deps.resumeApproval || !payer.wallet) {
     throw new AppError("approval_not_found", "Payments are off on this server: nothing awaits approval.");
   }
   try {
     return await deps.resumeApproval({
       answer,
-      wallet,
-      ...(identity ? { caller: identity } : {}),
-      ...(spendingLimits ? { spendingLimits } : {}),
+      wallet: payer.wallet,
+      ...(payer.caller ? { caller: payer.caller } : {}),
+      ...(payer.spendingLimits ? { spendingLimits: payer.spendingLimits } : {}),
       signal: c.req.raw.signal,
     });
   } catch (error) {
@@ -124,10 +117,8 @@ async function takeUpApproval(
 }
 
 interface TurnExtra {
-  requestId?: string;
-  idempotencyKey?: string;
-  bearerToken?: string;
-  caller?: string;
+  /** Who pays within what; its `scopeId` is this attempt's request id. */
+  payer: Payer;
   prelude?: TurnPrelude;
   clientSignal: AbortSignal;
   record?: RecordOutcome;
@@ -205,21 +196,18 @@ function startTurn(
   mode: Mode,
   extra: TurnExtra,
 ): Response | Promise<Response> {
-  const requestId = extra.requestId ?? randomUUID();
+  const requestId = extra.payer.scopeId;
   const signals = turnSignals(deps, extra);
   const clock = deps.now;
   const input: TurnInput = {
     request,
-    requestId,
+    payer: extra.payer,
     signal: signals.turn,
     cutoff: signals.cutoff,
     deadline: signals.deadline,
     ...(clock ? { now: () => clock().getTime() } : {}),
     onBackground: (work) => deps.lifecycle.keep(work),
   };
-  if (extra.idempotencyKey) input.idempotencyKey = extra.idempotencyKey;
-  if (extra.bearerToken) input.bearerToken = extra.bearerToken;
-  if (extra.caller) input.caller = extra.caller;
   if (extra.prelude) input.prelude = extra.prelude;
   const record = extra.record;
   const seen: StreamEvent[] = [];

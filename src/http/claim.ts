@@ -12,7 +12,19 @@ import {
   type OutcomeRebuilder,
   type RebuiltOutcome,
 } from "./idempotency.js";
-import type { HttpContext, HttpMiddleware } from "./vars.js";
+import type {
+  ChatVars,
+  ClaimVars,
+  IdempotencyKeyVars,
+  Middleware,
+  PayerVars,
+  QuotaVars,
+  VarsContext,
+} from "./vars.js";
+
+/** What the claim reads: the chat request, its key, its payer and the quota key. */
+type ClaimReads = ChatVars & IdempotencyKeyVars & PayerVars & QuotaVars;
+type ClaimContext = VarsContext<ClaimReads & ClaimVars>;
 
 /**
  * Idempotency as middleware (docs/protocol.md, "Idempotency-Key" and "After a crash"): a request
@@ -39,7 +51,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** Checks the Idempotency-Key header (1-255 visible ASCII characters) and puts it on `c.var`. */
-export function idempotencyKeyHeader(): HttpMiddleware {
+export function idempotencyKeyHeader(): Middleware<IdempotencyKeyVars> {
   return async (c, next) => {
     const key = c.req.header("idempotency-key");
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
@@ -51,9 +63,8 @@ export function idempotencyKeyHeader(): HttpMiddleware {
 }
 
 /** Claims the request's key (its Idempotency-Key, or an approval's answer), or answers it from the past. */
-export function claimIdempotency(deps: ClaimDeps): HttpMiddleware {
+export function claimIdempotency(deps: ClaimDeps): Middleware<ClaimVars, ClaimReads> {
   return async (c, next) => {
-    c.set("requestId", randomUUID());
     c.set("claim", undefined);
     const answer = c.var.chat.approval;
     const mode = chooseMode(c.req.header("accept"));
@@ -63,7 +74,7 @@ export function claimIdempotency(deps: ClaimDeps): HttpMiddleware {
   };
 }
 
-async function claimRequest(c: HttpContext, deps: ClaimDeps, mode: Mode): Promise<Response | undefined> {
+async function claimRequest(c: ClaimContext, deps: ClaimDeps, mode: Mode): Promise<Response | undefined> {
   const idempotencyKey = c.var.idempotencyKey;
   const store = deps.idempotency;
   if (!idempotencyKey || !store) return undefined;
@@ -71,9 +82,9 @@ async function claimRequest(c: HttpContext, deps: ClaimDeps, mode: Mode): Promis
   // Keys are scoped to the caller, so two callers cannot collide or read each other's outcome.
   const { claim, held } = await claimKey(deps, store, {
     key: sha256(`${c.var.callerKey}\n${idempotencyKey}`),
-    wallet: request.wallet?.address ?? null,
+    wallet: c.var.payer.wallet?.address ?? null,
     fingerprint: sha256(JSON.stringify(c.var.body)),
-    requestId: c.var.requestId,
+    requestId: c.var.payer.scopeId,
   });
   if (claim.state === "replay") return await replay(claim.response, mode);
   if (claim.state === "in-progress") {
@@ -105,12 +116,12 @@ async function claimRequest(c: HttpContext, deps: ClaimDeps, mode: Mode): Promis
  * is refused with 409, so one approval never pays twice.
  */
 async function claimApproval(
-  c: HttpContext,
+  c: ClaimContext,
   deps: ClaimDeps,
   answer: ValidatedApproval,
   mode: Mode,
 ): Promise<Response | undefined> {
-  const wallet = c.var.chat.wallet;
+  const { wallet, caller } = c.var.payer;
   if (!deps.approvals || !wallet) {
     throw new AppError("approval_not_found", "Payments are off on this server: nothing awaits approval.");
   }
@@ -139,7 +150,7 @@ async function claimApproval(
     const rebuilt = await whileHeld(held, () =>
       deps.rebuild?.approval(answer.paymentId, c.var.chat.model, {
         wallet: wallet.address,
-        caller: c.var.caller.identity ?? null,
+        caller: caller ?? null,
       }),
     );
     if (rebuilt) return await answerRebuilt(held, rebuilt, mode);

@@ -1,5 +1,5 @@
 import { PROTOCOL_HEADER } from "../protocol/index.js";
-import type { HttpMiddleware } from "./vars.js";
+import type { Middleware } from "./vars.js";
 
 /**
  * CORS with an allow-list (docs/protocol.md, "Calls from other origins"). A page on an origin listed
@@ -49,7 +49,7 @@ function addVaryOrigin(headers: Headers): void {
   }
 }
 
-export function cors(options: CorsOptions): HttpMiddleware {
+export function cors(options: CorsOptions): Middleware {
   const allowed = new Set(options.origins);
   return async (c, next) => {
     if (!corsPath(c.req.path)) return next();

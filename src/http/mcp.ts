@@ -1,12 +1,26 @@
 import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { ElicitationAnswers, handleMcpHttp } from "../mcp/index.js";
+import {
+  ElicitationAnswers,
+  handleMcpHttp,
+  MCP_SESSION_HEADER,
+  mcpSessionOf,
+  readMcpBody,
+} from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
 import { parsePayerConfig } from "../protocol/index.js";
 import type { Lifecycle } from "./lifecycle.js";
+import { payer } from "./payer.js";
 import { problemResponse } from "./problem.js";
-import type { HttpMiddleware } from "./vars.js";
+import { type RateLimitDeps, rateLimitPayer } from "./rate-limit.js";
+import type { AuthVars, Middleware, PayerConfigVars } from "./vars.js";
+
+/** The MCP POST's JSON-RPC body and the session it belongs to (readMcpMessage). */
+interface McpMessageVars {
+  mcpBody: unknown;
+  mcpSessionId: string;
+}
 
 /** The headers an MCP client's configuration sets (docs/mcp.md, "Session"). */
 export const WALLET_HEADER = "x-wallet-address";
@@ -16,8 +30,8 @@ export interface McpRouteDeps {
   face: PaymentsFace;
   /** This service's approval page for a payment: `${PUBLIC_URL}/approve/<paymentId>`. */
   approvalUrl: (paymentId: string) => string;
-  auth: HttpMiddleware;
-  rateLimit: HttpMiddleware;
+  auth: Middleware<AuthVars>;
+  quota: RateLimitDeps;
   requestTimeoutMs: number;
   logger: Logger;
   /** Pages that may call it (CORS_ORIGINS), besides those on a loopback host. */
@@ -30,9 +44,9 @@ export interface McpRouteDeps {
 /**
  * The wallet and spending limits of an MCP session, from its request headers, checked with the
  * chat request's own schemas (`invalid_wallet`, `invalid_limits`: 400 problem+json). Puts them on
- * `c.var.payer`; the rate limit then keys on the wallet when there is no bearer identity.
+ * `c.var.payerConfig`, from which the `payer` middleware builds the session's payer.
  */
-export function readPayerHeaders(): HttpMiddleware {
+export function readPayerHeaders(): Middleware<PayerConfigVars> {
   return async (c, next) => {
     const walletAddress = c.req.header(WALLET_HEADER);
     const limits = c.req.header(LIMITS_HEADER);
@@ -45,7 +59,7 @@ export function readPayerHeaders(): HttpMiddleware {
       }
     }
     c.set(
-      "payer",
+      "payerConfig",
       parsePayerConfig(
         {
           ...(walletAddress !== undefined ? { walletAddress } : {}),
@@ -65,7 +79,7 @@ const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
  * one from a page that is neither on a loopback host nor listed in CORS_ORIGINS is refused (401
  * `unauthorized`) before anything runs. MCP clients that are programs send no `Origin`.
  */
-export function checkOrigin(origins: readonly string[]): HttpMiddleware {
+export function checkOrigin(origins: readonly string[]): Middleware {
   return async (c, next) => {
     const origin = c.req.header("origin");
     if (origin !== undefined && !origins.includes(origin)) {
@@ -85,20 +99,39 @@ export function checkOrigin(origins: readonly string[]): HttpMiddleware {
 }
 
 /**
- * `POST /mcp`: the MCP server (Streamable HTTP, stateless; src/mcp) behind the same bearer auth and
- * rate limit as `/api/chat`. The session's wallet and limits come from its headers, never a tool.
+ * The MCP POST's body, bounded and parsed, and the session it belongs to (minted at `initialize`,
+ * else the `Mcp-Session-Id` sent back): the scope of the session's payer. A malformed message is
+ * refused here, so it costs the caller no quota.
+ */
+function readMcpMessage(): Middleware<McpMessageVars> {
+  return async (c, next) => {
+    const body = await readMcpBody(c.req.raw);
+    c.set("mcpBody", body);
+    c.set("mcpSessionId", mcpSessionOf(body, c.req.header(MCP_SESSION_HEADER)));
+    await next();
+  };
+}
+
+/**
+ * `POST /mcp`: the MCP server (Streamable HTTP, stateless; src/mcp) behind the same bearer auth,
+ * payer and rate limit as `/api/chat`. The session's wallet and limits come from its headers,
+ * never a tool.
  */
 export function mountMcp(app: Hono, deps: McpRouteDeps): void {
   const answers = new ElicitationAnswers();
-  app.post("/mcp", checkOrigin(deps.origins), readPayerHeaders(), deps.auth, deps.rateLimit, (c) =>
-    handleMcpHttp(
-      c.req.raw,
-      {
-        ...(c.var.caller.identity !== undefined ? { caller: c.var.caller.identity } : {}),
-        ...(c.var.caller.token !== undefined ? { bearerToken: c.var.caller.token } : {}),
-        ...c.var.payer,
-      },
-      {
+  app.post(
+    "/mcp",
+    checkOrigin(deps.origins),
+    readPayerHeaders(),
+    deps.auth,
+    readMcpMessage(),
+    payer<PayerConfigVars & McpMessageVars>((vars) => ({
+      config: vars.payerConfig,
+      scopeId: vars.mcpSessionId,
+    })),
+    rateLimitPayer(deps.quota),
+    (c) =>
+      handleMcpHttp(c.req.raw, c.var.mcpBody, c.var.payer, {
         face: deps.face,
         answers,
         approvalUrl: deps.approvalUrl,
@@ -106,8 +139,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
         ...(deps.now ? { now: deps.now } : {}),
         onError: (error) => deps.logger.error("mcp tool error", { err: error }),
         keep: (work) => deps.lifecycle.keep(work),
-      },
-    ),
+      }),
   );
   app.all("/mcp", () =>
     problemResponse(new AppError("method_not_allowed", "This MCP server is stateless: use POST /mcp."), {

@@ -5,7 +5,7 @@ import { decodeCursor, historyPage, paymentState } from "../payments/face/index.
 import type { HistoryQuery, PaymentRecord } from "../payments/ports/index.js";
 import { LEDGER_STATUSES, type LedgerStatus, type PaymentHistoryItem } from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
-import type { HttpContext, HttpMiddleware } from "./vars.js";
+import type { AuthVars, Middleware, VarsContext } from "./vars.js";
 
 /**
  * Reading payments back (docs/protocol.md, "Reading a payment"). A turn whose payment ended
@@ -25,15 +25,15 @@ export interface PaymentRoutesDeps {
   explorer?(network: string, transaction: string): string | undefined;
   logger: Logger;
   /** The app's auth middleware (src/http/auth.ts): it puts the caller on `c.var.caller`. */
-  auth: HttpMiddleware;
+  auth: Middleware<AuthVars>;
 }
 
 /** Payment ids are `pay_` and a UUID; anything longer or stranger is not looked up. */
 const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
 
-async function getPayment(c: HttpContext, deps: PaymentRoutesDeps): Promise<Response> {
+async function getPayment(c: VarsContext<AuthVars>, deps: PaymentRoutesDeps): Promise<Response> {
   try {
-    const { identity } = c.var.caller;
+    const identity = c.var.caller;
     const id = c.req.param("id") ?? "";
     const notFound = new AppError("not_found", "No payment of yours has this id.");
     if (!PAYMENT_ID.test(id)) throw notFound;
@@ -150,11 +150,11 @@ function csvRow(item: PaymentHistoryItem): string {
 }
 
 async function listPayments(
-  c: HttpContext,
+  c: VarsContext<AuthVars>,
   deps: PaymentRoutesDeps & { list: NonNullable<PaymentRoutesDeps["list"]> },
 ): Promise<Response> {
   try {
-    const { identity } = c.var.caller;
+    const identity = c.var.caller;
     const url = new URL(c.req.url);
     // Whose payments is the bearer token's to say: without one (a wallet address is no proof of
     // anything) nothing is listed, but the query is still checked.

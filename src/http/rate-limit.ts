@@ -2,27 +2,24 @@ import type { Context } from "hono";
 import { AppError } from "../errors/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { problemResponse } from "./problem.js";
-import type { HttpMiddleware } from "./vars.js";
+import type { Middleware, PayerVars, QuotaVars, VarsContext } from "./vars.js";
 
-/**
- * The request quota (docs/protocol.md, "Limits"), keyed on the bearer identity, else the wallet,
- * else the client's IP; over it, 429 problem+json with `Retry-After`, before any model call. Runs
- * after auth and the chat request's validation (where a route has them); puts the key on `c.var.callerKey`.
- */
-export function rateLimit(deps: {
+export interface RateLimitDeps {
   rateLimiter: RateLimiter;
   clientIp: (c: Context) => string;
-}): HttpMiddleware {
+}
+
+/**
+ * The request quota (docs/protocol.md, "Limits"): over it, 429 problem+json with `Retry-After`,
+ * before any model call. `key` names whose quota the request counts against; it is put on
+ * `c.var.callerKey` (idempotency keys are scoped to it).
+ */
+function limitBy<Reads extends object>(
+  deps: RateLimitDeps,
+  key: (c: Context, vars: Readonly<Reads>) => string,
+): Middleware<QuotaVars, Reads> {
   return async (c, next) => {
-    // Routes without auth or a chat request (the approval page's) are keyed on the client's IP;
-    // the wallet is a chat request's or an MCP session's (its headers), whichever the route has.
-    const identity = c.var.caller?.identity;
-    const wallet = c.var.chat?.wallet ?? c.var.payer?.wallet;
-    const callerKey = identity
-      ? `id:${identity}`
-      : wallet
-        ? `wallet:${wallet.address.toLowerCase()}`
-        : `ip:${deps.clientIp(c)}`;
+    const callerKey = key(c, c.var as Readonly<Reads>);
     const limited = await deps.rateLimiter.consume(callerKey);
     if (!limited.ok) {
       const wait = limited.retryAfterS;
@@ -33,7 +30,21 @@ export function rateLimit(deps: {
         { "Retry-After": String(wait) },
       );
     }
-    c.set("callerKey", callerKey);
+    (c as unknown as VarsContext<QuotaVars>).set("callerKey", callerKey);
     await next();
   };
+}
+
+/** The quota of a payer's routes (the chat, MCP): keyed on the bearer identity, else the wallet, else the IP. */
+export function rateLimitPayer(deps: RateLimitDeps): Middleware<QuotaVars, PayerVars> {
+  return limitBy<PayerVars>(deps, (c, vars) => {
+    const { caller, wallet } = vars.payer;
+    if (caller) return `id:${caller}`;
+    return wallet ? `wallet:${wallet.address.toLowerCase()}` : `ip:${deps.clientIp(c)}`;
+  });
+}
+
+/** The quota of routes with no caller (the approval page's): keyed on the client's IP. */
+export function rateLimitIp(deps: RateLimitDeps): Middleware<QuotaVars> {
+  return limitBy(deps, (c) => `ip:${deps.clientIp(c)}`);
 }

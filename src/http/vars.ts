@@ -1,40 +1,61 @@
 import type { Context, MiddlewareHandler } from "hono";
+import type { Payer } from "../payments/face.js";
 import type { ChatRequest, PayerConfig } from "../protocol/index.js";
 import type { HeldClaim } from "./idempotency.js";
 
-/** Who is calling: the bearer identity and its token, both absent for an anonymous caller. */
-export interface Caller {
-  identity?: string;
-  token?: string;
+/**
+ * What each middleware puts on `c.var` (Hono's typed `Variables`), one type per middleware: a
+ * route's `c.var` is exactly the sum of what its middleware set, and a middleware declares what it
+ * reads from the ones before it. `POST /api/chat` runs, in order: `ChatVars` (chat-request.ts),
+ * `AuthVars` (auth.ts), `IdempotencyKeyVars` (claim.ts), `PayerVars` (payer.ts), `QuotaVars`
+ * (rate-limit.ts), `ClaimVars` (claim.ts). `POST /mcp`: `PayerConfigVars` (mcp.ts), `AuthVars`,
+ * `PayerVars`, `QuotaVars`.
+ */
+
+/** The validated chat request, and its body as parsed JSON (the idempotency fingerprint's input). */
+export interface ChatVars {
+  chat: ChatRequest;
+  body: unknown;
 }
 
-/**
- * What the middleware in front of a route puts on `c.var` (Hono's typed `Variables`), in the order
- * they run on `POST /api/chat`: the parsed request, the caller, the caller's quota key, the
- * idempotency claim. A route only reads what its own middleware set.
- */
-export interface HttpVariables {
-  /** The request body as parsed JSON (its hash is the idempotency fingerprint). */
-  body: unknown;
-  /** The validated chat request. */
-  chat: ChatRequest;
-  /** An MCP session's wallet and limits, from its headers (`POST /mcp`; src/http/mcp.ts). */
-  payer: PayerConfig;
-  /** Set by the auth middleware. */
-  caller: Caller;
-  /** The Idempotency-Key header, once checked (absent when not sent). */
+/** Who is calling (auth.ts): the bearer identity and its token, both absent for an anonymous caller. */
+export interface AuthVars {
+  caller: string | undefined;
+  bearerToken: string | undefined;
+}
+
+/** An MCP session's wallet and limits, from its headers (mcp.ts). */
+export interface PayerConfigVars {
+  payerConfig: PayerConfig;
+}
+
+/** The Idempotency-Key header, once checked (absent when not sent). */
+export interface IdempotencyKeyVars {
   idempotencyKey: string | undefined;
-  /** The caller's quota key (`id:`, `wallet:` or `ip:`); idempotency keys are scoped to it. */
+}
+
+/** Who pays within what, built once from the caller and its request (payer.ts). */
+export interface PayerVars {
+  payer: Payer;
+}
+
+/** The caller's quota key (`id:`, `wallet:` or `ip:`); idempotency keys are scoped to it. */
+export interface QuotaVars {
   callerKey: string;
-  /** This attempt's chat request id (its payments carry it). */
-  requestId: string;
-  /** The idempotency claim this attempt holds, if any: completed or released when the turn ends. */
+}
+
+/** The idempotency claim this attempt holds, if any: completed or released when the turn ends. */
+export interface ClaimVars {
   claim: HeldClaim | undefined;
 }
 
-export interface HttpEnv {
-  Variables: HttpVariables;
-}
+/** A middleware that reads `Reads` and sets `Sets` on `c.var`. */
+export type Middleware<Sets extends object = object, Reads extends object = object> = MiddlewareHandler<{
+  Variables: Sets & Reads;
+}>;
 
-export type HttpContext = Context<HttpEnv>;
-export type HttpMiddleware = MiddlewareHandler<HttpEnv>;
+/** The context of a route or middleware whose `c.var` holds `Vars`. */
+export type VarsContext<Vars extends object = object> = Context<{ Variables: Vars }>;
+
+/** Everything `POST /api/chat`'s middleware put on `c.var` once they all ran. */
+export type ChatRouteVars = ChatVars & AuthVars & IdempotencyKeyVars & PayerVars & QuotaVars & ClaimVars;

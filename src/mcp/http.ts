@@ -6,9 +6,9 @@ import {
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AppError } from "../errors/index.js";
-import type { PaymentsFace } from "../payments/face.js";
+import type { Payer, PaymentsFace } from "../payments/face.js";
 import type { ElicitationAnswers } from "./answers.js";
-import { createMcpServer, type McpServerOptions, type McpSession } from "./server.js";
+import { createMcpServer, type McpServerOptions } from "./server.js";
 
 /**
  * MCP over Streamable HTTP, stateless (docs/mcp.md, "Why stateless"): every POST gets a fresh
@@ -30,9 +30,6 @@ export interface McpHttpDeps extends Omit<McpServerOptions, "urlElicitation" | "
   answers?: ElicitationAnswers;
 }
 
-/** The session's fixed part, from the caller (bearer identity) and its configuration (headers). */
-export type McpCaller = Omit<McpSession, "scopeId" | "signal">;
-
 /** A JSON-RPC request (a method and an id), as opposed to a notification or an answer. */
 function isRequest(message: unknown): boolean {
   return typeof message === "object" && message !== null && "method" in message && "id" in message;
@@ -43,7 +40,8 @@ function mintSessionId(message: JSONRPCMessage): string {
   return `mcp_${randomUUID()}${url ? ".url" : ""}`;
 }
 
-async function readBody(request: Request): Promise<unknown> {
+/** The JSON-RPC body of a POST, bounded (`payload_too_large`) and parsed (`invalid_json`). */
+export async function readMcpBody(request: Request): Promise<unknown> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MCP_MAX_BODY_BYTES) {
     throw new AppError("payload_too_large", `An MCP message may be at most ${MCP_MAX_BODY_BYTES} bytes.`);
@@ -60,21 +58,13 @@ async function readBody(request: Request): Promise<unknown> {
 }
 
 /**
- * Answer one MCP request. GET (a standalone event stream) and DELETE have nothing to serve in a
- * stateless server: 405, which the MCP clients accept. Refusals before the MCP layer throw AppError
- * (problem+json at the HTTP layer).
+ * The MCP session a POST belongs to, which is the scope its payments' per-request limit counts
+ * within: minted at `initialize`, else the `Mcp-Session-Id` the client sent back. One JSON-RPC
+ * request per POST (the rate limit counts POSTs: a batch of calls in one, which the SDK takes up to
+ * 100 of, would count once). Refusals are AppErrors (problem+json at the HTTP layer).
  */
-export async function handleMcpHttp(
-  request: Request,
-  caller: McpCaller,
-  deps: McpHttpDeps,
-): Promise<Response> {
-  if (request.method !== "POST") {
-    throw new AppError("method_not_allowed", "This MCP server is stateless: use POST /mcp.");
-  }
-  const body = await readBody(request);
+export function mcpSessionOf(body: unknown, sentSessionId: string | undefined): string {
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
-  // The rate limit counts POSTs: a batch of calls in one (the SDK takes up to 100) would count once.
   if (messages.filter(isRequest).length > 1) {
     throw new AppError(
       "invalid_request",
@@ -82,34 +72,41 @@ export async function handleMcpHttp(
     );
   }
   const init = messages.find((m) => isInitializeRequest(m));
-  let sessionId: string;
-  if (init) {
-    sessionId = mintSessionId(init);
-  } else {
-    const sent = request.headers.get(MCP_SESSION_HEADER) ?? "";
-    if (!SESSION_ID.test(sent)) {
-      throw new AppError("invalid_request", "Send the Mcp-Session-Id this server gave at initialize.");
-    }
-    sessionId = sent;
+  if (init) return mintSessionId(init);
+  if (!SESSION_ID.test(sentSessionId ?? "")) {
+    throw new AppError("invalid_request", "Send the Mcp-Session-Id this server gave at initialize.");
   }
+  return sentSessionId as string;
+}
+
+/**
+ * Answer one MCP POST, its body read (`readMcpBody`) and its payer built with the session as its
+ * scope (`mcpSessionOf`). Refusals before the MCP layer throw AppError.
+ */
+export async function handleMcpHttp(
+  request: Request,
+  body: unknown,
+  payer: Payer,
+  deps: McpHttpDeps,
+): Promise<Response> {
+  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  const init = messages.some((m) => isInitializeRequest(m));
+  const sessionId = payer.scopeId;
   const { face, answers, ...options } = deps;
   // Bound to the caller too: another caller knowing the session id cannot end its waits.
-  const key = `${caller.caller ?? ""} ${sessionId}`;
+  const key = `${payer.caller ?? ""} ${sessionId}`;
   if (answers) {
     for (const message of messages) {
       const action = isJSONRPCResultResponse(message) ? message.result.action : undefined;
       if (typeof action === "string") answers.deliver(key, action);
     }
   }
-  const server = createMcpServer(
-    face,
-    { ...caller, scopeId: sessionId, signal: request.signal },
-    {
-      ...options,
-      urlElicitation: sessionId.endsWith(".url"),
-      ...(answers ? { elicitationAnswers: { listen: (listener) => answers.listen(key, listener) } } : {}),
-    },
-  );
+  const server = createMcpServer(face, payer, {
+    ...options,
+    signal: request.signal,
+    urlElicitation: sessionId.endsWith(".url"),
+    ...(answers ? { elicitationAnswers: { listen: (listener) => answers.listen(key, listener) } } : {}),
+  });
   const transport = new WebStandardStreamableHTTPServerTransport({
     ...(init ? { sessionIdGenerator: () => sessionId } : {}),
     maxRequestBodySize: MCP_MAX_BODY_BYTES,

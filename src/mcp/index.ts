@@ -10,8 +10,9 @@ export {
   handleMcpHttp,
   MCP_MAX_BODY_BYTES,
   MCP_SESSION_HEADER,
-  type McpCaller,
   type McpHttpDeps,
+  mcpSessionOf,
+  readMcpBody,
 } from "./http.js";
-export { createMcpServer, type McpServerOptions, type McpSession } from "./server.js";
+export { createMcpServer, type McpServerOptions } from "./server.js";
 export { MCP_TOOLS, type McpToolName } from "./tools.js";

@@ -4,15 +4,16 @@ import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../errors/index.js";
 import { QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
+import type { Payer } from "../payments/face.js";
 import { parseWallet } from "../protocol/index.js";
-import { createMcpServer, type McpSession } from "./index.js";
+import { createMcpServer } from "./index.js";
 import { awaitingView, FakeFace, PAYEE, PAYMENT_ID } from "./testing/fake-face.js";
 
 const T0 = Date.parse("2026-03-01T12:00:00.000Z");
 const EXPIRES = "2026-03-01T12:05:00.000Z";
 const WALLET = parseWallet("0x2222222222222222222222222222222222222222");
 if (!WALLET.ok) throw new Error("bad wallet");
-const SESSION: McpSession = {
+const SESSION: Payer = {
   caller: "alice",
   wallet: WALLET.wallet,
   spendingLimits: { perTransaction: 1_000_000n, daily: 5_000_000n },
@@ -28,7 +29,7 @@ async function connect(
   face: FakeFace,
   options: {
     elicitUrl?: boolean;
-    session?: McpSession;
+    session?: Payer;
     keep?: (work: Promise<unknown>) => void;
     onError?: (error: unknown) => void;
   } = {},

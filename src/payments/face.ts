@@ -1,7 +1,9 @@
 import type { PaymentState, SpendingLimitsInput, ValidatedApproval, Wallet } from "../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayOutput, QuoteInput, QuoteOutput } from "../tools/contract.js";
-import type { HistoryQuery } from "./ports/index.js";
+import type { HistoryQuery, Payer } from "./ports/index.js";
 import type { PaymentObserver } from "./rules/index.js";
+
+export type { Payer } from "./ports/index.js";
 
 /**
  * The payments face: everything a caller can do with money, in one small interface that knows
@@ -12,28 +14,15 @@ import type { PaymentObserver } from "./rules/index.js";
  */
 
 /**
- * Who is asking and within what, as every way in knows it. Built by the wrapper from what the
- * caller is (bearer identity) and what its configuration says (wallet, spending limits), never
- * from a model's tool arguments: no field here can be raised by a tool call.
+ * One call on the face: the `Payer` (who pays within what, built once at the edge) and what this
+ * call adds (the caller's signal, the deadline, where its updates go).
  *
  * The face remembers, per session object, the prices quoted and the calls paid by target: paying
  * a call by target (`pay({url, ...})`) is capped by the price quoted to the same object, and the
  * same call twice on it pays once. The chat builds one object per turn; a wrapper that pays by
  * quote id needs no such memory (the id carries the price and pays once on its own).
  */
-export interface PayerSession {
-  /** The bearer identity (absent without auth): payments, history and approvals are bound to it. */
-  caller?: string;
-  /** Decides whether a server-held key may sign; never logged, streamed or shown. */
-  bearerToken?: string;
-  wallet?: Wallet;
-  /** The caller's own limits; they only narrow the server's (docs/payments.md). */
-  spendingLimits?: SpendingLimitsInput;
-  /**
-   * What the per-request limit counts within: a chat request's id, an MCP session's id. Stored
-   * on each payment as its `scopeId`.
-   */
-  scopeId: string;
+export interface PayerSession extends Payer {
   /** The caller left: start no new payment (one under way still finishes and is recorded). */
   signal: AbortSignal;
   /** Epoch ms by which the caller's request must end. */

@@ -33,9 +33,7 @@ function turn(wallet: Wallet = w.held, token: string | undefined = HELD_TOKEN): 
   const errors: AppError[] = [];
   turns += 1;
   const ctx: TurnContext = {
-    requestId: `req_turn_${turns}`,
-    wallet,
-    ...(token ? { bearerToken: token } : {}),
+    payer: { scopeId: `req_turn_${turns}`, wallet, bearerToken: token },
     signal: new AbortController().signal,
     deadline: w.clock.now() + 60_000,
     now: w.clock.now,

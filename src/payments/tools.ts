@@ -28,16 +28,7 @@ function observerOf(ctx: TurnContext): PaymentObserver {
 
 /** The turn as the face sees it: who asks, within what, and its observer. One object per turn. */
 function sessionOf(ctx: TurnContext): PayerSession {
-  return {
-    scopeId: ctx.requestId,
-    ...(ctx.wallet ? { wallet: ctx.wallet } : {}),
-    ...(ctx.bearerToken ? { bearerToken: ctx.bearerToken } : {}),
-    ...(ctx.caller ? { caller: ctx.caller } : {}),
-    ...(ctx.spendingLimits ? { spendingLimits: ctx.spendingLimits } : {}),
-    signal: ctx.signal,
-    deadline: ctx.deadline,
-    observer: observerOf(ctx),
-  };
+  return { ...ctx.payer, signal: ctx.signal, deadline: ctx.deadline, observer: observerOf(ctx) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { sameAsset } from "../../chains/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
-import type { Ledger, SignerRegistry } from "../ports/index.js";
+import type { Ledger, Payer, SignerRegistry } from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
@@ -47,15 +47,8 @@ export interface PipelineDeps {
   onError?: (error: unknown, context: string) => void;
 }
 
-/** What a payment needs to know about the chat request it runs for. */
-export interface PaymentRequest {
-  scopeId: string;
-  wallet?: Wallet;
-  /** Decides whether a server-held key may sign; never logged or streamed. */
-  bearerToken?: string;
-  /** The caller's identity (bearer token name), which an approval must come from; absent without auth. */
-  caller?: string;
-  spendingLimits?: SpendingLimitsInput;
+/** What a payment needs to know about the request it runs for: its payer, signal, clock and observer. */
+export interface PaymentRequest extends Payer {
   /** The client's signal: a client that left starts no payment (one under way still finishes). */
   signal: AbortSignal;
   /** Epoch ms by which the request must end. */

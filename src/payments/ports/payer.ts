@@ -1,0 +1,24 @@
+import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+
+/**
+ * Who pays and within what: the one caller context (docs/architecture.md#one-caller-context).
+ * Built once where a request comes in (src/http's `payer` middleware for the chat and for MCP; the
+ * stdio bridge's configuration), from the caller's credentials and configuration, never from a
+ * model's tool arguments, and carried whole to the ledger under these names: no field here can be
+ * raised by a tool call.
+ */
+export interface Payer {
+  /** The bearer identity (absent without auth): payments, history and approvals are bound to it. */
+  caller?: string;
+  /** Decides whether a server-held key may sign; never logged, streamed or shown. */
+  bearerToken?: string;
+  /** The wallet that pays (absent: nothing can be paid). */
+  wallet?: Wallet;
+  /** The caller's own limits; they only narrow the server's (docs/payments.md). */
+  spendingLimits?: SpendingLimitsInput;
+  /**
+   * What the per-request limit counts within: a chat request's id, an MCP session's id. Stored on
+   * each payment as its `scopeId` (the ledger's `request_id`).
+   */
+  scopeId: string;
+}
