@@ -5,7 +5,7 @@ import LongestFirst from "./test/setup/sequencer.js";
  * Three projects (docs/testing.md): `unit` (no devnet, no socket, no child process: enforced by
  * test/setup/unit-guard.ts), `integration` (real chains and servers on loopback: the devnets are
  * booted once per run by test/setup/devnet-global.ts) and `e2e` (spawned processes, the browser,
- * the terminal; one file at a time). A new test file is a unit test unless listed below.
+ * the terminal). A new test file is a unit test unless listed below.
  * Worker counts were chosen by measurement on a 2-core machine (docs/testing.md).
  */
 const E2E = [

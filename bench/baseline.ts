@@ -8,7 +8,7 @@ import { evmUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
 
 /**
- * The scale benchmark's baseline (issue 19, item 4): on one devnet, side by side in one run,
+ * The scale benchmark's baseline (docs/deploy.md#scale-baseline): on one devnet, side by side in one run,
  *   - bare `@x402/fetch` clients (one per concurrent slot) paying the weather service directly,
  *   - paid chat turns through one service instance, then spread over two (`npm run cluster`'s
  *     processes, ledger on PostgreSQL),

@@ -243,7 +243,7 @@ export async function paidScenario(
       "|---|---|---|",
       `| ${turnTimes.length} | ${f(pct(turnTimes, 50))} | ${f(pct(turnTimes, 99))} |`,
       "",
-      "- target: p50 under 500 ms locally (the seed quotes 5-10 s end to end for most requests)",
+      "- target: p50 under 500 ms locally",
     ];
   } finally {
     await devnet.stop();

@@ -8,7 +8,8 @@ import { scaleScenario } from "./scale.js";
 
 /**
  * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
- * report (paste it into docs/benchmarks.md). Options: --duration=ms per load measurement (default
+ * report headed by its date (add it to bench/results/benchmarks-history.md and update the figures
+ * of docs/benchmarks.md). Options: --duration=ms per load measurement (default
  * 5000), --rounds=N paid calls (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
  * scenario (default 200 and 50), --baseline-turns=N and --baseline-concurrency=N for the scale baseline
  * (bench/baseline.ts; default 100 and 50), --only=chat,paid,scale,baseline to run some scenarios only,

@@ -10,7 +10,7 @@ import path from "node:path";
 const MAX_FILE_LINES = 300;
 const ROOTS = ["src", "web/src", "bin"];
 
-/** Known debt, by file (lines); empty since issue 18's split. */
+/** Known debt, by file (lines): files allowed over the limit for now; none today. */
 const KNOWN = {};
 
 function productFiles(dir, out = []) {

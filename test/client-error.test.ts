@@ -1,6 +1,7 @@
 /**
- * Issue 7, item 11: requests Node's HTTP parser refuses (they never reach the app) get the same
- * problem+json body as every other 4xx, with its length and `Connection: close`, over raw sockets.
+ * docs/protocol.md#errors-before-the-stream: requests Node's HTTP parser refuses (they never reach the app)
+ * get the same problem+json body as every other 4xx, with its length and `Connection: close`, over raw
+ * sockets.
  */
 
 import { connect } from "node:net";
@@ -180,7 +181,7 @@ function slowLargeUpload(headText: string, trailer: string): Promise<Buffer> {
   });
 }
 
-describe("requests Node answers before the app sees them (issue 'Money and trust', item 9)", () => {
+describe("requests Node answers before the app sees them", () => {
   it("CONNECT: 405 method_not_allowed, not a closed connection", async () => {
     const answer = await send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
     expectProblem(answer, 405, "method_not_allowed");
@@ -201,7 +202,7 @@ describe("requests Node answers before the app sees them (issue 'Money and trust
   });
 });
 
-describe("a 50 MB body (issue 'Money and trust', item 9)", () => {
+describe("a 50 MB body", () => {
   const size = 50 * 1024 * 1024;
   const cases = [
     { name: "Content-Length", head: `${head}Content-Length: ${size}\r\n\r\n`, trailer: "", status: 413 },

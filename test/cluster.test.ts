@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 4: two service instances (`npm run cluster`, scripts/cluster.ts), each its own
+ * docs/deploy.md#cluster: two service instances (`npm run cluster`, scripts/cluster.ts), each its own
  * process, on one PostgreSQL ledger, one Redis (when REDIS_URL is set) and one devnet. Paid turns
  * go through both at once for the same wallet under a tight daily limit: the instances together
  * never spend over it, and the ledger equals the chain (every settled row's transfer is on chain,

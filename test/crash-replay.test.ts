@@ -25,12 +25,12 @@ import {
 } from "./payments/harness.js";
 
 /**
- * Issue "Money and trust", item 2: the process answering an approval (or a request with an
- * Idempotency-Key) is killed with SIGKILL once its payment settled, before it could store the
- * outcome. Restarted on the same database, the same answer sent again is rebuilt from the ledger
- * (the settled payment, its transaction) instead of a lasting 409, and nothing is paid again.
- * The real entry point runs against a devnet held by this test, so the chain outlives the process,
- * and a model that keeps talking after the payment, so the kill lands before the turn could end.
+ * docs/protocol.md#after-a-crash-leases-and-rebuilt-answers: the process answering an approval (or a request
+ * with an Idempotency-Key) is killed with SIGKILL once its payment settled, before it could store the
+ * outcome. Restarted on the same database, the same answer sent again is rebuilt from the ledger (the settled
+ * payment, its transaction) instead of a lasting 409, and nothing is paid again. The real entry point runs
+ * against a devnet held by this test, so the chain outlives the process, and a model that keeps talking after
+ * the payment, so the kill lands before the turn could end.
  */
 
 function startArgs(): string[] {

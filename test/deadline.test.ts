@@ -1,5 +1,5 @@
 /**
- * Issue 7, item 13: the request deadline caps the stream whatever a tool is doing. A paid call whose
+ * docs/protocol.md#limits: the request deadline caps the stream whatever a tool is doing. A paid call whose
  * settlement hangs does not hold the stream open: at the deadline the stream ends with `e:` then
  * `d:` naming the payment as pending, while the payment finishes and is recorded in the background
  * (and a shutdown waits for it). A configuration that cannot keep the cap is refused at start.

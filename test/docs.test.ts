@@ -1,12 +1,12 @@
 /**
- * Issue "Money and trust", item 8: the docs are right the first time. The commands the README and
- * docs/ mark as runnable (a fence whose info string says `test`, e.g. ```` ```sh test finish=payment-complete ````)
- * run against the service started here (embedded devnet, offline model, PGlite in memory, a random
- * port) and must exit 0 with the finish reason they name; every relative link and #anchor resolves;
- * every configuration and terminal-chat variable the code reads is documented; the catalog example
- * is a valid CATALOG_FILE; the devnet's wallet table matches the devnet; the README names the web
- * page's buttons as the page does. Attributes a runnable block may carry: `finish=<reason>` (the
- * `d:` line's, or the terminal chat's closing line's) and `stdout=<text>` (printed).
+ * The docs are right the first time. The commands the README and
+ * docs/ mark as runnable (a fence whose info string says `test`, e.g. ```` ```sh test finish=payment-complete
+ * ````) run against the service started here (embedded devnet, offline model, PGlite in memory, a random
+ * port) and must exit 0 with the finish reason they name; every relative link and #anchor resolves; every
+ * configuration and terminal-chat variable the code reads is documented; the catalog example is a valid
+ * CATALOG_FILE; the devnet's wallet table matches the devnet; the README names the web page's buttons as the
+ * page does. Attributes a runnable block may carry: `finish=<reason>` (the `d:` line's, or the terminal
+ * chat's closing line's) and `stdout=<text>` (printed).
  */
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";

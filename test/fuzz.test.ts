@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildService, chatRequest } from "./helpers.js";
 
-/** Money-safety promise 9: malformed input never yields a 5xx. */
+/** Malformed input never yields a 5xx (docs/protocol.md#errors-before-the-stream). */
 const { app } = buildService({ RATE_LIMIT_POINTS: "1000000" });
 
 async function statusOf(init: RequestInit): Promise<number> {

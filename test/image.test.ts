@@ -1,5 +1,6 @@
 /**
- * Issue 19, item 4: the container image is kept honest without a Docker daemon. Its build steps
+ * The container image is kept honest without a Docker daemon (docs/deploy.md#checked-without-docker).
+ * Its build steps
  * are one script (scripts/build-image-tree.sh) that `npm run check:image` runs and starts as the
  * Dockerfile says (scripts/check-image.ts reads the Dockerfile itself); this cheap test holds the
  * Dockerfile to that: multi-stage on pinned bases, the one build script, a non-root user, the

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * The real entry point, launched exactly as `npm start` launches it. Issue 7, item 7: a SIGTERM at
+ * The real entry point, launched exactly as `npm start` launches it (docs/protocol.md#limits): a SIGTERM at
  * any moment (while modules load, while the devnet starts, with streams open and requests in
  * flight, twice) ends in a graceful stop with exit code 0, every time.
  */
@@ -187,7 +187,7 @@ describe("the service process", { timeout: 120_000 }, () => {
   });
 
   it("drains on SIGTERM: new requests get 503 shutting_down, an open stream ends with its own d:", async () => {
-    // Issue "Money and trust", item 6. The grace period outlasts the test: the stream ends when
+    // docs/protocol.md#limits, "Shutdown". The grace period outlasts the test: the stream ends when
     // the model finishes it (releaseHeld), and the process exits as soon as it has.
     const child = proc({ ...modelEnv, SHUTDOWN_GRACE_MS: "120000" });
     const url = await child.url();

@@ -1,7 +1,7 @@
 /**
- * Issue 7, item 10: `/healthz` is liveness; `/readyz` checks the dependencies (the store, Redis when
- * configured, one RPC call per configured network, each bounded in time) and answers 200 with what
- * it checked, or 503 problem+json naming what is down (never a URL or a query).
+ * docs/protocol.md#health-and-readiness: `/healthz` is liveness; `/readyz` checks the dependencies (the
+ * store, Redis when configured, one RPC call per configured network, each bounded in time) and answers 200
+ * with what it checked, or 503 problem+json naming what is down (never a URL or a query).
  */
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";

@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 5: the serverless fetch handler (src/serverless.ts), imported as a platform
+ * docs/deploy.md#serverless: the serverless fetch handler (src/serverless.ts), imported as a platform
  * imports it and driven with plain `Request` objects.
  *
  * - Against a devnet: configured from an environment (PAYMENTS=external pointed at the devnet, the

@@ -1,9 +1,9 @@
 /**
- * Issue 7, items 8, 9 and 10: the payment ledger's database is down. A driver error quotes the SQL
- * and its parameters; none of it may reach the client, the model or the model's text. A request
- * with an Idempotency-Key is refused before the stream with 503 `store_unavailable` and
- * Retry-After; a tool that fails ends the turn with `e:` and a failed finish reason, and JSON mode
- * answers 503; `/readyz` says the store is down.
+ * The payment ledger's database is down (docs/protocol.md, `store_unavailable`). A driver error quotes the
+ * SQL and its parameters; none of it may reach the client, the model or the model's text. A request with an
+ * Idempotency-Key is refused before the stream with 503 `store_unavailable` and Retry-After; a tool that
+ * fails ends the turn with `e:` and a failed finish reason, and JSON mode answers 503; `/readyz` says the
+ * store is down.
  */
 import { createServer } from "node:net";
 import { type ToolSet, tool } from "ai";

@@ -70,7 +70,7 @@ async function readHistory(
  * after every caller asked for it: what landed before any caller's question is in it. Many
  * unclear payments of one wallet at once cost one read, not one each (a real node's history
  * reads are among its most expensive calls; the devnet once ran a node on which each page was a
- * scan of its whole history: docs/devnet.md, "How long it lasts").
+ * scan of its whole history: bench/results/devnet-history.md).
  */
 export function payerHistory(rpc: SolanaRpc, pageSize: number) {
   const read = (wallet: string, floor: number) => readHistory(rpc, pageSize, wallet, floor);

@@ -3,7 +3,7 @@
  * fixed history (the few methods the resolver calls, in the Solana RPC's shapes) and counts the
  * reads. On the devnet's former node (Surfpool) each `getSignaturesForAddress` scanned its whole
  * history under its state lock, so one read per unclear payment turned a slow devnet into a
- * collapsed one (docs/devnet.md, "How long it lasts"). The end-to-end verdicts on the real devnet are
+ * collapsed one (bench/results/devnet-history.md). The end-to-end verdicts on the real devnet are
  * test/payments/solana-reconcile.test.ts's.
  */
 import { once } from "node:events";

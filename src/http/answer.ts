@@ -65,7 +65,8 @@ export async function replay(stored: unknown, mode: Mode): Promise<Response> {
 
 /**
  * Non-streaming mode for programs (`Accept: application/json`): run the whole turn, then answer one
- * JSON object whose status follows the seed's table (402, 403, 500, 503, ... else 200). It answers
+ * JSON object whose status follows docs/protocol.md#accept-applicationjson (402, 403, 500, 503, ... else
+ * 200). It answers
  * as soon as the turn's last line is out (`ended`), not after the bookkeeping that follows.
  */
 export async function jsonResponse(

@@ -1,6 +1,6 @@
 /**
- * Readiness checks Redis through the rate limiter's own connection (issue 18, item 6): one
- * connection for the quota and the probe, not a second client to the same URL, closed on shutdown.
+ * Readiness checks Redis through the rate limiter's own connection (docs/protocol.md#health-and-readiness):
+ * one connection for the quota and the probe, not a second client to the same URL, closed on shutdown.
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";

@@ -3,7 +3,7 @@ import { type Quota, quotaInMemory } from "./memory.js";
 import { quotaInRedis } from "./redis.js";
 
 /**
- * Request quota per caller (seed section 7/8: too-frequent requests get 429 and a 50 s cooldown).
+ * Request quota per caller (docs/protocol.md#limits: too-frequent requests get 429 and a 50 s cooldown).
  * Backed by memory by default, by Redis when configured so several processes share one quota.
  * If Redis is unreachable, the in-memory quota takes over rather than letting every request through.
  *

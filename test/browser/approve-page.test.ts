@@ -1,13 +1,12 @@
 /**
- * Issue 20: the approval page (`/approve/<paymentId>`) as a person uses it, in headless Chromium
- * (Debian's `chromium`, playwright-core) against the real service and devnet: a chat turn (the
- * devnet's bearer token, the `user` wallet) stops at a payment that waits for the wallet; the
- * approval URL is opened in a browser with no wallet extension, the devnet's test wallet signs in
- * the page, and the payment settles (ledger = chain); the caller then reads the service's answer.
- * A decline needs the wallet's signature too. The same page completes an MCP client's payment: a
- * client without elicitation gets the approval URL from `pay_quote`, the page signs, and the
- * client's `get_payment` reads it settled with the service's answer.
- * Accessibility checked with axe-core. Without a Chromium the suite says so and is skipped.
+ * The approval page (`/approve/<paymentId>`, docs/protocol.md#the-approval-page) as a person uses it, in
+ * headless Chromium (Debian's `chromium`, playwright-core) against the real service and devnet: a chat turn
+ * (the devnet's bearer token, the `user` wallet) stops at a payment that waits for the wallet; the approval
+ * URL is opened in a browser with no wallet extension, the devnet's test wallet signs in the page, and the
+ * payment settles (ledger = chain); the caller then reads the service's answer. A decline needs the wallet's
+ * signature too. The same page completes an MCP client's payment: a client without elicitation gets the
+ * approval URL from `pay_quote`, the page signs, and the client's `get_payment` reads it settled with the
+ * service's answer. Accessibility checked with axe-core. Without a Chromium the suite says so and is skipped.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";

@@ -1,10 +1,10 @@
 /**
- * Calls from another origin (issue 19, item 2), in headless Chromium: a page served from its own
- * origin runs `useChat` with the SDK's `PaymentChatTransport` against the service (real devnet,
- * payments settled by the server-held `payer` key and the dev token). The service lists one page
- * origin in CORS_ORIGINS: that page completes a paid turn and reads a refusal's problem+json; the
- * same page from an unlisted origin is refused by the browser (no request body reaches the
- * service, nothing is paid) and its input stays usable after the error.
+ * Calls from another origin (docs/protocol.md#calls-from-other-origins-cors), in headless Chromium: a page
+ * served from its own origin runs `useChat` with the SDK's `PaymentChatTransport` against the service (real
+ * devnet, payments settled by the server-held `payer` key and the dev token). The service lists one page
+ * origin in CORS_ORIGINS: that page completes a paid turn and reads a refusal's problem+json; the same page
+ * from an unlisted origin is refused by the browser (no request body reaches the service, nothing is paid)
+ * and its input stays usable after the error.
  */
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";

@@ -1,11 +1,12 @@
 /**
- * Approvals as the AI SDK's own tool-approval parts (issue 20, item 4), in headless Chromium: a
- * `useChat` page with no x402 code (test/browser/tool-approval/page.ts: AI SDK calls only, plus
- * `new PaymentChatTransport({ ..., signer })` over the browser's EIP-1193 wallet) against the
- * service and the devnet started here. The wallet is the devnet `user`, whose key the service does
- * not hold, so every payment waits for it: an approval signs in the wallet, the payment settles on
- * chain and the tool part ends `output-available`; a rejection ends `output-denied`, nothing paid;
- * on Solana (when the devnet runs it) a signing function over the wallet's key signs, and it settles.
+ * Approvals as the AI SDK's own tool-approval parts
+ * (docs/clients.md#approvals-as-ai-sdk-tool-approval-parts), in headless Chromium: a `useChat` page with no
+ * x402 code (test/browser/tool-approval/page.ts: AI SDK calls only, plus `new PaymentChatTransport({ ...,
+ * signer })` over the browser's EIP-1193 wallet) against the service and the devnet started here. The wallet
+ * is the devnet `user`, whose key the service does not hold, so every payment waits for it: an approval signs
+ * in the wallet, the payment settles on chain and the tool part ends `output-available`; a rejection ends
+ * `output-denied`, nothing paid; on Solana (when the devnet runs it) a signing function over the wallet's key
+ * signs, and it settles.
  */
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";

@@ -1,5 +1,5 @@
 /**
- * Issue 20: an MCP client over Streamable HTTP (the SDK's own `Client`) against the service
+ * docs/mcp.md: an MCP client over Streamable HTTP (the SDK's own `Client`) against the service
  * bootstrapped on the devnet (the app's fetch handler, PGlite): it finds, quotes and pays a devnet
  * service within the limits its configuration set, is refused beyond them with the chat's code
  * (`limit_exceeded`, isError), and what the ledger holds equals what moved on chain. A client that

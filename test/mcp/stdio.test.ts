@@ -1,10 +1,10 @@
 /**
- * Issue 20: a desktop MCP client's way in. The SDK's own `Client` spawns `x402-chat-agent mcp`
- * (bin/x402-chat-agent.mjs) over stdio, as Claude Desktop or VS Code would, and the bridge speaks
- * Streamable HTTP to the service listening on loopback on the real devnet: it finds, quotes and
- * pays within the limits its flags set, is refused beyond them with the chat's code, ledger = chain.
- * A URL elicitation passes through the bridge; the approval page's endpoints (what the page calls
- * once the wallet signs) settle the payment, and the waiting call returns it settled.
+ * A desktop MCP client's way in (docs/mcp.md#why-stdio-is-a-bridge). The SDK's own `Client` spawns
+ * `x402-chat-agent mcp` (bin/x402-chat-agent.mjs) over stdio, as Claude Desktop or VS Code would, and the
+ * bridge speaks Streamable HTTP to the service listening on loopback on the real devnet: it finds, quotes and
+ * pays within the limits its flags set, is refused beyond them with the chat's code, ledger = chain. A URL
+ * elicitation passes through the bridge; the approval page's endpoints (what the page calls once the wallet
+ * signs) settle the payment, and the waiting call returns it settled.
  */
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

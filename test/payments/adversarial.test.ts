@@ -1,5 +1,5 @@
 /**
- * Issue 4, items 4 and 8 (money-safety #12, #13, #15, #16): a scripted model that obeys every
+ * docs/payments.md#spending-limits and #server-side-requests: a scripted model that obeys every
  * instruction tries to pay what policy forbids (a service origin not allowed, a network not allowed,
  * an amount over a limit, loopback / private / link-local URLs). The signer is never used: no ledger
  * row, no balance change, and a clear `e:` line each time. A higher re-quote is never paid

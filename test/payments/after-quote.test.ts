@@ -1,7 +1,7 @@
 /**
- * Issue 7 item 9, the payment side: when a step after `p: quoted` throws (the store went away), the
- * payment still gets a final `p:` update, the client an `e:` with a stable code and a finish reason
- * that says the turn failed, and neither the stream nor the model sees the exception's text.
+ * docs/protocol.md#p-payment-update, the payment side: when a step after `p: quoted` throws (the store went
+ * away), the payment still gets a final `p:` update, the client an `e:` with a stable code and a finish
+ * reason that says the turn failed, and neither the stream nor the model sees the exception's text.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";

@@ -3,7 +3,7 @@
  * replayed and foreign answers (EVM and Solana), a client that leaves, secrets that must not show,
  * and a model told to approve. Run against the real devnet in process.
  * Tests whose comment says PROBLEM reproduced a problem found here, since fixed (see each); the
- * others pin the safe behaviour. Split from approval-adversarial.test.ts by attacker (issue 18);
+ * others pin the safe behaviour. One of the approval-* attack files, one per attacker;
  * the shared set-up is test/payments/approval-attack.ts.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -144,14 +144,14 @@ describe("a hostile client", () => {
   });
 
   /*
-   * PROBLEM 3 (validation; fixed: completeForWallet refuses s > n/2 and v outside 0/1/27/28): a high-s (EIP-2 non-canonical) signature, s' = n - s with v flipped,
-   * recovers to the wallet in viem's `recoverTypedDataAddress` (evm.ts completeForWallet), so it
-   * passes every check before the stream; the token (DevUSDC, like USDC and OpenZeppelin's ECDSA)
-   * refuses s > n/2, so the facilitator's simulation fails after the row is `submitted`. Actual:
-   * HTTP 500 (JSON mode) `payment_failed`, the row `unknown` (counted as spent until validBefore
-   * passes), the user told "I can't tell whether the payment went through", and the approval used
-   * up (the canonical signature now gets 400 approval_used). Expected by the docs: 400
-   * `approval_invalid` before the stream, the payment still waiting.
+   * PROBLEM 3 (validation; fixed: completeForWallet refuses s > n/2 and v outside 0/1/27/28): a high-s (EIP-2
+   * non-canonical) signature, s' = n - s with v flipped, recovers to the wallet in viem's
+   * `recoverTypedDataAddress` (evm.ts completeForWallet), so it passes every check before the stream; the
+   * token (DevUSDC, like USDC and OpenZeppelin's ECDSA) refuses s > n/2, so the facilitator's simulation
+   * fails after the row is `submitted`. Actual: HTTP 500 (JSON mode) `payment_failed`, the row `unknown`
+   * (counted as spent until validBefore passes), the user told "I can't tell whether the payment went
+   * through", and the approval used up (the canonical signature now gets 400 approval_used). Expected by the
+   * docs: 400 `approval_invalid` before the stream, the payment still waiting.
    */
   it("a high-s signature is refused approval_invalid before the stream, and the payment keeps waiting", async () => {
     const r = await chat(booted.running, { wallet: evmUser });

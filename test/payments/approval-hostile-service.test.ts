@@ -3,7 +3,7 @@
  * the devnet's weather service that changes its terms at the re-probe, holds requests, or asks
  * again after being paid. Run against the real devnet in process.
  * Tests whose comment says PROBLEM reproduced a problem found here, since fixed (see each); the
- * others pin the safe behaviour. Split from approval-adversarial.test.ts by attacker (issue 18);
+ * others pin the safe behaviour. One of the approval-* attack files, one per attacker;
  * the shared set-up is test/payments/approval-attack.ts.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -32,14 +32,14 @@ describe("a hostile paid service", () => {
   /*
    * PROBLEM 1 (money, fixed: the stale step now applies only to a row still awaiting approval,
    * and the losing answer gets 400 approval_used): two different valid answers for one payment
-   * (first found with the same signature in upper- and lower-case hex; now with v as 0/1). Both read the row while it awaits
-   * approval. The first re-probes, approves (row `submitted`) and sends the paid call. The second's
-   * re-probe is answered differently (here: the service says the call is free now); it then calls
-   * `run.termsChanged()`, whose `ledger.transition(.., "failed")` accepts ANY source state that may
-   * move to `failed` (`submitted` included) - so it marks the first answer's in-flight payment
-   * `failed`. The payment then settles on chain; `settled` cannot follow `failed`, so the ledger
-   * keeps `failed` (not counted as spent, never reconciled) while the money moved: the daily limit
-   * no longer sees it and the record of a settled payment is lost.
+   * (first found with the same signature in upper- and lower-case hex; now with v as 0/1). Both read the row
+   * while it awaits approval. The first re-probes, approves (row `submitted`) and sends the paid call. The
+   * second's re-probe is answered differently (here: the service says the call is free now); it then calls
+   * `run.termsChanged()`, whose `ledger.transition(.., "failed")` accepts ANY source state that may move to
+   * `failed` (`submitted` included) - so it marks the first answer's in-flight payment `failed`. The payment
+   * then settles on chain; `settled` cannot follow `failed`, so the ledger keeps `failed` (not counted as
+   * spent, never reconciled) while the money moved: the daily limit no longer sees it and the record of a
+   * settled payment is lost.
    */
   it("two valid answers racing, the loser's re-probe seeing changed terms: the winner's payment settles and counts", {
     timeout: 60_000,

@@ -1,8 +1,8 @@
 /**
- * Issue 20: the approval page's endpoints on the real devnet. A chat turn (with the devnet's bearer
- * token) stops at a payment the `user` wallet must sign; the answer then comes from the approval
- * page: no bearer token, only the wallet's own signature. Checked in the answers, the ledger and
- * on chain.
+ * The approval page's endpoints (docs/protocol.md#the-approval-page) on the real devnet. A chat turn (with
+ * the devnet's bearer token) stops at a payment the `user` wallet must sign; the answer then comes from the
+ * approval page: no bearer token, only the wallet's own signature. Checked in the answers, the ledger and on
+ * chain.
  */
 import {
   createKeyPairSignerFromBytes,

@@ -2,7 +2,7 @@
  * Approval in the user's wallet, raced: answers racing each other, the reconciler, the ledger and
  * the asking turn that is still streaming. Run against the real devnet in process.
  * Tests whose comment says PROBLEM reproduced a problem found here, since fixed (see each); the
- * others pin the safe behaviour. Split from approval-adversarial.test.ts by attacker (issue 18);
+ * others pin the safe behaviour. One of the approval-* attack files, one per attacker;
  * the shared set-up is test/payments/approval-attack.ts.
  */
 import { describe, expect, it } from "vitest";
@@ -39,12 +39,12 @@ useApprovalAttack();
 describe("races", () => {
   /*
    * PROBLEM 2 (status; fixed: the rejection applies only to a row still awaiting approval, else
-   * the client hears what the row is now): a rejection racing an approval. `resume` reads the row (awaiting), then
-   * reads the budget; if the approval's `approve_payment` moves the row to `submitted` in between,
-   * `run.reject()` -> `ledger.transition(.., "rejected")` throws IllegalTransitionError, which is not
-   * an AppError: the client gets 500 `internal` (and the log an error) instead of 400
-   * `approval_used`. The same happens when the reconciler's sweep expires the row in that window.
-   * The budget read is held here to make the window certain.
+   * the client hears what the row is now): a rejection racing an approval. `resume` reads the row (awaiting),
+   * then reads the budget; if the approval's `approve_payment` moves the row to `submitted` in between,
+   * `run.reject()` -> `ledger.transition(.., "rejected")` throws IllegalTransitionError, which is not an
+   * AppError: the client gets 500 `internal` (and the log an error) instead of 400 `approval_used`. The same
+   * happens when the reconciler's sweep expires the row in that window. The budget read is held here to make
+   * the window certain.
    */
   it("a rejection that loses the race to an approval answers 400 approval_used (it was 500)", async () => {
     const { first, ask } = await (async () => {

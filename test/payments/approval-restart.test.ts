@@ -2,7 +2,7 @@
  * Approval in the user's wallet across a restart: the paid call outlives the process that made
  * it. Run against the real devnet in process (two services on one PGlite data dir).
  * Tests whose comment says PROBLEM reproduced a problem found here, since fixed (see each); the
- * others pin the safe behaviour. Split from approval-adversarial.test.ts by attacker (issue 18);
+ * others pin the safe behaviour. One of the approval-* attack files, one per attacker;
  * the shared set-up is test/payments/approval-attack.ts.
  */
 import { mkdtemp, rm } from "node:fs/promises";

@@ -1,7 +1,7 @@
 /**
- * Issue 9: approval in the user's own wallet, on the real devnet. A viem local account and a
- * `@solana/kit` keypair stand in for the user's wallet (the devnet's `user` wallet, whose key the
- * service does not hold). Checked on the stream, in the ledger and on chain.
+ * Approval in the user's own wallet (docs/protocol.md#approval-in-the-users-wallet), on the real devnet. A
+ * viem local account and a `@solana/kit` keypair stand in for the user's wallet (the devnet's `user` wallet,
+ * whose key the service does not hold). Checked on the stream, in the ledger and on chain.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

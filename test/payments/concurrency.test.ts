@@ -1,5 +1,5 @@
 /**
- * Issue 4, item 9 (money-safety #1 and #3): many concurrent paid chats for one wallet against a
+ * docs/payments.md#spending-limits: many concurrent paid chats for one wallet against a
  * daily limit that allows N settle exactly N and the ledger equals the chain; a retried request
  * (in sequence and in parallel) and a model that asks twice never pay twice.
  */

@@ -1,6 +1,6 @@
 /**
- * Issue 7: sellers this service did not build, paid end to end through whole /api/chat turns (a
- * scripted model asks; the service's own policy, ledger and signing code pay):
+ * Sellers this service did not build (docs/devnet.md#x402-v1-sellers), paid end to end through whole
+ * /api/chat turns (a scripted model asks; the service's own policy, ledger and signing code pay):
  *
  * - x402 v1 sellers built with the real v1 package (`x402-hono` 1.1.0 over `x402` 1.2.0): on the
  *   devnet's Solana node as `solana-devnet`, and on an EVM chain that really has Base Sepolia's

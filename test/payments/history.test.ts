@@ -1,9 +1,9 @@
 /**
- * Issue 21, item 6: `GET /api/payments` lists the caller's own payments, newest first, paged with a
- * cursor, filtered by status and time, as JSON or CSV. Two callers share one ledger (and a wallet):
- * neither ever sees the other's payments, and a caller without a token (a wallet address is no
- * proof) sees none. Bad query parameters get problem+json 400 `invalid_request`. The real store
- * (PGlite in memory, or PostgreSQL with DATABASE_URL) behind the real route and the client SDK.
+ * docs/protocol.md#listing-payments: `GET /api/payments` lists the caller's own payments, newest first, paged
+ * with a cursor, filtered by status and time, as JSON or CSV. Two callers share one ledger (and a wallet):
+ * neither ever sees the other's payments, and a caller without a token (a wallet address is no proof) sees
+ * none. Bad query parameters get problem+json 400 `invalid_request`. The real store (PGlite in memory, or
+ * PostgreSQL with DATABASE_URL) behind the real route and the client SDK.
  */
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

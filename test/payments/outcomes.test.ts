@@ -1,5 +1,5 @@
 /**
- * Issue 4, items 7 and 9: paying on EVM and on Solana end to end through the offline model, and
+ * docs/protocol.md#finish-reasons: paying on EVM and on Solana end to end through the offline model, and
  * every finish reason reached for real on the devnet, checked on the stream (`p:`/`e:`/`d:`), in
  * the ledger and on chain; and the same outcomes as HTTP statuses in `Accept: application/json` mode.
  */

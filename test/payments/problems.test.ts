@@ -1,5 +1,5 @@
 /**
- * Issue "Money and trust", item 5: refusal bodies carry what docs/protocol.md promises. This test
+ * Refusal bodies carry what docs/protocol.md promises. This test
  * reads the documented codes from docs/protocol.md's tables, checks them against the one code table
  * (src/errors), then provokes each code it can for real on the devnet and checks every documented
  * field: present, with its type, and every `limit_exceeded` naming a documented limit.

@@ -1,5 +1,5 @@
 /**
- * Issue 20, item 1: the payments face pays by quote id on the real devnet and the real store. Two
+ * docs/payments.md#quote-ids: the payments face pays by quote id on the real devnet and the real store. Two
  * service instances that share QUOTE_SECRET and a PostgreSQL ledger (one instance with PGlite):
  * an id quoted on one pays on either, exactly once however many calls race, and the ledger equals
  * the chain; the session's limits still refuse it, and an altered id pays nothing.

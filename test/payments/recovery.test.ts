@@ -1,5 +1,5 @@
 /**
- * Issue 4, item 9 (money-safety #4, #5, #6, #7): a client disconnect after the first `p:` line
+ * docs/payments.md#reconciliation: a client disconnect after the first `p:` line
  * still leaves the settlement recorded and starts no new payment; a settlement that hangs after the
  * chain moved is resolved from the chain; a restart with `unknown` payments reconciles them
  * (authorization used on chain -> settled with its transaction; unused and expired -> failed).

@@ -1,5 +1,5 @@
 /**
- * Issue 7, items 1, 2, 3 and 6: the service that is paid is the origin that issued the 402, and it
+ * docs/payments.md#server-side-requests: the service that is paid is the origin that issued the 402, and it
  * must pass `allowedServices` and the outbound-request policy at every redirect hop; the payment
  * header goes only to that origin, and a paid request never follows a redirect elsewhere. Quotes
  * obey the same admission. What a service sends back reaches the model cleaned. A loopback origin

@@ -1,5 +1,5 @@
 /**
- * Issue "Money and trust", item 1 (money-safety #4, #5): an unclear Solana payment is judged from
+ * docs/payments.md#reconciliation: an unclear Solana payment is judged from
  * the chain however many payments of the same wallet came after it. It settled while the service
  * had given up (the facilitator answered too late), then 60 more payments followed: the
  * reconciler finds the right transaction and the ledger equals what moved on chain. A signed

@@ -1,5 +1,5 @@
 /**
- * Issue "Money and trust", item 7: two paid asks in one message both happen, each quoted, checked
+ * docs/payments.md#spending-limits: two paid asks in one message both happen, each quoted, checked
  * and paid (its own `p:` updates) under the same per-request budget, or the answer says which one
  * was not done and why. Through the built-in offline model and the real pipeline on the devnet.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue "Money and trust", item 10: an unclear payment is not called failed. The facilitator
+ * An unclear payment is not called failed (docs/protocol.md#finish-reasons). The facilitator
  * answers too late (devnet fault `settleLate`: the settlement reaches the chain only after the
  * payer gave up): the stream shows `p:unknown`, then `e:payment_unclear` naming the payment and
  * saying it may have gone through, and the turn ends `payment-unclear`, not `payment-failed`.

@@ -5,8 +5,8 @@
  *
  * Not `VITEST_POOL_ID`: it was seen to give two integration workers of one `npm test` run the same
  * id, so two files shared a devnet, and one file's fault reset released the other's held
- * settlement and its payments moved the other's merchant balance (the "known flake" of
- * docs/testing.md). A lock held by a process that is gone (killed) is taken over.
+ * settlement and its payments moved the other's merchant balance (docs/testing.md#the-shared-devnets;
+ * the story: bench/results/testing-history.md). A lock held by a process that is gone (killed) is taken over.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
