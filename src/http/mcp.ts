@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { ElicitationAnswers, handleMcpHttp } from "../mcp/index.js";
@@ -52,6 +53,7 @@ export function readPayerHeaders(): HttpMiddleware {
           ...(spendingLimits !== undefined ? { spendingLimits } : {}),
         },
         "The MCP session's headers",
+        parseWallet,
       ),
     );
     await next();
