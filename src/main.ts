@@ -1,4 +1,5 @@
 import { createLogger } from "./log/index.js";
+import { DEFAULT_MODEL } from "./protocol/index.js";
 
 /**
  * The process entry point: `npm start` (`node --import ./src/early-signals.mjs src/start.mjs`) runs
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
       logger.warn("cannot record the service URL in the devnet manifest", { err: error });
     });
     process.stdout.write(
-      `x402 chat agent listening on ${listening.url}\n  open ${listening.url}/ to chat in the browser\n  POST ${listening.url}/api/chat   (model provider: ${service.models.provider}, default model ${models["aimodel-2.0-flash-exp"].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
+      `x402 chat agent listening on ${listening.url}\n  open ${listening.url}/ to chat in the browser\n  POST ${listening.url}/api/chat   (model provider: ${service.models.provider}, default model ${models[DEFAULT_MODEL].modelId})\n${running.banner.map((l) => `${l}\n`).join("")}`,
     );
   }
 

@@ -1,4 +1,6 @@
 import { z } from "zod/v4";
+import type { Exactly, Same } from "../protocol/schema-type.js";
+import type { Wallet, WalletCheck } from "../protocol/wallet.js";
 import { type EvmKey, evm } from "./evm.js";
 import { type SolanaKey, svm } from "./svm.js";
 import type { ChainConnection, ChainFamily, LoadedKey, PaymentOnChain, Resolution } from "./types.js";
@@ -10,6 +12,8 @@ import type { ChainConnection, ChainFamily, LoadedKey, PaymentOnChain, Resolutio
 export const CHAIN_FAMILIES = [evm, svm] as const;
 
 export type ChainName = (typeof CHAIN_FAMILIES)[number]["name"];
+/** The families here are exactly the wire's wallet chains (src/protocol/wallet.ts; the build fails otherwise). */
+type _FamiliesMatchTheWire = Exactly<Same<ChainName, Wallet["chain"]>>;
 /** A server-held key of any family (SIGNERS_FILE entries, the devnet's wallets). */
 export type SignerKey = EvmKey | SolanaKey;
 
@@ -61,6 +65,15 @@ export function parseAddress(input: string): WalletParse {
   }
   return { ok: false, reason: "not an EVM address (0x + 40 hex) nor a Solana address (base58, 32 bytes)" };
 }
+
+/**
+ * A wallet address checked in full by its family, in its canonical form, or why it is not one: the
+ * `WalletCheck` the service gives src/protocol's request parsers (which know only the syntax).
+ */
+export const parseWallet: WalletCheck = (input) => {
+  const parsed = parseAddress(input);
+  return parsed.ok ? { ok: true, wallet: { chain: parsed.chain, address: parsed.address } } : parsed;
+};
 
 /** x402 v1 network names -> CAIP-2 ids, for every family. */
 export function v1Networks(): Record<string, string> {

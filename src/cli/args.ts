@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type { ChatRequestBody, SpendingLimits } from "../client/index.js";
+import { MODEL_ALIASES } from "../protocol/models.js";
 import { DEVNET_ROLES, devnetIdentity, looksLikeRole, ROLE_LIST } from "./devnet.js";
 import { UsageError } from "./errors.js";
 
@@ -29,8 +30,6 @@ export interface CliOptions {
   /** Wait out 429s (default) or fail at once. */
   retry: boolean;
 }
-
-const MODELS = ["aimodel-2.0-flash-exp", "aimodel-1.5-pro", "aimodel-1.5-flash"] as const;
 
 function list(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
@@ -88,8 +87,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   const { values, positionals } = parsed;
   const { command, helpAll, words } = commandOf(values, positionals);
   const model = values.model;
-  if (model !== undefined && !(MODELS as readonly string[]).includes(model))
-    throw new UsageError(`--model must be one of ${MODELS.join(", ")}`);
+  if (model !== undefined && !(MODEL_ALIASES as readonly string[]).includes(model))
+    throw new UsageError(`--model must be one of ${MODEL_ALIASES.join(", ")}`);
   const limits = spendingLimitsOf(values);
   const { token, wallet, url } = identityOf(values, env);
   const maxTokens = number("max-tokens", values["max-tokens"]);

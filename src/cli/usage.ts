@@ -1,3 +1,5 @@
+import { MODEL_ALIASES } from "../protocol/models.js";
+
 /** The terminal chat's help texts (docs/clients.md, "Terminal chat", says the same). */
 
 /** The short usage: fits an 80x24 terminal. `--help all` prints {@link USAGE_ALL}. */
@@ -53,7 +55,7 @@ Options:
   --approval-above USD ask the wallet to approve payments above this
   --networks LIST      allowed networks, CAIP-2, comma-separated
   --services LIST      allowed service origins, comma-separated
-  --model NAME         aimodel-2.0-flash-exp, aimodel-1.5-pro, aimodel-1.5-flash
+  --model NAME         ${MODEL_ALIASES.join(", ")}
   --temperature N      0 to 1
   --max-tokens N       1 to 8000
   --json               the raw events (or payments), one JSON object a line

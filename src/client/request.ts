@@ -1,43 +1,13 @@
 import type { ChatMessage } from "../protocol/message.js";
+import type { ApprovalAnswer, ChatRequestBody } from "../protocol/request-body.js";
 
+export type { SpendingLimits, Usd } from "../protocol/request-body.js";
 /**
  * What a turn sends (`POST /api/chat`'s body, docs/protocol.md), field for field, and the body that
- * resumes a turn that stopped for the wallet's approval.
+ * resumes a turn that stopped for the wallet's approval. The types are the protocol's own
+ * (src/protocol/request-body.ts), the very ones the service validates against.
  */
-
-/** One message of the conversation, as the service takes it: the protocol's own type. */
-export type { ChatMessage };
-
-/** Decimal USD as a string ("0.50") or a number (0.5). */
-export type Usd = string | number;
-
-/** The request's spending limits (docs/protocol.md, `spendingLimits`); they only tighten the server's. */
-export interface SpendingLimits {
-  perTransaction?: Usd;
-  perRequest?: Usd;
-  daily?: Usd;
-  /** Payments above this ask the user's wallet to approve, even when a server-held key could pay. */
-  approvalAbove?: Usd;
-  allowedNetworks?: string[];
-  allowedServices?: string[];
-}
-
-/** The wallet's answer to a payment awaiting approval (see `./approval.ts` for helpers that make one). */
-export type ApprovalAnswer =
-  | { paymentId: string; signature: `0x${string}` }
-  | { paymentId: string; transaction: string }
-  | { paymentId: string; reject: true };
-
-/** The request body, field for field as the service takes it (unknown fields are refused there). */
-export interface ChatRequestBody {
-  messages: ChatMessage[];
-  walletAddress?: string;
-  spendingLimits?: SpendingLimits;
-  approval?: ApprovalAnswer;
-  model?: "aimodel-2.0-flash-exp" | "aimodel-1.5-pro" | "aimodel-1.5-flash";
-  temperature?: number;
-  maxTokens?: number;
-}
+export type { ApprovalAnswer, ChatMessage, ChatRequestBody };
 
 /**
  * The body that resumes a turn that stopped for approval: the conversation, the assistant's words

@@ -1,4 +1,5 @@
 import type { UIMessage, UIMessageChunk } from "ai";
+import { networkLabel } from "../protocol/networks.js";
 import type { ApprovalRequest, PaymentStatus, PaymentUpdate } from "../protocol/stream.js";
 import { describeApproval } from "./approval.js";
 
@@ -70,25 +71,9 @@ export interface PaymentApprovalDescriptor {
   refusal?: string;
 }
 
-const NETWORK_NAMES: Record<string, string> = {
-  "eip155:1": "Ethereum",
-  "eip155:11155111": "Ethereum Sepolia",
-  "eip155:8453": "Base",
-  "eip155:84532": "Base Sepolia",
-  "eip155:137": "Polygon",
-  "eip155:80002": "Polygon Amoy",
-  "eip155:42161": "Arbitrum One",
-  "eip155:10": "Optimism",
-  "eip155:43114": "Avalanche",
-  "eip155:31337": "Local EVM network",
-  "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "Solana",
-  "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": "Solana devnet",
-  "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z": "Solana testnet",
-};
-
-/** A CAIP-2 network's name for people (the id itself when it is not a known one). */
+/** A CAIP-2 network's name for people (the id itself when it is not a known one; src/protocol/networks.ts). */
 export function networkName(network: string): string {
-  return NETWORK_NAMES[network] ?? network;
+  return networkLabel(network);
 }
 
 function hostOf(url: string): string {

@@ -1,7 +1,8 @@
 import type { Context, Hono } from "hono";
+import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import type { ApprovalView, PageAnswer, PageOutcome } from "../payments/index.js";
-import { parsePageApproval } from "../protocol/index.js";
+import { PAYMENT_ID, parsePageApproval } from "../protocol/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { readJsonBody } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
@@ -20,8 +21,6 @@ export interface ApprovalRoutesDeps {
   answer(input: PageAnswer): Promise<PageOutcome>;
 }
 
-/** Payment ids are `pay_` and a UUID; anything else is not looked up. */
-const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
 /** An answer is an id, a signature (at most 4096 bytes, hex) or a transaction: 16 KB is plenty. */
 const MAX_ANSWER_BYTES = 16 * 1024;
 
@@ -43,7 +42,7 @@ async function postApproval(c: Context, deps: RouteDeps): Promise<Response> {
   const body = await readJsonBody(c.req.raw, MAX_ANSWER_BYTES, nodeRequest(c));
   if (!PAYMENT_ID.test(id))
     throw new AppError("approval_not_found", "No payment with this id awaits approval.");
-  const { answer, wallet, declineSignature } = parsePageApproval(id, body);
+  const { answer, wallet, declineSignature } = parsePageApproval(id, body, parseWallet);
   const answering = deps.answer({
     answer,
     ...(wallet ? { wallet } : {}),

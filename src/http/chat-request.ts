@@ -1,5 +1,6 @@
 import { IncomingMessage } from "node:http";
 import type { Context } from "hono";
+import { parseWallet } from "../chains/index.js";
 import { parseChatRequest, REQUEST_BOUNDS } from "../protocol/index.js";
 import { readJsonBody } from "./body.js";
 import type { ChatVars, Middleware } from "./vars.js";
@@ -18,7 +19,7 @@ export function nodeRequest(c: Context): IncomingMessage | undefined {
 export function readChatRequest(): Middleware<ChatVars> {
   return async (c, next) => {
     const body = await readJsonBody(c.req.raw, REQUEST_BOUNDS.maxBodyBytes, nodeRequest(c));
-    c.set("chat", parseChatRequest(body));
+    c.set("chat", parseChatRequest(body, parseWallet));
     c.set("body", body);
     await next();
   };

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import {
@@ -66,6 +67,7 @@ export function readPayerHeaders(): Middleware<PayerConfigVars> {
           ...(spendingLimits !== undefined ? { spendingLimits } : {}),
         },
         "The MCP session's headers",
+        parseWallet,
       ),
     );
     await next();

@@ -3,7 +3,12 @@ import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { decodeCursor, historyPage, paymentState } from "../payments/face/index.js";
 import type { HistoryQuery, PaymentRecord } from "../payments/ports/index.js";
-import { LEDGER_STATUSES, type LedgerStatus, type PaymentHistoryItem } from "../protocol/index.js";
+import {
+  LEDGER_STATUSES,
+  type LedgerStatus,
+  PAYMENT_ID,
+  type PaymentHistoryItem,
+} from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
 import type { AuthVars, Middleware, VarsContext } from "./vars.js";
 
@@ -27,9 +32,6 @@ export interface PaymentRoutesDeps {
   /** The app's auth middleware (src/http/auth.ts): it puts the caller on `c.var.caller`. */
   auth: Middleware<AuthVars>;
 }
-
-/** Payment ids are `pay_` and a UUID; anything longer or stranger is not looked up. */
-const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
 
 async function getPayment(c: VarsContext<AuthVars>, deps: PaymentRoutesDeps): Promise<Response> {
   try {

@@ -4,6 +4,7 @@ import { extname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzip } from "node:zlib";
 import type { Context, MiddlewareHandler } from "hono";
+import { APPROVE_PATH } from "../protocol/index.js";
 
 /**
  * The web chat page (docs/clients.md, "Web page"), built by Vite into `dist/web` (`npm run build`,
@@ -75,9 +76,6 @@ const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>x402 chat agent</
 <p>Run <code>npm run build</code> (or <code>npm run build:web</code>) in an install with the development
 dependencies, then reload; <code>npm start</code> builds it there when it is missing.
 The API works without it: <code>POST /api/chat</code> (docs/protocol.md).</p>`;
-
-/** The approval page (`/approve/<paymentId>`) is the same single-page app: index.html. */
-const APPROVE_PATH = /^\/approve\/pay_[0-9a-f-]{36}$/;
 
 /** The files of the build by URL path; maps only when they are served, each named by its script. */
 function webFiles(dir: string, paths: string[], sourceMaps: boolean): Map<string, WebFile> {
@@ -154,6 +152,7 @@ export function serveWeb(
 
   return async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
+    // The approval page (`/approve/<paymentId>`) is the same single-page app: index.html.
     const path = c.req.path === "/" || APPROVE_PATH.test(c.req.path) ? "/index.html" : c.req.path;
     let file = (files ?? (await list())).get(path);
     if (!file && (path === "/index.html" || path.startsWith("/assets/"))) file = (await list()).get(path);

@@ -2,10 +2,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
 import type { Payer } from "../payments/face.js";
-import { parseWallet } from "../protocol/index.js";
 import { createMcpServer } from "./index.js";
 import { awaitingView, FakeFace, PAYEE, PAYMENT_ID } from "./testing/fake-face.js";
 

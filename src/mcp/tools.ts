@@ -1,6 +1,6 @@
 import { z } from "zod/v4";
 import { CURSOR_MAX_CHARS, QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
-import { LEDGER_STATUSES, type LedgerStatus } from "../protocol/index.js";
+import { LEDGER_STATUSES, type LedgerStatus, PAYMENT_ID } from "../protocol/index.js";
 import { discoverInputSchema, quoteInputSchema } from "../tools/contract.js";
 
 /**
@@ -68,7 +68,7 @@ export const TOOL_INPUTS = {
   get_payment: z.strictObject({
     paymentId: z
       .string()
-      .regex(/^pay_[-0-9a-f]{36}$/, "must be a paymentId (pay_<uuid>)")
+      .regex(PAYMENT_ID, "must be a paymentId (pay_<uuid>)")
       .describe("The paymentId from pay_quote or list_payments"),
   }),
   list_payments: z.strictObject({

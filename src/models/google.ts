@@ -1,4 +1,4 @@
-import type { ModelAlias } from "../protocol/request.js";
+import type { ModelAlias } from "../protocol/models.js";
 
 /**
  * Gemini ids the public aliases go to when only an API key is configured. The aliases' original names

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MODEL_ALIASES } from "../protocol/request.js";
+import { MODEL_ALIASES } from "../protocol/models.js";
 import { createModelRegistry, GOOGLE_DEFAULT_MODELS, type ModelConfig, ModelConfigError } from "./index.js";
 
 function config(overrides: Partial<ModelConfig> = {}): ModelConfig {

@@ -1,7 +1,8 @@
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
-import { MODEL_ALIASES, type ModelAlias, REQUEST_DEFAULTS } from "../protocol/request.js";
+import { MODEL_ALIASES, type ModelAlias } from "../protocol/models.js";
+import { REQUEST_DEFAULTS } from "../protocol/request.js";
 import { GOOGLE_DEFAULT_MODELS } from "./google.js";
 import { createOfflineModel, type OfflineModelOptions } from "./offline/index.js";
 

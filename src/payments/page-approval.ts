@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
-import type { Chains } from "../chains/index.js";
+import { type Chains, parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import {
-  type ApprovalRequest,
+  type ApprovalView,
   cleanUntrusted,
   networkLabel,
-  parseWallet,
   type ValidatedApproval,
   type Wallet,
 } from "../protocol/index.js";
@@ -15,6 +14,9 @@ import { toPayOutput } from "./face/outputs.js";
 import { checkDecline, declineRequest } from "./page-decline.js";
 import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "./ports/index.js";
 import type { ApprovalDesk, Resumed } from "./run/index.js";
+
+/** What the page shows: a wire type (src/protocol/approval-view.ts). */
+export type { ApprovalView };
 
 /**
  * Approval on this service's approval page (`${PUBLIC_URL}/approve/<paymentId>`, docs/protocol.md,
@@ -25,27 +27,6 @@ import type { ApprovalDesk, Resumed } from "./run/index.js";
  * for the payment's caller, never returned to the page. A decline must be signed by the wallet too
  * (page-decline.ts: EVM only; a Solana payment lapses unpaid at its expiry instead).
  */
-
-/** What the page shows, in words and numbers; no secret (the terms the wallet signs are none). */
-export interface ApprovalView {
-  paymentId: string;
-  /** The ledger's status; `expired` once the window has passed, even before the row says so. */
-  status: string;
-  amount: { atomic: string; usd: string; asset: string };
-  /** The token's name (the EIP-712 domain's, else USDC: only USD stablecoins are paid). */
-  token: string;
-  network: string;
-  networkName: string;
-  payTo: string;
-  service: { url: string; name?: string };
-  /** The wallet that must sign. */
-  wallet: string;
-  expiresAt?: string;
-  /** While it can still be approved: what the wallet signs (the chat's `p:` `approval` object). */
-  approval?: ApprovalRequest;
-  /** While it can still be approved, EVM only: what the wallet signs to decline it (page-decline.ts). */
-  decline?: ApprovalRequest["sign"];
-}
 
 /** The page's answer to a payment, checked for shape (src/protocol `parsePageApproval`). */
 export interface PageAnswer {

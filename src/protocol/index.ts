@@ -1,5 +1,9 @@
+export type { ValidatedApproval } from "./approval-answer.js";
+export type { ApprovalView } from "./approval-view.js";
 export { cleanText, cleanUntrusted } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
+export { APPROVE_PATH, PAYMENT_ID } from "./ids.js";
+export { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "./models.js";
 export { NETWORK_NAMES, networkLabel } from "./networks.js";
 export { parsePageApproval } from "./page-answer.js";
 export {
@@ -11,6 +15,14 @@ export {
   paymentStateSchema,
 } from "./payment.js";
 export * from "./request.js";
+export type { ApprovalAnswer, ChatRequestBody, SpendingLimits, Usd } from "./request-body.js";
 export * from "./status.js";
 export * from "./stream.js";
-export { parseWallet, type Wallet } from "./wallet.js";
+export {
+  type ChainName,
+  WALLET_CHAINS,
+  type Wallet,
+  type WalletCheck,
+  type WalletParse,
+  walletSyntax,
+} from "./wallet.js";

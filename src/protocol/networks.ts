@@ -1,4 +1,7 @@
-/** Names of networks for people, by CAIP-2 id (the web page and the approval endpoints show them). */
+/**
+ * Names of networks for people, by CAIP-2 id: the one table the approval endpoints, the client SDK
+ * (`networkName`) and the web page show.
+ */
 export const NETWORK_NAMES: Readonly<Record<string, string>> = {
   "eip155:1": "Ethereum",
   "eip155:11155111": "Ethereum Sepolia",
@@ -6,6 +9,9 @@ export const NETWORK_NAMES: Readonly<Record<string, string>> = {
   "eip155:84532": "Base Sepolia",
   "eip155:137": "Polygon",
   "eip155:80002": "Polygon Amoy",
+  "eip155:42161": "Arbitrum One",
+  "eip155:10": "Optimism",
+  "eip155:43114": "Avalanche",
   "eip155:31337": "Local EVM network",
   "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "Solana",
   "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": "Solana devnet",

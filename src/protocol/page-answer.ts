@@ -1,16 +1,18 @@
 import { AppError, type FieldError } from "../errors/index.js";
-import { approvalSchema, type ValidatedApproval } from "./request.js";
-import { parseWallet, type Wallet } from "./wallet.js";
+import { approvalSchema, type ValidatedApproval } from "./approval-answer.js";
+import type { Wallet, WalletCheck } from "./wallet.js";
 
 /**
  * The approval page's answer (POST /api/approvals/:paymentId, docs/protocol.md "The approval
  * page"): the chat's `approval` shape with its payment id from the path, optionally the
  * `walletAddress` the page signed with, and, with `reject: true`, the wallet's `signature` of the
  * decline message. Throws AppError 400 `approval_invalid` (or `invalid_wallet`) naming every field.
+ * `checkWallet` is the service's full address check (src/chains `parseWallet`).
  */
 export function parsePageApproval(
   paymentId: string,
   body: unknown,
+  checkWallet: WalletCheck,
 ): { answer: ValidatedApproval; wallet?: Wallet; declineSignature?: `0x${string}` } {
   const fields = (body !== null && typeof body === "object" ? body : {}) as Record<string, unknown>;
   const { walletAddress, ...rest } = fields;
@@ -19,7 +21,7 @@ export function parsePageApproval(
   const { signature, ...unsigned } = rest;
   const result = approvalSchema.safeParse({ ...(declining ? unsigned : rest), paymentId });
   const signed = declining ? approvalSchema.safeParse({ paymentId, signature }) : undefined;
-  const wallet = typeof walletAddress === "string" ? parseWallet(walletAddress) : undefined;
+  const wallet = typeof walletAddress === "string" ? checkWallet(walletAddress) : undefined;
   if (walletAddress !== undefined && !wallet?.ok) {
     throw new AppError("invalid_wallet", "walletAddress is not a wallet address.", {
       fields: [{ path: "walletAddress", message: wallet && !wallet.ok ? wallet.reason : "must be a string" }],

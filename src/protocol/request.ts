@@ -1,13 +1,13 @@
 import { z } from "zod/v4";
 import { AppError, type ErrorCode, type FieldError } from "../errors/index.js";
 import { parseUsd } from "../money/index.js";
+import { approvalSchema, type ValidatedApproval } from "./approval-answer.js";
 import { unsafeContentReason } from "./content.js";
 import type { ChatMessage } from "./message.js";
-import { parseWallet, type Wallet } from "./wallet.js";
-
-/** Public model names (docs/protocol.md, "Request": `model`). What each resolves to is configuration. */
-export const MODEL_ALIASES = ["aimodel-2.0-flash-exp", "aimodel-1.5-pro", "aimodel-1.5-flash"] as const;
-export type ModelAlias = (typeof MODEL_ALIASES)[number];
+import { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "./models.js";
+import type { ChatRequestBody } from "./request-body.js";
+import type { Exactly, Same } from "./schema-type.js";
+import type { Wallet, WalletCheck } from "./wallet.js";
 
 /** Documented bounds of a request (docs/protocol.md). */
 export const REQUEST_BOUNDS = {
@@ -21,7 +21,7 @@ export const REQUEST_BOUNDS = {
 } as const;
 
 export const REQUEST_DEFAULTS = {
-  model: "aimodel-2.0-flash-exp" as ModelAlias,
+  model: DEFAULT_MODEL,
   temperature: 0.5,
   maxTokens: 4000,
 } as const;
@@ -36,17 +36,6 @@ export interface SpendingLimitsInput {
   allowedNetworks?: string[];
   allowedServices?: string[];
 }
-
-/**
- * The user's wallet's answer to a payment that awaits approval (docs/protocol.md, "Approval"):
- * the EVM signature of the typed data, the Solana transaction as the wallet signed it, or a rejection.
- * Approval comes only from this field, never from message text. Validated and tagged by `kind`:
- * the wire shape a client sends is the client SDK's `ApprovalAnswer`.
- */
-export type ValidatedApproval =
-  | { paymentId: string; kind: "signature"; signature: `0x${string}` }
-  | { paymentId: string; kind: "transaction"; transaction: string }
-  | { paymentId: string; kind: "reject" };
 
 export type { ChatMessage };
 
@@ -112,42 +101,6 @@ const spendingLimitsSchema = z.strictObject({
   allowedServices: z.array(origin).max(REQUEST_BOUNDS.maxListEntries).optional(),
 });
 
-/** The longest wallet signature accepted (an EIP-6492 one carries its wallet's deployment call). */
-const MAX_SIGNATURE_BYTES = 4096;
-
-/** The `approval` field (also the approval page's answer, page-answer.ts). */
-export const approvalSchema = z
-  .strictObject({
-    paymentId: z.string().regex(/^pay_[-0-9a-f]{36}$/, "must be a payment id from a p: update (pay_<uuid>)"),
-    // 65 bytes from a plain key; a smart-contract wallet's (EIP-1271, EIP-6492) is longer.
-    signature: z
-      .string()
-      .max(2 + 2 * MAX_SIGNATURE_BYTES, `must be at most ${MAX_SIGNATURE_BYTES} bytes`)
-      .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "must be a hex signature (0x + an even number of hex digits)")
-      .optional(),
-    transaction: z
-      .string()
-      .max(4096)
-      .regex(/^[A-Za-z0-9+/]+={0,2}$/, "must be a base64 wire transaction")
-      .optional(),
-    reject: z.literal(true).optional(),
-  })
-  .superRefine((a, ctx) => {
-    const given = [a.signature, a.transaction, a.reject].filter((v) => v !== undefined).length;
-    if (given !== 1) {
-      ctx.addIssue({
-        code: "custom",
-        message: "give exactly one of signature (EVM), transaction (Solana) or reject: true",
-      });
-    }
-  })
-  .transform((a): ValidatedApproval => {
-    if (a.signature)
-      return { paymentId: a.paymentId, kind: "signature", signature: a.signature as `0x${string}` };
-    if (a.transaction) return { paymentId: a.paymentId, kind: "transaction", transaction: a.transaction };
-    return { paymentId: a.paymentId, kind: "reject" };
-  });
-
 const messageSchema = z.strictObject({
   role: z.enum(["user", "assistant", "system"]),
   content: z
@@ -159,71 +112,86 @@ const messageSchema = z.strictObject({
     }),
 });
 
-const walletAddressSchema = z
-  .string()
-  .max(100)
-  .transform((value, ctx) => {
-    const parsed = parseWallet(value);
-    if (!parsed.ok) {
-      ctx.addIssue({ code: "custom", message: parsed.reason });
-      return z.NEVER;
-    }
-    return parsed.wallet;
-  });
+/** A wallet address, checked by the check the service gives (src/chains `parseWallet`). */
+function walletAddressSchema(checkWallet: WalletCheck) {
+  return z
+    .string()
+    .max(100)
+    .transform((value, ctx) => {
+      const parsed = checkWallet(value);
+      if (!parsed.ok) {
+        ctx.addIssue({ code: "custom", message: parsed.reason });
+        return z.NEVER;
+      }
+      return parsed.wallet;
+    });
+}
 
-const requestSchema = z
-  .strictObject({
-    messages: z
-      .array(messageSchema)
-      .min(1, "must hold at least one message")
-      .max(REQUEST_BOUNDS.maxMessages, `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`),
-    walletAddress: walletAddressSchema.optional(),
-    spendingLimits: spendingLimitsSchema.optional(),
-    approval: approvalSchema.optional(),
-    model: z.enum(MODEL_ALIASES).default(REQUEST_DEFAULTS.model),
-    temperature: z.number().min(0).max(1).default(REQUEST_DEFAULTS.temperature),
-    maxTokens: z.number().int().min(1).max(REQUEST_BOUNDS.maxTokens).default(REQUEST_DEFAULTS.maxTokens),
-  })
-  .superRefine((body, ctx) => {
-    const last = body.messages.at(-1);
-    if (last && last.content.trim() === "") {
-      ctx.addIssue({
-        code: "custom",
-        path: ["messages", body.messages.length - 1, "content"],
-        message: "the last message must not be empty",
-      });
-    }
-    // A resumed turn may end with the assistant's words asking for approval.
-    if (last && last.role !== "user" && !(body.approval && last.role === "assistant")) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["messages", body.messages.length - 1, "role"],
-        message: "the last message must come from the user (or, with approval, the assistant)",
-      });
-    }
-    const total = body.messages.reduce((sum, m) => sum + m.content.length, 0);
-    if (total > REQUEST_BOUNDS.maxTotalChars) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["messages"],
-        message: `messages must hold at most ${REQUEST_BOUNDS.maxTotalChars} characters in all`,
-      });
-    }
-    if (body.approval !== undefined && body.walletAddress === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["approval"],
-        message: "approval needs the walletAddress that signs it",
-      });
-    }
-    if (body.spendingLimits !== undefined && body.walletAddress === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["spendingLimits"],
-        message: "spendingLimits needs a walletAddress: limits apply to a wallet",
-      });
-    }
-  });
+function requestSchema(checkWallet: WalletCheck) {
+  return z
+    .strictObject({
+      messages: z
+        .array(messageSchema)
+        .min(1, "must hold at least one message")
+        .max(REQUEST_BOUNDS.maxMessages, `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`),
+      walletAddress: walletAddressSchema(checkWallet).optional(),
+      spendingLimits: spendingLimitsSchema.optional(),
+      approval: approvalSchema.optional(),
+      model: z.enum(MODEL_ALIASES).default(REQUEST_DEFAULTS.model),
+      temperature: z.number().min(0).max(1).default(REQUEST_DEFAULTS.temperature),
+      maxTokens: z.number().int().min(1).max(REQUEST_BOUNDS.maxTokens).default(REQUEST_DEFAULTS.maxTokens),
+    })
+    .superRefine(checkConversation);
+}
+
+type RequestFields = {
+  messages: ChatMessage[];
+  walletAddress?: unknown;
+  spendingLimits?: unknown;
+  approval?: unknown;
+};
+
+/** The rules across fields: the last message, the total length, what needs a walletAddress. */
+function checkConversation(body: RequestFields, ctx: z.RefinementCtx): void {
+  const last = body.messages.at(-1);
+  if (last && last.content.trim() === "") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["messages", body.messages.length - 1, "content"],
+      message: "the last message must not be empty",
+    });
+  }
+  // A resumed turn may end with the assistant's words asking for approval.
+  if (last && last.role !== "user" && !(body.approval && last.role === "assistant")) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["messages", body.messages.length - 1, "role"],
+      message: "the last message must come from the user (or, with approval, the assistant)",
+    });
+  }
+  const total = body.messages.reduce((sum, m) => sum + m.content.length, 0);
+  if (total > REQUEST_BOUNDS.maxTotalChars) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["messages"],
+      message: `messages must hold at most ${REQUEST_BOUNDS.maxTotalChars} characters in all`,
+    });
+  }
+  if (body.approval !== undefined && body.walletAddress === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["approval"],
+      message: "approval needs the walletAddress that signs it",
+    });
+  }
+  if (body.spendingLimits !== undefined && body.walletAddress === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["spendingLimits"],
+      message: "spendingLimits needs a walletAddress: limits apply to a wallet",
+    });
+  }
+}
 
 function codeFor(issue: z.core.$ZodIssue): ErrorCode {
   const head = issue.path[0];
@@ -254,25 +222,50 @@ export interface PayerConfig {
   spendingLimits?: SpendingLimitsInput;
 }
 
-const payerConfigSchema = z
-  .strictObject({
-    walletAddress: walletAddressSchema.optional(),
-    spendingLimits: spendingLimitsSchema.optional(),
-  })
-  .refine((c) => c.spendingLimits === undefined || c.walletAddress !== undefined, {
-    path: ["spendingLimits"],
-    message: "spendingLimits needs a walletAddress: limits apply to a wallet",
-  });
+function payerConfigSchema(checkWallet: WalletCheck) {
+  return z
+    .strictObject({
+      walletAddress: walletAddressSchema(checkWallet).optional(),
+      spendingLimits: spendingLimitsSchema.optional(),
+    })
+    .refine((c) => c.spendingLimits === undefined || c.walletAddress !== undefined, {
+      path: ["spendingLimits"],
+      message: "spendingLimits needs a walletAddress: limits apply to a wallet",
+    });
+}
+
+/** The schemas that hold a wallet check, built once for each check given. */
+const built = new WeakMap<
+  WalletCheck,
+  { request: ReturnType<typeof requestSchema>; payer: ReturnType<typeof payerConfigSchema> }
+>();
+
+function schemasFor(checkWallet: WalletCheck) {
+  let schemas = built.get(checkWallet);
+  if (!schemas) {
+    schemas = { request: requestSchema(checkWallet), payer: payerConfigSchema(checkWallet) };
+    built.set(checkWallet, schemas);
+  }
+  return schemas;
+}
+
+/** Every body a client may send is one the schema takes, field for field (the build fails otherwise). */
+type _BodyIsTheSchemasInput = [
+  Exactly<Same<keyof ChatRequestBody, keyof z.input<ReturnType<typeof requestSchema>>>>,
+  Exactly<ChatRequestBody extends z.input<ReturnType<typeof requestSchema>> ? true : false>,
+];
 
 /**
  * Check a wallet address and spending limits with the chat request's own schemas (same bounds,
  * same codes: `invalid_wallet`, `invalid_limits`). Throws AppError (400); `what` names the source.
+ * `checkWallet` is the service's full address check (src/chains `parseWallet`).
  */
 export function parsePayerConfig(
   input: { walletAddress?: unknown; spendingLimits?: unknown },
   what: string,
+  checkWallet: WalletCheck,
 ): PayerConfig {
-  const result = payerConfigSchema.safeParse(input);
+  const result = schemasFor(checkWallet).payer.safeParse(input);
   if (!result.success) throw invalid(result.error, what);
   const config: PayerConfig = {};
   if (result.data.walletAddress) config.wallet = result.data.walletAddress;
@@ -283,9 +276,10 @@ export function parsePayerConfig(
 /**
  * Validate a parsed JSON body. Throws AppError (400) with a stable code and every field error;
  * the code is that of the first problem (wallet, limits, unsafe content, else invalid_request).
+ * `checkWallet` is the service's full address check (src/chains `parseWallet`).
  */
-export function parseChatRequest(body: unknown): ChatRequest {
-  const result = requestSchema.safeParse(body);
+export function parseChatRequest(body: unknown, checkWallet: WalletCheck): ChatRequest {
+  const result = schemasFor(checkWallet).request.safeParse(body);
   if (!result.success) throw invalid(result.error, "The request body");
   const { walletAddress, spendingLimits, approval, ...rest } = result.data;
   const request: ChatRequest = { ...rest };

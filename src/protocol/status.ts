@@ -62,3 +62,9 @@ export function isCommitted(status: PaymentStatus): boolean {
 export function isFinal(status: PaymentStatus): boolean {
   return PAYMENT_STATUS[status].final;
 }
+
+/**
+ * The steps a payment's intent records at once (docs/payments.md#the-ledger): a row reserved with
+ * its authorization, or approved in the wallet, is born `submitted` with this history.
+ */
+export const INTENT_STEPS = ["reserved", "signed", "submitted"] as const satisfies readonly LedgerStatus[];

@@ -7,6 +7,7 @@ import {
   type TransitionFields,
 } from "../payments/ports/index.js";
 import type { LedgerStatus } from "../payments/rules/index.js";
+import { INTENT_STEPS } from "../protocol/index.js";
 
 /**
  * The ledger's calls of its database functions (migration 6's `reserve_payment`,
@@ -118,7 +119,7 @@ export async function callApprove(
   input: ApproveInput,
 ): Promise<{ outcome: string; amount: string; budget: BudgetSnapshot }> {
   const at = input.now.toISOString();
-  const history = (["reserved", "signed", "submitted"] as const).map((status) => ({ status, at }));
+  const history = INTENT_STEPS.map((status) => ({ status, at }));
   const [answer] = (await query(APPROVE_SQL, [
     input.paymentId,
     JSON.stringify(input.authorization ?? null),

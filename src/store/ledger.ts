@@ -23,6 +23,7 @@ import {
   LEDGER_STATUSES,
   type LedgerStatus,
 } from "../payments/rules/index.js";
+import { INTENT_STEPS } from "../protocol/index.js";
 import {
   callApprove,
   callMove,
@@ -98,7 +99,7 @@ export class PgLedger implements Ledger, LedgerReads {
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     if (input.amount < 0n) throw new RangeError("reserve: amount must not be negative");
     const at = input.now.toISOString();
-    const steps: LedgerStatus[] = input.intent ? ["reserved", "signed", "submitted"] : ["reserved"];
+    const steps: LedgerStatus[] = input.intent ? [...INTENT_STEPS] : ["reserved"];
     const row: ReservedRow = {
       status: steps.at(-1) ?? "reserved",
       history: steps.map((status): StatusEntry => ({ status, at })),

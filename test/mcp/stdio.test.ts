@@ -16,10 +16,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseWallet } from "../../src/chains/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import type { StoredApproval } from "../../src/payments/ports/index.js";
-import { parseWallet } from "../../src/protocol/index.js";
 import { type Served, serve } from "../client/support.js";
 import {
   type Awaiting,

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
-import type { ApprovalRequest, PaymentUpdate } from "./chat/types.js";
+import type { ApprovalView } from "../../src/protocol/approval-view.js";
+import type { PaymentUpdate } from "./chat/types.js";
 import { ApprovalBox } from "./components/ApprovalBox.js";
 import type { ApprovalState } from "./components/card-types.js";
 import { Brand } from "./components/TopBar.js";
@@ -14,23 +15,6 @@ import { useWallets } from "./wallet/useWallets.js";
  * in words (GET /api/approvals/:id), the wallet signs exactly what it is asked, and the answer goes
  * to POST /api/approvals/:id. The service's answer goes to the agent that asked, never to this page.
  */
-
-/** What GET /api/approvals/:id answers (src/payments/page-approval.ts `ApprovalView`). */
-interface ApprovalView {
-  paymentId: string;
-  status: string;
-  amount: { atomic: string; usd: string; asset: string };
-  token: string;
-  network: string;
-  networkName: string;
-  payTo: string;
-  service: { url: string; name?: string };
-  wallet: string;
-  expiresAt?: string;
-  approval?: ApprovalRequest;
-  /** EVM: what the wallet signs to decline (a message naming the payment and the wallet). */
-  decline?: ApprovalRequest["sign"];
-}
 
 /** What POST /api/approvals/:id answers. */
 interface Outcome {
@@ -65,7 +49,7 @@ function walletErrorText(error: unknown): string {
 function asUpdate(view: ApprovalView): PaymentUpdate {
   return {
     paymentId: view.paymentId,
-    status: view.status as PaymentUpdate["status"],
+    status: view.status,
     service: view.service,
     amount: view.amount,
     network: view.network,

@@ -1,12 +1,16 @@
 import { useEffect, useState } from "react";
+import { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "../../src/protocol/models.js";
 import type { TurnFields } from "./chat/types.js";
 
+/** What each public model name is for, in words (the names: src/protocol/models.ts). */
+const MODEL_HINTS: Record<ModelAlias, string> = {
+  "aimodel-2.0-flash-exp": "latest, fastest",
+  "aimodel-1.5-pro": "complex reasoning",
+  "aimodel-1.5-flash": "balanced",
+};
+
 /** The public model names (docs/protocol.md): what each is backed by is the server's configuration. */
-export const MODELS = [
-  { id: "aimodel-2.0-flash-exp", label: "aimodel-2.0-flash-exp (latest, fastest)" },
-  { id: "aimodel-1.5-pro", label: "aimodel-1.5-pro (complex reasoning)" },
-  { id: "aimodel-1.5-flash", label: "aimodel-1.5-flash (balanced)" },
-] as const;
+export const MODELS = MODEL_ALIASES.map((id) => ({ id, label: `${id} (${MODEL_HINTS[id]})` }));
 
 /** What a person sets on the page; kept in this browser's storage. Amounts are USD as typed. */
 export interface Settings {
@@ -28,7 +32,7 @@ export const DEFAULT_SETTINGS: Settings = {
   daily: "10.00",
   approvalAbove: "",
   allowedNetworks: "",
-  model: "aimodel-2.0-flash-exp",
+  model: DEFAULT_MODEL,
   temperature: 0.5,
   maxTokens: 4000,
   token: "",

@@ -1,3 +1,4 @@
+import { PAYMENT_ID } from "../../protocol/index.js";
 import type { HistoryQuery, PaymentRecord } from "../ports/index.js";
 
 /**
@@ -12,8 +13,6 @@ export const HISTORY_PAGE_MAX = 100;
 
 /** A cursor is short: anything longer is not one this service gave, and is not decoded. */
 export const CURSOR_MAX_CHARS = 200;
-
-const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
 
 export function encodeCursor(record: Pick<PaymentRecord, "createdAt" | "paymentId">): string {
   return Buffer.from(`${record.createdAt.toISOString()}|${record.paymentId}`).toString("base64url");

@@ -1,5 +1,5 @@
 import { AppError } from "../../errors/index.js";
-import { cleanUntrusted } from "../../protocol/index.js";
+import { cleanUntrusted, PAYMENT_ID } from "../../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayInput, PayOutput, QuoteInput } from "../../tools/contract.js";
 import type {
   ApprovalAnswer,
@@ -71,9 +71,6 @@ interface SessionMemory {
 }
 
 const SILENT: PaymentObserver = { update() {}, summary() {}, error() {} };
-
-/** Payment ids are `pay_` and a UUID; anything longer or stranger is not looked up. */
-const PAYMENT_ID = /^pay_[0-9a-f-]{36}$/;
 
 export function createPaymentsFace(deps: FaceDeps): PaymentsFace {
   return new Face(deps);

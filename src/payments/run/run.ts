@@ -2,7 +2,7 @@ import type { WalletSigningRequest } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
-import type { PaymentStatus, PaymentUpdate } from "../../protocol/index.js";
+import { INTENT_STEPS, type PaymentStatus, type PaymentUpdate } from "../../protocol/index.js";
 import type { Ledger, PaymentRecord, TransitionFields } from "../ports/index.js";
 import {
   type AmountLimits,
@@ -139,7 +139,7 @@ export class PaymentRun {
       now: this.now(),
     });
     if (!result.ok) return result;
-    for (const status of ["reserved", "signed", "submitted"] as const) this.step(status);
+    for (const status of INTENT_STEPS) this.step(status);
     return undefined;
   }
 
@@ -184,7 +184,7 @@ export class PaymentRun {
     this.quoted();
     if (!reserved.ok) return reserved;
     this.recorded = true;
-    for (const status of ["reserved", "signed", "submitted"] as const) this.step(status);
+    for (const status of INTENT_STEPS) this.step(status);
     return undefined;
   }
 

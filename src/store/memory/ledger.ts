@@ -22,6 +22,7 @@ import {
   IllegalTransitionError,
   type LedgerStatus,
 } from "../../payments/rules/index.js";
+import { INTENT_STEPS } from "../../protocol/index.js";
 import { Locks, roundTrip } from "./locks.js";
 import { SpendTotals } from "./totals.js";
 
@@ -48,7 +49,7 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
       if (this.rows.has(input.paymentId)) throw new Error(`payment id ${input.paymentId} already exists`);
-      const steps: LedgerStatus[] = input.intent ? ["reserved", "signed", "submitted"] : ["reserved"];
+      const steps: LedgerStatus[] = input.intent ? [...INTENT_STEPS] : ["reserved"];
       const record = newRecord(input, steps, {
         authorization: input.intent ? (input.intent.authorization ?? null) : null,
         approval: null,
@@ -91,7 +92,7 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
       const check = checkSpend(row.amount, input.limits, committedOf(budget));
       if (!check.ok) return check;
       const at = now.toISOString();
-      const steps = (["reserved", "signed", "submitted"] as const).map((status) => ({ status, at }));
+      const steps = INTENT_STEPS.map((status) => ({ status, at }));
       this.write({
         ...row,
         status: "submitted",
