@@ -3,7 +3,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../errors/index.js";
-import { QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
+import { QUOTE_ID_MAX_CHARS } from "../payments/index.js";
 import { parseWallet } from "../protocol/index.js";
 import { createMcpServer, type McpSession } from "./index.js";
 import { awaitingView, FakeFace, PAYEE, PAYMENT_ID } from "./testing/fake-face.js";

@@ -1,5 +1,6 @@
 import type { PaymentState, SpendingLimitsInput, ValidatedApproval, Wallet } from "../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayOutput, QuoteInput, QuoteOutput } from "../tools/contract.js";
+import type { ApprovalView, PageAnswer, PageOutcome } from "./face/page-approval.js";
 import type { HistoryQuery } from "./ports/index.js";
 import type { PaymentObserver } from "./rules/index.js";
 
@@ -76,6 +77,33 @@ export interface ApprovalAnswer {
   signal: AbortSignal;
 }
 
+/** An answer from the payment's own caller (the chat's `approval`), already checked for shape. */
+export interface CallerAnswer {
+  answer: ValidatedApproval;
+  wallet: Wallet;
+  /** The bearer identity asking (absent without auth): it must be the payment's own. */
+  caller?: string;
+  /** The caller's own limits: they narrow the server's when the payment is taken up. */
+  spendingLimits?: SpendingLimitsInput;
+  signal: AbortSignal;
+}
+
+/**
+ * An answer that passed every check (an approved payment is reserved by then): what is left is its
+ * delivery, which runs once, when the caller is ready to stream it.
+ */
+export interface TakenApproval {
+  paymentId: string;
+  /** The service paid (its URL), and its name when known. */
+  service: string;
+  serviceName?: string;
+  /**
+   * Send, settle and record the payment, as a `pay_and_fetch` result; its `p:` updates (those the
+   * checks queued first) go to `observer` (none: nowhere).
+   */
+  deliver(observer?: PaymentObserver): Promise<PayOutput>;
+}
+
 /** A payment as its caller reads it back, with the service's answer when one was kept for it. */
 export type PaymentView = PaymentState & {
   /** The service's name as discovery listed it, when its approval recorded one (display only). */
@@ -91,6 +119,8 @@ export type PaymentView = PaymentState & {
 export type PaymentListQuery = Omit<HistoryQuery, "after"> & {
   /** A `nextCursor` from the previous page (the same filters); anything else is refused. */
   cursor?: string;
+  /** A page for an export (GET /api/payments as CSV): `limit` up to 1000 instead of 100. */
+  forExport?: boolean;
 };
 
 /** A page of the caller's payments, newest first, and the cursor to the next when there is one. */
@@ -120,4 +150,18 @@ export interface PaymentsFace {
    * AppError with the documented code; then the payment is delivered (sent, settled, recorded).
    */
   answerApproval(input: ApprovalAnswer): Promise<PayOutput>;
+  /**
+   * Take up an answer from the payment's own caller in two steps: every check runs now and throws
+   * AppError with the documented code before anything moves; the delivery runs when the caller
+   * asks for it (the chat: as its turn's first step, streamed). `answerApproval` is both at once.
+   */
+  takeUpApproval(input: CallerAnswer): Promise<TakenApproval>;
+  /** What the approval page shows; undefined for an unknown id or a payment that never waited for a wallet. */
+  viewApproval(paymentId: string): Promise<ApprovalView | undefined>;
+  /**
+   * The wallet's answer from the approval page, bound to no caller: every check but the caller's,
+   * then delivery. The page reads back the payment's state, never the service's answer (which is
+   * kept for the payment's caller: `getPayment`). The same answer again replays that state.
+   */
+  answerOnPage(input: PageAnswer): Promise<PageOutcome>;
 }

@@ -17,7 +17,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { StoredApproval } from "../../src/payments/ports/index.js";
+import type { StoredApproval } from "../../src/payments/index.js";
 import { parseWallet } from "../../src/protocol/index.js";
 import {
   type Awaiting,

@@ -18,7 +18,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { StoredApproval } from "../../src/payments/ports/index.js";
+import type { StoredApproval } from "../../src/payments/index.js";
 import { parseWallet } from "../../src/protocol/index.js";
 import { type Served, serve } from "../client/support.js";
 import {

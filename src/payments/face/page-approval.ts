@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import type { Chains } from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
+import type { Chains } from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
 import {
   type ApprovalRequest,
   cleanUntrusted,
@@ -9,12 +9,12 @@ import {
   parseWallet,
   type ValidatedApproval,
   type Wallet,
-} from "../protocol/index.js";
-import type { PayOutput } from "../tools/contract.js";
-import { toPayOutput } from "./face/outputs.js";
+} from "../../protocol/index.js";
+import type { PayOutput } from "../../tools/contract.js";
+import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "../ports/index.js";
+import type { ApprovalDesk, Resumed } from "../run/index.js";
+import { toPayOutput } from "./outputs.js";
 import { checkDecline, declineRequest } from "./page-decline.js";
-import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "./ports/index.js";
-import type { ApprovalDesk, Resumed } from "./run/index.js";
 
 /**
  * Approval on this service's approval page (`${PUBLIC_URL}/approve/<paymentId>`, docs/protocol.md,
