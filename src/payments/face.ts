@@ -89,8 +89,8 @@ export interface CallerAnswer {
 }
 
 /**
- * An answer that passed every check (an approved payment is reserved by then): what is left is its
- * delivery, which runs once, when the caller is ready to stream it.
+ * An answer that passed every check. An approved payment goes on at once (a caller that leaves now
+ * must not strand it); its updates wait until the caller hands over an observer.
  */
 export interface TakenApproval {
   paymentId: string;
@@ -98,8 +98,8 @@ export interface TakenApproval {
   service: string;
   serviceName?: string;
   /**
-   * Send, settle and record the payment, as a `pay_and_fetch` result; its `p:` updates (those the
-   * checks queued first) go to `observer` (none: nowhere).
+   * The payment's outcome, as a `pay_and_fetch` result; its `p:` updates go to `observer` from now
+   * on, those sent before it first (none: nowhere).
    */
   deliver(observer?: PaymentObserver): Promise<PayOutput>;
 }
@@ -152,8 +152,8 @@ export interface PaymentsFace {
   answerApproval(input: ApprovalAnswer): Promise<PayOutput>;
   /**
    * Take up an answer from the payment's own caller in two steps: every check runs now and throws
-   * AppError with the documented code before anything moves; the delivery runs when the caller
-   * asks for it (the chat: as its turn's first step, streamed). `answerApproval` is both at once.
+   * AppError with the documented code before anything moves; the delivery is read when the caller
+   * is ready to stream it (the chat: as its turn's first step). `answerApproval` is both at once.
    */
   takeUpApproval(input: CallerAnswer): Promise<TakenApproval>;
   /** What the approval page shows; undefined for an unknown id or a payment that never waited for a wallet. */

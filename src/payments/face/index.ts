@@ -55,7 +55,7 @@ export {
  */
 export interface FaceDeps extends ReadDeps {
   discovery: { search(query: string | undefined, signal?: AbortSignal): Promise<DiscoverOutput> };
-  /** Answers from the payment's own caller (absent: `answerApproval` refuses). */
+  /** Answers from the payment's own caller (absent: `takeUpApproval` and `answerApproval` refuse). */
   approvals?: Pick<ApprovalDesk, "resume">;
   /** A caller's payments (`listPayments`; absent: refused). */
   history?: PaymentHistory;
@@ -66,7 +66,7 @@ export interface FaceDeps extends ReadDeps {
   /**
    * The approval page's way in (page-approval.ts): what it shows, its answers (`answerOnPage`,
    * `via.kind === "page"`) and the service's answer kept for the caller (getPayment's `data`).
-   * Absent: the page's answers are refused and nothing is kept.
+   * Absent: the page shows nothing, its answers are refused, nothing is kept.
    */
   page?: Pick<PageApprovals, "view" | "answer" | "kept">;
   /** The approval page of a payment that awaits the wallet (getPayment's `approvalUrl`). */
