@@ -6,13 +6,12 @@ import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
-import type { TurnContext } from "../src/agent/index.js";
+import { createPaymentTools, type TurnContext } from "../src/agent/index.js";
 import { bootstrap } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
 import { startDevnet } from "../src/devnet/index.js";
 import { silentLogger } from "../src/log/index.js";
-import { createPayments } from "../src/payments/index.js";
-import { SUGGESTED_LIMITS } from "../src/payments/rules/index.js";
+import { createPayments, SUGGESTED_LIMITS } from "../src/payments/index.js";
 import { closeServer, listen } from "../src/service.js";
 import { openStore, type Store } from "../src/store/index.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact, seedPayments } from "./postgres.js";
@@ -132,6 +131,7 @@ export async function paidScenario(
         serviceTimeoutMs: 15_000,
         reconcileIntervalMs: 3_600_000,
       });
+      const tools = createPaymentTools(payments.face);
       const pay = async (i: number) => {
         const ctx: TurnContext = {
           payer: {
@@ -148,7 +148,7 @@ export async function paidScenario(
             throw e;
           },
         };
-        const tool = payments.tools(ctx).pay_and_fetch;
+        const tool = tools(ctx).pay_and_fetch;
         if (!tool?.execute) throw new Error("no pay tool");
         const out = (await tool.execute({ url }, { toolCallId: `t${i}`, messages: [] })) as {
           status: string;

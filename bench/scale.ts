@@ -10,7 +10,7 @@ import { loadConfig } from "../src/config/index.js";
 import { type Devnet, startDevnet } from "../src/devnet/index.js";
 import { evmUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
 import { silentLogger } from "../src/log/index.js";
-import { LEDGER_STATUSES } from "../src/payments/rules/index.js";
+import { LEDGER_STATUSES } from "../src/payments/index.js";
 import { closeServer, listen } from "../src/service.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
 
@@ -206,9 +206,9 @@ async function runOnce(
     await closeServer(server);
   }
 
-  const payments = running.payments;
-  if (!payments) throw new Error("payments are off");
-  const rows = await payments.ledger.listByStatus(LEDGER_STATUSES);
+  const ledger = running.store?.ledger;
+  if (!running.payments || !ledger) throw new Error("payments are off");
+  const rows = await ledger.listByStatus(LEDGER_STATUSES);
   await running.service.shutdown();
   const after = await balances();
 

@@ -1,3 +1,4 @@
+import { approvalPrelude, createPaymentTools } from "./agent/index.js";
 import {
   type DevnetHandle,
   devnetUserWallets,
@@ -11,8 +12,14 @@ import { mountDevnetWallets } from "./http/devnet-wallet.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import { createPayments, type PageAnswer, type Payments, type SignerKey } from "./payments/index.js";
-import type { HistoryQuery } from "./payments/ports/index.js";
+import {
+  type CallerAnswer,
+  createPayments,
+  ledgerRebuilder,
+  type PageAnswer,
+  type Payments,
+  type SignerKey,
+} from "./payments/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
 import { createService, type Service } from "./service.js";
 import { openStore, type Store } from "./store/index.js";
@@ -54,23 +61,27 @@ export interface BootstrapOptions {
 }
 
 /**
- * What the HTTP routes read of payments: GET /api/payments(/:id) (the ledger, the history, the data
- * kept after an approval on the page) and the approval page's endpoints. `localRpcUrls`: the
+ * Everything HTTP reaches of payments, through their face: the chat's tools and approvals,
+ * GET /api/payments(/:id), the approval page's endpoints and the MCP server. `localRpcUrls`: the
  * embedded devnet's networks, on this machine only, which no public explorer has.
  */
-function paymentRoutes(payments: Payments, store: Store, localRpcUrls: Record<string, string>) {
+function paymentRoutes(payments: Payments, publicUrl: string, localRpcUrls: Record<string, string>) {
+  const { face } = payments;
   return {
+    tools: createPaymentTools(face),
+    // Checks run before the stream opens; the delivery is the turn's first step (src/agent).
+    resumeApproval: async (input: CallerAnswer) => approvalPrelude(await face.takeUpApproval(input)),
     payments: {
-      get: (id: string) => payments.ledger.get(id),
-      kept: (id: string) => payments.page.kept(id),
-      list: (query: HistoryQuery) => store.history.listByCaller(query),
+      face,
       explorer: (network: string, tx: string) =>
         Object.hasOwn(localRpcUrls, network) ? undefined : explorerTxUrl(network, tx),
     },
     approvals: {
-      view: (id: string) => payments.page.view(id),
-      answer: (input: PageAnswer) => payments.page.answer(input),
+      view: (id: string) => face.viewApproval(id),
+      answer: (input: PageAnswer) => face.answerOnPage(input),
     },
+    // POST /mcp on the same face, wallet rules and ledger (docs/mcp.md).
+    mcp: { face, approvalUrl: (id: string) => approvalUrl(publicUrl, id) },
   };
 }
 
@@ -119,19 +130,16 @@ export async function bootstrap(
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
-      tools: payments.tools,
-      resumeApproval: payments.resumeApproval,
-      ...paymentRoutes(payments, opened, devnet ? sources.rpcUrls : {}),
-      rebuild: payments.rebuild,
-      // POST /mcp on the same face, wallet rules and ledger (docs/mcp.md).
-      mcp: { face: payments.face, approvalUrl: (id) => approvalUrl(config.publicUrl, id) },
+      ...paymentRoutes(payments, config.publicUrl, devnet ? sources.rpcUrls : {}),
+      // A key whose attempt died is answered from the ledger's rows (docs/protocol.md, "After a crash").
+      rebuild: ledgerRebuilder(opened.ledger),
       idempotency: opened.idempotency,
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },
       }),
       // GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network.
       readiness: [
-        { name: "store", kind: "store", check: () => payments.ledger.get("readyz").then(() => undefined) },
+        { name: "store", kind: "store", check: () => opened.ledger.get("readyz").then(() => undefined) },
         ...Object.keys(sources.rpcUrls).map((network) =>
           chainCheck(network, (signal) => payments.pingChain(network, signal)),
         ),

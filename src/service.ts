@@ -38,7 +38,7 @@ export interface ServiceOverrides {
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (the payments capability). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
-  /** The ledger's lookup behind GET /api/payments/:id. */
+  /** The payments face's reads behind GET /api/payments(/:id). */
   payments?: AppDeps["payments"];
   /** The approval page's endpoints (GET and POST /api/approvals/:paymentId). */
   approvals?: AppDeps["approvals"];

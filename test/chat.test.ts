@@ -4,8 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../src/errors/index.js";
 import type { IdempotencyStore } from "../src/http/chat.js";
 import type { IdempotencyState, OutcomeRebuilder } from "../src/http/idempotency.js";
-import type { PaymentRecord } from "../src/payments/ports/index.js";
-import { rebuild } from "../src/payments/run/index.js";
+import { type PaymentRecord, ledgerRebuilder as rebuilderOf } from "../src/payments/index.js";
 import { PROTOCOL_HEADER, type StreamEvent } from "../src/protocol/index.js";
 import { closeServer, listen } from "../src/service.js";
 import {
@@ -362,14 +361,15 @@ describe("Idempotency-Key bookkeeping", () => {
   });
 
   /** A ledger that knows one request: `req-dead`, whose payment is in `status`. */
+  /** The payments' own rebuilder, on a ledger that holds `records` for the request "req-dead". */
   function ledgerRebuilder(records: PaymentRecord[], asked: string[]): OutcomeRebuilder {
-    return {
-      approval: async () => undefined,
-      request: async (requestId, model) => {
+    return rebuilderOf({
+      get: async () => undefined,
+      listByScope: async (requestId) => {
         asked.push(requestId);
-        return records.length > 0 && requestId === "req-dead" ? rebuild(records, model) : undefined;
+        return requestId === "req-dead" ? records : [];
       },
-    };
+    });
   }
   const row = (status: PaymentRecord["status"]): PaymentRecord => ({
     paymentId: "pay_1",
@@ -463,10 +463,10 @@ describe("Idempotency-Key bookkeeping", () => {
         {},
         {
           idempotency: store,
-          rebuild: {
-            approval: async (_id, model) => (status ? rebuild([row(status)], model) : undefined),
-            request: async () => undefined,
-          },
+          rebuild: rebuilderOf({
+            get: async () => (status ? row(status) : undefined),
+            listByScope: async () => [],
+          }),
           resumeApproval: async () => {
             calls.push("resume");
             throw new AppError("approval_not_found", "No payment with this id awaits approval.");

@@ -14,7 +14,7 @@ import type { ToolProvider } from "../src/agent/index.js";
 import { bootstrap, type Running } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
 import { silentLogger } from "../src/log/index.js";
-import type { Ledger, LedgerReads } from "../src/payments/ports/index.js";
+import type { Ledger, LedgerReads } from "../src/payments/index.js";
 import { decodeStream, type StreamEvent } from "../src/protocol/index.js";
 import { PgIdempotencyStore } from "../src/store/idempotency.js";
 import { guardStore, postgresQuery } from "../src/store/index.js";

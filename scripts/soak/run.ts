@@ -83,7 +83,8 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
   const running = await bootstrap(loadConfig(env), logger, { devnetManifest: null });
   const devnet = running.devnet;
   const payments = running.payments;
-  if (!devnet || !payments) throw new Error("the service started without its devnet");
+  const store = running.store;
+  if (!devnet || !payments || !store) throw new Error("the service started without its devnet");
   const chains = options.chains.filter((c) => c === "evm" || devnet.manifest.solana);
   if (chains.length === 0) throw new Error("no chain to pay on (no Solana node on this platform?)");
   if (devnet.manifest.solana) meter.watch(devnet.manifest.solana.rpcUrl);
@@ -103,7 +104,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
     await closeServer(server);
   }
   const reconcile = await reconcileAll(payments, options.settleMs ?? 0);
-  const rows = await payments.ledger.listByStatus(LEDGER_STATUSES);
+  const rows = await store.ledger.listByStatus(LEDGER_STATUSES);
   const after = await balances(devnet, chains, payers);
   await running.service.shutdown();
 

@@ -40,8 +40,8 @@ export interface AppDeps {
   idempotency?: IdempotencyStore;
   /** Takes up payments answered in the user's wallet (docs/protocol.md, "Approval"). */
   resumeApproval?: ChatRouteDeps["resumeApproval"];
-  /** The ledger's reads behind GET /api/payments(/:id) (absent: payments are off, no such route). */
-  payments?: Pick<PaymentRoutesDeps, "get" | "list" | "explorer" | "kept">;
+  /** The payments face's reads behind GET /api/payments(/:id) (absent: payments are off, no such route). */
+  payments?: Pick<PaymentRoutesDeps, "face" | "explorer">;
   /** The approval page's endpoints (/api/approvals/:paymentId); absent: payments are off, no such route. */
   approvals?: ApprovalRoutesDeps;
   /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */

@@ -13,7 +13,7 @@ import { rateLimitIp } from "./rate-limit.js";
  * The approval page's endpoints (docs/protocol.md, "The approval page"): what the page shows of a
  * payment that waits for a wallet, and the wallet's answer from the page. No bearer identity: the
  * answer is bound to no caller, and only the payment's own wallet's signature over its stored
- * terms settles it (src/payments/page-approval.ts); the URL alone pays nothing. Rate-limited by
+ * terms settles it (src/payments/face/page-approval.ts); the URL alone pays nothing. Rate-limited by
  * the client's IP, CORS as the other API routes.
  */
 export interface ApprovalRoutesDeps {

@@ -1,7 +1,7 @@
 import { type AgentDeps, runTurn, type TurnInput, type TurnPrelude } from "../agent/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import type { Payer } from "../payments/face.js";
+import type { CallerAnswer, Payer } from "../payments/index.js";
 import {
   type ChatRequest,
   PROTOCOL_HEADER,
@@ -34,13 +34,7 @@ export interface ChatRouteDeps {
    * Take up a payment answered in the user's wallet (the request's `approval`): throws AppError
    * before the stream opens when it cannot be used; what it returns runs as the turn's first step.
    */
-  resumeApproval?: (input: {
-    answer: ValidatedApproval;
-    wallet: Wallet;
-    caller?: string;
-    spendingLimits?: SpendingLimitsInput;
-    signal: AbortSignal;
-  }) => Promise<TurnPrelude>;
+  resumeApproval?: (input: CallerAnswer) => Promise<TurnPrelude>;
 }
 
 export type { IdempotencyStore };
@@ -104,9 +98,7 @@ async function takeUpApproval(
   try {
     return await deps.resumeApproval({
       answer,
-      wallet: payer.wallet,
-      ...(payer.caller ? { caller: payer.caller } : {}),
-      ...(payer.spendingLimits ? { spendingLimits: payer.spendingLimits } : {}),
+      payer: { ...payer, wallet: payer.wallet },
       signal: c.req.raw.signal,
     });
   } catch (error) {

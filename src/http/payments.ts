@@ -1,14 +1,8 @@
 import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { decodeCursor, historyPage, paymentState } from "../payments/face/index.js";
-import type { HistoryQuery, PaymentRecord } from "../payments/ports/index.js";
-import {
-  LEDGER_STATUSES,
-  type LedgerStatus,
-  PAYMENT_ID,
-  type PaymentHistoryItem,
-} from "../protocol/index.js";
+import { isPaymentCursor, type PaymentListQuery, type PaymentsFace } from "../payments/index.js";
+import { LEDGER_STATUSES, type LedgerStatus, type PaymentHistoryItem } from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
 import type { AuthVars, Middleware, VarsContext } from "./vars.js";
 
@@ -20,12 +14,11 @@ import type { AuthVars, Middleware, VarsContext } from "./vars.js";
  * else is the same 404 as an id that does not exist, so nothing says whether another's exists.
  */
 export interface PaymentRoutesDeps {
-  /** The ledger's lookup by id. */
-  get(paymentId: string): Promise<PaymentRecord | undefined>;
-  /** The ledger's history by caller (GET /api/payments); absent: no listing route. */
-  list?(query: HistoryQuery): Promise<PaymentRecord[]>;
-  /** The service's answer kept for a payment approved on the approval page (24 h), if any. */
-  kept?(paymentId: string): Promise<unknown>;
+  /**
+   * The payments face's reads: one of the caller's payments (with the service's answer kept after
+   * an approval on the page, 24 h), and the caller's payments a page at a time.
+   */
+  face: Pick<PaymentsFace, "getPayment" | "listPayments">;
   /** A transaction's public explorer page, or undefined (local networks, unknown ones). */
   explorer?(network: string, transaction: string): string | undefined;
   logger: Logger;
@@ -35,16 +28,13 @@ export interface PaymentRoutesDeps {
 
 async function getPayment(c: VarsContext<AuthVars>, deps: PaymentRoutesDeps): Promise<Response> {
   try {
-    const identity = c.var.caller;
-    const id = c.req.param("id") ?? "";
-    const notFound = new AppError("not_found", "No payment of yours has this id.");
-    if (!PAYMENT_ID.test(id)) throw notFound;
-    const record = await deps.get(id);
-    if (!record || (record.caller ?? null) !== (identity ?? null)) throw notFound;
-    const data = await deps.kept?.(id);
-    return c.json({ ...paymentState(record), ...(data !== undefined ? { data } : {}) }, 200, {
-      "Cache-Control": "no-store",
-    });
+    const { caller } = c.var;
+    // The face answers only the caller's own payments (an unknown id and another's are the same).
+    const view = await deps.face.getPayment(caller, c.req.param("id") ?? "");
+    if (!view) throw new AppError("not_found", "No payment of yours has this id.");
+    // The page's address and the service's name are the MCP tools' (docs/mcp.md), not this route's.
+    const { approvalUrl: _url, serviceName: _name, ...state } = view;
+    return c.json(state, 200, { "Cache-Control": "no-store" });
   } catch (error) {
     if (error instanceof AppError) return problemResponse(error);
     deps.logger.warn("payment lookup failed", { err: error });
@@ -69,14 +59,8 @@ function instant(name: string, value: string | undefined): Date | undefined {
   return date;
 }
 
-function afterCursor(value: string): NonNullable<HistoryQuery["after"]> {
-  const after = decodeCursor(value);
-  if (!after) throw badParam("cursor", "not a cursor this service gave");
-  return after;
-}
-
 /** The listing's query, checked: unknown parameters, statuses, instants and bounds are refused. */
-function listQuery(url: URL, caller: string): { query: HistoryQuery; csv: boolean } {
+function listQuery(url: URL, caller: string): { query: PaymentListQuery; csv: boolean } {
   for (const name of url.searchParams.keys())
     if (!LIST_PARAMS.has(name)) throw badParam(name, "unknown parameter");
   for (const name of LIST_PARAMS)
@@ -96,13 +80,16 @@ function listQuery(url: URL, caller: string): { query: HistoryQuery; csv: boolea
   const until = instant("until", get("until"));
   if (since && until && since >= until) throw badParam("until", "later than since");
   const cursor = get("cursor");
-  const query: HistoryQuery = {
+  if (cursor !== undefined && !isPaymentCursor(cursor))
+    throw badParam("cursor", "not a cursor this service gave");
+  const query: PaymentListQuery = {
     caller,
     limit,
     ...(statuses ? { statuses: statuses as LedgerStatus[] } : {}),
     ...(since ? { since } : {}),
     ...(until ? { until } : {}),
-    ...(cursor !== undefined ? { after: afterCursor(cursor) } : {}),
+    ...(cursor !== undefined ? { cursor } : {}),
+    ...(format === "csv" ? { forExport: true } : {}),
   };
   return { query, csv: format === "csv" };
 }
@@ -151,21 +138,18 @@ function csvRow(item: PaymentHistoryItem): string {
   return CSV_COLUMNS.map((c) => csvCell(cells[c] ?? "")).join(",");
 }
 
-async function listPayments(
-  c: VarsContext<AuthVars>,
-  deps: PaymentRoutesDeps & { list: NonNullable<PaymentRoutesDeps["list"]> },
-): Promise<Response> {
+async function listPayments(c: VarsContext<AuthVars>, deps: PaymentRoutesDeps): Promise<Response> {
   try {
-    const identity = c.var.caller;
+    const { caller } = c.var;
     const url = new URL(c.req.url);
     // Whose payments is the bearer token's to say: without one (a wallet address is no proof of
     // anything) nothing is listed, but the query is still checked.
-    const { query, csv } = listQuery(url, identity ?? "");
-    const records = identity === undefined ? [] : await deps.list({ ...query, limit: query.limit + 1 });
-    const { page, nextCursor: next } = historyPage(records, query.limit, identity ?? "");
-    const items: PaymentHistoryItem[] = page.map((record) => {
-      const explorerUrl = record.txHash ? deps.explorer?.(record.network, record.txHash) : undefined;
-      return { ...paymentState(record), ...(explorerUrl ? { explorerUrl } : {}) };
+    const { query, csv } = listQuery(url, caller ?? "");
+    const { items: page, nextCursor: next } =
+      caller === undefined ? { items: [], nextCursor: undefined } : await deps.face.listPayments(query);
+    const items: PaymentHistoryItem[] = page.map((item) => {
+      const explorerUrl = item.transaction ? deps.explorer?.(item.network, item.transaction) : undefined;
+      return { ...item, ...(explorerUrl ? { explorerUrl } : {}) };
     });
     const headers: Record<string, string> = { "Cache-Control": "no-store" };
     if (next) {
@@ -188,7 +172,6 @@ async function listPayments(
 
 /** Mount the payment routes: `GET /api/payments` (the caller's history) and `GET /api/payments/:id`. */
 export function mountPaymentRoutes(app: Hono, deps: PaymentRoutesDeps): void {
-  const { list } = deps;
-  if (list) app.get("/api/payments", deps.auth, (c) => listPayments(c, { ...deps, list }));
+  app.get("/api/payments", deps.auth, (c) => listPayments(c, deps));
   app.get("/api/payments/:id", deps.auth, (c) => getPayment(c, deps));
 }

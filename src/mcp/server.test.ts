@@ -4,8 +4,8 @@ import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/
 import { afterEach, describe, expect, it } from "vitest";
 import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
-import { QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
-import type { Payer } from "../payments/face.js";
+import type { Payer } from "../payments/index.js";
+import { QUOTE_ID_MAX_CHARS } from "../payments/index.js";
 import { createMcpServer } from "./index.js";
 import { awaitingView, FakeFace, PAYEE, PAYMENT_ID } from "./testing/fake-face.js";
 

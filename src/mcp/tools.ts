@@ -1,5 +1,5 @@
 import { z } from "zod/v4";
-import { CURSOR_MAX_CHARS, QUOTE_ID_MAX_CHARS } from "../payments/face/index.js";
+import { CURSOR_MAX_CHARS, QUOTE_ID_MAX_CHARS } from "../payments/index.js";
 import { LEDGER_STATUSES, type LedgerStatus, PAYMENT_ID } from "../protocol/index.js";
 import { discoverInputSchema, quoteInputSchema } from "../tools/contract.js";
 

@@ -1,5 +1,6 @@
 import type { PaymentState, SpendingLimitsInput, ValidatedApproval, Wallet } from "../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayOutput, QuoteInput, QuoteOutput } from "../tools/contract.js";
+import type { ApprovalView, PageAnswer, PageOutcome } from "./face/page-approval.js";
 import type { HistoryQuery, Payer } from "./ports/index.js";
 import type { PaymentObserver } from "./rules/index.js";
 
@@ -65,6 +66,33 @@ export interface ApprovalAnswer {
   signal: AbortSignal;
 }
 
+/** An answer from the payment's own caller (the chat's `approval`), already checked for shape. */
+export interface CallerAnswer {
+  answer: ValidatedApproval;
+  /**
+   * Who answers: its wallet must be the payment's, its caller (absent without auth) the payment's
+   * own, and its limits narrow the server's when the payment is taken up.
+   */
+  payer: Payer & { wallet: Wallet };
+  signal: AbortSignal;
+}
+
+/**
+ * An answer that passed every check. An approved payment goes on at once (a caller that leaves now
+ * must not strand it); its updates wait until the caller hands over an observer.
+ */
+export interface TakenApproval {
+  paymentId: string;
+  /** The service paid (its URL), and its name when known. */
+  service: string;
+  serviceName?: string;
+  /**
+   * The payment's outcome, as a `pay_and_fetch` result; its `p:` updates go to `observer` from now
+   * on, those sent before it first (none: nowhere).
+   */
+  deliver(observer?: PaymentObserver): Promise<PayOutput>;
+}
+
 /** A payment as its caller reads it back, with the service's answer when one was kept for it. */
 export type PaymentView = PaymentState & {
   /** The service's name as discovery listed it, when its approval recorded one (display only). */
@@ -80,6 +108,8 @@ export type PaymentView = PaymentState & {
 export type PaymentListQuery = Omit<HistoryQuery, "after"> & {
   /** A `nextCursor` from the previous page (the same filters); anything else is refused. */
   cursor?: string;
+  /** A page for an export (GET /api/payments as CSV): `limit` up to 1000 instead of 100. */
+  forExport?: boolean;
 };
 
 /** A page of the caller's payments, newest first, and the cursor to the next when there is one. */
@@ -109,4 +139,18 @@ export interface PaymentsFace {
    * AppError with the documented code; then the payment is delivered (sent, settled, recorded).
    */
   answerApproval(input: ApprovalAnswer): Promise<PayOutput>;
+  /**
+   * Take up an answer from the payment's own caller in two steps: every check runs now and throws
+   * AppError with the documented code before anything moves; the delivery is read when the caller
+   * is ready to stream it (the chat: as its turn's first step). `answerApproval` is both at once.
+   */
+  takeUpApproval(input: CallerAnswer): Promise<TakenApproval>;
+  /** What the approval page shows; undefined for an unknown id or a payment that never waited for a wallet. */
+  viewApproval(paymentId: string): Promise<ApprovalView | undefined>;
+  /**
+   * The wallet's answer from the approval page, bound to no caller: every check but the caller's,
+   * then delivery. The page reads back the payment's state, never the service's answer (which is
+   * kept for the payment's caller: `getPayment`). The same answer again replays that state.
+   */
+  answerOnPage(input: PageAnswer): Promise<PageOutcome>;
 }

@@ -1,30 +1,27 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod/v4";
-import type { ToolProvider, TurnPrelude } from "../agent/index.js";
 import { createChains, type SignerKey, signerKeySchema } from "../chains/index.js";
 import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
-import { createPaymentsFace } from "./face/index.js";
+import { createPaymentsFace, decodeCursor, PageApprovals } from "./face/index.js";
 import type { PaymentsFace } from "./face.js";
-import { PageApprovals, pageOutput } from "./page-approval.js";
 import type { DeliveredData, Ledger, PaymentHistory } from "./ports/index.js";
-import { createSignerRegistry, type SignerRegistry } from "./ports/index.js";
+import { createSignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
   BalanceBook,
   createReconciler,
-  ledgerRebuilder,
   PaymentPipeline,
   type PipelineConfig,
   type Reconciler,
-  type ResumeInput,
 } from "./run/index.js";
-import { approvalPrelude, createPaymentTools } from "./tools.js";
 
 /**
- * The payments capability's public face: detect x402, quote, enforce limits, pay, record, and the
- * agent tools on top. `createPayments` wires its parts (no I/O); the composition root opens the
- * store and passes its ledger and the configuration, then calls `start()`.
+ * The payments capability's one door: detect x402, quote, enforce limits, pay, record, all through
+ * the face (face.ts). `createPayments` wires its parts (no I/O); the composition root opens the
+ * store and passes its ledger and the configuration, then calls `start()`. What else others may
+ * use of payments is re-exported at the end of this file; nothing outside src/payments (but
+ * src/store, which implements its ports) imports its rooms (biome.json).
  */
 export interface PaymentsOptions extends PipelineConfig {
   /** The payment ledger (src/store implements it on PostgreSQL). */
@@ -53,22 +50,16 @@ export interface PaymentsOptions extends PipelineConfig {
 }
 
 export interface Payments {
-  /** Everything a caller can do with money (face.ts): the tools, MCP and approval pages wrap it. */
-  face: PaymentsFace;
-  tools: ToolProvider;
   /**
-   * Take up a payment the user answered in the wallet (docs/protocol.md, "Approval"): checks run
-   * before the stream opens and throw AppError with the documented status; what is returned runs
-   * as the turn's first step.
+   * Everything a caller can do with money (face.ts): the chat's tools (src/agent), the MCP server,
+   * the payment reads and the approval page's endpoints (src/http) wrap it.
    */
-  resumeApproval(input: ResumeInput): Promise<TurnPrelude>;
-  /** The approval page's way in (page-approval.ts): what it shows, the wallet's answer, what was kept. */
-  page: PageApprovals;
-  /** Answers rebuilt from the ledger for an idempotency key whose attempt died (recovery.ts). */
-  rebuild: ReturnType<typeof ledgerRebuilder>;
-  ledger: Ledger;
-  reconciler: Reconciler;
-  signers: SignerRegistry;
+  face: PaymentsFace;
+  /**
+   * Reconciliation now, beside the periodic one `start()` begins: resolve one payment, or sweep
+   * everything unclear (the soak and the tests that must not wait for the interval).
+   */
+  reconciler: Pick<Reconciler, "resolve" | "sweep">;
   /**
    * Resolve what a previous process left unclear, then keep resolving every `reconcileIntervalMs`.
    * Separate from opening, so wiring the service starts no timer.
@@ -150,21 +141,14 @@ export function createPayments(options: PaymentsOptions): Payments {
     signers,
     assets: options.assets,
     approvals,
-    answerOnPage: async (input) => pageOutput(await page.answer(input)),
-    kept: (paymentId) => page.kept(paymentId),
+    page,
     ...(options.approvalUrl ? { approvalUrl: options.approvalUrl } : {}),
     ...(options.history ? { history: options.history } : {}),
     ...(options.quoteSecret !== undefined ? { quoteSecret: options.quoteSecret } : {}),
   });
   return {
     face,
-    tools: createPaymentTools(face),
-    resumeApproval: async (input) => approvalPrelude(await approvals.resume(input)),
-    page,
-    rebuild: ledgerRebuilder(ledger),
-    ledger,
-    reconciler,
-    signers,
+    reconciler: { resolve: (paymentId) => reconciler.resolve(paymentId), sweep: () => reconciler.sweep() },
     async start() {
       // Payments a previous process left unclear are resolved first, then periodically.
       await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
@@ -199,4 +183,33 @@ export async function readSignersFile(path: string): Promise<SignerKey[]> {
 }
 
 export type { SignerKey } from "../chains/index.js";
-export type { ApprovalView, PageAnswer, PageApprovals, PageOutcome } from "./page-approval.js";
+export { CURSOR_MAX_CHARS, QUOTE_ID_MAX_CHARS } from "./face/index.js";
+export type { ApprovalView, PageAnswer, PageOutcome } from "./face/page-approval.js";
+export type {
+  ApprovalAnswer,
+  CallerAnswer,
+  PayerSession,
+  PaymentListQuery,
+  PaymentPage,
+  PaymentsFace,
+  PaymentView,
+  PayWhat,
+  Quote,
+  TakenApproval,
+} from "./face.js";
+export type {
+  HistoryQuery,
+  Ledger,
+  LedgerReads,
+  Payer,
+  PaymentHistory,
+  PaymentRecord,
+  StoredApproval,
+} from "./ports/index.js";
+export { LEDGER_STATUSES, type PaymentObserver, SUGGESTED_LIMITS } from "./rules/index.js";
+export { ledgerRebuilder, type Rebuilt } from "./run/index.js";
+
+/** Whether `value` is a `nextCursor` this service gave (GET /api/payments checks its query with it). */
+export function isPaymentCursor(value: string): boolean {
+  return decodeCursor(value) !== undefined;
+}

@@ -18,7 +18,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseWallet } from "../../src/chains/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { StoredApproval } from "../../src/payments/ports/index.js";
+import type { StoredApproval } from "../../src/payments/index.js";
 import {
   type Awaiting,
   type Booted,

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseWallet } from "../../src/chains/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { StoredApproval } from "../../src/payments/ports/index.js";
+import type { StoredApproval } from "../../src/payments/index.js";
 import { type Served, serve } from "../client/support.js";
 import {
   type Awaiting,

@@ -19,7 +19,7 @@ import type { PrivateKeyAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { Ledger, LedgerReads } from "../../src/payments/ports/index.js";
+import type { Ledger, LedgerReads } from "../../src/payments/index.js";
 import {
   type Awaiting,
   awaiting,

@@ -6,7 +6,7 @@
  * the shared set-up is test/payments/approval-attack.ts.
  */
 import { describe, expect, it } from "vitest";
-import type { Ledger } from "../../src/payments/ports/index.js";
+import type { Ledger } from "../../src/payments/index.js";
 import {
   booted,
   devnet,

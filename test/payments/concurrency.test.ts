@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import { formatUsd } from "../../src/money/index.js";
-import type { PaymentRecord } from "../../src/payments/ports/index.js";
+import type { PaymentRecord } from "../../src/payments/index.js";
 import {
   type Booted,
   boot,

@@ -15,7 +15,7 @@ import { type Devnet, startDevnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import { silentLogger } from "../../src/log/index.js";
 import { createOfflineModel, type ModelRegistry } from "../../src/models/index.js";
-import type { Ledger, LedgerReads, PaymentRecord } from "../../src/payments/ports/index.js";
+import type { Ledger, LedgerReads, PaymentRecord } from "../../src/payments/index.js";
 import type { FinishPayload, PaymentUpdate, StreamEvent } from "../../src/protocol/index.js";
 import { migratedImage } from "../../src/store/testing/image.js";
 import { chatRequest, readEvents, singleModelRegistry } from "../helpers.js";

@@ -13,6 +13,7 @@ import { auth } from "../../src/http/auth.js";
 import { csvCell, mountPaymentRoutes } from "../../src/http/payments.js";
 import { problemResponse } from "../../src/http/problem.js";
 import { silentLogger } from "../../src/log/index.js";
+import { createPayments, SUGGESTED_LIMITS } from "../../src/payments/index.js";
 import { explorerTxUrl } from "../../src/protocol/index.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { at, HOUR, payment } from "../../src/store/testing/fixtures.js";
@@ -68,9 +69,25 @@ beforeAll(async () => {
     if (error instanceof AppError) return problemResponse(error);
     throw error;
   });
+  // The payments face on the real store (no chain is reached: only its reads are called).
+  const { face } = createPayments({
+    ledger: store.ledger,
+    history: store.history,
+    delivered: store.delivered,
+    discoveryUrls: [],
+    rpcUrls: {},
+    assets: {},
+    allowPrivateOrigins: [],
+    signerKeys: [],
+    preferredNetworks: [],
+    limits: { ...SUGGESTED_LIMITS, allowedNetworks: [], allowedServices: "any" },
+    maxTimeoutSeconds: 600,
+    minTimeLeftMs: 0,
+    serviceTimeoutMs: 15_000,
+    reconcileIntervalMs: 3_600_000,
+  });
   mountPaymentRoutes(app, {
-    get: (id) => store.ledger.get(id),
-    list: (query) => store.history.listByCaller(query),
+    face,
     explorer: explorerTxUrl,
     auth: auth({
       authTokens: new Map([

@@ -10,8 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { Ledger, PaymentRecord } from "../../src/payments/ports/index.js";
-import { SUGGESTED_LIMITS } from "../../src/payments/rules/index.js";
+import { type Ledger, type PaymentRecord, SUGGESTED_LIMITS } from "../../src/payments/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import {
   type Booted,

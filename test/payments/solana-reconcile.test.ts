@@ -11,7 +11,7 @@ import { createChains } from "../../src/chains/index.js";
 import { solanaResolver } from "../../src/chains/svm-landed.js";
 import { type Devnet, startDevnet } from "../../src/devnet/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import type { PaymentRecord } from "../../src/payments/ports/index.js";
+import type { PaymentRecord } from "../../src/payments/index.js";
 import { createReconciler } from "../../src/payments/run/index.js";
 import {
   type Booted,

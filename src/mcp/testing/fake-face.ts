@@ -1,4 +1,6 @@
 import type {
+  ApprovalView,
+  PageOutcome,
   PayerSession,
   PaymentListQuery,
   PaymentPage,
@@ -6,7 +8,8 @@ import type {
   PaymentView,
   PayWhat,
   Quote,
-} from "../../payments/face.js";
+  TakenApproval,
+} from "../../payments/index.js";
 import type { PayOutput } from "../../tools/contract.js";
 
 /**
@@ -106,6 +109,15 @@ export class FakeFace implements PaymentsFace {
     };
   }
   async answerApproval(): Promise<PayOutput> {
+    throw new Error("not used by the MCP server");
+  }
+  async takeUpApproval(): Promise<TakenApproval> {
+    throw new Error("not used by the MCP server");
+  }
+  async viewApproval(): Promise<ApprovalView | undefined> {
+    throw new Error("not used by the MCP server");
+  }
+  async answerOnPage(): Promise<PageOutcome> {
     throw new Error("not used by the MCP server");
   }
 }

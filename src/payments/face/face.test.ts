@@ -304,6 +304,36 @@ describe("answering an approval", () => {
     expect(w.chain.transactions()).toHaveLength(1);
   });
 
+  it("taken up in two steps: every check first, then the delivery streams to the observer given", async () => {
+    open();
+    const asked = await awaiting();
+    const answer = {
+      paymentId: asked.paymentId,
+      kind: "signature" as const,
+      signature: w.chain.sign(asked.authorization),
+    };
+    const taken = await face.takeUpApproval({
+      answer,
+      payer: { wallet: w.user, caller: "alice", scopeId: "req_answer" },
+      signal,
+    });
+    expect(taken).toMatchObject({ paymentId: asked.paymentId, service: w.url });
+    // The updates sent before the observer came are not lost: they go to it first.
+    const observer = new RecordingObserver();
+    expect(await taken.deliver(observer)).toMatchObject({ status: "paid", paymentId: asked.paymentId });
+    expect(observer.statuses()).toEqual(["reserved", "signed", "submitted", "settled"]);
+    expect(w.chain.transactions()).toHaveLength(1);
+    // Another caller's answer is refused at the first step, before anything moves.
+    const other = await awaiting();
+    const refused = face.takeUpApproval({
+      answer: { paymentId: other.paymentId, kind: "reject" },
+      payer: { wallet: w.user, caller: "bob", scopeId: "req_answer" },
+      signal,
+    });
+    await expect(refused).rejects.toMatchObject({ code: "approval_wrong_caller" });
+    expect((await w.ledger.get(other.paymentId))?.status).toBe("awaiting_approval");
+  });
+
   it("from another caller is refused before anything moves; a page answer needs the page", async () => {
     open();
     const asked = await awaiting();

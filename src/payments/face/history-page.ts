@@ -11,6 +11,9 @@ import type { HistoryQuery, PaymentRecord } from "../ports/index.js";
 /** The largest page the face lists (GET /api/payments's JSON bound). */
 export const HISTORY_PAGE_MAX = 100;
 
+/** The largest page of an export (GET /api/payments as CSV: `forExport`). */
+export const HISTORY_EXPORT_MAX = 1000;
+
 /** A cursor is short: anything longer is not one this service gave, and is not decoded. */
 export const CURSOR_MAX_CHARS = 200;
 

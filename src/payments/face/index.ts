@@ -3,6 +3,7 @@ import { cleanUntrusted, PAYMENT_ID } from "../../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayInput, PayOutput, QuoteInput } from "../../tools/contract.js";
 import type {
   ApprovalAnswer,
+  CallerAnswer,
   PayerSession,
   PaymentListQuery,
   PaymentPage,
@@ -10,13 +11,21 @@ import type {
   PaymentView,
   PayWhat,
   Quote,
+  TakenApproval,
 } from "../face.js";
 import { type PaymentHistory, storedServiceName } from "../ports/index.js";
 import type { PaymentObserver } from "../rules/index.js";
 import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
-import { decodeCursor, HISTORY_PAGE_MAX, historyPage } from "./history-page.js";
+import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage } from "./history-page.js";
 import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
+import {
+  type ApprovalView,
+  type PageAnswer,
+  type PageApprovals,
+  type PageOutcome,
+  pageOutput,
+} from "./page-approval.js";
 import { payQuoted } from "./pay-quoted.js";
 import { createQuoteIds, QUOTE_ID_MAX_CHARS, QUOTE_TTL_MS, type QuoteIds } from "./quote-id.js";
 import { budgetFor, quoteFor, type ReadDeps } from "./reads.js";
@@ -25,10 +34,12 @@ export {
   CURSOR_MAX_CHARS,
   decodeCursor,
   encodeCursor,
+  HISTORY_EXPORT_MAX,
   HISTORY_PAGE_MAX,
   historyPage,
 } from "./history-page.js";
 export { fromOutside, paymentState, resumedOutput, toPayOutput, untrustedData } from "./outputs.js";
+export { type PageApprovalDeps, PageApprovals } from "./page-approval.js";
 export {
   createQuoteIds,
   QUOTE_ID_MAX_CHARS,
@@ -44,7 +55,7 @@ export {
  */
 export interface FaceDeps extends ReadDeps {
   discovery: { search(query: string | undefined, signal?: AbortSignal): Promise<DiscoverOutput> };
-  /** Answers from the payment's own caller (absent: `answerApproval` refuses). */
+  /** Answers from the payment's own caller (absent: `takeUpApproval` and `answerApproval` refuse). */
   approvals?: Pick<ApprovalDesk, "resume">;
   /** A caller's payments (`listPayments`; absent: refused). */
   history?: PaymentHistory;
@@ -52,10 +63,12 @@ export interface FaceDeps extends ReadDeps {
   quoteSecret?: string;
   /** Default: the pipeline's clock. */
   now?: () => Date;
-  /** Answers that come from the approval page (`via.kind === "page"`); absent: refused. */
-  answerOnPage?: (input: ApprovalAnswer) => Promise<PayOutput>;
-  /** The service's answer kept for a payment approved on the page (getPayment's `data`). */
-  kept?: (paymentId: string) => Promise<PayOutput["data"] | undefined>;
+  /**
+   * The approval page's way in (page-approval.ts): what it shows, its answers (`answerOnPage`,
+   * `via.kind === "page"`) and the service's answer kept for the caller (getPayment's `data`).
+   * Absent: the page shows nothing, its answers are refused, nothing is kept.
+   */
+  page?: Pick<PageApprovals, "view" | "answer" | "kept">;
   /** The approval page of a payment that awaits the wallet (getPayment's `approvalUrl`). */
   approvalUrl?: (paymentId: string) => string;
 }
@@ -147,7 +160,7 @@ class Face implements PaymentsFace {
       if (this.deps.approvalUrl) view.approvalUrl = this.deps.approvalUrl(paymentId);
       if (record.expiresAt) view.expiresAt = record.expiresAt.toISOString();
     }
-    const data = await this.deps.kept?.(paymentId);
+    const data = await this.deps.page?.kept(paymentId);
     if (data) view.data = data;
     // A row holds what a service said (its payee, the name discovery gave it): the content rule
     // applies on the way out as for every answer from outside (MCP's approval message quotes it).
@@ -156,9 +169,10 @@ class Face implements PaymentsFace {
 
   async listPayments(query: PaymentListQuery): Promise<PaymentPage> {
     if (!this.deps.history) throw new AppError("store_unavailable", "Payment history is not available here.");
-    const { cursor, limit, ...filters } = query;
-    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE_MAX)
-      throw new AppError("invalid_request", `limit: an integer from 1 to ${HISTORY_PAGE_MAX}.`);
+    const { cursor, limit, forExport, ...filters } = query;
+    const max = forExport ? HISTORY_EXPORT_MAX : HISTORY_PAGE_MAX;
+    if (!Number.isInteger(limit) || limit < 1 || limit > max)
+      throw new AppError("invalid_request", `limit: an integer from 1 to ${max}.`);
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (cursor !== undefined && !after)
       throw new AppError("invalid_request", "cursor: not a cursor this service gave.");
@@ -177,20 +191,43 @@ class Face implements PaymentsFace {
 
   async answerApproval(input: ApprovalAnswer): Promise<PayOutput> {
     const { via } = input;
-    if (via.kind === "page") {
-      // The approval page's own path (the page's checks and where the answer is kept).
-      if (!this.deps.answerOnPage) throw new AppError("not_found", "This service has no approval page.");
-      return this.deps.answerOnPage(input);
-    }
+    // The approval page's own path (the page's checks and where the answer is kept).
+    if (via.kind === "page") return pageOutput(await this.answerOnPage(input));
+    const payer = {
+      wallet: input.wallet,
+      caller: via.caller,
+      spendingLimits: via.spendingLimits,
+      scopeId: "",
+    };
+    const taken = await this.takeUpApproval({ answer: input.answer, payer, signal: input.signal });
+    return taken.deliver();
+  }
+
+  async takeUpApproval(input: CallerAnswer): Promise<TakenApproval> {
     if (!this.deps.approvals) throw new AppError("payment_unavailable", "Approvals are not taken here.");
+    const { wallet, caller, spendingLimits } = input.payer;
     const resumed = await this.deps.approvals.resume({
       answer: input.answer,
-      wallet: input.wallet,
-      ...(via.caller ? { caller: via.caller } : {}),
-      ...(via.spendingLimits ? { spendingLimits: via.spendingLimits } : {}),
+      wallet,
+      ...(caller ? { caller } : {}),
+      ...(spendingLimits ? { spendingLimits } : {}),
       signal: input.signal,
     });
-    return resumedOutput(resumed, SILENT);
+    return {
+      paymentId: resumed.paymentId,
+      service: resumed.service,
+      ...(resumed.serviceName ? { serviceName: resumed.serviceName } : {}),
+      deliver: (observer = SILENT) => resumedOutput(resumed, observer),
+    };
+  }
+
+  async viewApproval(paymentId: string): Promise<ApprovalView | undefined> {
+    return this.deps.page?.view(paymentId);
+  }
+
+  async answerOnPage(input: PageAnswer): Promise<PageOutcome> {
+    if (!this.deps.page) throw new AppError("not_found", "This service has no approval page.");
+    return this.deps.page.answer(input);
   }
 
   /** The chat's way: by target, once per session, never above the price quoted in it. */

@@ -1,6 +1,6 @@
-import { type Chains, ChainUnreadable, type WalletSigningRequest } from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import type { PaymentRecord } from "./ports/index.js";
+import { type Chains, ChainUnreadable, type WalletSigningRequest } from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import type { PaymentRecord } from "../ports/index.js";
 
 /**
  * Declining on the approval page. The page has no bearer identity, so a decline must be proven the

@@ -1,5 +1,5 @@
 import { tool } from "ai";
-import type { ToolProvider, TurnContext, TurnPrelude } from "../agent/index.js";
+import type { PayerSession, PaymentObserver, PaymentsFace, TakenApproval } from "../payments/index.js";
 import {
   budgetInputSchema,
   discoverInputSchema,
@@ -7,19 +7,13 @@ import {
   quoteInputSchema,
   TOOL_NAMES,
 } from "../tools/contract.js";
-import { createPaymentsFace, type FaceDeps, resumedOutput } from "./face/index.js";
-import type { PayerSession, PaymentsFace } from "./face.js";
-import type { PaymentObserver } from "./rules/index.js";
-import type { Resumed } from "./run/index.js";
+import type { ToolProvider, TurnContext, TurnPrelude } from "./context.js";
 
 /**
- * The agent's four payment tools: thin wrappers over the payments face (face.ts). Each builds the
- * turn's `PayerSession` and calls the face; what is paid, within which limits, and what the model
- * reads is decided there.
+ * The agent's four payment tools: thin wrappers over the payments face (src/payments/face.ts).
+ * Each builds the turn's `PayerSession` and calls the face; what is paid, within which limits, and
+ * what the model reads is decided there.
  */
-
-/** What the tools need when no face is given: the face is built from it (unit tests). */
-export type ToolDeps = Pick<FaceDeps, "pipeline" | "discovery" | "chains" | "signers" | "assets">;
 
 /** The turn's observer, as the payment domain sees it. */
 function observerOf(ctx: TurnContext): PaymentObserver {
@@ -32,13 +26,14 @@ function sessionOf(ctx: TurnContext): PayerSession {
 }
 
 /**
- * A payment the user answered in the wallet, as the turn's first step: it streams like a
- * `pay_and_fetch` call, and the model continues from its result as if it had made the call.
+ * A payment the user answered in the wallet (taken up by `face.takeUpApproval`), as the turn's
+ * first step: it streams like a `pay_and_fetch` call, and the model continues from its result as
+ * if it had made the call.
  */
-export function approvalPrelude(resumed: Resumed): TurnPrelude {
+export function approvalPrelude(taken: TakenApproval): TurnPrelude {
   return async (ctx) => {
-    const output = await resumedOutput(resumed, observerOf(ctx));
-    return { toolName: TOOL_NAMES.pay, input: { url: resumed.service }, output };
+    const output = await taken.deliver(observerOf(ctx));
+    return { toolName: TOOL_NAMES.pay, input: { url: taken.service }, output };
   };
 }
 
@@ -47,8 +42,7 @@ export function approvalPrelude(resumed: Resumed): TurnPrelude {
  * once per turn and never above the price quoted in it. The quote id the face adds is for callers
  * that pay by it (MCP); the chat pays by target, so its model does not see one.
  */
-export function createPaymentTools(source: PaymentsFace | ToolDeps): ToolProvider {
-  const face = "pipeline" in source ? createPaymentsFace(source) : source;
+export function createPaymentTools(face: PaymentsFace): ToolProvider {
   return (ctx) => {
     const session = sessionOf(ctx);
     return {

@@ -1,19 +1,19 @@
 import { createHash } from "node:crypto";
-import { type Chains, parseWallet } from "../chains/index.js";
-import { AppError } from "../errors/index.js";
-import { formatUsd } from "../money/index.js";
+import { type Chains, parseWallet } from "../../chains/index.js";
+import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
 import {
   type ApprovalView,
   cleanUntrusted,
   networkLabel,
   type ValidatedApproval,
   type Wallet,
-} from "../protocol/index.js";
-import type { PayOutput } from "../tools/contract.js";
-import { toPayOutput } from "./face/outputs.js";
+} from "../../protocol/index.js";
+import type { PayOutput } from "../../tools/contract.js";
+import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "../ports/index.js";
+import type { ApprovalDesk, Resumed } from "../run/index.js";
+import { toPayOutput } from "./outputs.js";
 import { checkDecline, declineRequest } from "./page-decline.js";
-import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "./ports/index.js";
-import type { ApprovalDesk, Resumed } from "./run/index.js";
 
 /** What the page shows: a wire type (src/protocol/approval-view.ts). */
 export type { ApprovalView };

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ToyAuthorization } from "../chains/testing/index.js";
-import { AppError } from "../errors/index.js";
-import type { ValidatedApproval, Wallet } from "../protocol/index.js";
-import { MemoryDeliveredData } from "../store/memory/index.js";
+import type { ToyAuthorization } from "../../chains/testing/index.js";
+import { AppError } from "../../errors/index.js";
+import type { ValidatedApproval, Wallet } from "../../protocol/index.js";
+import { MemoryDeliveredData } from "../../store/memory/index.js";
+import type { StoredApproval } from "../ports/index.js";
+import { createToyWorld, type ToyWorld } from "../testing/index.js";
 import { PageApprovals } from "./page-approval.js";
-import type { StoredApproval } from "./ports/index.js";
-import { createToyWorld, type ToyWorld } from "./testing/index.js";
 
 /**
  * The approval page's way in (unit: the toy world): the chat's checks but the caller's, delivery,

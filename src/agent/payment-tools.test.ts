@@ -1,11 +1,12 @@
 import type { Tool } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { TurnContext } from "../agent/index.js";
 import type { AppError } from "../errors/index.js";
+import { createPaymentsFace } from "../payments/face/index.js";
+import { createToyWorld, HELD_TOKEN, type ToyWorld, USD } from "../payments/testing/index.js";
 import type { PaymentSummary, PaymentUpdate, Wallet } from "../protocol/index.js";
 import { TOOL_NAMES } from "../tools/contract.js";
-import { createToyWorld, HELD_TOKEN, type ToyWorld, USD } from "./testing/index.js";
-import { createPaymentTools } from "./tools.js";
+import type { TurnContext } from "./context.js";
+import { createPaymentTools } from "./payment-tools.js";
 
 /**
  * The agent's payment tools (unit: the pipeline on the memory ledger and the toy chain): what the
@@ -41,13 +42,15 @@ function turn(wallet: Wallet = w.held, token: string | undefined = HELD_TOKEN): 
     recordPayment: (s) => void summaries.push(s),
     reportError: (e) => void errors.push(e),
   };
-  const tools = createPaymentTools({
+  // A fresh face on the toy world per turn (the service's own wiring is src/payments/index.ts).
+  const face = createPaymentsFace({
     pipeline: w.pipeline,
     discovery: { search: async () => ({ services: [] }) as never },
     chains: w.chains,
     signers: w.signers,
     assets: w.config.assets,
-  })(ctx);
+  });
+  const tools = createPaymentTools(face)(ctx);
   const call = async (name: string, input: Record<string, unknown>) => {
     const tool = tools[name] as Tool<Record<string, unknown>, Record<string, unknown>>;
     return (await tool.execute?.(input, { toolCallId: "call", messages: [] })) as Record<string, unknown>;

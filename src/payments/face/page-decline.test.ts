@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { type ChainConnection, ChainUnreadable } from "../chains/index.js";
-import type { WalletChecks } from "../chains/types.js";
-import { AppError } from "../errors/index.js";
+import { type ChainConnection, ChainUnreadable } from "../../chains/index.js";
+import type { WalletChecks } from "../../chains/types.js";
+import { AppError } from "../../errors/index.js";
+import type { PaymentRecord } from "../ports/index.js";
 import { checkDecline, declineRequest } from "./page-decline.js";
-import type { PaymentRecord } from "./ports/index.js";
 
 /** A decline on the page is proven by the payment's own wallet: its signature of a message naming the payment. */
 
