@@ -15,6 +15,7 @@ import {
   type PaymentOutcome,
   type Reason,
   resolveLimits,
+  sameTerms,
 } from "../rules/index.js";
 import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x402/index.js";
 import { askWallet } from "./ask-wallet.js";
@@ -27,7 +28,6 @@ import {
   type PipelineDeps,
   type QuoteResult,
   refuseOverLimit,
-  sameTerms,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { signBounded } from "./sign.js";
