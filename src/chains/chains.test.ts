@@ -5,6 +5,7 @@ import {
   familyOf,
   parseAddress,
   sameAsset,
+  samePayee,
   v1Networks,
   walletCanUse,
 } from "./index.js";
@@ -48,6 +49,18 @@ describe("the chain families, registered by CAIP-2 namespace", () => {
   it("compares assets as each family does", () => {
     expect(sameAsset("eip155:1", "0xABC", "0xabc")).toBe(true);
     expect(sameAsset("solana:x", "Abc", "abc")).toBe(false);
+  });
+
+  it("compares payees as each family does: EVM ignores checksum case, base58 is exact", () => {
+    const checksummed = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    expect(samePayee("eip155:8453", checksummed, checksummed.toLowerCase())).toBe(true);
+    expect(samePayee("eip155:8453", checksummed, "0x70997970C51812dc3A010C7d01b50e0d17dc79C9")).toBe(false);
+    // Two different Solana accounts whose addresses differ only in case.
+    const devnet = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
+    const payee = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+    expect(samePayee(devnet, payee, payee)).toBe(true);
+    expect(samePayee(devnet, payee, "9wzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")).toBe(false);
+    expect(samePayee("cosmos:hub", "Abc", "abc")).toBe(false);
   });
 
   it("has one family per namespace and per name", () => {

@@ -40,6 +40,9 @@ function evmAuthorization(payment: PaymentOnChain): EvmAuthorization | undefined
     : undefined;
 }
 
+/** Hex case carries no meaning in an address: a checksummed and a lowercase spelling are one account. */
+const sameAddress = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+
 /** The SDK's default stablecoins that are USDC-like here: 6 decimals, plain EIP-3009 transfers. */
 function usdcTable(): Record<string, string[]> {
   const out: Record<string, string[]> = {};
@@ -73,6 +76,7 @@ export const evm: ChainFamily<EvmKey> = {
   },
 
   canonicalAsset: (asset) => asset.toLowerCase(),
+  samePayee: sameAddress,
 
   keySchema: z.strictObject({
     chain: z.literal("evm"),
@@ -152,7 +156,7 @@ export const evm: ChainFamily<EvmKey> = {
     if (!auth) throw new Error("the signed EVM payload is not an EIP-3009 authorization");
     if (BigInt(String(auth.value)) !== expected.amount)
       throw new Error("signed amount differs from the quote");
-    if (String(auth.to).toLowerCase() !== expected.payTo.toLowerCase()) {
+    if (!sameAddress(String(auth.to), expected.payTo)) {
       throw new Error("signed recipient differs from the quote");
     }
     const validBefore = Number(auth.validBefore);

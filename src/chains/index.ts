@@ -54,6 +54,12 @@ export function sameAsset(network: string, a: string, b: string): boolean {
   return assetKey(network, a) === assetKey(network, b);
 }
 
+/** Whether two payees on `network` are the same account, as its family compares them (exact when unknown). */
+export function samePayee(network: string, a: string, b: string): boolean {
+  const family = familyOf(network);
+  return family ? family.samePayee(a, b) : a === b;
+}
+
 export type WalletParse = { ok: true; chain: ChainName; address: string } | { ok: false; reason: string };
 
 /** A wallet address of any family, in its canonical form, or why it is not one. */

@@ -87,6 +87,8 @@ export const svm: ChainFamily<SolanaKey> = {
   },
 
   canonicalAsset: (asset) => asset,
+  // Base58 is case-sensitive: addresses differing only in case are different accounts.
+  samePayee: (a, b) => a === b,
 
   keySchema: z.strictObject({
     chain: z.literal("solana"),

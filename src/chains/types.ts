@@ -161,6 +161,11 @@ export interface ChainFamily<Key extends { chain: string } = { chain: string }> 
   parseAddress(input: string): AddressParse | undefined;
   /** An asset id's canonical spelling: two ids name the same token when these are equal. */
   canonicalAsset(asset: string): string;
+  /**
+   * Whether two payee addresses name the same account (docs/payments.md#approval): EVM compares
+   * hex case-insensitively (an EIP-55 checksum is only spelling), base58 compares exactly.
+   */
+  samePayee(a: string, b: string): boolean;
   /** One SIGNERS_FILE entry of this family (errors must never echo key material). */
   readonly keySchema: z.ZodType<Key>;
   loadKey(key: Key): Promise<LoadedKey>;

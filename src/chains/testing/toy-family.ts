@@ -71,6 +71,9 @@ function schemeFor(chain: ToyChain, payer: string, sign: boolean): SchemeClient 
   } as SchemeClient;
 }
 
+/** Toy addresses compare as EVM's do: case carries no meaning. */
+const sameAddress = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+
 const both = (client: SchemeClient): NetworkSchemes => ({ v2: client, v1: client });
 
 function typedData(network: string, authorization: ToyAuthorization): WalletSigningRequest {
@@ -103,6 +106,7 @@ export function createToyFamily(chain: ToyChain): ChainFamily<ToyKey> {
     usdc: { [TOY_NETWORK]: [TOY_USDC] },
     parseAddress: () => undefined,
     canonicalAsset: (asset) => asset.toLowerCase(),
+    samePayee: sameAddress,
     keySchema,
     async loadKey(key: ToyKey): Promise<LoadedKey> {
       const address = chain.account(key.label);
@@ -116,7 +120,7 @@ export function createToyFamily(chain: ToyChain): ChainFamily<ToyKey> {
      */
     authorization(payload: PaymentPayload, expected: SigningExpectation): Record<string, string> {
       const a = authorizationOf(payload);
-      if (a.to.toLowerCase() !== expected.payTo.toLowerCase()) throw new Error("signed payee differs");
+      if (!sameAddress(a.to, expected.payTo)) throw new Error("signed payee differs");
       if (BigInt(a.value) !== expected.amount) throw new Error("signed amount differs");
       const window = Number(a.validBefore) - Number(a.validAfter);
       if (!(window > 0 && window <= expected.maxTimeoutSeconds)) throw new Error("signed window differs");

@@ -4,6 +4,7 @@ import {
   type AdmissionRequest,
   admit,
   type EffectiveLimits,
+  payerFor,
   type Requirement,
 } from "./index.js";
 
@@ -38,6 +39,7 @@ const request = (over: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
   wallet: { chain: "evm", address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
   limits,
   timeLeftMs: 60_000,
+  serverKey: true,
   ...over,
 });
 
@@ -50,6 +52,7 @@ describe("admission", () => {
       index: 1,
       amount: 250_000n,
       timeoutSeconds: 60,
+      payer: { by: "server" },
     });
   });
 
@@ -119,5 +122,31 @@ describe("admission", () => {
       details: { limit: "daily" },
     });
     expect(admit([offer({ amount: "1000001" })], request(), policy)).toMatchObject({ ok: true });
+  });
+
+  it("names who signs: the server's key when one may sign and the price is within approvalAbove", () => {
+    const threshold = { ...limits, approvalAbove: 250_000n };
+    expect(admit([offer()], request({ limits: threshold }), policy)).toMatchObject({
+      ok: true,
+      payer: { by: "server" },
+    });
+    expect(admit([offer({ amount: "250001" })], request({ limits: threshold }), policy)).toMatchObject({
+      ok: true,
+      payer: { by: "wallet", because: "above_approval" },
+    });
+    expect(admit([offer()], request({ serverKey: false }), policy)).toMatchObject({
+      ok: true,
+      payer: { by: "wallet", because: "no_server_key" },
+    });
+    // Refused: nobody signs.
+    expect(admit([offer()], request({ timeLeftMs: 0 }), policy)).not.toHaveProperty("payer");
+  });
+
+  it("asks the wallet for want of a key before the threshold, and never lets a key sign above it", () => {
+    expect(payerFor(2n, { approvalAbove: 1n }, false)).toEqual({ by: "wallet", because: "no_server_key" });
+    expect(payerFor(2n, { approvalAbove: 1n }, true)).toEqual({ by: "wallet", because: "above_approval" });
+    expect(payerFor(1n, { approvalAbove: 1n }, true)).toEqual({ by: "server" });
+    expect(payerFor(10n ** 30n, {}, true)).toEqual({ by: "server" });
+    expect(payerFor(0n, { approvalAbove: 0n }, true)).toEqual({ by: "server" });
   });
 });

@@ -7,9 +7,10 @@ import type { Reason } from "./outcome.js";
 /**
  * The one admission check, shared by `get_quote` and `pay_and_fetch`, so a quote and a payment can
  * never disagree about what policy allows: offer choice (scheme, transfer method, network, asset,
- * timeout), the allow-lists, the price the user was shown, the time left, and the amount limits.
- * Pure: the caller reads what is committed (a quote) or lets the ledger's atomic reservation run the
- * same `checkSpend` under its lock (a payment).
+ * timeout), the allow-lists, the price the user was shown, the time left, the amount limits, and
+ * who signs: a server-held key or the user's own wallet (docs/payments.md#approval). Pure: the
+ * caller reads what is committed (a quote) or lets the ledger's atomic reservation run the same
+ * `checkSpend` under its lock (a payment), and looks up whether a server key may sign.
  */
 
 /** Server settings admission reads. */
@@ -31,6 +32,8 @@ export interface AdmissionRequest {
   committed?: Committed;
   /** The price the user was shown (`maxUsd`), as the model passed it. */
   shownUsd?: string;
+  /** Whether a server-held key may sign for this wallet with this request's bearer token. */
+  serverKey: boolean;
 }
 
 /** The offer policy chose: what would be signed, and the window to sign it for. */
@@ -41,8 +44,27 @@ export interface ChosenOffer {
   timeoutSeconds: number;
 }
 
+/**
+ * Who signs an admitted payment: a server-held key, or the user's own wallet, because no server key
+ * may sign for it, or because it costs more than `approvalAbove` lets a delegated key sign alone.
+ */
+export type Payer = { by: "server" } | { by: "wallet"; because: "no_server_key" | "above_approval" };
+
+/** Who signs a payment of `amount`, given whether a server key may and the approval threshold. */
+export function payerFor(
+  amount: bigint,
+  limits: Pick<EffectiveLimits, "approvalAbove">,
+  serverKey: boolean,
+): Payer {
+  if (!serverKey) return { by: "wallet", because: "no_server_key" };
+  if (limits.approvalAbove !== undefined && amount > limits.approvalAbove) {
+    return { by: "wallet", because: "above_approval" };
+  }
+  return { by: "server" };
+}
+
 export type Admission =
-  | ({ ok: true } & ChosenOffer)
+  | ({ ok: true; payer: Payer } & ChosenOffer)
   | {
       ok: false;
       reason: Reason;
@@ -110,5 +132,5 @@ export function admit(offers: Requirement[], request: AdmissionRequest, policy: 
       return refuse("limit_exceeded", message, details);
     }
   }
-  return { ok: true, ...chosen };
+  return { ok: true, ...chosen, payer: payerFor(chosen.amount, limits, request.serverKey) };
 }

@@ -106,6 +106,11 @@ function unique(values: string[]): string[] {
   return [...new Set(values)];
 }
 
+/** Whether a network (CAIP-2 id) is allowed by the effective limits. */
+export function isNetworkAllowed(network: string, limits: Pick<EffectiveLimits, "allowedNetworks">): boolean {
+  return limits.allowedNetworks.includes(network);
+}
+
 /** Whether a service URL's origin is allowed by the effective limits. */
 export function isServiceAllowed(url: string, limits: Pick<EffectiveLimits, "allowedServices">): boolean {
   if (limits.allowedServices === "any") return true;

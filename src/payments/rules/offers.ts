@@ -1,4 +1,5 @@
-import { type ChainName, sameAsset, walletCanUse } from "../../chains/index.js";
+import { type ChainName, sameAsset, samePayee, walletCanUse } from "../../chains/index.js";
+import { isNetworkAllowed } from "./limits.js";
 
 /**
  * Which x402 offer (if any) may be paid, as a pure function (`chooseOffer`), and the signing window
@@ -16,6 +17,30 @@ export interface Requirement {
   payTo: string;
   maxTimeoutSeconds: number;
   extra?: Record<string, unknown>;
+}
+
+/** The terms of an offer a payment must keep: who is paid, on which network, in which asset. */
+export interface OfferTerms {
+  payTo: string;
+  network: string;
+  asset: string;
+}
+
+/**
+ * Whether an offer keeps the given terms: the same network, token and payee, each compared as the
+ * network's chain family compares addresses (EVM ignores hex case, base58 is exact).
+ */
+export function sameTerms(offer: OfferTerms, terms: OfferTerms): boolean {
+  return (
+    offer.network === terms.network &&
+    sameAsset(offer.network, offer.asset, terms.asset) &&
+    samePayee(offer.network, offer.payTo, terms.payTo)
+  );
+}
+
+/** Whether two offers ask the same payment: scheme, amount and terms (a stored approval's, docs/payments.md#approval). */
+export function sameOffer(a: Requirement, b: Requirement): boolean {
+  return a.scheme === b.scheme && a.amount === b.amount && sameTerms(a, b);
 }
 
 /** What the chooser needs to know about the payer and the policy. */
@@ -116,7 +141,7 @@ function rejectOffer(
       reason: `network ${o.network} is not on the wallet's chain (${ctx.walletChain})`,
     };
   }
-  if (!ctx.allowedNetworks.includes(o.network)) {
+  if (!isNetworkAllowed(o.network, ctx)) {
     return { code: "network_not_allowed", reason: `network ${o.network} is not allowed by policy` };
   }
   const assets = Object.hasOwn(ctx.allowedAssets, o.network) ? ctx.allowedAssets[o.network] : undefined;

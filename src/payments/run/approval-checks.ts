@@ -3,7 +3,6 @@ import {
   type Chains,
   ChainUnreadable,
   familyOf,
-  sameAsset,
   type WalletAnswer,
   WalletAnswerMismatch,
   WalletCannotPay,
@@ -11,16 +10,8 @@ import {
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { ValidatedApproval, Wallet } from "../../protocol/index.js";
-import type { BudgetSnapshot, PaymentRecord, StoredApproval } from "../ports/index.js";
-import {
-  checkSpend,
-  committedOf,
-  type EffectiveLimits,
-  isServiceAllowed,
-  type LimitRefusal,
-  limitExceeded,
-  type Requirement,
-} from "../rules/index.js";
+import type { PaymentRecord, StoredApproval } from "../ports/index.js";
+import { type ApprovalRefusal, approvalDetails } from "../rules/index.js";
 import { checkSigned } from "../x402/index.js";
 
 /**
@@ -114,36 +105,9 @@ export async function completeAnswer(
   }
 }
 
-/** What a refusal of this payment carries in its details. */
-export const refusedDetails = (record: PaymentRecord) => ({
-  paymentId: record.paymentId,
-  priceUsd: formatUsd(record.amount),
-});
-
-/** The limits and allow-lists as they are now (an approval cannot outlive a tightened limit). */
-export function checkLimitsNow(
-  record: PaymentRecord,
-  limits: EffectiveLimits,
-  snapshot: BudgetSnapshot,
-  message: string,
-): void {
-  const refused = refusedDetails(record);
-  if (!limits.allowedNetworks.includes(record.network)) {
-    throw new AppError(
-      "limit_exceeded",
-      `Paying ${message} on ${record.network} is no longer allowed by your limits.`,
-      {
-        details: { ...refused, limit: "allowedNetworks", network: record.network },
-      },
-    );
-  }
-  if (!isServiceAllowed(record.service, limits)) {
-    throw new AppError("limit_exceeded", `Paying ${message} is no longer allowed by your limits.`, {
-      details: { ...refused, limit: "allowedServices", service: record.service },
-    });
-  }
-  const check = checkSpend(record.amount, limits, committedOf(snapshot));
-  if (!check.ok) throw overLimit(message, check, refused);
+/** A refusal of a stored payment, as the client reads it. */
+export function refusalError(refusal: ApprovalRefusal): AppError {
+  return new AppError(refusal.reason, refusal.message, { details: refusal.details });
 }
 
 /** The wallet holds the price (read from the chain now). */
@@ -162,17 +126,10 @@ export async function checkBalance(
     throw new AppError(
       "insufficient_balance",
       `The wallet holds $${formatUsd(balance)}, less than the $${formatUsd(record.amount)} price.`,
-      { details: { ...refusedDetails(record), balanceUsd: formatUsd(balance) } },
+      { details: { ...approvalDetails(record), balanceUsd: formatUsd(balance) } },
     );
   }
 }
-
-export const sameOffer = (a: Requirement, b: Requirement) =>
-  a.scheme === b.scheme &&
-  a.network === b.network &&
-  sameAsset(a.network, a.asset, b.asset) &&
-  a.payTo.toLowerCase() === b.payTo.toLowerCase() &&
-  a.amount === b.amount;
 
 /** The completed payment signs the stored terms within their window: its authorization. */
 export function authorizationOf(
@@ -197,10 +154,4 @@ export function authorizationOf(
   } catch {
     throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
   }
-}
-
-/** An amount limit refused an approved payment: which limit, its size, what remained, the price. */
-export function overLimit(message: string, refusal: LimitRefusal, refused: Record<string, string>): AppError {
-  const exceeded = limitExceeded(message, refusal);
-  return new AppError("limit_exceeded", exceeded.message, { details: { ...refused, ...exceeded.details } });
 }

@@ -4,6 +4,10 @@ import { formatUsd } from "../../money/index.js";
 import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
 import { type Ledger, type PaymentRecord, type StoredApproval, storedServiceName } from "../ports/index.js";
 import {
+  approvalDetails,
+  approvalOverLimit,
+  checkApproval,
+  committedOf,
   type EffectiveLimits,
   IllegalTransitionError,
   isServiceAllowed,
@@ -12,18 +16,16 @@ import {
   type PaymentOutcome,
   type Requirement,
   resolveLimits,
+  sameOffer,
 } from "../rules/index.js";
 import { paymentHeaders, probe } from "../x402/index.js";
 import {
   authorizationOf,
   checkAwaiting,
   checkBalance,
-  checkLimitsNow,
   checkOwner,
   completeAnswer,
-  overLimit,
-  refusedDetails,
-  sameOffer,
+  refusalError,
   stored,
 } from "./approval-checks.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
@@ -143,7 +145,9 @@ export class ApprovalDesk {
     }
 
     const completed = await completeAnswer(this.deps.chains, record, terms, answer, wallet);
-    checkLimitsNow(record, limits, snapshot, message);
+    // The limits and allow-lists in force now: an approval cannot outlive a tightened limit.
+    const fits = checkApproval(record, limits, committedOf(snapshot));
+    if (!fits.ok) throw refusalError(fits);
     await checkBalance(this.deps.chains, record, wallet);
     await this.confirmTerms(input.signal, { record, terms, limits, run, message });
     const authorization = authorizationOf(completed, record, terms, message, this.now());
@@ -180,7 +184,7 @@ export class ApprovalDesk {
     if (probed.kind === "refused") {
       if (probed.reason === "origin_not_allowed") {
         throw new AppError("limit_exceeded", `${record.service} is not allowed: ${probed.message}`, {
-          details: { ...refusedDetails(record), limit: "allowedServices", service: record.service },
+          details: { ...approvalDetails(record), limit: "allowedServices", service: record.service },
         });
       }
       throw new AppError(
@@ -216,7 +220,7 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, paymentStatus: reserved.notAwaiting },
       });
     }
-    if (reserved) throw overLimit(message, reserved, refusedDetails(record));
+    if (reserved) throw refusalError(approvalOverLimit(record, reserved));
   }
 
   /**

@@ -1,4 +1,3 @@
-import { sameAsset } from "../../chains/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
@@ -12,6 +11,7 @@ import {
   type LimitRefusal,
   type LimitsConfig,
   limitExceeded,
+  type OfferTerms,
   type PaymentObserver,
   type PaymentOutcome,
   type Reason,
@@ -21,6 +21,8 @@ import type { PaymentDemandProbe } from "../x402/index.js";
 import type { BalanceBook, BalanceReads } from "./balances.js";
 import type { Reconciler } from "./reconciler.js";
 import type { PaymentRun } from "./run.js";
+
+export type { OfferTerms } from "../rules/index.js";
 
 /* What the payment pipeline is configured with, what it is asked, and what it works on between
  * its steps (pipeline.ts, ask-wallet.ts). */
@@ -57,13 +59,6 @@ export interface PaymentRequest extends Payer {
   observer: PaymentObserver;
 }
 
-/** The terms of an offer a payment must keep: who is paid, on which network, in which asset. */
-export interface OfferTerms {
-  payTo: string;
-  network: string;
-  asset: string;
-}
-
 /** How one payment is made, beyond its target (`PaymentPipeline.pay`). */
 export interface PayOptions {
   /** The service's name as discovery listed it (display only). */
@@ -75,15 +70,6 @@ export interface PayOptions {
   paymentId?: string;
   /** Pay only an offer on these terms (a quoted one); any other is refused as `price_changed`. */
   terms?: OfferTerms;
-}
-
-/** Whether an offer keeps the given terms (addresses in their network's canonical spelling). */
-export function sameTerms(offer: OfferTerms, terms: OfferTerms): boolean {
-  return (
-    offer.network === terms.network &&
-    sameAsset(offer.network, offer.asset, terms.asset) &&
-    sameAsset(offer.network, offer.payTo, terms.payTo)
-  );
 }
 
 /** A price check, as the domain sees it; the tool layer turns it into what the model reads. */

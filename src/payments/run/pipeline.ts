@@ -15,6 +15,7 @@ import {
   type PaymentOutcome,
   type Reason,
   resolveLimits,
+  sameTerms,
 } from "../rules/index.js";
 import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x402/index.js";
 import { askWallet } from "./ask-wallet.js";
@@ -27,7 +28,6 @@ import {
   type PipelineDeps,
   type QuoteResult,
   refuseOverLimit,
-  sameTerms,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { signBounded } from "./sign.js";
@@ -86,14 +86,14 @@ export class PaymentPipeline {
     const { demand, payee } = probed;
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
+    const serverKey = await this.deps.signers.canSign(wallet, request.bearerToken);
     const admission = admit(
       demand.offers,
-      { wallet, limits, timeLeftMs: request.deadline - request.now(), committed },
+      { wallet, limits, timeLeftMs: request.deadline - request.now(), committed, serverKey },
       this.deps.config,
     );
-    const needsApproval = admission.ok
-      ? await this.needsApproval(request, wallet, limits, admission.amount)
-      : undefined;
+    // The payment would be signed by whoever admission names: the same answer `pay` acts on.
+    const needsApproval = admission.ok ? admission.payer.by === "wallet" : undefined;
     return {
       kind: "demand",
       url: payee.url,
@@ -102,17 +102,6 @@ export class PaymentPipeline {
       admission,
       ...(needsApproval !== undefined ? { needsApproval } : {}),
     };
-  }
-
-  /** Whether the user's wallet must approve this amount: no usable server key, or above the threshold. */
-  private async needsApproval(
-    request: Pick<PaymentRequest, "bearerToken">,
-    wallet: Wallet,
-    limits: EffectiveLimits,
-    amount: bigint,
-  ): Promise<boolean> {
-    if (limits.approvalAbove !== undefined && amount > limits.approvalAbove) return true;
-    return !(await this.deps.signers.canSign(wallet, request.bearerToken));
   }
 
   /** The ledger payments are recorded in (a payment read back by its id). */
@@ -130,14 +119,16 @@ export class PaymentPipeline {
         "No wallet was given with this request, so nothing can be paid.",
       );
     const limits = this.limitsFor(request);
-    // The probe leaves first; the wallet's balance is read while the service answers.
+    // The probe leaves first; the wallet's balance and the server's key are read while it answers.
     const probing = this.probe(request, buildTarget(input), limits);
     const balances = new BalanceReads(this.deps.balances, wallet, this.deps.config.assets, limits);
+    const finding = this.findKey(request, wallet);
     const probed = await probing;
     if (probed.kind === "refused")
       return this.refuseEarly(request, probed.reason, probed.message, probed.details);
     if (probed.kind === "free") return { status: "free", response: probed.response };
 
+    const key = await finding;
     const admission = admit(
       probed.demand.offers,
       {
@@ -145,6 +136,7 @@ export class PaymentPipeline {
         limits,
         timeLeftMs: request.deadline - request.now(),
         ...(input.maxUsd !== undefined ? { shownUsd: input.maxUsd } : {}),
+        serverKey: key.signer !== undefined,
       },
       this.deps.config,
     );
@@ -184,15 +176,28 @@ export class PaymentPipeline {
         await this.announce(admitted);
         return run.refuse(admission.reason, admission.message, admission.details);
       }
-      const signer = await this.deps.signers.find(wallet, request.bearerToken);
-      // No usable server key, or more than a delegated key may sign alone: the user's wallet signs.
-      const above = limits.approvalAbove !== undefined && chosen.amount > limits.approvalAbove;
-      if (!signer.ok || above) return await this.askApproval(admitted);
-      return await this.execute(admitted, signer.signer);
+      if ("error" in key) throw key.error;
+      // Admission named who signs: a server key (only when one was found), or the user's wallet.
+      if (admission.payer.by === "server" && key.signer) return await this.execute(admitted, key.signer);
+      return await this.askApproval(admitted);
     } catch (error) {
       this.deps.onError?.(error, "payment");
       return run.crashed(error);
     }
+  }
+
+  /**
+   * The server-held key this request may sign with for the wallet, if any. A lookup that failed is
+   * kept, not thrown: it surfaces only for a payment admission lets go on (as the run's crash).
+   */
+  private findKey(
+    request: PaymentRequest,
+    wallet: Wallet,
+  ): Promise<{ signer?: SignerAccess } | { signer?: undefined; error: unknown }> {
+    return this.deps.signers.find(wallet, request.bearerToken).then(
+      (found) => (found.ok ? { signer: found.signer } : {}),
+      (error: unknown) => ({ error }),
+    );
   }
 
   /**
