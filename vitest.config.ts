@@ -58,6 +58,7 @@ const INTEGRATION = [
   "test/store-outage.test.ts",
   "test/serverless.test.ts",
   "test/build/dependencies.test.ts",
+  "test/build/layering.test.ts",
   "test/mcp/http.test.ts",
   "src/ratelimit/rate-limit-readiness.test.ts",
   // A fake Solana RPC on loopback; the devnet's Solana node (its clock, its RPC).

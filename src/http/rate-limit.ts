@@ -40,7 +40,9 @@ export function rateLimitPayer(deps: RateLimitDeps): Middleware<QuotaVars, Payer
   return limitBy<PayerVars>(deps, (c, vars) => {
     const { caller, wallet } = vars.payer;
     if (caller) return `id:${caller}`;
-    return wallet ? `wallet:${wallet.address.toLowerCase()}` : `ip:${deps.clientIp(c)}`;
+    if (!wallet) return `ip:${deps.clientIp(c)}`;
+    // EVM addresses are case-insensitive; Solana's base58 is not (two wallets may differ in case only).
+    return `wallet:${wallet.chain === "evm" ? wallet.address.toLowerCase() : wallet.address}`;
   });
 }
 
