@@ -5,12 +5,12 @@
 #   docker build -t x402-chat-agent .
 #   docker run -p 3000:3000 -e DATABASE_URL=postgres://... -e PAYMENTS=off x402-chat-agent
 
-FROM node:20.19-bookworm-slim AS build
+FROM node:22.23-bookworm-slim AS build
 WORKDIR /src
 COPY . .
 RUN sh scripts/build-image-tree.sh /src /app
 
-FROM node:20.19-bookworm-slim
+FROM node:22.23-bookworm-slim
 WORKDIR /app
 COPY --from=build /app /app
 ENV HOST=0.0.0.0 \

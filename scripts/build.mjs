@@ -229,7 +229,7 @@ export async function build() {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     // Dynamic imports stay lazy but live in the same file: no chunk can go missing under a
     // running process when the next build replaces the file.
     splitting: false,

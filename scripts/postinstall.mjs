@@ -11,6 +11,7 @@
  */
 import { existsSync } from "node:fs";
 import { canBuild, OUTFILE, staleness } from "./build.mjs";
+import { nodeTooOld } from "./node-version.mjs";
 
 const started = performance.now();
 const note = (line) => process.stderr.write(`postinstall: ${line}\n`);
@@ -53,6 +54,8 @@ function production() {
   );
 }
 
+const tooOld = nodeTooOld();
+if (tooOld) note(`${tooOld}.`);
 try {
   if (canBuild()) await full();
   else production();

@@ -13,8 +13,16 @@
  */
 import { pathToFileURL } from "node:url";
 import { canBuild, ensureBuilt, OUTFILE, staleness } from "../scripts/build.mjs";
+import { nodeTooOld } from "../scripts/node-version.mjs";
 
 const note = (line) => process.stderr.write(`${line}\n`);
+
+// Node 22.12 or newer, one line saying why otherwise (docs/deploy.md#node).
+const tooOld = nodeTooOld();
+if (tooOld) {
+  note(`x402-chat-agent cannot start: ${tooOld}.`);
+  process.exit(1);
+}
 
 let entry = pathToFileURL(OUTFILE).href;
 if (!canBuild()) {
