@@ -10,7 +10,8 @@ import { useChat } from "@ai-sdk/react";
 import { isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { createElement as h } from "react";
 import { createRoot } from "react-dom/client";
-import { type Eip1193Provider, PaymentChatTransport } from "../../../src/client/index.js";
+import { PaymentChatTransport } from "../../../src/client/ai.js";
+import type { Eip1193Provider } from "../../../src/client/index.js";
 
 interface PageConfig {
   /** The service's origin (not this page's). */
