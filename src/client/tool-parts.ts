@@ -120,7 +120,7 @@ export class PaymentToolParts {
    * A payment decided without the wallet, at its first update past the quote: taken on by the
    * service (`reserved` and on) is an automatic approval whose reason says why; refused by the
    * limits is an automatic denial with the refusal's code and words
-   * (docs/clients.md#every-payment-is-an-approval-part).
+   * (docs/clients.md#approvals-as-ai-sdk-tool-approval-parts).
    */
   private decidedAlone(update: PaymentUpdate): UIMessageChunk[] {
     const id = update.paymentId;
