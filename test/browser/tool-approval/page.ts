@@ -58,7 +58,10 @@ function Chat() {
           "data-testid": "tool",
           "data-state": part.state,
           "data-output": part.state === "output-available" ? JSON.stringify(part.output) : "",
+          "data-automatic": String(part.approval?.isAutomatic === true),
+          "data-approved": String(part.approval?.approved ?? ""),
         },
+        part.approval?.reason ? h("p", { "data-testid": "reason" }, part.approval.reason) : null,
         h("p", { "data-testid": "summary" }, descriptor?.summary ?? part.title ?? ""),
         part.state === "output-error" ? h("p", { "data-testid": "tool-error" }, part.errorText) : null,
         part.state === "approval-requested"
