@@ -6,7 +6,7 @@ import {
   signSolanaApproval,
 } from "./approval.js";
 import type { ApprovalAnswer } from "./request.js";
-import type { AwaitingUpdate } from "./tool-parts.js";
+import type { AwaitingUpdate } from "./payment-tool.js";
 
 /**
  * The wallet `PaymentChatTransport` signs approvals with when a `useChat` UI answers a payment's

@@ -23,7 +23,7 @@ export async function ask(baseUrl: string, walletAddress: string): Promise<strin
       if (event.type === "payment" && event.payment.status === "awaiting_approval" && event.payment.approval)
         text += describePaymentApproval({ ...event.payment, approval: event.payment.approval }).summary;
     }
-    return JSON.stringify(resumeBody(body, text, { paymentId: "pay_1", decision: "reject" }));
+    return JSON.stringify(resumeBody(body, text, { paymentId: "pay_1", reject: true }));
   } catch (error) {
     if (error instanceof ChatHttpError) return error.code;
     throw error;

@@ -20,7 +20,7 @@ export function usePaymentTrail(): { lines: string[]; approve(id: string): void 
       if (!isToolUIPart(part) || part.type !== "tool-x402_payment") return [];
       const reason = part.approval?.reason ?? "";
       return [
-        `${part.input?.service.url ?? ""} ${part.state} ${part.approval?.isAutomatic ? "auto" : "user"} ${reason}`,
+        `${part.input?.service?.url ?? ""} ${part.state} ${part.approval?.isAutomatic ? "auto" : "user"} ${reason}`,
       ];
     }),
   );
