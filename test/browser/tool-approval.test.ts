@@ -6,7 +6,8 @@
  * is the devnet `user`, whose key the service does not hold, so every payment waits for it: an approval signs
  * in the wallet, the payment settles on chain and the tool part ends `output-available`; a rejection ends
  * `output-denied`, nothing paid; on Solana (when the devnet runs it) a signing function over the wallet's key
- * signs, and it settles.
+ * signs, and it settles. The `payer` wallet, whose payments the service's key signs, gets one automatic
+ * approval part per payment, its reason in words: one approval part per payment either way.
  */
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -92,7 +93,10 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
   let service: Awaited<ReturnType<typeof listen>>;
   let browser: Browser;
   let page: Awaited<ReturnType<typeof site>>;
-  const config: { api: string; wallet: string; networks?: string[] } = { api: "", wallet: "" };
+  const config: { api: string; wallet: string; token?: string; networks?: string[] } = {
+    api: "",
+    wallet: "",
+  };
   let evmWallet = "";
   /** What the wallet was asked to sign (primary type and `from`, `to`, `value`). */
   const signed: Array<Record<string, unknown>> = [];
@@ -211,7 +215,8 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
   it("a payment the limits allow without the wallet is an automatic approval part with its reason", async () => {
     const payer = walletAddress(devnet, "evm", "payer") as `0x${string}`;
     const before = await evmUsdcBalance(devnet, payer);
-    Object.assign(config, { wallet: payer });
+    // The payer's payments are signed by the service's key, for a caller with the service's token.
+    Object.assign(config, { wallet: payer, token: devnet.manifest.devToken });
     try {
       const tab = await (await contextWithWallet()).newPage();
       await tab.goto(page.origin);
@@ -231,7 +236,7 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
       expect(before - (await evmUsdcBalance(devnet, payer))).toBe(10_000n);
       await tab.context().close();
     } finally {
-      Object.assign(config, { wallet: evmWallet });
+      Object.assign(config, { wallet: evmWallet, token: undefined });
     }
   });
 

@@ -17,6 +17,8 @@ interface PageConfig {
   /** The service's origin (not this page's). */
   api: string;
   wallet: string;
+  /** The service's token, for a wallet whose payments its key signs. */
+  token?: string;
   /** Networks the page allows (spending limits), when it picks one. */
   networks?: string[];
 }
@@ -31,6 +33,7 @@ const config = page.__chat;
 const { solanaSignTransaction } = page;
 const transport = new PaymentChatTransport({
   baseUrl: config.api,
+  ...(config.token ? { token: config.token } : {}),
   rateLimitRetry: false,
   fields: {
     walletAddress: config.wallet,
