@@ -48,13 +48,13 @@ bare.post("/plain", async (c) => {
   // model and system prompt, text deltas written as 0: lines and the same d: line (finish reason,
   // usage, model), with the same headers; no validation, limits, tools, deadline or heartbeat.
   const { messages } = (await c.req.json()) as { messages: { role: "user"; content: string }[] };
-  const result = streamText({ model: offline, system: SYSTEM_PROMPT, messages });
+  const result = streamText({ model: offline, instructions: SYSTEM_PROMPT, messages });
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
       const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
       let finishReason: string = "stop";
-      for await (const part of result.fullStream) {
+      for await (const part of result.stream) {
         if (part.type === "text-delta")
           controller.enqueue(encoder.encode(`0:${JSON.stringify(part.text)}\n`));
         else if (part.type === "finish") {

@@ -150,7 +150,7 @@ export async function paidScenario(
         };
         const tool = tools(ctx).pay_and_fetch;
         if (!tool?.execute) throw new Error("no pay tool");
-        const out = (await tool.execute({ url }, { toolCallId: `t${i}`, messages: [] })) as {
+        const out = (await tool.execute({ url }, { toolCallId: `t${i}`, messages: [], context: {} })) as {
           status: string;
         };
         if (out.status !== "paid") throw new Error(`pipeline did not pay: ${JSON.stringify(out)}`);

@@ -2,13 +2,13 @@
  * The compiled clients (git-ignored, built at `npm install` by scripts/postinstall.mjs and by
  * `npm run build`):
  *
- * - `packages/client/dist/index.js`: the SDK, the workspace package `@x402-chat-agent/client`
- *   (packages/client): `src/client/index.ts` and the protocol modules it uses, bundled by esbuild
- *   as one ES module, so the wire protocol has one definition (src/protocol) that the service and
+ * - `packages/client/dist/index.js` and `dist/ai.js` (with their shared `chunk-*.js`): the SDK, the
+ *   workspace package `@x402-chat-agent/client` (packages/client): `src/client/index.ts` (the root,
+ *   no `ai`) and `src/client/ai.ts` (the subpath `/ai`, the `useChat` transport), bundled by esbuild, so the wire protocol has one definition (src/protocol) that the service and
  *   the package share. The parts of zod its schemas use (`zod/v4-mini`, tree-shaken) are bundled
  *   in, so zod is not a peer of the package; `ai` (types only) and `@solana/kit` (loaded when a
- *   Solana approval is signed) stay imports, left to the program. This package also exports it as
- *   `x402-chat-agent/client`, as before.
+ *   Solana approval is signed) stay imports, left to the program. This package also exports them as
+ *   `x402-chat-agent/client` and `x402-chat-agent/client/ai`.
  * - `packages/client/dist/types/`: its type declarations, emitted by tsc (`types` of both exports).
  * - `dist/cli/main.js`: the terminal chat (`src/cli/main.ts`), run by `bin/x402-chat-agent.mjs`.
  *
@@ -20,7 +20,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -30,6 +30,8 @@ import { canBuild } from "./build.mjs";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PACKAGE_DIST = join(root, "packages", "client", "dist");
 export const CLIENT_OUTFILE = join(PACKAGE_DIST, "index.js");
+/** The subpath `@x402-chat-agent/client/ai`: the `useChat` transport (it shares chunks with index.js). */
+export const CLIENT_AI_OUTFILE = join(PACKAGE_DIST, "ai.js");
 export const CLI_OUTFILE = join(root, "dist", "cli", "main.js");
 export const TYPES_DIR = join(PACKAGE_DIST, "types");
 const STAMP = join(PACKAGE_DIST, "stamp.json");
@@ -43,8 +45,14 @@ const CONFIG_INPUTS = ["package.json", "packages/client/package.json", "scripts/
  */
 export const CLIENT_EXTERNAL = ["ai", "@solana/kit"];
 const ENTRIES = [
-  { outfile: CLIENT_OUTFILE, entry: "src/client/index.ts", platform: "neutral", external: CLIENT_EXTERNAL },
-  { outfile: CLI_OUTFILE, entry: "src/cli/main.ts", platform: "node", external: undefined },
+  // Two entries split into shared chunks (`chunk-*.js`), so both subpaths hold one copy of each class.
+  {
+    outdir: PACKAGE_DIST,
+    entries: { index: "src/client/index.ts", ai: "src/client/ai.ts" },
+    platform: "neutral",
+    external: CLIENT_EXTERNAL,
+  },
+  { outfile: CLI_OUTFILE, entries: ["src/cli/main.ts"], platform: "node", external: undefined },
 ];
 
 const sha1 = (data) => createHash("sha1").update(data).digest("hex");
@@ -121,11 +129,11 @@ function withoutPackageSources(file) {
 async function buildJs() {
   const esbuild = await loadEsbuild();
   const inputs = new Set(CONFIG_INPUTS);
-  for (const { outfile, entry, platform, external } of ENTRIES) {
+  for (const { outfile, outdir, entries, platform, external } of ENTRIES) {
     const result = await esbuild.build({
       absWorkingDir: root,
-      entryPoints: [entry],
-      outfile,
+      entryPoints: entries,
+      ...(outdir ? { outdir, splitting: true, chunkNames: "chunk-[hash]" } : { outfile }),
       bundle: true,
       ...(external ? { external } : {}),
       // Bundled CommonJS modules require Node's built-in modules (as in scripts/build.mjs).
@@ -149,6 +157,11 @@ async function buildJs() {
     const files = [...result.outputFiles].sort(
       (a, b) => Number(a.path.endsWith(".map")) - Number(b.path.endsWith(".map")),
     );
+    // Chunks of an earlier build are left out of the package.
+    if (outdir) mkdirSync(outdir, { recursive: true });
+    if (outdir)
+      for (const name of readdirSync(outdir))
+        if (/^chunk-.*\.js(\.map)?$/.test(name)) rmSync(join(outdir, name), { force: true });
     for (const file of files) writeAtomically(file.path, withoutPackageSources(file));
   }
   const hashes = Object.fromEntries([...inputs].sort().map((path) => [path, hashOf(path)]));
@@ -175,6 +188,7 @@ async function buildTypes(inputs) {
     [
       tsc,
       "src/client/index.ts",
+      "src/client/ai.ts",
       // The files are named here, not by tsconfig.json (TypeScript 7 refuses both unless told).
       "--ignoreConfig",
       "--declaration",
@@ -210,14 +224,19 @@ async function buildTypes(inputs) {
 export async function ensureClientBuilt({ types = false } = {}) {
   const built = [];
   // A production install cannot build (no esbuild): it uses the build it was given.
-  const jsReason = staleness(STAMP, [CLIENT_OUTFILE, CLI_OUTFILE], { packages: canBuild() });
+  const jsReason = staleness(STAMP, [CLIENT_OUTFILE, CLIENT_AI_OUTFILE, CLI_OUTFILE], {
+    packages: canBuild(),
+  });
   let inputs = readStamp(STAMP)?.inputs;
   if (jsReason) {
     inputs = await buildJs();
     built.push(`packages/client/dist and dist/cli (${jsReason})`);
   }
   if (types) {
-    const typesReason = staleness(TYPES_STAMP, [join(TYPES_DIR, "client", "index.d.ts")]);
+    const typesReason = staleness(TYPES_STAMP, [
+      join(TYPES_DIR, "client", "index.d.ts"),
+      join(TYPES_DIR, "client", "ai.d.ts"),
+    ]);
     const stamped = readStamp(TYPES_STAMP)?.inputs;
     if (typesReason || JSON.stringify(stamped) !== JSON.stringify(inputs)) {
       await buildTypes(inputs);

@@ -1,5 +1,5 @@
 import { APICallError } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../src/errors/index.js";
 import type { IdempotencyStore } from "../src/http/chat.js";
@@ -123,7 +123,7 @@ describe("POST /api/chat streaming", () => {
   });
 
   it("ends with e: model_error then d: error when the provider fails, without leaking its message", async () => {
-    const failing = new MockLanguageModelV3({
+    const failing = new MockLanguageModelV4({
       modelId: "broken",
       doStream: async () => {
         throw new APICallError({

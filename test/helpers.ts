@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { MockLanguageModelV3 } from "ai/test";
+import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { MockLanguageModelV4 } from "ai/test";
 import { onTestFinished } from "vitest";
 import { type Config, loadConfig } from "../src/config/index.js";
 import { silentLogger } from "../src/log/index.js";
@@ -16,7 +16,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
 }
 
 /** A registry that resolves every alias to one given model (a fake implementing the real interface). */
-export function singleModelRegistry(model: LanguageModelV3, provider = "mock"): ModelRegistry {
+export function singleModelRegistry(model: LanguageModelV4, provider = "mock"): ModelRegistry {
   const describe = Object.fromEntries(
     MODEL_ALIASES.map((a) => [a, { provider, modelId: model.modelId }]),
   ) as Record<ModelAlias, { provider: string; modelId: string }>;
@@ -33,14 +33,14 @@ export function singleModelRegistry(model: LanguageModelV3, provider = "mock"): 
 }
 
 /** A mock model that streams the given text in chunks, optionally slowly. */
-export function textModel(chunks: string[], options: { delayMs?: number } = {}): MockLanguageModelV3 {
-  return new MockLanguageModelV3({
+export function textModel(chunks: string[], options: { delayMs?: number } = {}): MockLanguageModelV4 {
+  return new MockLanguageModelV4({
     modelId: "mock-text",
     doStream: async ({ abortSignal }) => {
-      const parts: LanguageModelV3StreamPart[] = [
+      const parts: LanguageModelV4StreamPart[] = [
         { type: "stream-start", warnings: [] },
         { type: "text-start", id: "t1" },
-        ...chunks.map((delta): LanguageModelV3StreamPart => ({ type: "text-delta", id: "t1", delta })),
+        ...chunks.map((delta): LanguageModelV4StreamPart => ({ type: "text-delta", id: "t1", delta })),
         { type: "text-end", id: "t1" },
         {
           type: "finish",
@@ -52,7 +52,7 @@ export function textModel(chunks: string[], options: { delayMs?: number } = {}):
         },
       ];
       const delay = options.delayMs ?? 0;
-      const stream = new ReadableStream<LanguageModelV3StreamPart>({
+      const stream = new ReadableStream<LanguageModelV4StreamPart>({
         async start(controller) {
           for (const part of parts) {
             if (delay > 0) await sleep(delay, abortSignal);

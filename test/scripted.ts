@@ -1,5 +1,5 @@
-import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { MockLanguageModelV3 } from "ai/test";
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { MockLanguageModelV4 } from "ai/test";
 
 /** A tool call a scripted model makes. */
 export interface Call {
@@ -17,13 +17,13 @@ const USAGE = {
  * prompt holds), then says "done". Every prompt it was given is kept in `doStreamCalls`, so a test
  * can read exactly what the model saw of each tool's result.
  */
-export function scriptedModel(steps: Call[][]): MockLanguageModelV3 {
-  return new MockLanguageModelV3({
+export function scriptedModel(steps: Call[][]): MockLanguageModelV4 {
+  return new MockLanguageModelV4({
     modelId: "scripted",
-    doStream: async (options: LanguageModelV3CallOptions) => {
+    doStream: async (options: LanguageModelV4CallOptions) => {
       const step = options.prompt.filter((m) => m.role === "tool").length;
       const calls = steps[step] ?? [];
-      const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+      const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }];
       for (const [i, c] of calls.entries()) {
         parts.push({
           type: "tool-call",
@@ -47,7 +47,7 @@ export function scriptedModel(steps: Call[][]): MockLanguageModelV3 {
         );
       }
       return {
-        stream: new ReadableStream<LanguageModelV3StreamPart>({
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
           start(controller) {
             for (const part of parts) controller.enqueue(part);
             controller.close();
@@ -59,7 +59,7 @@ export function scriptedModel(steps: Call[][]): MockLanguageModelV3 {
 }
 
 /** Every tool result the model was shown, as JSON text, across all its calls. */
-export function toolResultsSeen(model: MockLanguageModelV3): string {
+export function toolResultsSeen(model: MockLanguageModelV4): string {
   return JSON.stringify(
     model.doStreamCalls.flatMap((call) =>
       call.prompt.flatMap((m) => (m.role === "tool" ? m.content.map((part) => part) : [])),

@@ -19,7 +19,7 @@ export interface GuardedTools {
   inFlight(): Promise<unknown>[];
 }
 
-type Execute = (input: unknown, options: ToolExecutionOptions) => unknown;
+type Execute = (input: unknown, options: ToolExecutionOptions<unknown>) => unknown;
 
 /** The turn's own abort surfacing in a tool (its reason, or an AbortError / TimeoutError). */
 function isAbort(error: unknown, signal: AbortSignal): boolean {

@@ -53,7 +53,10 @@ function turn(wallet: Wallet = w.held, token: string | undefined = HELD_TOKEN): 
   const tools = createPaymentTools(face)(ctx);
   const call = async (name: string, input: Record<string, unknown>) => {
     const tool = tools[name] as Tool<Record<string, unknown>, Record<string, unknown>>;
-    return (await tool.execute?.(input, { toolCallId: "call", messages: [] })) as Record<string, unknown>;
+    return (await tool.execute?.(input, { toolCallId: "call", messages: [], context: {} })) as Record<
+      string,
+      unknown
+    >;
   };
   return { ctx, updates, summaries, errors, call };
 }

@@ -1,6 +1,6 @@
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { ModelMessage, StopCondition, TextStreamPart, ToolSet } from "ai";
-import { stepCountIs, streamText } from "ai";
+import { isStepCount, streamText } from "ai";
 import { type AppError, isAppError } from "../errors/index.js";
 import type { Payer } from "../payments/face.js";
 import type { ChatRequest, FinishPayload, ModelAlias, StreamEvent } from "../protocol/index.js";
@@ -14,7 +14,7 @@ import { SYSTEM_PROMPT } from "./system-prompt.js";
 
 /** What the agent needs from the models capability. */
 export interface ModelResolver {
-  resolve(alias: ModelAlias): { model: LanguageModelV3; provider: string; modelId: string };
+  resolve(alias: ModelAlias): { model: LanguageModelV4; provider: string; modelId: string };
 }
 
 export interface AgentDeps {
@@ -51,7 +51,7 @@ const stopConditions = new Map<number, StopCondition<ToolSet>>();
 function stopAfter(steps: number): StopCondition<ToolSet> {
   let condition = stopConditions.get(steps);
   if (!condition) {
-    condition = stepCountIs(steps);
+    condition = isStepCount(steps);
     stopConditions.set(steps, condition);
   }
   return condition;
@@ -89,7 +89,7 @@ export async function runTurn(
       messages = [...messages, ...(await runPrelude(input.prelude, ctx, input, stream))];
     }
     if (stream.isCut) throw input.cutoff?.reason;
-    stream.read(modelStream(deps, input, resolved.model, messages, guarded?.tools).fullStream);
+    stream.read(modelStream(deps, input, resolved.model, messages, guarded?.tools).stream);
     for (let part = await stream.next(); part; part = await stream.next()) {
       readPart(part, record, deps, input.signal);
     }
@@ -150,14 +150,14 @@ async function runPrelude(
 function modelStream(
   deps: AgentDeps,
   input: TurnInput,
-  model: LanguageModelV3,
+  model: LanguageModelV4,
   messages: ModelMessage[],
   tools: ToolSet | undefined,
 ) {
   const { request } = input;
   return streamText({
     model,
-    system: SYSTEM_PROMPT,
+    instructions: SYSTEM_PROMPT,
     messages,
     // Client system messages are deliberate: kept, framed below the built-in prompt, and unable
     // to change any payment rule (those are code).

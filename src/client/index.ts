@@ -1,7 +1,7 @@
 /**
- * The SDK of the chat service (`x402-chat-agent/client`): a typed client for `POST /api/chat`, the
- * wallet-approval helpers, and a `ChatTransport` for the AI SDK's `useChat`. docs/clients.md shows
- * each in use. Events are decoded by the protocol module's own decoder (src/protocol/stream.ts).
+ * The SDK of the chat service (`@x402-chat-agent/client`): a typed client for `POST /api/chat` and
+ * the wallet-approval helpers. Nothing here needs the AI SDK: the `ChatTransport` for its `useChat`
+ * is the subpath `@x402-chat-agent/client/ai` (src/client/ai.ts). docs/clients.md shows each in use. Events are decoded by the protocol module's own decoder (src/protocol/stream.ts).
  *
  * ```ts
  * const client = new ChatClient({ baseUrl: "http://127.0.0.1:3000", token });
@@ -68,6 +68,18 @@ export {
 } from "./client.js";
 export { ChatHttpError, isChatHttpError, type Problem, parseRetryAfter } from "./errors.js";
 export {
+  type AwaitingUpdate,
+  automaticApprovalReason,
+  describePaymentApproval,
+  networkName,
+  PAYMENT_TOOL,
+  type PaymentApprovalDescriptor,
+  type PaymentToolInput,
+  type PaymentToolOutput,
+  type PaymentTools,
+  refusalReason,
+} from "./payment-tool.js";
+export {
   type ApprovalAnswer,
   type ChatMessage,
   type ChatRequestBody,
@@ -85,25 +97,4 @@ export {
   type TransportSigner,
   type WalletSigners,
 } from "./signer.js";
-export {
-  type AwaitingUpdate,
-  describePaymentApproval,
-  networkName,
-  PAYMENT_TOOL,
-  type PaymentApprovalDescriptor,
-  type PaymentToolInput,
-  type PaymentToolOutput,
-  type PaymentTools,
-} from "./tool-parts.js";
-export {
-  approvalBody,
-  eventsToChunks,
-  PaymentChatTransport,
-  type PaymentChatTransportOptions,
-  type PaymentDataTypes,
-  type PaymentUIMessage,
-  paymentChatSchemas,
-  type TurnFields,
-  toServiceMessages,
-} from "./transport.js";
 export { type ChatResult, ChatTurn, TurnCollector } from "./turn.js";

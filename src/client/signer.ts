@@ -5,8 +5,8 @@ import {
   signEvmApproval,
   signSolanaApproval,
 } from "./approval.js";
+import type { AwaitingUpdate } from "./payment-tool.js";
 import type { ApprovalAnswer } from "./request.js";
-import type { AwaitingUpdate } from "./tool-parts.js";
 
 /**
  * The wallet `PaymentChatTransport` signs approvals with when a `useChat` UI answers a payment's

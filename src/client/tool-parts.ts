@@ -1,10 +1,20 @@
 import type { UIMessage, UIMessageChunk } from "ai";
-import { networkLabel } from "../protocol/networks.js";
-import type { ApprovalRequest, PaymentStatus, PaymentUpdate } from "../protocol/stream.js";
-import { describeApproval } from "./approval.js";
+import type { PaymentStatus, PaymentUpdate } from "../protocol/stream.js";
+import {
+  automaticApprovalReason,
+  describePaymentApproval,
+  inputOf,
+  isAwaiting,
+  outputOf,
+  PAYMENT_TOOL,
+  type PaymentToolInput,
+  refusalReason,
+} from "./payment-tool.js";
+
+export * from "./payment-tool.js";
 
 /**
- * Payments that wait for the user's wallet, as the AI SDK's own tool-approval parts (ai@6): a UI
+ * Every payment of a turn as the AI SDK's own tool-approval parts (ai 7): a UI
  * that renders `useChat`'s tool parts and calls `addToolApprovalResponse` approves or declines a
  * payment without knowing anything of x402. One payment is one tool call of the tool
  * {@link PAYMENT_TOOL} (part type `tool-x402_payment`); its `toolCallId` and its approval's `id`
@@ -15,135 +25,17 @@ import { describeApproval } from "./approval.js";
  *   ({@link PaymentApprovalDescriptor}): the part is `approval-requested`;
  * - then, in the turn that answers it: `settled` -> `tool-output-available` (output: the
  *   transaction), `rejected` -> `tool-output-denied` (part `output-denied`), any other end
- *   (`failed`, `expired`, `refused`, `released`, `unknown`) -> `tool-output-error`.
+ *   (`failed`, `expired`, `refused`, `released`, `unknown`) -> `tool-output-error`;
+ * - a payment the limits allow without the wallet (its first update past the quote is `reserved`
+ *   or later) -> the same tool call, approved automatically: `tool-approval-request` and
+ *   `tool-approval-response` with `isAutomatic` and a reason in words (the per-payment limit, what
+ *   the request's and the day's budgets keep), then its outcome as above;
+ * - one the limits refuse (`refused` first) -> an automatic denial whose reason is the refusal's
+ *   code and words, and `tool-output-denied`.
  */
-export const PAYMENT_TOOL = "x402_payment";
 
-/** The tool call's input: the payment as quoted. */
-export interface PaymentToolInput {
-  paymentId: string;
-  service: { url: string; name?: string | undefined };
-  amount?: { atomic: string; usd: string; asset?: string | undefined } | undefined;
-  network?: string | undefined;
-  payTo?: string | undefined;
-}
-
-/** The tool call's output once the payment settled. */
-export interface PaymentToolOutput {
-  paymentId: string;
-  status: PaymentStatus;
-  transaction?: string | undefined;
-  payer?: string | undefined;
-  network?: string | undefined;
-  amount?: { atomic: string; usd: string } | undefined;
-}
-
-/** The tools of {@link PaymentUIMessage}: one, the payment. */
-export type PaymentTools = { [PAYMENT_TOOL]: { input: PaymentToolInput; output: PaymentToolOutput } };
-
-/** `part.approval.descriptor` of a payment's tool part: what the wallet would sign, in words. */
-export interface PaymentApprovalDescriptor {
-  kind: "x402-payment";
-  /** One sentence: "Pay $0.01 in USD Coin to 0x15d3… for Weather (http://…) on Base, before …". */
-  summary: string;
-  paymentId: string;
-  /** The amount in USD and in the token's atomic units; `token` is the EIP-712 domain's name on EVM. */
-  amount: { usd: string; atomic: string; token: string };
-  /** The payee's full address. */
-  payee: string;
-  service: { url: string; name: string };
-  /** The CAIP-2 id and its name for people. */
-  network: { id: string; name: string };
-  /** The wallet that signs and pays. */
-  wallet: string;
-  /** ISO-8601: after this the approval can no longer be used. */
-  expiresAt: string;
-  /** USD each budget keeps after this payment (absent where the update carried no meter). */
-  budgetAfter: { perRequest?: string; daily?: string };
-  /** How the wallet is asked: `eth_signTypedData_v4` or `signTransaction`. */
-  method: string;
-  /** Where the EVM typed data disagrees with the quote: never sign when it is not empty. */
-  mismatches: string[];
-  /**
-   * Why the last answer was refused, when the part asks again: the payment still waits and can be
-   * approved again (a signature the service refused, the service or the chain unreachable...).
-   */
-  refusal?: string;
-}
-
-/** A CAIP-2 network's name for people (the id itself when it is not a known one; src/protocol/networks.ts). */
-export function networkName(network: string): string {
-  return networkLabel(network);
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-/** An update that awaits the wallet, with its request. */
-export type AwaitingUpdate = PaymentUpdate & { approval: ApprovalRequest };
-
-export function isAwaiting(update: PaymentUpdate): update is AwaitingUpdate {
-  return update.status === "awaiting_approval" && update.approval !== undefined;
-}
-
-/** The readable descriptor of a payment awaiting approval. */
-export function describePaymentApproval(update: AwaitingUpdate): PaymentApprovalDescriptor {
-  const summary = describeApproval(update);
-  const sign = update.approval.sign;
-  const domainName = sign.kind === "evm-typed-data" ? sign.typedData.domain.name : undefined;
-  const token = typeof domainName === "string" && domainName !== "" ? domainName : "USDC";
-  const usd = update.amount?.usd ?? "?";
-  const network = update.network ?? "";
-  const service = { url: update.service.url, name: update.service.name ?? hostOf(update.service.url) };
-  const budgetAfter: PaymentApprovalDescriptor["budgetAfter"] = {};
-  const perRequest = update.budget?.perRequest.remainingAfter?.usd;
-  const daily = update.budget?.daily.remainingAfter?.usd;
-  if (perRequest !== undefined) budgetAfter.perRequest = perRequest;
-  if (daily !== undefined) budgetAfter.daily = daily;
-  const payee = update.payTo ?? "";
-  return {
-    kind: "x402-payment",
-    summary:
-      `Pay $${usd} in ${token} to ${payee} for ${service.name} (${service.url}) on ${networkName(network)}, ` +
-      `from ${update.approval.wallet}, before ${update.approval.expiresAt}.`,
-    paymentId: update.paymentId,
-    amount: { usd, atomic: update.amount?.atomic ?? "", token },
-    payee,
-    service,
-    network: { id: network, name: networkName(network) },
-    wallet: update.approval.wallet,
-    expiresAt: update.approval.expiresAt,
-    budgetAfter,
-    method: sign.method,
-    mismatches: summary.mismatches,
-  };
-}
-
-function inputOf(update: PaymentUpdate): PaymentToolInput {
-  return {
-    paymentId: update.paymentId,
-    service: { url: update.service.url, ...(update.service.name ? { name: update.service.name } : {}) },
-    ...(update.amount ? { amount: update.amount } : {}),
-    ...(update.network ? { network: update.network } : {}),
-    ...(update.payTo ? { payTo: update.payTo } : {}),
-  };
-}
-
-function outputOf(update: PaymentUpdate): PaymentToolOutput {
-  return {
-    paymentId: update.paymentId,
-    status: update.status,
-    ...(update.transaction ? { transaction: update.transaction } : {}),
-    ...(update.payer ? { payer: update.payer } : {}),
-    ...(update.network ? { network: update.network } : {}),
-    ...(update.amount ? { amount: { atomic: update.amount.atomic, usd: update.amount.usd } } : {}),
-  };
-}
+/** Statuses past the quote that only a payment the service took on without the wallet reaches first. */
+const AUTOMATIC: ReadonlySet<PaymentStatus> = new Set(["reserved", "signed", "submitted", "settled"]);
 
 const ENDS_IN_ERROR: ReadonlySet<PaymentStatus> = new Set([
   "failed",
@@ -160,13 +52,14 @@ function errorTextOf(update: PaymentUpdate): string {
   return `The payment ended ${update.status}: nothing was paid.${why ? ` ${why}` : ""}`;
 }
 
-/** The open payment tool parts (ids) of a message: those still `approval-requested` or `approval-responded`. */
+/** The open payment tool parts of a message that wait for the user: `approval-requested` or `approval-responded`, not automatic. */
 export function openPaymentParts(message: Pick<UIMessage, "parts"> | undefined): PaymentToolPart[] {
   if (!message) return [];
   return message.parts.flatMap((part) => {
     const p = part as Partial<PaymentToolPart> & { type: string };
     return p.type === `tool-${PAYMENT_TOOL}` &&
       typeof p.toolCallId === "string" &&
+      p.approval?.isAutomatic !== true &&
       (p.state === "approval-requested" || p.state === "approval-responded")
       ? [p as PaymentToolPart]
       : [];
@@ -179,7 +72,7 @@ export interface PaymentToolPart {
   toolCallId: string;
   state: "approval-requested" | "approval-responded";
   input: PaymentToolInput;
-  approval: { id: string; approved?: boolean; reason?: string; descriptor?: unknown };
+  approval: { id: string; approved?: boolean; reason?: string; descriptor?: unknown; isAutomatic?: boolean };
 }
 
 /**
@@ -196,27 +89,25 @@ export class PaymentToolParts {
     this.open = new Set(open);
   }
 
+  /** Payments this turn approved or denied automatically and has not closed yet. */
+  private readonly automatic = new Set<string>();
+  /** Every payment this turn has shown a part for. */
+  private readonly shown = new Set<string>();
+
   /** The chunks one `p:` update adds after its `data-payment` chunk. */
   update(update: PaymentUpdate): UIMessageChunk[] {
     const id = update.paymentId;
     if (isAwaiting(update)) {
       if (this.open.has(id)) return [];
       this.open.add(id);
+      this.shown.add(id);
       const descriptor = describePaymentApproval(update);
-      const title = `Pay $${descriptor.amount.usd} to ${descriptor.service.name}`;
       return [
-        { type: "tool-input-start", toolCallId: id, toolName: PAYMENT_TOOL, title },
-        {
-          type: "tool-input-available",
-          toolCallId: id,
-          toolName: PAYMENT_TOOL,
-          input: inputOf(update),
-          title,
-        },
+        ...this.call(update, `Pay $${descriptor.amount.usd} to ${descriptor.service.name}`),
         { type: "tool-approval-request", approvalId: id, toolCallId: id, approvalDescriptor: descriptor },
       ];
     }
-    if (!this.open.has(id)) return [];
+    if (!this.open.has(id)) return this.decidedAlone(update);
     if (update.status === "settled")
       return this.close(id, { type: "tool-output-available", toolCallId: id, output: outputOf(update) });
     if (update.status === "rejected") return this.close(id, { type: "tool-output-denied", toolCallId: id });
@@ -226,20 +117,58 @@ export class PaymentToolParts {
   }
 
   /**
-   * Before the finish: the answered part, if the turn said nothing final of it, ends in an error,
-   * so it never stays `approval-responded` (which would have `useChat` send the answer again).
+   * A payment decided without the wallet, at its first update past the quote: taken on by the
+   * service (`reserved` and on) is an automatic approval whose reason says why; refused by the
+   * limits is an automatic denial with the refusal's code and words
+   * (docs/clients.md#approvals-as-ai-sdk-tool-approval-parts).
+   */
+  private decidedAlone(update: PaymentUpdate): UIMessageChunk[] {
+    const id = update.paymentId;
+    const refused = update.status === "refused";
+    if (this.shown.has(id) || !(refused || AUTOMATIC.has(update.status))) return [];
+    this.shown.add(id);
+    const title = `Pay $${update.amount?.usd ?? "?"} to ${update.service.name ?? update.service.url}`;
+    const reason = refused ? refusalReason(update) : automaticApprovalReason(update);
+    const chunks: UIMessageChunk[] = [
+      ...this.call(update, title),
+      { type: "tool-approval-request", approvalId: id, toolCallId: id, isAutomatic: true, reason },
+      { type: "tool-approval-response", approvalId: id, approved: !refused, reason },
+    ];
+    if (refused) return [...chunks, { type: "tool-output-denied", toolCallId: id }];
+    this.open.add(id);
+    this.automatic.add(id);
+    return [...chunks, ...this.update(update)];
+  }
+
+  private call(update: PaymentUpdate, title: string): UIMessageChunk[] {
+    const id = update.paymentId;
+    return [
+      { type: "tool-input-start", toolCallId: id, toolName: PAYMENT_TOOL, title },
+      { type: "tool-input-available", toolCallId: id, toolName: PAYMENT_TOOL, input: inputOf(update), title },
+    ];
+  }
+
+  /**
+   * Before the finish: the answered part and any automatic one, if the turn said nothing final of
+   * them, end in an error, so none stays `approval-responded` (which would have `useChat` send an
+   * answer again).
    */
   finish(): UIMessageChunk[] {
-    if (!this.answered || !this.open.has(this.answered)) return [];
-    return this.close(this.answered, {
-      type: "tool-output-error",
-      toolCallId: this.answered,
-      errorText: `The service did not report what became of payment ${this.answered}; read it before paying again.`,
-    });
+    const unsettled = [...this.automatic, ...(this.answered ? [this.answered] : [])];
+    return unsettled
+      .filter((id) => this.open.has(id))
+      .flatMap((id) =>
+        this.close(id, {
+          type: "tool-output-error",
+          toolCallId: id,
+          errorText: `The service did not report what became of payment ${id}; read it before paying again.`,
+        }),
+      );
   }
 
   private close(id: string, chunk: UIMessageChunk): UIMessageChunk[] {
     this.open.delete(id);
+    this.automatic.delete(id);
     return [chunk];
   }
 }

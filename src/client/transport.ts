@@ -17,7 +17,7 @@ import type { TransportSigner } from "./signer.js";
 import { openPaymentParts, PaymentToolParts, type PaymentTools } from "./tool-parts.js";
 
 /**
- * A `ChatTransport` for the AI SDK's `useChat` (ai@6): each turn is one `POST /api/chat`, and its
+ * A `ChatTransport` for the AI SDK's `useChat` (ai 7): each turn is one `POST /api/chat`, and its
  * lines become UI message chunks:
  *
  * - `0:` text -> `text-start`/`text-delta`/`text-end` (a new text part after each payment card, so
@@ -53,8 +53,8 @@ export type PaymentUIMessage = UIMessage<FinishPayload, PaymentDataTypes, Paymen
  * `useChat({ transport, ...paymentChatSchemas })`.
  */
 export const paymentChatSchemas = {
-  // ai@6 looks a part's schema up by its name (`payment`) when it checks stored messages, but by
-  // its chunk type (`data-payment`) while a stream arrives: both, so both are checked.
+  // The AI SDK looks a part's schema up by its name (`payment`); the `data-` keys are kept for
+  // code that reads them by chunk type.
   dataPartSchemas: {
     payment: paymentUpdateSchema,
     error: errorPayloadSchema,

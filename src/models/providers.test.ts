@@ -1,4 +1,4 @@
-import { stepCountIs, streamText, type ToolSet } from "ai";
+import { isStepCount, streamText, type ToolSet } from "ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../tools/contract.js";
 import { createModelRegistry, type ResolvedModel } from "./index.js";
@@ -39,12 +39,12 @@ async function drive(resolved: ResolvedModel, prompt: string, tools?: ToolSet): 
     model: resolved.model,
     messages: [{ role: "user", content: prompt }],
     ...(tools ? { tools } : {}),
-    stopWhen: stepCountIs(3),
+    stopWhen: isStepCount(3),
     maxRetries: 0,
     onError: () => {},
   });
   const out: Outcome = { text: "", toolCalls: [], toolResults: [], errors: [], finishReason: undefined };
-  for await (const part of result.fullStream) {
+  for await (const part of result.stream) {
     if (part.type === "text-delta") out.text += part.text;
     else if (part.type === "tool-call") out.toolCalls.push({ toolName: part.toolName, input: part.input });
     else if (part.type === "tool-result") out.toolResults.push(part.output);

@@ -13,7 +13,7 @@ describe("createModelRegistry", () => {
     for (const alias of MODEL_ALIASES) {
       const resolved = registry.resolve(alias);
       expect(resolved).toMatchObject({ provider: "offline", modelId: "offline-1", alias });
-      expect(resolved.model.specificationVersion).toBe("v3");
+      expect(resolved.model.specificationVersion).toBe("v4");
       expect(resolved.model.provider).toBe("offline");
     }
   });

@@ -1,6 +1,6 @@
-import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createGoogle } from "@ai-sdk/google";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { MODEL_ALIASES, type ModelAlias } from "../protocol/models.js";
 import { REQUEST_DEFAULTS } from "../protocol/request.js";
 import { GOOGLE_DEFAULT_MODELS } from "./google.js";
@@ -23,7 +23,7 @@ export type ProviderName = "offline" | "google" | "openai-compatible";
 
 /** A public alias resolved to a ready model: what the agent streams from and reports in `d:`. */
 export interface ResolvedModel {
-  model: LanguageModelV3;
+  model: LanguageModelV4;
   provider: ProviderName;
   modelId: string;
   alias: ModelAlias;
@@ -73,7 +73,7 @@ export function createModelRegistry(config: ModelConfig): ModelRegistry {
       );
     }
     const baseURL = checkedUrl(config.google.baseURL, "GOOGLE_BASE_URL (models.google.baseURL)");
-    const google = createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
+    const google = createGoogle({ apiKey, ...(baseURL ? { baseURL } : {}) });
     for (const alias of MODEL_ALIASES) {
       const modelId = map[alias] ?? GOOGLE_DEFAULT_MODELS[alias];
       models.set(alias, { model: google(modelId), provider, modelId, alias });

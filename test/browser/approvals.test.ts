@@ -4,7 +4,8 @@
  * `refusal` while it asks again, the part's error once it ended).
  */
 import { describe, expect, it } from "vitest";
-import { PAYMENT_TOOL, type PaymentUIMessage } from "../../src/client/index.js";
+import type { PaymentUIMessage } from "../../src/client/ai.js";
+import { PAYMENT_TOOL } from "../../src/client/index.js";
 import { paymentToolStates } from "../../web/src/chat/approvals.js";
 
 const INPUT = { paymentId: "p", service: { url: "http://svc.test/weather" } };

@@ -6,7 +6,8 @@
  * is the devnet `user`, whose key the service does not hold, so every payment waits for it: an approval signs
  * in the wallet, the payment settles on chain and the tool part ends `output-available`; a rejection ends
  * `output-denied`, nothing paid; on Solana (when the devnet runs it) a signing function over the wallet's key
- * signs, and it settles.
+ * signs, and it settles. The `payer` wallet, whose payments the service's key signs, gets one automatic
+ * approval part per payment, its reason in words: one approval part per payment either way.
  */
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -25,7 +26,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toViemTypedData } from "../../src/client/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
-import { evmUsdcBalance, solanaUsdcBalance } from "../../src/devnet/testing/index.js";
+import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import type { WalletRequest } from "../../src/protocol/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import { type Booted, boot, startTestDevnet, WEATHER_PARIS } from "../payments/harness.js";
@@ -92,7 +93,10 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
   let service: Awaited<ReturnType<typeof listen>>;
   let browser: Browser;
   let page: Awaited<ReturnType<typeof site>>;
-  const config: { api: string; wallet: string; networks?: string[] } = { api: "", wallet: "" };
+  const config: { api: string; wallet: string; token?: string; networks?: string[] } = {
+    api: "",
+    wallet: "",
+  };
   let evmWallet = "";
   /** What the wallet was asked to sign (primary type and `from`, `to`, `value`). */
   const signed: Array<Record<string, unknown>> = [];
@@ -181,6 +185,7 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
     const wallet = evmWallet as `0x${string}`;
     const before = await evmUsdcBalance(devnet, wallet);
     const { page: tab, console } = await ask();
+    expect(await tab.locator("[data-testid=tool]").count()).toBe(1);
     const summary = await tab.getByTestId("summary").textContent();
     expect(summary).toMatch(/^Pay \$0\.01 in .+ to 0x[0-9a-fA-F]{40} for .+ on Local EVM network, from 0x/);
     expect(signed).toHaveLength(0);
@@ -205,6 +210,34 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
     expect(await tab.getByTestId("error").count()).toBe(0);
     expect(console.filter((m) => /pageerror|CORS/.test(m))).toEqual([]);
     await tab.context().close();
+  });
+
+  it("a payment the limits allow without the wallet is an automatic approval part with its reason", async () => {
+    const payer = walletAddress(devnet, "evm", "payer") as `0x${string}`;
+    const before = await evmUsdcBalance(devnet, payer);
+    // The payer's payments are signed by the service's key, for a caller with the service's token.
+    Object.assign(config, { wallet: payer, token: devnet.manifest.devToken });
+    try {
+      const tab = await (await contextWithWallet()).newPage();
+      await tab.goto(page.origin);
+      await tab.getByPlaceholder("Ask something").fill(WEATHER_PARIS);
+      await tab.getByRole("button", { name: "Send" }).click();
+      await expect.poll(() => tab.getByTestId("status").textContent(), { timeout: 60_000 }).toBe("ready");
+      // One approval part per payment: the one payment of the turn, approved automatically.
+      const tools = tab.locator("[data-testid=tool]");
+      expect(await tools.count()).toBe(1);
+      expect(await tools.first().getAttribute("data-automatic")).toBe("true");
+      expect(await tools.first().getAttribute("data-approved")).toBe("true");
+      expect(await tools.first().getAttribute("data-state")).toBe("output-available");
+      expect(await tab.getByTestId("reason").textContent()).toMatch(
+        /^Approved automatically: \$0\.01 is within your \$[\d.]+ limit per payment.*left today$/,
+      );
+      expect(signed.filter((s) => s.address === payer)).toEqual([]);
+      expect(before - (await evmUsdcBalance(devnet, payer))).toBe(10_000n);
+      await tab.context().close();
+    } finally {
+      Object.assign(config, { wallet: evmWallet, token: undefined });
+    }
   });
 
   it("reject: nothing is signed or paid, the tool part ends output-denied", async () => {

@@ -10,13 +10,11 @@ import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
+import { approvalBody, PaymentChatTransport, type PaymentUIMessage } from "../../src/client/ai.js";
 import {
-  approvalBody,
   ChatClient,
   type ChatHttpError,
   type ChatRequestBody,
-  PaymentChatTransport,
-  type PaymentUIMessage,
   type PaymentUpdate,
   rejectApproval,
   resumeBody,

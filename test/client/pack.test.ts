@@ -1,8 +1,10 @@
 /**
  * The client package as another project gets it: `npm pack` of packages/client, the tarball
- * installed into a fresh project outside this repository (its peers from the npm cache), a
- * consumer (consumer/consumer.ts) type-checked under `strict` with `moduleResolution` `bundler`
- * and `node16` (declarations included: no `skipLibCheck`), then run against the service and the
+ * installed into a fresh project outside this repository (its peers from the npm cache): first with
+ * no `ai`, where a fetch-only consumer (consumer/fetch-only.ts) type-checks; then with the current
+ * AI SDK (`ai` 7, `@ai-sdk/react` 4: no peer warning), where a `useChat` page (consumer/page.ts) and
+ * a consumer (consumer/consumer.ts) type-check under `strict` with `moduleResolution` `bundler`
+ * and `node16` (declarations included: `skipLibCheck: false`), then run against the service and the
  * local devnet: the fetch client paying, the approval round trip in the user's wallet, and the same
  * through the `useChat` transport (the AI SDK's own chat driver; the page in Chromium is
  * test/browser/web.test.ts). Installs from the npm cache: a minute or two.
@@ -75,6 +77,8 @@ describe("the packed client package", () => {
     const files = JSON.parse(readFileSync(join(work, "files.json"), "utf8")) as string[];
     expect(files).toContain("dist/index.js");
     expect(files).toContain("dist/types/client/index.d.ts");
+    expect(files).toContain("dist/ai.js");
+    expect(files).toContain("dist/types/client/ai.d.ts");
     expect(files).toContain("package.json");
     expect(files.filter((f) => !/^(dist\/|package\.json$|README\.md$)/.test(f))).toEqual([]);
     expect(files.some((f) => /stamp|\/(payments|store|devnet|http|agent)\//.test(f))).toBe(false);
@@ -108,13 +112,42 @@ describe("the packed client package", () => {
     expect(names.trim()).toBe("function function");
   }, 300_000);
 
-  it("type-checks a strict consumer under moduleResolution bundler and node16, declarations included", async () => {
-    // What a useChat program has: the AI SDK (whose declarations need Node's types) and viem.
-    await npm(["install", pinned("ai"), pinned("viem"), pinned("@types/node")], project);
+  it("type-checks a fetch-only consumer with no ai installed, declarations included", async () => {
+    copyFileSync(join(import.meta.dirname, "consumer", "fetch-only.ts"), join(project, "fetch-only.ts"));
+    const compilerOptions = {
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+      target: "ES2022",
+      lib: ["ES2022", "DOM", "DOM.Iterable"],
+      types: [],
+      module: "ESNext",
+      moduleResolution: "bundler",
+    };
+    writeFileSync(
+      join(project, "tsconfig.fetch.json"),
+      JSON.stringify({ compilerOptions, files: ["fetch-only.ts"] }),
+    );
+    const result = await run(process.execPath, [tsc, "-p", "tsconfig.fetch.json"], { cwd: project }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(result).toBe("");
+  }, 300_000);
+
+  it("type-checks a strict consumer and a useChat page under moduleResolution bundler and node16, declarations included", async () => {
+    // What a useChat program has: the current AI SDK and React (whose declarations need Node's
+    // types), and viem; the package's peer range takes them with no warning.
+    const installed = await npm(
+      ["install", ...["ai", "@ai-sdk/react", "react", "@types/react", "viem", "@types/node"].map(pinned)],
+      project,
+    );
+    expect(`${installed.stdout}\n${installed.stderr}`).not.toMatch(/peer|ERESOLVE|overriding/i);
     // The AI SDK's own zod, once: the package adds no copy of its own to the tree.
     const { stdout: tree } = await run("npm", ["ls", "--all", "--parseable"], { cwd: project });
     expect(tree.split("\n").filter((p) => p.endsWith("/zod"))).toHaveLength(1);
-    copyFileSync(join(import.meta.dirname, "consumer", "consumer.ts"), join(project, "consumer.ts"));
+    for (const file of ["consumer.ts", "page.ts"])
+      copyFileSync(join(import.meta.dirname, "consumer", file), join(project, file));
     const base = {
       strict: true,
       noUncheckedIndexedAccess: true,
@@ -131,7 +164,10 @@ describe("the packed client package", () => {
     // The two type-checks are independent (one process each): run side by side, not one after the other.
     const results = await Promise.all(
       Object.entries(configs).map(async ([name, compilerOptions]) => {
-        writeFileSync(join(project, name), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }));
+        writeFileSync(
+          join(project, name),
+          JSON.stringify({ compilerOptions, files: ["consumer.ts", "page.ts"] }),
+        );
         const result = await run(process.execPath, [tsc, "-p", name], { cwd: project }).then(
           () => "",
           (error: { stdout?: string }) => error.stdout ?? String(error),

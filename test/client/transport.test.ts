@@ -2,15 +2,17 @@ import { readUIMessageStream, type UIMessageChunk } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   approvalBody,
-  ChatHttpError,
   eventsToChunks,
-  type FinishPayload,
   PaymentChatTransport,
   type PaymentUIMessage,
-  type PaymentUpdate,
   paymentChatSchemas,
-  type StreamEvent,
   toServiceMessages,
+} from "../../src/client/ai.js";
+import {
+  ChatHttpError,
+  type FinishPayload,
+  type PaymentUpdate,
+  type StreamEvent,
 } from "../../src/client/index.js";
 import { encodeLine } from "../../src/protocol/stream.js";
 import { buildService } from "../helpers.js";

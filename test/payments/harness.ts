@@ -4,9 +4,9 @@
  * over PostgreSQL in a schema of its own. Helpers read the stream, the ledger and the chains.
  */
 import { randomBytes } from "node:crypto";
-import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { getBase58Decoder } from "@solana/kit";
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import postgres from "postgres";
 import type { PrivateKeyAccount } from "viem";
 import { bootstrap, type Running } from "../../src/bootstrap.js";
@@ -291,7 +291,7 @@ const USAGE = {
   outputTokens: { total: 5, text: 5, reasoning: 0 },
 };
 
-function lastUserText(prompt: LanguageModelV3Prompt): string {
+function lastUserText(prompt: LanguageModelV4Prompt): string {
   const user = prompt.filter((m) => m.role === "user").at(-1);
   if (!user) return "";
   return user.content.map((part) => (part.type === "text" ? part.text : "")).join("");
@@ -308,7 +308,7 @@ export class ScriptedModels {
   /** How many steps of each script the model was asked for (the furthest any request got). */
   readonly steps = new Map<string, number>();
   private readonly offline = createOfflineModel();
-  readonly model = new MockLanguageModelV3({
+  readonly model = new MockLanguageModelV4({
     modelId: "scripted",
     doStream: async (options) => {
       const text = lastUserText(options.prompt);
@@ -330,8 +330,8 @@ export class ScriptedModels {
   }
 }
 
-function scriptStream(calls: ScriptedCall[], step: number): ReadableStream<LanguageModelV3StreamPart> {
-  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+function scriptStream(calls: ScriptedCall[], step: number): ReadableStream<LanguageModelV4StreamPart> {
+  const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }];
   if (calls.length > 0) {
     for (const [i, c] of calls.entries()) {
       parts.push({
@@ -350,7 +350,7 @@ function scriptStream(calls: ScriptedCall[], step: number): ReadableStream<Langu
       { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: USAGE },
     );
   }
-  return new ReadableStream<LanguageModelV3StreamPart>({
+  return new ReadableStream<LanguageModelV4StreamPart>({
     start(controller) {
       for (const part of parts) controller.enqueue(part);
       controller.close();

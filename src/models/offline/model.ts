@@ -1,12 +1,12 @@
 import type {
-  LanguageModelV3,
-  LanguageModelV3CallOptions,
-  LanguageModelV3Content,
-  LanguageModelV3FinishReason,
-  LanguageModelV3GenerateResult,
-  LanguageModelV3StreamPart,
-  LanguageModelV3StreamResult,
-  LanguageModelV3Usage,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4FinishReason,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+  LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import { decideStep, type Step } from "./plan.js";
 import { countPromptWords, countWords, readTurn } from "./prompt.js";
@@ -23,12 +23,12 @@ interface Rendered {
   chunks: string[];
   text: string;
   toolCall: Step["toolCall"];
-  finishReason: LanguageModelV3FinishReason;
-  usage: LanguageModelV3Usage;
+  finishReason: LanguageModelV4FinishReason;
+  usage: LanguageModelV4Usage;
   textId: string;
 }
 
-function render(options: LanguageModelV3CallOptions, chunkSize: number): Rendered {
+function render(options: LanguageModelV4CallOptions, chunkSize: number): Rendered {
   const view = readTurn(options);
   const step = decideStep(view);
   const words = step.text.match(/\s*\S+\s*/g) ?? [];
@@ -75,8 +75,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function toParts(rendered: Rendered): LanguageModelV3StreamPart[] {
-  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+function toParts(rendered: Rendered): LanguageModelV4StreamPart[] {
+  const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }];
   if (rendered.chunks.length > 0) {
     const id = rendered.textId;
     parts.push({ type: "text-start", id });
@@ -92,7 +92,7 @@ function toParts(rendered: Rendered): LanguageModelV3StreamPart[] {
 }
 
 /**
- * The built-in model: a deterministic `LanguageModelV3` that needs no network and no key, so the
+ * The built-in model: a deterministic `LanguageModelV4` that needs no network and no key, so the
  * service runs and its tests pass out of the box. It reads the last user message, the tool results the
  * AI SDK loop has appended since, and the tools offered; each call it either emits one real tool call
  * (finish "tool-calls") or writes the final reply from the tool results (finish "stop"). It never
@@ -121,22 +121,22 @@ function toParts(rendered: Rendered): LanguageModelV3StreamPart[] {
  * finish "length"; an aborted `abortSignal` stops the stream with an AbortError.
  *
  * @example
- * streamText({ model: createOfflineModel(), tools, stopWhen: stepCountIs(5), prompt: "what's the weather in Paris?" })
+ * streamText({ model: createOfflineModel(), tools, stopWhen: isStepCount(5), prompt: "what's the weather in Paris?" })
  */
-export function createOfflineModel(options: OfflineModelOptions = {}): LanguageModelV3 {
+export function createOfflineModel(options: OfflineModelOptions = {}): LanguageModelV4 {
   const chunkSize = Math.max(1, Math.floor(options.chunkSize ?? 3));
   const delayMs = Math.max(0, options.delayMs ?? 0);
 
   return {
-    specificationVersion: "v3",
+    specificationVersion: "v4",
     provider: "offline",
     modelId: "offline-1",
     supportedUrls: {},
 
-    async doGenerate(call: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
+    async doGenerate(call: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
       if (call.abortSignal?.aborted) throw abortError();
       const rendered = render(call, chunkSize);
-      const content: LanguageModelV3Content[] = [];
+      const content: LanguageModelV4Content[] = [];
       if (rendered.text) content.push({ type: "text", text: rendered.text });
       if (rendered.toolCall) {
         const { toolCallId, toolName, input } = rendered.toolCall;
@@ -145,12 +145,12 @@ export function createOfflineModel(options: OfflineModelOptions = {}): LanguageM
       return { content, finishReason: rendered.finishReason, usage: rendered.usage, warnings: [] };
     },
 
-    async doStream(call: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
+    async doStream(call: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
       const signal = call.abortSignal;
       if (signal?.aborted) throw abortError();
       const parts = toParts(render(call, chunkSize));
       let index = 0;
-      const stream = new ReadableStream<LanguageModelV3StreamPart>({
+      const stream = new ReadableStream<LanguageModelV4StreamPart>({
         async pull(controller) {
           const part = parts[index++];
           if (part === undefined) return controller.close();

@@ -1,5 +1,5 @@
-import type { LanguageModelV3 } from "@ai-sdk/provider";
-import { type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import { isStepCount, type ModelMessage, streamText, type ToolSet } from "ai";
 import { describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../../tools/contract.js";
 import { classify, discoveryQuery, extractSubjects, splitAsks } from "./intents.js";
@@ -20,7 +20,7 @@ async function run(
   prompt: string | ModelMessage[],
   options: {
     tools?: ToolSet;
-    model?: LanguageModelV3;
+    model?: LanguageModelV4;
     maxOutputTokens?: number;
     abortSignal?: AbortSignal;
     maxSteps?: number;
@@ -30,7 +30,7 @@ async function run(
     model: options.model ?? createOfflineModel(),
     messages: typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt,
     ...(options.tools ? { tools: options.tools } : {}),
-    stopWhen: stepCountIs(options.maxSteps ?? 6),
+    stopWhen: isStepCount(options.maxSteps ?? 6),
     maxRetries: 0,
     ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
@@ -45,7 +45,7 @@ async function run(
     errors: [],
     outputTokens: undefined,
   };
-  for await (const part of result.fullStream) {
+  for await (const part of result.stream) {
     if (part.type === "text-delta") {
       out.text += part.text;
       out.deltas.push(part.text);

@@ -1,8 +1,8 @@
 import type {
   JSONValue,
-  LanguageModelV3CallOptions,
-  LanguageModelV3Prompt,
-  LanguageModelV3ToolResultOutput,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Prompt,
+  LanguageModelV4ToolResultOutput,
 } from "@ai-sdk/provider";
 
 /** What one tool call of the current turn produced, as the AI SDK fed it back in the prompt. */
@@ -35,7 +35,7 @@ export interface TurnView {
 }
 
 /** Read a call's options into a TurnView. Pure: the same options give the same view. */
-export function readTurn(options: LanguageModelV3CallOptions): TurnView {
+export function readTurn(options: LanguageModelV4CallOptions): TurnView {
   const { prompt } = options;
   const lastUser = findLastIndex(prompt, (m) => m.role === "user");
   const userMessage = lastUser >= 0 ? prompt[lastUser] : undefined;
@@ -77,14 +77,15 @@ export function readTurn(options: LanguageModelV3CallOptions): TurnView {
   return { userText, userTurn: prompt.filter((m) => m.role === "user").length, calls, offered };
 }
 
-function toOutcome(output: LanguageModelV3ToolResultOutput): ToolOutcome {
+function toOutcome(output: LanguageModelV4ToolResultOutput): ToolOutcome {
   switch (output.type) {
     case "json":
       return { kind: "ok", value: output.value };
     case "text":
       return { kind: "ok", value: output.value };
     case "error-text":
-      return { kind: "error", message: output.value };
+      // ai 7 writes a thrown error as `String(error)` ("Error: ..."): the words are after the name.
+      return { kind: "error", message: output.value.replace(/^Error: /, "") };
     case "error-json":
       return { kind: "error", message: errorMessageOf(output.value) };
     case "execution-denied":
@@ -100,7 +101,8 @@ function toOutcome(output: LanguageModelV3ToolResultOutput): ToolOutcome {
 function errorMessageOf(value: JSONValue): string {
   if (typeof value === "string") return value;
   if (value && typeof value === "object" && !Array.isArray(value)) {
-    const message = value.message;
+    // A readonly JSON array is not narrowed out by Array.isArray: read the field as optional.
+    const message = (value as { readonly message?: JSONValue }).message;
     if (typeof message === "string") return message;
   }
   return JSON.stringify(value);
@@ -115,7 +117,7 @@ function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean):
 }
 
 /** Every word of the prompt, tool traffic included: the input side of the usage estimate. */
-export function countPromptWords(prompt: LanguageModelV3Prompt): number {
+export function countPromptWords(prompt: LanguageModelV4Prompt): number {
   let words = 0;
   for (const message of prompt) {
     if (message.role === "system") {

@@ -6,7 +6,7 @@
  * `createElement` rather than JSX, so the repository's TypeScript settings check it as it is.
  */
 import { useChat } from "@ai-sdk/react";
-import { PaymentChatTransport, type PaymentUIMessage, paymentChatSchemas } from "@x402-chat-agent/client";
+import { PaymentChatTransport, type PaymentUIMessage, paymentChatSchemas } from "@x402-chat-agent/client/ai";
 import { createElement as h } from "react";
 import { createRoot } from "react-dom/client";
 

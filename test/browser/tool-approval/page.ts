@@ -10,12 +10,15 @@ import { useChat } from "@ai-sdk/react";
 import { isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { createElement as h } from "react";
 import { createRoot } from "react-dom/client";
-import { type Eip1193Provider, PaymentChatTransport } from "../../../src/client/index.js";
+import { PaymentChatTransport } from "../../../src/client/ai.js";
+import type { Eip1193Provider } from "../../../src/client/index.js";
 
 interface PageConfig {
   /** The service's origin (not this page's). */
   api: string;
   wallet: string;
+  /** The service's token, for a wallet whose payments its key signs. */
+  token?: string;
   /** Networks the page allows (spending limits), when it picks one. */
   networks?: string[];
 }
@@ -30,6 +33,7 @@ const config = page.__chat;
 const { solanaSignTransaction } = page;
 const transport = new PaymentChatTransport({
   baseUrl: config.api,
+  ...(config.token ? { token: config.token } : {}),
   rateLimitRetry: false,
   fields: {
     walletAddress: config.wallet,
@@ -57,7 +61,10 @@ function Chat() {
           "data-testid": "tool",
           "data-state": part.state,
           "data-output": part.state === "output-available" ? JSON.stringify(part.output) : "",
+          "data-automatic": String(part.approval?.isAutomatic === true),
+          "data-approved": String(part.approval?.approved ?? ""),
         },
+        part.approval?.reason ? h("p", { "data-testid": "reason" }, part.approval.reason) : null,
         h("p", { "data-testid": "summary" }, descriptor?.summary ?? part.title ?? ""),
         part.state === "output-error" ? h("p", { "data-testid": "tool-error" }, part.errorText) : null,
         part.state === "approval-requested"

@@ -1,27 +1,30 @@
 /**
- * A program of another project that installed the packed `@x402-chat-agent/client` tarball
- * (test/client/pack.test.ts): type-checked under `strict` with `moduleResolution` `bundler` and
- * `node16`, then run against the service. Only the package's public face is used.
+ * A program of another project that installed the packed `@x402-chat-agent/client` tarball and the
+ * current AI SDK (test/client/pack.test.ts): type-checked under `strict` with `moduleResolution`
+ * `bundler` and `node16`, then run against the service. Only the package's public face is used:
+ * the root entry and `@x402-chat-agent/client/ai`.
  */
 
 import {
-  approvalBody,
   ChatClient,
   ChatHttpError,
   type ChatRequestBody,
   type ChatTurn,
   type EvmTypedDataSigner,
   type FinishPayload,
-  PaymentChatTransport,
   type PaymentState,
-  type PaymentUIMessage,
   type PaymentUpdate,
-  paymentChatSchemas,
   type paymentStateSchema,
   resumeBody,
   type StreamEvent,
   signEvmApproval,
 } from "@x402-chat-agent/client";
+import {
+  approvalBody,
+  PaymentChatTransport,
+  type PaymentUIMessage,
+  paymentChatSchemas,
+} from "@x402-chat-agent/client/ai";
 import { AbstractChat, type ChatState, type ChatStatus, type UIMessage } from "ai";
 
 // viem signs, as the package's EvmTypedDataSigner takes it; loaded by a name tsc does not follow,

@@ -1,11 +1,7 @@
 import type { ChatTransport } from "ai";
 import { type RefObject, useMemo, useRef } from "react";
-import {
-  ChatHttpError,
-  PaymentChatTransport,
-  type TransportSigner,
-  type TurnFields,
-} from "../../../src/client/index.js";
+import { PaymentChatTransport, type TurnFields } from "../../../src/client/ai.js";
+import { ChatHttpError, type TransportSigner } from "../../../src/client/index.js";
 import { requestFields, type Settings } from "../settings.js";
 import type { PaymentUIMessage } from "./types.js";
 

@@ -1,6 +1,7 @@
-import type { PaymentUIMessage } from "../../../src/client/index.js";
+import type { PaymentUIMessage } from "../../../src/client/ai.js";
 
-export type { ApprovalAnswer, TurnFields } from "../../../src/client/index.js";
+export type { TurnFields } from "../../../src/client/ai.js";
+export type { ApprovalAnswer } from "../../../src/client/index.js";
 export type {
   ApprovalRequest,
   BudgetMeter,

@@ -1,7 +1,7 @@
 import { useChat } from "@ai-sdk/react";
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
 import { useEffect, useState } from "react";
-import { paymentChatSchemas } from "../../../src/client/index.js";
+import { paymentChatSchemas } from "../../../src/client/ai.js";
 import { type Settings, settingsProblems } from "../settings.js";
 import type { PageWallet } from "../wallet/types.js";
 import { useEndPhases, usePageApprovals } from "./approvals.js";
