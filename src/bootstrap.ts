@@ -124,7 +124,11 @@ export async function bootstrap(
       ...paymentRoutes(payments, opened, devnet ? sources.rpcUrls : {}),
       rebuild: payments.rebuild,
       // POST /mcp on the same face, wallet rules and ledger (docs/mcp.md).
-      mcp: { face: payments.face, approvalUrl: (id) => approvalUrl(config.publicUrl, id) },
+      mcp: {
+        face: payments.face,
+        approvalUrl: (id) => approvalUrl(config.publicUrl, id),
+        ...(config.payments.quoteSecret ? { stateSecret: config.payments.quoteSecret } : {}),
+      },
       idempotency: opened.idempotency,
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },
