@@ -117,4 +117,40 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     stdin.end();
     await bridge;
   });
+
+  it("names the URL and what to do when the service is not running", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let said = "";
+    stderr.on("data", (chunk: Buffer) => {
+      said += chunk.toString();
+    });
+    const out = lines(stdout);
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:3999"), { code: "ECONNREFUSED" });
+    const bridge = runBridge(
+      { endpoint: new URL("http://127.0.0.1:3999/mcp"), headers: {} },
+      {
+        stdin,
+        stdout,
+        stderr,
+        fetch: async () => {
+          throw new TypeError("fetch failed", { cause: refused });
+        },
+      },
+    );
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 3, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "d", version: "1" } } })}\n`,
+    );
+    const answer = (await out.next()).value as { id: number; error: { message: string } };
+    expect(answer.id).toBe(3);
+    expect(answer.error.message).toContain(
+      "cannot reach the service at http://127.0.0.1:3999/mcp (ECONNREFUSED)",
+    );
+    expect(answer.error.message).toMatch(/npm start.*--url or \$X402_CHAT_URL/);
+    expect(said).toContain("http://127.0.0.1:3999/mcp");
+    expect(said).not.toMatch(/: fetch failed\n/);
+    stdin.end();
+    await bridge;
+  });
 });
