@@ -61,7 +61,8 @@ describe("POST /mcp, revision 2026-07-28", () => {
       "pay_quote",
     ]);
     const quote = tools.find((t) => t.name === "get_quote");
-    const url = (quote?.inputSchema.properties as Record<string, { description?: string }>).url;
+    const properties = quote?.inputSchema.properties as Record<string, { description?: string }> | undefined;
+    const url = properties?.url;
     expect(url?.description).toContain("find_services");
     expect(url?.description).not.toContain("discover_services");
     await client.callTool({ name: "get_budget", arguments: {} });
