@@ -153,4 +153,41 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     stdin.end();
     await bridge;
   });
+
+  it("passes a 2026-07-28 request through with the headers that revision requires", async () => {
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${TOKEN}` },
+      { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
+    );
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = lines(stdout);
+    const bridge = runBridge(
+      { endpoint: new URL("http://service.test/mcp"), headers: { Authorization: `Bearer ${TOKEN}` } },
+      {
+        stdin,
+        stdout,
+        stderr: new PassThrough(),
+        fetch: async (url, init) => app.request(String(url), init),
+      },
+    );
+    const _meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "d", version: "1" },
+    };
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } })}\n`,
+    );
+    const discovered = (await out.next()).value as { result: { supportedVersions: string[] } };
+    expect(discovered.result.supportedVersions).toContain("2026-07-28");
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {}, _meta } })}\n`,
+    );
+    const called = (await out.next()).value as { result: { resultType: string; isError?: boolean } };
+    expect(called.result).toMatchObject({ resultType: "complete" });
+    expect(called.result.isError).toBeFalsy();
+    stdin.end();
+    await bridge;
+  });
 });

@@ -118,6 +118,31 @@ function failed(message: JSONRPCMessage, text: string): JSONRPCMessage | undefin
   return { jsonrpc: "2.0", id: message.id, error: { code: -32603, message: text.slice(0, 2000) } };
 }
 
+const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
+
+/**
+ * A 2026-07-28 message names its method (and tool, prompt or resource) in headers that must match
+ * its body; the SDK's v1 transport the bridge posts with does not set them, so they are added here
+ * from the body, for a message that carries that revision's `_meta` envelope (docs/mcp.md).
+ */
+export function withRevisionHeaders(fetcher: FetchLike): FetchLike {
+  return (url, init) => {
+    let message: { method?: unknown; params?: Record<string, unknown> } | undefined;
+    try {
+      message = typeof init?.body === "string" ? JSON.parse(init.body) : undefined;
+    } catch {}
+    const meta = message?.params?._meta as Record<string, unknown> | undefined;
+    const version = meta?.[PROTOCOL_VERSION_META];
+    if (typeof version !== "string" || typeof message?.method !== "string") return fetcher(url, init);
+    const headers = new Headers(init?.headers);
+    headers.set("MCP-Protocol-Version", version);
+    headers.set("Mcp-Method", message.method);
+    const name = message.params?.name ?? message.params?.uri;
+    if (typeof name === "string") headers.set("Mcp-Name", name);
+    return fetcher(url, { ...init, headers });
+  };
+}
+
 export interface BridgeIo {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
@@ -130,7 +155,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   const local = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
   const remote = new StreamableHTTPClientTransport(options.endpoint, {
     requestInit: { headers: options.headers },
-    ...(io.fetch ? { fetch: io.fetch } : {}),
+    fetch: withRevisionHeaders(io.fetch ?? ((url, init) => fetch(url, init))),
   });
   const initializeIds = new Set<string | number>();
   const done = new Promise<void>((resolve) => {
