@@ -115,7 +115,9 @@ export async function handleMcpHttp(
     const { face, answers: _answers, ...options } = deps;
     const handler = createMcpHandler(
       () => createMcpServer(face, payer, { ...options, signal: request.signal, era: "modern" }),
-      { legacy: "reject", maxRequestBodySize: MCP_MAX_BODY_BYTES, onerror: deps.onError },
+      // A request the SDK refuses (headers, envelope, a bad requestState) is the client's answer,
+      // not the operator's log; a tool's own errors still reach `onError`.
+      { legacy: "reject", maxRequestBodySize: MCP_MAX_BODY_BYTES },
     );
     return handler.fetch(request, { parsedBody: body });
   }
