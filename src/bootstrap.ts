@@ -65,7 +65,12 @@ export interface BootstrapOptions {
  * GET /api/payments(/:id), the approval page's endpoints and the MCP server. `localRpcUrls`: the
  * embedded devnet's networks, on this machine only, which no public explorer has.
  */
-function paymentRoutes(payments: Payments, publicUrl: string, localRpcUrls: Record<string, string>) {
+function paymentRoutes(
+  payments: Payments,
+  publicUrl: string,
+  localRpcUrls: Record<string, string>,
+  quoteSecret: string | undefined,
+) {
   const { face } = payments;
   return {
     tools: createPaymentTools(face),
@@ -81,7 +86,12 @@ function paymentRoutes(payments: Payments, publicUrl: string, localRpcUrls: Reco
       answer: (input: PageAnswer) => face.answerOnPage(input),
     },
     // POST /mcp on the same face, wallet rules and ledger (docs/mcp.md).
-    mcp: { face, approvalUrl: (id: string) => approvalUrl(publicUrl, id) },
+    mcp: {
+      face,
+      approvalUrl: (id: string) => approvalUrl(publicUrl, id),
+      // requestState is sealed under QUOTE_SECRET, so any instance that shares it opens it.
+      ...(quoteSecret ? { stateSecret: quoteSecret } : {}),
+    },
   };
 }
 
@@ -130,7 +140,12 @@ export async function bootstrap(
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
-      ...paymentRoutes(payments, config.publicUrl, devnet ? sources.rpcUrls : {}),
+      ...paymentRoutes(
+        payments,
+        config.publicUrl,
+        devnet ? sources.rpcUrls : {},
+        config.payments.quoteSecret,
+      ),
       // A key whose attempt died is answered from the ledger's rows (docs/protocol.md, "After a crash").
       rebuild: ledgerRebuilder(opened.ledger),
       idempotency: opened.idempotency,

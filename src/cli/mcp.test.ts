@@ -117,4 +117,77 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     stdin.end();
     await bridge;
   });
+
+  it("names the URL and what to do when the service is not running", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let said = "";
+    stderr.on("data", (chunk: Buffer) => {
+      said += chunk.toString();
+    });
+    const out = lines(stdout);
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:3999"), { code: "ECONNREFUSED" });
+    const bridge = runBridge(
+      { endpoint: new URL("http://127.0.0.1:3999/mcp"), headers: {} },
+      {
+        stdin,
+        stdout,
+        stderr,
+        fetch: async () => {
+          throw new TypeError("fetch failed", { cause: refused });
+        },
+      },
+    );
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 3, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "d", version: "1" } } })}\n`,
+    );
+    const answer = (await out.next()).value as { id: number; error: { message: string } };
+    expect(answer.id).toBe(3);
+    expect(answer.error.message).toContain(
+      "cannot reach the service at http://127.0.0.1:3999/mcp (ECONNREFUSED)",
+    );
+    expect(answer.error.message).toMatch(/npm start.*--url or \$X402_CHAT_URL/);
+    expect(said).toContain("http://127.0.0.1:3999/mcp");
+    expect(said).not.toMatch(/: fetch failed\n/);
+    stdin.end();
+    await bridge;
+  });
+
+  it("passes a 2026-07-28 request through with the headers that revision requires", async () => {
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${TOKEN}` },
+      { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
+    );
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = lines(stdout);
+    const bridge = runBridge(
+      { endpoint: new URL("http://service.test/mcp"), headers: { Authorization: `Bearer ${TOKEN}` } },
+      {
+        stdin,
+        stdout,
+        stderr: new PassThrough(),
+        fetch: async (url, init) => app.request(String(url), init),
+      },
+    );
+    const _meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "d", version: "1" },
+    };
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } })}\n`,
+    );
+    const discovered = (await out.next()).value as { result: { supportedVersions: string[] } };
+    expect(discovered.result.supportedVersions).toContain("2026-07-28");
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {}, _meta } })}\n`,
+    );
+    const called = (await out.next()).value as { result: { resultType: string; isError?: boolean } };
+    expect(called.result).toMatchObject({ resultType: "complete" });
+    expect(called.result.isError).toBeFalsy();
+    stdin.end();
+    await bridge;
+  });
 });

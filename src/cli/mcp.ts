@@ -98,11 +98,49 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): BridgeOpti
   return { endpoint, headers };
 }
 
-/** A request the service could not take: the client gets a JSON-RPC error for it, not silence. */
-function failed(message: JSONRPCMessage, error: unknown): JSONRPCMessage | undefined {
-  if (!isJSONRPCRequest(message)) return undefined;
+/**
+ * Why a message did not reach the service, in words a person can act on: a connection that failed
+ * (fetch's bare "fetch failed") names the URL and what to do; the service's own refusals keep
+ * their text (status and problem).
+ */
+export function describeSendError(error: unknown, endpoint: URL): string {
   const text = error instanceof Error ? error.message : String(error);
+  if (!(error instanceof TypeError) && !/fetch failed/i.test(text)) return text;
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  const why = typeof code === "string" ? code : (cause?.message ?? text);
+  return `cannot reach the service at ${endpoint.href} (${why}). Start it (npm start in its checkout), or point the bridge at a running one with --url or $X402_CHAT_URL.`;
+}
+
+/** A request the service could not take: the client gets a JSON-RPC error for it, not silence. */
+function failed(message: JSONRPCMessage, text: string): JSONRPCMessage | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
   return { jsonrpc: "2.0", id: message.id, error: { code: -32603, message: text.slice(0, 2000) } };
+}
+
+const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
+
+/**
+ * A 2026-07-28 message names its method (and tool, prompt or resource) in headers that must match
+ * its body; the SDK's v1 transport the bridge posts with does not set them, so they are added here
+ * from the body, for a message that carries that revision's `_meta` envelope (docs/mcp.md).
+ */
+export function withRevisionHeaders(fetcher: FetchLike): FetchLike {
+  return (url, init) => {
+    let message: { method?: unknown; params?: Record<string, unknown> } | undefined;
+    try {
+      message = typeof init?.body === "string" ? JSON.parse(init.body) : undefined;
+    } catch {}
+    const meta = message?.params?._meta as Record<string, unknown> | undefined;
+    const version = meta?.[PROTOCOL_VERSION_META];
+    if (typeof version !== "string" || typeof message?.method !== "string") return fetcher(url, init);
+    const headers = new Headers(init?.headers);
+    headers.set("MCP-Protocol-Version", version);
+    headers.set("Mcp-Method", message.method);
+    const name = message.params?.name ?? message.params?.uri;
+    if (typeof name === "string") headers.set("Mcp-Name", name);
+    return fetcher(url, { ...init, headers });
+  };
 }
 
 export interface BridgeIo {
@@ -117,7 +155,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   const local = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
   const remote = new StreamableHTTPClientTransport(options.endpoint, {
     requestInit: { headers: options.headers },
-    ...(io.fetch ? { fetch: io.fetch } : {}),
+    fetch: withRevisionHeaders(io.fetch ?? ((url, init) => fetch(url, init))),
   });
   const initializeIds = new Set<string | number>();
   const done = new Promise<void>((resolve) => {
@@ -126,7 +164,8 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     io.stdin.once("close", resolve);
   });
   local.onerror = (error) => io.stderr.write(`x402-chat-agent mcp: ${error.message}\n`);
-  remote.onerror = (error) => io.stderr.write(`x402-chat-agent mcp: ${error.message}\n`);
+  remote.onerror = (error) =>
+    io.stderr.write(`x402-chat-agent mcp: ${describeSendError(error, options.endpoint)}\n`);
   remote.onmessage = (message) => {
     // The protocol version the service agreed to goes on every later request (the spec's header).
     if (isJSONRPCResultResponse(message) && initializeIds.delete(message.id)) {
@@ -138,8 +177,9 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   local.onmessage = (message) => {
     if (isJSONRPCRequest(message) && message.method === "initialize") initializeIds.add(message.id);
     remote.send(message).catch((error: unknown) => {
-      io.stderr.write(`x402-chat-agent mcp: ${error instanceof Error ? error.message : String(error)}\n`);
-      const answer = failed(message, error);
+      const text = describeSendError(error, options.endpoint);
+      io.stderr.write(`x402-chat-agent mcp: ${text}\n`);
+      const answer = failed(message, text);
       if (answer) local.send(answer).catch(() => {});
     });
   };

@@ -45,7 +45,7 @@ export interface AppDeps {
   /** The approval page's endpoints (/api/approvals/:paymentId); absent: payments are off, no such route. */
   approvals?: ApprovalRoutesDeps;
   /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */
-  mcp?: Pick<McpRouteDeps, "face" | "approvalUrl">;
+  mcp?: Pick<McpRouteDeps, "face" | "approvalUrl" | "stateSecret">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: OutcomeRebuilder;
   /** The clock of every request (deadlines, idempotency leases); default the system's. */

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import type { Hono } from "hono";
 import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
@@ -6,6 +7,8 @@ import {
   ElicitationAnswers,
   handleMcpHttp,
   MCP_SESSION_HEADER,
+  type McpEra,
+  mcpEraOf,
   mcpSessionOf,
   readMcpBody,
 } from "../mcp/index.js";
@@ -21,6 +24,7 @@ import type { AuthVars, Middleware, PayerConfigVars } from "./vars.js";
 interface McpMessageVars {
   mcpBody: unknown;
   mcpSessionId: string;
+  mcpEra: McpEra;
 }
 
 /** The headers an MCP client's configuration sets (docs/mcp.md, "Session"). */
@@ -39,6 +43,8 @@ export interface McpRouteDeps {
   origins: readonly string[];
   /** A shutdown waits for the MCP calls under way, as for chat turns. */
   lifecycle: Pick<Lifecycle, "keep">;
+  /** QUOTE_SECRET: 2026-07-28 request states hold on every instance that shares it (else per process). */
+  stateSecret?: string;
   now?: () => Date;
 }
 
@@ -101,17 +107,25 @@ export function checkOrigin(origins: readonly string[]): Middleware {
 }
 
 /**
- * The MCP POST's body, bounded and parsed, and the session it belongs to (minted at `initialize`,
- * else the `Mcp-Session-Id` sent back): the scope of the session's payer. A malformed message is
- * refused here, so it costs the caller no quota.
+ * The MCP POST's body, bounded and parsed, its revision, and the scope of its payer: on 2025-11-25
+ * the session (minted at `initialize`, else the `Mcp-Session-Id` sent back), on 2026-07-28 the
+ * request. A malformed message is refused here, so it costs the caller no quota.
  */
 function readMcpMessage(): Middleware<McpMessageVars> {
   return async (c, next) => {
     const body = await readMcpBody(c.req.raw);
+    const era = await mcpEraOf(c.req.raw, body);
     c.set("mcpBody", body);
-    c.set("mcpSessionId", mcpSessionOf(body, c.req.header(MCP_SESSION_HEADER)));
+    c.set("mcpEra", era);
+    c.set("mcpSessionId", mcpSessionOf(body, c.req.header(MCP_SESSION_HEADER), era));
     await next();
   };
+}
+
+/** The 32-byte key 2026-07-28 request states are sealed with, derived from QUOTE_SECRET. */
+function stateKeyOf(secret: string | undefined): Uint8Array | undefined {
+  if (secret === undefined) return undefined;
+  return createHmac("sha256", secret).update("x402-chat-agent mcp requestState v1").digest();
 }
 
 /**
@@ -121,6 +135,7 @@ function readMcpMessage(): Middleware<McpMessageVars> {
  */
 export function mountMcp(app: Hono, deps: McpRouteDeps): void {
   const answers = new ElicitationAnswers();
+  const stateKey = stateKeyOf(deps.stateSecret);
   app.post(
     "/mcp",
     checkOrigin(deps.origins),
@@ -133,15 +148,22 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
     })),
     rateLimitPayer(deps.quota),
     (c) =>
-      handleMcpHttp(c.req.raw, c.var.mcpBody, c.var.payer, {
-        face: deps.face,
-        answers,
-        approvalUrl: deps.approvalUrl,
-        callTimeoutMs: deps.requestTimeoutMs,
-        ...(deps.now ? { now: deps.now } : {}),
-        onError: (error) => deps.logger.error("mcp tool error", { err: error }),
-        keep: (work) => deps.lifecycle.keep(work),
-      }),
+      handleMcpHttp(
+        c.req.raw,
+        c.var.mcpBody,
+        c.var.payer,
+        {
+          face: deps.face,
+          answers,
+          approvalUrl: deps.approvalUrl,
+          callTimeoutMs: deps.requestTimeoutMs,
+          ...(deps.now ? { now: deps.now } : {}),
+          ...(stateKey ? { stateKey } : {}),
+          onError: (error) => deps.logger.error("mcp tool error", { err: error }),
+          keep: (work) => deps.lifecycle.keep(work),
+        },
+        c.var.mcpEra,
+      ),
   );
   app.all("/mcp", () =>
     problemResponse(new AppError("method_not_allowed", "This MCP server is stateless: use POST /mcp."), {

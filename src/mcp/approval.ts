@@ -1,11 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import {
-  type CallToolResult,
-  ElicitResultSchema,
-  type ServerNotification,
-  type ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Notification, RequestId, ServerContext } from "@modelcontextprotocol/server";
 import type { PaymentsFace, PaymentView } from "../payments/face.js";
 import { PAYMENT_STATUS } from "../protocol/index.js";
 import type { PayOutput } from "../tools/contract.js";
@@ -29,9 +23,18 @@ export interface ApprovalDeps {
   pollMs: number;
   /** The session's elicitation answers that arrive on other requests (stateless HTTP). */
   answers?: { listen(listener: (action: string) => void): () => void };
+  /**
+   * Sends a notification on the call's own stream. Over stateless HTTP the server instance of a
+   * POST never saw the client's `initialize`, so the SDK would refuse `elicitation/complete`: the
+   * HTTP layer, which knows from the session id that the client declared URL elicitation, sends it
+   * through its transport. Absent: the SDK's own (stdio, in-process).
+   */
+  notify?: (notification: Notification, requestId: RequestId) => Promise<void>;
+  /** For the operator's log: a notification that could not be sent. */
+  onError?: (error: unknown) => void;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Extra = ServerContext;
 
 /**
  * "$0.05 to 0xabc… for Weather now (https://api.example/weather) on eip155:84532, until 10:42:00
@@ -56,7 +59,7 @@ export function describeApproval(view: PaymentView | undefined, pay: PayOutput, 
 }
 
 /** Whether the payment has left the approval and nothing in it still moves. */
-function ended(view: PaymentView): boolean {
+export function ended(view: PaymentView): boolean {
   return view.status !== "awaiting_approval" && !PAYMENT_STATUS[view.status].inFlight;
 }
 
@@ -80,7 +83,7 @@ export function endedResult(view: PaymentView): CallToolResult {
   }
 }
 
-function pendingResult(pay: PayOutput, url: string, expiresAt: string | undefined): CallToolResult {
+export function pendingResult(pay: PayOutput, url: string, expiresAt: string | undefined): CallToolResult {
   return okResult(
     "The user's wallet must approve this payment. Show the user the approvalUrl (they sign there, in their own wallet), then call get_payment with the paymentId to learn the outcome. Nothing is paid until then.",
     {
@@ -104,10 +107,9 @@ function elicit(
   timeout: number,
   signal: AbortSignal,
 ) {
-  return extra
-    .sendRequest(
+  return extra.mcpReq
+    .send(
       { method: "elicitation/create", params: { mode: "url", message, url, elicitationId: paymentId } },
-      ElicitResultSchema,
       { timeout, signal },
     )
     .then(
@@ -150,7 +152,7 @@ export async function awaitApproval(
 }
 
 /** Reads the ledger until the payment ended, the client declined, the approval expired or the call ended. */
-async function waitForEnd(
+export async function waitForEnd(
   deps: ApprovalDeps,
   pay: PayOutput & { paymentId: string },
   extra: Extra,
@@ -163,12 +165,13 @@ async function waitForEnd(
   let view = first;
   while (!signal.aborted && !declined()) {
     if (view && ended(view)) {
-      await extra
-        .sendNotification({
-          method: "notifications/elicitation/complete",
-          params: { elicitationId: pay.paymentId },
-        })
-        .catch(() => {});
+      const complete = {
+        method: "notifications/elicitation/complete",
+        params: { elicitationId: pay.paymentId },
+      };
+      await (deps.notify ? deps.notify(complete, extra.mcpReq.id) : extra.mcpReq.notify(complete)).catch(
+        (error: unknown) => deps.onError?.(error),
+      );
       return endedResult(view);
     }
     if (deps.now().getTime() > expiry + deps.pollMs) break;

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
+  createMcpHandler,
   isInitializeRequest,
   isJSONRPCResultResponse,
+  isLegacyRequest,
   type JSONRPCMessage,
-} from "@modelcontextprotocol/sdk/types.js";
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { AppError } from "../errors/index.js";
 import type { Payer, PaymentsFace } from "../payments/face.js";
 import type { ElicitationAnswers } from "./answers.js";
@@ -13,10 +15,13 @@ import { createMcpServer, type McpServerOptions } from "./server.js";
 /**
  * MCP over Streamable HTTP, stateless (docs/mcp.md, "Why stateless"): every POST gets a fresh
  * server and transport, so any instance behind a load balancer can answer any request and nothing
- * is kept between requests. What a later request must know travels in the session id the server
- * mints at `initialize`: a random id (the scope the per-request limit counts within) and whether
- * the client declared URL-mode elicitation. A client that forges the flag only changes how its own
- * approvals are offered; the session id grants nothing (the bearer token does).
+ * is kept between requests. Two revisions, told apart by the SDK's own classification
+ * (`isLegacyRequest`): 2026-07-28 requests carry their protocol version, client and capabilities
+ * in `_meta` and are served by the SDK's per-request handler; 2025-11-25 ones by a transport whose
+ * session id, minted at `initialize`, carries what a later request must know: a random id (the
+ * scope the per-request limit counts within) and whether the client declared URL-mode elicitation.
+ * A client that forges the flag only changes how its own approvals are offered; the session id
+ * grants nothing (the bearer token does).
  */
 
 export const MCP_SESSION_HEADER = "mcp-session-id";
@@ -24,7 +29,10 @@ const SESSION_ID = /^mcp_[0-9a-f-]{36}(\.url)?$/;
 /** The largest JSON-RPC body read (a tool call's arguments are bounded well below it). */
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
 
-export interface McpHttpDeps extends Omit<McpServerOptions, "urlElicitation" | "elicitationAnswers"> {
+export type McpEra = "legacy" | "modern";
+
+export interface McpHttpDeps
+  extends Omit<McpServerOptions, "urlElicitation" | "elicitationAnswers" | "era" | "notify"> {
   face: PaymentsFace;
   /** One per process: elicitation answers handed to the calls of their session waiting here. */
   answers?: ElicitationAnswers;
@@ -57,13 +65,25 @@ export async function readMcpBody(request: Request): Promise<unknown> {
   }
 }
 
+/** The revision a POST speaks, as the SDK routes it (`isLegacyRequest`: 2025-era or 2026-07-28). */
+export async function mcpEraOf(request: Request, body: unknown): Promise<McpEra> {
+  return (await isLegacyRequest(request, body, { maxRequestBodySize: MCP_MAX_BODY_BYTES }))
+    ? "legacy"
+    : "modern";
+}
+
 /**
- * The MCP session a POST belongs to, which is the scope its payments' per-request limit counts
- * within: minted at `initialize`, else the `Mcp-Session-Id` the client sent back. One JSON-RPC
- * request per POST (the rate limit counts POSTs: a batch of calls in one, which the SDK takes up to
- * 100 of, would count once). Refusals are AppErrors (problem+json at the HTTP layer).
+ * The scope a POST's payments' per-request limit counts within. On 2025-11-25, the MCP session:
+ * minted at `initialize`, else the `Mcp-Session-Id` the client sent back. On 2026-07-28 there is no
+ * session and no conversation id: each request is its own scope (docs/mcp.md, "Session"). One
+ * JSON-RPC request per POST (the rate limit counts POSTs: a batch of calls in one, which the SDK
+ * takes up to 100 of, would count once). Refusals are AppErrors (problem+json at the HTTP layer).
  */
-export function mcpSessionOf(body: unknown, sentSessionId: string | undefined): string {
+export function mcpSessionOf(
+  body: unknown,
+  sentSessionId: string | undefined,
+  era: McpEra = "legacy",
+): string {
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
   if (messages.filter(isRequest).length > 1) {
     throw new AppError(
@@ -71,6 +91,7 @@ export function mcpSessionOf(body: unknown, sentSessionId: string | undefined): 
       "Send one JSON-RPC request per POST /mcp (no batches of requests).",
     );
   }
+  if (era === "modern") return `mcp_${randomUUID()}`;
   const init = messages.find((m) => isInitializeRequest(m));
   if (init) return mintSessionId(init);
   if (!SESSION_ID.test(sentSessionId ?? "")) {
@@ -80,15 +101,26 @@ export function mcpSessionOf(body: unknown, sentSessionId: string | undefined): 
 }
 
 /**
- * Answer one MCP POST, its body read (`readMcpBody`) and its payer built with the session as its
- * scope (`mcpSessionOf`). Refusals before the MCP layer throw AppError.
+ * Answer one MCP POST, its body read (`readMcpBody`), its revision known (`mcpEraOf`) and its
+ * payer built with its scope (`mcpSessionOf`). Refusals before the MCP layer throw AppError.
  */
 export async function handleMcpHttp(
   request: Request,
   body: unknown,
   payer: Payer,
   deps: McpHttpDeps,
+  era: McpEra = "legacy",
 ): Promise<Response> {
+  if (era === "modern") {
+    const { face, answers: _answers, ...options } = deps;
+    const handler = createMcpHandler(
+      () => createMcpServer(face, payer, { ...options, signal: request.signal, era: "modern" }),
+      // A request the SDK refuses (headers, envelope, a bad requestState) is the client's answer,
+      // not the operator's log; a tool's own errors still reach `onError`.
+      { legacy: "reject", maxRequestBodySize: MCP_MAX_BODY_BYTES },
+    );
+    return handler.fetch(request, { parsedBody: body });
+  }
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
   const init = messages.some((m) => isInitializeRequest(m));
   const sessionId = payer.scopeId;
@@ -101,15 +133,18 @@ export async function handleMcpHttp(
       if (typeof action === "string") answers.deliver(key, action);
     }
   }
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    ...(init ? { sessionIdGenerator: () => sessionId } : {}),
+    maxRequestBodySize: MCP_MAX_BODY_BYTES,
+  });
   const server = createMcpServer(face, payer, {
     ...options,
     signal: request.signal,
     urlElicitation: sessionId.endsWith(".url"),
+    // This instance never saw `initialize`; the session id says the client declared URL elicitation.
+    notify: (notification, relatedRequestId) =>
+      transport.send({ jsonrpc: "2.0", ...notification }, { relatedRequestId }),
     ...(answers ? { elicitationAnswers: { listen: (listener) => answers.listen(key, listener) } } : {}),
-  });
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    ...(init ? { sessionIdGenerator: () => sessionId } : {}),
-    maxRequestBodySize: MCP_MAX_BODY_BYTES,
   });
   await server.connect(transport);
   return transport.handleRequest(request, { parsedBody: body });

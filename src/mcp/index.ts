@@ -10,9 +10,11 @@ export {
   handleMcpHttp,
   MCP_MAX_BODY_BYTES,
   MCP_SESSION_HEADER,
+  type McpEra,
   type McpHttpDeps,
+  mcpEraOf,
   mcpSessionOf,
   readMcpBody,
 } from "./http.js";
-export { createMcpServer, type McpServerOptions } from "./server.js";
+export { createMcpServer, type McpServerOptions, SERVER_VERSION } from "./server.js";
 export { MCP_TOOLS, type McpToolName } from "./tools.js";

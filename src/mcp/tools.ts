@@ -1,3 +1,4 @@
+import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { z } from "zod/v4";
 import { CURSOR_MAX_CHARS, QUOTE_ID_MAX_CHARS } from "../payments/index.js";
 import { LEDGER_STATUSES, type LedgerStatus, PAYMENT_ID } from "../protocol/index.js";
@@ -54,9 +55,33 @@ export type McpToolName = keyof typeof MCP_TOOLS;
 
 const statuses = LEDGER_STATUSES as unknown as [LedgerStatus, ...LedgerStatus[]];
 
-export const TOOL_INPUTS = {
+/**
+ * A zod schema as the MCP SDK takes it: validated by zod itself (strict objects), described to
+ * clients by the JSON Schema zod writes (the Standard JSON Schema interface the SDK reads).
+ */
+function standard<T extends z.ZodType>(schema: T): StandardSchemaWithJSON<z.input<T>, z.output<T>> {
+  const json = {
+    input: () => z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>,
+    output: () =>
+      z.toJSONSchema(schema, { target: "draft-2020-12", io: "output" }) as Record<string, unknown>,
+  };
+  const own = schema["~standard"];
+  return {
+    "~standard": {
+      version: 1,
+      vendor: own.vendor,
+      validate: (value) => own.validate(value),
+      jsonSchema: json,
+    },
+  } as StandardSchemaWithJSON<z.input<T>, z.output<T>>;
+}
+
+export const TOOL_INPUTS_ZOD = {
   find_services: z.strictObject(discoverInputSchema.shape),
-  get_quote: z.strictObject(quoteInputSchema.shape),
+  get_quote: z.strictObject({
+    ...quoteInputSchema.shape,
+    url: quoteInputSchema.shape.url.describe("The service URL, exactly as find_services listed it"),
+  }),
   pay_quote: z.strictObject({
     quoteId: z
       .string()
@@ -82,4 +107,14 @@ export const TOOL_INPUTS = {
       .describe("The nextCursor of the previous page, to read on"),
   }),
   get_budget: z.strictObject({}),
+};
+
+/** The tools' inputs as the MCP server registers them. */
+export const TOOL_INPUTS = {
+  find_services: standard(TOOL_INPUTS_ZOD.find_services),
+  get_quote: standard(TOOL_INPUTS_ZOD.get_quote),
+  pay_quote: standard(TOOL_INPUTS_ZOD.pay_quote),
+  get_payment: standard(TOOL_INPUTS_ZOD.get_payment),
+  list_payments: standard(TOOL_INPUTS_ZOD.list_payments),
+  get_budget: standard(TOOL_INPUTS_ZOD.get_budget),
 };

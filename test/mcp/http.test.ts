@@ -5,19 +5,28 @@
  * (`limit_exceeded`, isError), and what the ledger holds equals what moved on chain. A client that
  * declared URL elicitation is sent to the approval page and the call waits until the wallet has
  * signed; the signature goes through the face's `answerApproval` as the approval page's does
- * (`via: page`), settles on chain, ledger = chain.
+ * (`via: page`), settles on chain, ledger = chain, and hears `notifications/elicitation/complete`.
+ * The same on 2026-07-28 (the v2 SDK's client, no session): find -> quote -> pay within the limits,
+ * and the approval as an input-required result whose `requestState` the client echoes (a tampered
+ * one is refused).
  */
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResult,
   type ClientCapabilities,
+  ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseWallet } from "../../src/chains/index.js";
 import { walletAddress } from "../../src/devnet/testing/index.js";
+import { SERVER_VERSION } from "../../src/mcp/index.js";
 import type { StoredApproval } from "../../src/payments/index.js";
 import {
   type Awaiting,
@@ -149,6 +158,10 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     const running = booted.running;
     const before = await evmBalances(devnet, "user");
     const asked: Array<{ url: string; message: string }> = [];
+    const completed: string[] = [];
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+      completed.push(notification.params.elicitationId);
+    });
     let signed: Promise<unknown> = Promise.resolve();
     // Standing in for the approval page: the user's wallet signs the stored payment, and the answer
     // goes through the face as the page's does (`via: page`: no caller, only the wallet's signature).
@@ -180,6 +193,8 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     );
     expect(paid.isError).toBeFalsy();
     expect(paid.structuredContent).toMatchObject({ status: "settled" });
+    // The client declared URL elicitation, so it hears that the elicitation ended (docs/mcp.md).
+    expect(completed).toEqual([paid.structuredContent.paymentId]);
 
     const row = await ledgerOf(running).get(String(paid.structuredContent.paymentId));
     expect(row?.status).toBe("settled");
@@ -187,5 +202,126 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     expect(before.payer - after.payer).toBe(row?.amount);
     expect(after.merchant - before.merchant).toBe(row?.amount);
     await client.close();
+  });
+});
+
+/** A 2026-07-28 client (the v2 SDK's, pinned to that revision: no initialize, no session). */
+async function connectModern(role: string, capabilities: Record<string, unknown> = {}, autoFulfill = true) {
+  const app = booted.running.service.app;
+  const transport = new ModernTransport(new URL("http://service.test/mcp"), {
+    requestInit: {
+      headers: {
+        Authorization: `Bearer ${devnet.manifest.devToken}`,
+        "X-Wallet-Address": walletAddress(devnet, "evm", role),
+      },
+    },
+    fetch: async (url, init) => app.request(String(url), init),
+  });
+  const client = new ModernClient(
+    { name: "integration-2026", version: "1" },
+    { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } }, inputRequired: { autoFulfill } },
+  );
+  await client.connect(transport);
+  return client;
+}
+
+/** Signs a stored payment with the user's wallet and answers it as the approval page does. */
+async function signAsPage(paymentId: string): Promise<unknown> {
+  const key = devnet.secrets.evm.user;
+  if (!key) throw new Error("no user key");
+  const wallet = parseWallet(walletAddress(devnet, "evm", "user"));
+  if (!wallet.ok) throw new Error(wallet.reason);
+  const running = booted.running;
+  const stored = (await ledgerOf(running).get(paymentId))?.approval as StoredApproval;
+  const signature = await signTypedDataOf(
+    { approval: { sign: stored.sign } } as unknown as Awaiting,
+    privateKeyToAccount(key),
+  );
+  return running.payments!.face.answerApproval({
+    answer: { paymentId, kind: "signature", signature },
+    wallet: wallet.wallet,
+    via: { kind: "page" },
+    signal: new AbortController().signal,
+  });
+}
+
+describe("MCP 2026-07-28 over Streamable HTTP on the devnet", () => {
+  it("finds, quotes and pays; the approval is an input-required result the client fulfils; ledger = chain", async () => {
+    const client = await connectModern("payer");
+    expect(client.getServerVersion()).toMatchObject({ name: "x402-chat-agent", version: SERVER_VERSION });
+    const call = async (name: string, args: Record<string, unknown> = {}) =>
+      (await client.callTool({ name, arguments: args })) as Result;
+    const weather = serviceUrl(devnet, "weather");
+    const found = await call("find_services", { query: "weather" });
+    expect((found.structuredContent.services as Array<{ url: string }>).map((s) => s.url)).toContain(weather);
+    const quote = await call("get_quote", { url: weather, query: { city: "Lima" } });
+    const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    expect(paid.structuredContent).toMatchObject({ status: "paid", transaction: expect.any(String) });
+    await client.close();
+
+    const user = await connectModern("user", { elicitation: { url: {} } });
+    const asked: string[] = [];
+    let signed: Promise<unknown> = Promise.resolve();
+    user.setRequestHandler("elicitation/create", async (request) => {
+      const url = String((request.params as { url?: string }).url);
+      asked.push(url);
+      signed = signAsPage(url.slice(url.lastIndexOf("/") + 1));
+      return { action: "accept" };
+    });
+    const before = await evmBalances(devnet, "user");
+    const userQuote = (await user.callTool({
+      name: "get_quote",
+      arguments: { url: weather, query: { city: "La Paz" } },
+    })) as Result;
+    expect(userQuote.structuredContent).toMatchObject({ needsApproval: true });
+    const approved = (await user.callTool({
+      name: "pay_quote",
+      arguments: { quoteId: userQuote.structuredContent.quoteId },
+    })) as Result;
+    expect(await signed).toMatchObject({ status: "paid" });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatch(/\/approve\/pay_[-0-9a-f]{36}$/);
+    expect(approved.isError).toBeFalsy();
+    expect(approved.structuredContent).toMatchObject({ status: "settled" });
+    const row = await ledgerOf(booted.running).get(String(approved.structuredContent.paymentId));
+    expect(row?.status).toBe("settled");
+    const after = await evmBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(row?.amount);
+    expect(after.merchant - before.merchant).toBe(row?.amount);
+    await user.close();
+  });
+
+  it("refuses a tampered requestState; the untouched one reads the payment", async () => {
+    const user = await connectModern("user", { elicitation: { url: {} } }, false);
+    const quote = (await user.callTool({
+      name: "get_quote",
+      arguments: { url: serviceUrl(devnet, "weather"), query: { city: "Cusco" } },
+    })) as Result;
+    const args = { quoteId: quote.structuredContent.quoteId };
+    const first = (await user.callTool(
+      { name: "pay_quote", arguments: args },
+      { allowInputRequired: true },
+    )) as unknown as { resultType: string; requestState: string; inputRequests: Record<string, unknown> };
+    expect(first.resultType).toBe("input_required");
+    expect(first.inputRequests.approve).toMatchObject({ method: "elicitation/create" });
+    const [version, payload, mac] = first.requestState.split(".") as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    claims.p.paymentId = "pay_00000000-0000-4000-8000-000000000000";
+    const forged = `${version}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.${mac}`;
+    const retry = (requestState: string, action: string) =>
+      user.callTool(
+        // The retry's fields (2026-07-28), which the client's call type does not name.
+        { name: "pay_quote", arguments: args, requestState, inputResponses: { approve: { action } } } as {
+          name: string;
+        },
+        { allowInputRequired: true },
+      );
+    await expect(retry(forged, "accept")).rejects.toThrow(/requestState/);
+    const declined = (await retry(first.requestState, "decline")) as Result;
+    expect(declined.structuredContent).toMatchObject({
+      status: "awaiting_approval",
+      approvalUrl: expect.stringMatching(/\/approve\/pay_/),
+    });
+    await user.close();
   });
 });
