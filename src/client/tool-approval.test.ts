@@ -219,6 +219,53 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     expect(chat.status).toBe("ready");
   });
 
+  it("paid without the wallet: one automatic approval, its reason in words, then the outcome", async () => {
+    const budget = {
+      perTransaction: METER("0.99"),
+      perRequest: METER("1.99"),
+      daily: METER("9.99"),
+    };
+    const { fetch } = fakeFetch([
+      [
+        { type: "payment", payment: { ...BASE, budget } },
+        { type: "payment", payment: { ...BASE, status: "reserved", budget } },
+        { type: "payment", payment: { ...BASE, status: "settled", transaction: "0xfeed", payer: WALLET } },
+        FINISH("payment-complete"),
+      ],
+    ]);
+    const { chat, settled } = chatWith(new PaymentChatTransport({ baseUrl: "http://svc.test", fetch }));
+    const done = settled();
+    await chat.sendMessage({ text: "Weather in Paris?" });
+    await done;
+    const parts = chat.messages.at(-1)?.parts.filter((p) => p.type === `tool-${PAYMENT_TOOL}`) ?? [];
+    expect(parts).toHaveLength(1);
+    const part = toolPart(chat);
+    expect(part.state).toBe("output-available");
+    expect(part.approval).toMatchObject({ id: ID, approved: true, isAutomatic: true });
+    expect(part.approval?.reason).toMatch(
+      /^Approved automatically: \$0\.01 is within your \$2\.00 limit per payment/,
+    );
+  });
+
+  it("refused by the limits: one automatic denial with the refusal's code and words", async () => {
+    const message = "The daily limit leaves $0.00; this payment is $0.01.";
+    const { fetch } = fakeFetch([
+      [
+        { type: "payment", payment: BASE },
+        { type: "payment", payment: { ...BASE, status: "refused", reason: "limit_exceeded", message } },
+        FINISH("stop"),
+      ],
+    ]);
+    const { chat, settled } = chatWith(new PaymentChatTransport({ baseUrl: "http://svc.test", fetch }));
+    const done = settled();
+    await chat.sendMessage({ text: "Weather in Paris?" });
+    await done;
+    const part = toolPart(chat);
+    expect(part.state).toBe("output-denied");
+    expect(part.approval).toMatchObject({ id: ID, approved: false, isAutomatic: true });
+    expect(part.approval?.reason).toBe(`limit_exceeded: ${message}`);
+  });
+
   it("declined: the answer is a rejection (nothing signed), the part ends output-denied", async () => {
     const { fetch, bodies } = fakeFetch([ASKING, DECLINED]);
     const wallet = fakeWallet();
