@@ -1,14 +1,22 @@
 /**
- * The SDK as other code gets it: `x402-chat-agent/client` through the package's `exports`, from
- * plain Node ESM (the built bundle) and with its type declarations.
+ * The SDK as other code gets it: `x402-chat-agent/client` and its `useChat` subpath
+ * `x402-chat-agent/client/ai` through the package's `exports`, from plain Node ESM (the built
+ * bundle: two entries sharing chunks) and with its type declarations.
  */
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a JavaScript build script without declarations
-import { CLIENT_OUTFILE, ensureClientBuilt, TYPES_DIR } from "../../scripts/build-client.mjs";
+import * as clientBuild from "../../scripts/build-client.mjs";
+
+const { CLIENT_AI_OUTFILE, CLIENT_OUTFILE, ensureClientBuilt, TYPES_DIR } = clientBuild as {
+  CLIENT_AI_OUTFILE: string;
+  CLIENT_OUTFILE: string;
+  TYPES_DIR: string;
+  ensureClientBuilt(options: { types: boolean }): Promise<void>;
+};
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -17,26 +25,32 @@ describe("package export x402-chat-agent/client", () => {
     await ensureClientBuilt({ types: true });
   }, 120_000);
 
-  it("imports from plain Node ESM by the package's name", async () => {
+  /** The names an entry exports, imported by the package's name from plain Node ESM. */
+  async function exportsOf(specifier: string): Promise<string[]> {
     const { stdout } = await promisify(execFile)(
       process.execPath,
       [
         "--input-type=module",
         "-e",
-        "const m = await import('x402-chat-agent/client'); console.log(JSON.stringify(Object.keys(m).sort()))",
+        `const m = await import('${specifier}'); console.log(JSON.stringify(Object.keys(m).sort()))`,
       ],
       { cwd: root },
     );
-    const names = JSON.parse(stdout) as string[];
+    return JSON.parse(stdout) as string[];
+  }
+
+  it("imports from plain Node ESM by the package's name: the fetch client at the root, useChat's transport at /ai", async () => {
+    const names = await exportsOf("x402-chat-agent/client");
     for (const name of [
       "ChatClient",
       "ChatHttpError",
-      "PaymentChatTransport",
       "decodeStream",
       "signEvmApproval",
       "signSolanaApproval",
     ])
       expect(names).toContain(name);
+    expect(names).not.toContain("PaymentChatTransport");
+    expect(await exportsOf("x402-chat-agent/client/ai")).toContain("PaymentChatTransport");
   });
 
   it("declares its types; the bundle imports no npm package but @solana/kit, and carries zod's parts it uses", () => {
@@ -46,15 +60,24 @@ describe("package export x402-chat-agent/client", () => {
     const entry = pkg.exports["./client"];
     expect(entry && existsSync(join(root, entry.types))).toBe(true);
     expect(entry && join(root, entry.default)).toBe(CLIENT_OUTFILE);
-    const bundle = readFileSync(CLIENT_OUTFILE, "utf8");
-    // zod's parts it uses are bundled in: no import of zod, nor of any package but @solana/kit.
-    expect(bundle).not.toMatch(/from "zod/);
-    expect(bundle).toMatch(/"~standard"/);
-    const imported = [...bundle.matchAll(/(?:from |import\()"([^".][^"]*)"/g)].map((m) => m[1]);
-    expect(new Set(imported)).toEqual(new Set(["@solana/kit"]));
-    // Loaded when a Solana approval is signed: an optional peer of the package.
-    expect(bundle).toMatch(/import\("@solana\/kit"\)/);
-    expect(bundle).not.toMatch(/from "@solana\/kit"/);
+    // Each entry with the chunks it shares with the other (relative imports).
+    const withChunks = (file: string) => {
+      const text = readFileSync(file, "utf8");
+      const chunks = [...text.matchAll(/from "\.\/([^"]+\.js)"/g)].map((m) =>
+        readFileSync(join(dirname(file), m[1] ?? ""), "utf8"),
+      );
+      return [text, ...chunks].join("\n");
+    };
+    for (const bundle of [withChunks(CLIENT_OUTFILE), withChunks(CLIENT_AI_OUTFILE)]) {
+      // zod's parts it uses are bundled in: no import of zod, nor of any package but @solana/kit.
+      expect(bundle).not.toMatch(/from "zod/);
+      expect(bundle).toMatch(/"~standard"/);
+      const imported = [...bundle.matchAll(/(?:from |import\()"([^".][^"]*)"/g)].map((m) => m[1]);
+      expect(new Set(imported)).toEqual(new Set(["@solana/kit"]));
+      // Loaded when a Solana approval is signed: an optional peer of the package.
+      expect(bundle).toMatch(/import\("@solana\/kit"\)/);
+      expect(bundle).not.toMatch(/from "@solana\/kit"/);
+    }
   });
 
   it("its declarations name no package but ai (its optional peer): no zod type", () => {
