@@ -155,7 +155,9 @@ export function automaticApprovalReason(update: PaymentUpdate): string {
     : `$${usd} is within your spending limits`;
   const left = [leftOf(budget?.perRequest, "for this request"), leftOf(budget?.daily, "today")];
   return [
-    `Approved automatically: ${within}, below the amount that asks your wallet`,
+    budget?.approvalAbove
+      ? `Approved automatically: ${within}, under your $${budget.approvalAbove.usd} threshold for the wallet`
+      : `Approved automatically: ${within}, below the amount that asks your wallet`,
     ...left.filter((s) => s !== undefined),
   ].join("; ");
 }

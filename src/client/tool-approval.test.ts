@@ -224,6 +224,7 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
       perTransaction: METER("0.99"),
       perRequest: METER("1.99"),
       daily: METER("9.99"),
+      approvalAbove: { atomic: "100000", usd: "0.10" },
     };
     const { fetch } = fakeFetch([
       [
@@ -243,7 +244,7 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     expect(part.state).toBe("output-available");
     expect(part.approval).toMatchObject({ id: ID, approved: true, isAutomatic: true });
     expect(part.approval?.reason).toMatch(
-      /^Approved automatically: \$0\.01 is within your \$2\.00 limit per payment/,
+      /^Approved automatically: \$0\.01 is within your \$2\.00 limit per payment, under your \$0\.10 threshold for the wallet; /,
     );
   });
 

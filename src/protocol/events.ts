@@ -51,6 +51,8 @@ export interface BudgetMeter {
   perTransaction: LimitMeter;
   perRequest: LimitMeter;
   daily: LimitMeter;
+  /** Above this amount the user's wallet approves even where a server key could sign (absent: none set). */
+  approvalAbove?: Money;
 }
 
 /** The EIP-712 typed data of an EIP-3009 `TransferWithAuthorization`, as `eth_signTypedData_v4` takes it. */

@@ -31,7 +31,12 @@ const limitMeter = z.looseObject({
   remainingAfter: z.optional(money),
 });
 
-const budgetMeter = z.looseObject({ perTransaction: limitMeter, perRequest: limitMeter, daily: limitMeter });
+const budgetMeter = z.looseObject({
+  perTransaction: limitMeter,
+  perRequest: limitMeter,
+  daily: limitMeter,
+  approvalAbove: z.optional(money),
+});
 
 const walletRequest = z.discriminatedUnion("kind", [
   z.looseObject({

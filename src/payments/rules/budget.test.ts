@@ -45,6 +45,16 @@ describe("budget meter", () => {
     expect(place === "spent" || place === "pending").toBe(status !== "quoted" && isCommitted(status));
   });
 
+  it("shows the approval threshold when one is set, and nothing when none is", () => {
+    const meter = budgetMeter(
+      { ...base, limits: { ...base.limits, approvalAbove: USD / 10n } },
+      amount,
+      "quoted",
+    );
+    expect(meter.approvalAbove).toEqual({ atomic: "100000", usd: "0.10" });
+    expect("approvalAbove" in budgetMeter(base, amount, "quoted")).toBe(false);
+  });
+
   it("never shows a negative remainder", () => {
     const over = { ...base, snapshot: { ...base.snapshot, daySpent: 12n * USD } };
     const meter = budgetMeter(over, amount, "quoted");

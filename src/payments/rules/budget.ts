@@ -26,7 +26,8 @@ export interface BudgetSnapshot {
  * plus this payment's own amount where its status puts it. Clients draw it as it is.
  */
 export interface BudgetBase {
-  limits: AmountLimits;
+  /** The amount limits, and the approval threshold when one is set (shown on the meter). */
+  limits: AmountLimits & { approvalAbove?: bigint | undefined };
   snapshot: BudgetSnapshot;
 }
 
@@ -69,6 +70,7 @@ export function budgetMeter(base: BudgetBase, amount: bigint, status: PaymentSta
       after,
     ),
     daily: meter(limits.daily, snapshot.daySpent + ownSpent, snapshot.dayPending + ownPending, after),
+    ...(limits.approvalAbove !== undefined ? { approvalAbove: money(limits.approvalAbove) } : {}),
   };
 }
 
