@@ -9,6 +9,7 @@
  * devnet's payer wallets sign with the devnet's dev token, as with `npm start`. Ctrl-C stops all.
  */
 import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -136,7 +137,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     const signers = join(dir, "signers.json");
     await writeFile(signers, JSON.stringify(signersOf(devnet)), { mode: 0o600 });
-    const env = { ...base, ...externalEnv(devnet, signers) };
+    // One QUOTE_SECRET for every instance: a quote id (and an MCP requestState) made by one is
+    // opened by another (docs/mcp.md). The operator's own wins.
+    const env: Record<string, string | undefined> = {
+      ...base,
+      ...externalEnv(devnet, signers),
+      QUOTE_SECRET: base.QUOTE_SECRET || randomBytes(32).toString("hex"),
+    };
     delete env.DEVNET_MANIFEST;
     const started = await Promise.allSettled(
       Array.from({ length: options.instances }, (_, i) => {

@@ -6,10 +6,20 @@
  * the payer's decrease and the merchant's increase equal the settled sum). Needs DATABASE_URL (the
  * instances cannot share an embedded PGlite): skipped without it, as the other PostgreSQL suites.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, startCluster } from "../scripts/cluster.js";
+import { walletAddress } from "../src/devnet/testing/index.js";
 import { openStore, type Store } from "../src/store/index.js";
-import { chatRequest, dropSchema, evmBalances, readChat, uniqueSchema } from "./payments/harness.js";
+import {
+  chatRequest,
+  dropSchema,
+  evmBalances,
+  readChat,
+  serviceUrl,
+  uniqueSchema,
+} from "./payments/harness.js";
 import { evmAddressOf, usdcTransfersOf } from "./transfers.js";
 
 type Row = Awaited<ReturnType<Store["ledger"]["listByScope"]>>[number];
@@ -96,5 +106,51 @@ describe.skipIf(!databaseUrl)("two instances on one ledger and one devnet", () =
       ]);
     }
     expect(new Set(settled.map((r) => r.txHash)).size).toBe(settled.length);
+  });
+
+  it("a quote from one instance is paid on the other: they share one quote secret", async () => {
+    const c = cluster as Cluster;
+    const connect = async (url: string) => {
+      const transport = new StreamableHTTPClientTransport(new URL("/mcp", url), {
+        requestInit: {
+          headers: {
+            Authorization: `Bearer ${c.token}`,
+            "X-Wallet-Address": walletAddress(c.devnet, "evm", "payer-2"),
+          },
+        },
+      });
+      const client = new Client({ name: "cluster", version: "1" });
+      await client.connect(transport);
+      return client;
+    };
+    const [a, b] = await Promise.all((c.instances.map((i) => i.url) as [string, string]).map(connect));
+    try {
+      const weather = serviceUrl(c.devnet, "weather");
+      const quote = (await a?.callTool({
+        name: "get_quote",
+        arguments: { url: weather, query: { city: "Lima" } },
+      })) as {
+        structuredContent: { quoteId?: string };
+      };
+      const quoteId = quote.structuredContent.quoteId;
+      expect(quoteId).toBeTruthy();
+      const paid = (await b?.callTool({ name: "pay_quote", arguments: { quoteId } })) as {
+        isError?: boolean;
+        structuredContent: { status?: string; paymentId?: string };
+      };
+      expect(paid.isError ?? false).toBe(false);
+      expect(paid.structuredContent.status).toBe("paid");
+      const row = await store?.ledger.get(paid.structuredContent.paymentId ?? "");
+      expect(row?.status).toBe("settled");
+      expect(await usdcTransfersOf(c.devnet, row?.txHash ?? "")).toEqual([
+        {
+          from: walletAddress(c.devnet, "evm", "payer-2").toLowerCase(),
+          to: evmAddressOf(c.devnet, "merchant"),
+          value: row?.amount,
+        },
+      ]);
+    } finally {
+      await Promise.all([a?.close(), b?.close()]);
+    }
   });
 });
