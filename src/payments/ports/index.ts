@@ -7,6 +7,7 @@
  * payment.
  */
 export * from "./delivered.js";
+export * from "./events.js";
 export * from "./ledger.js";
 export * from "./payer.js";
 export * from "./signers.js";

@@ -21,4 +21,21 @@ export interface Payer {
    * each payment as its `scopeId` (the ledger's `request_id`).
    */
   scopeId: string;
+  /**
+   * What the caller's key allows (an operator's key, docs/deploy.md#operating-it): caps its
+   * request can only tighten and the wallets it may pay from. Absent: the server's caps only.
+   */
+  grant?: KeyGrant;
+}
+
+/** An operator's key as payments see it: its name and what it bounds. Amounts in atomic USD units. */
+export interface KeyGrant {
+  /** The key's name (also the payer's `caller`). */
+  name: string;
+  perTransaction?: bigint;
+  perRequest?: bigint;
+  /** The most this key may spend in any rolling 24 hours, over every wallet it pays from. */
+  daily?: bigint;
+  /** The only wallets it may pay from (absent: any the request names). */
+  wallets?: readonly string[];
 }
