@@ -4,6 +4,7 @@ import { extname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzip } from "node:zlib";
 import type { Context, MiddlewareHandler } from "hono";
+import { OPERATOR_PAGE_PATH } from "../protocol/ids.js";
 import { APPROVE_PATH } from "../protocol/index.js";
 
 /**
@@ -152,8 +153,10 @@ export function serveWeb(
 
   return async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
-    // The approval page (`/approve/<paymentId>`) is the same single-page app: index.html.
-    const path = c.req.path === "/" || APPROVE_PATH.test(c.req.path) ? "/index.html" : c.req.path;
+    // The approval page (`/approve/<paymentId>`) and the operator page (`/operator`) are the same
+    // single-page app: index.html (the operator page asks for its token; the API guards the data).
+    const page = c.req.path === "/" || APPROVE_PATH.test(c.req.path) || OPERATOR_PAGE_PATH.test(c.req.path);
+    const path = page ? "/index.html" : c.req.path;
     let file = (files ?? (await list())).get(path);
     if (!file && (path === "/index.html" || path.startsWith("/assets/"))) file = (await list()).get(path);
     if (file) {

@@ -6,3 +6,6 @@ export const PAYMENT_ID = new RegExp(`^${ID}$`);
 
 /** The approval page's path for a payment, `/approve/<paymentId>`; the id is its first group. */
 export const APPROVE_PATH = new RegExp(`^/approve/(${ID})$`);
+
+/** The operator page's path (docs/operator-page.md): the same single-page app, behind the operator token. */
+export const OPERATOR_PAGE_PATH = /^\/operator\/?$/;

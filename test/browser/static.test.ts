@@ -71,6 +71,22 @@ describe("serveWeb", () => {
     expect(gunzipSync(Buffer.from(await zipped.arrayBuffer())).toString()).toBe(SCRIPT);
   });
 
+  it("serves the same page at the approval and operator paths; their look-alikes go on", async () => {
+    for (const path of [
+      `/approve/pay_${"0".repeat(8)}-0000-0000-0000-${"0".repeat(12)}`,
+      "/operator",
+      "/operator/",
+    ]) {
+      const response = await app.request(path);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get("x-frame-options"), path).toBe("DENY");
+      expect(await response.text(), path).toBe(INDEX);
+    }
+    for (const path of ["/operator/keys", "/operators", "/approve/nope"]) {
+      expect(await (await app.request(path)).text(), path).toBe("none");
+    }
+  });
+
   it("passes every other path on: other routes, the 404, dotfiles, paths outside the folder", async () => {
     expect(await (await app.request("/api/other")).text()).toBe("other");
     for (const path of [

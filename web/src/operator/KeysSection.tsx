@@ -1,0 +1,195 @@
+import { useEffect, useRef, useState } from "react";
+import { shortHash, usd } from "../format.js";
+import type { IssuedKey, KeyView, OperatorApi } from "./api.js";
+import { CreateKeyForm } from "./CreateKeyForm.js";
+import { limitsText, when } from "./model.js";
+import { NewToken } from "./NewToken.js";
+import { useAction } from "./useAction.js";
+
+interface Props {
+  api: OperatorApi;
+  keys: KeyView[] | undefined;
+  error: string | undefined;
+  now: number;
+  /** A key was created, revoked or rotated: read the list again. */
+  onChanged(): void;
+}
+
+const STATUS_TONE: Record<KeyView["status"], string> = { active: "ok", revoked: "bad", expired: "neutral" };
+
+/** The keys: a table with each key's scopes, wallets, caps, spend today and expiry; create, rotate, revoke. */
+export function KeysSection({ api, keys, error, now, onChanged }: Props) {
+  const [issued, setIssued] = useState<{ token: string; name: string; rotated: boolean }>();
+  const [confirming, setConfirming] = useState<string>();
+  const action = useAction();
+  const show = (result: IssuedKey | undefined, rotated: boolean) => {
+    if (!result) return;
+    setIssued({ token: result.token, name: result.key.name, rotated });
+    onChanged();
+  };
+  const revoke = async (name: string) => {
+    if (await action.run(() => api.revokeKey(name))) {
+      setConfirming(undefined);
+      onChanged();
+    }
+  };
+  return (
+    <section className="operator-card" aria-labelledby="keys-heading">
+      <h2 id="keys-heading">Keys</h2>
+      {error ? (
+        <p className="card-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {issued ? (
+        <NewToken
+          name={issued.name}
+          token={issued.token}
+          rotated={issued.rotated}
+          onDone={() => setIssued(undefined)}
+        />
+      ) : null}
+      {action.error ? (
+        <p className="card-error" role="alert">
+          {action.error}
+        </p>
+      ) : null}
+      <div className="table-wrap">
+        <table className="op-table" data-testid="keys-table">
+          <caption>API keys: their caps and what they spent today (UTC day)</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Wallets</th>
+              <th scope="col">Limits</th>
+              <th scope="col">Spent today</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys?.length === 0 ? (
+              <tr>
+                <td colSpan={8} className="muted">
+                  No keys yet: create one below.
+                </td>
+              </tr>
+            ) : null}
+            {keys?.map((key) => (
+              <KeyRow
+                key={key.name}
+                view={key}
+                now={now}
+                busy={action.busy}
+                confirming={confirming === key.name}
+                onAskRevoke={() => setConfirming(key.name)}
+                onCancelRevoke={() => setConfirming(undefined)}
+                onRevoke={() => void revoke(key.name)}
+                onRotate={() => void action.run(() => api.rotateKey(key.name)).then((r) => show(r, true))}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <CreateKeyForm api={api} onCreated={(result) => show(result, false)} />
+    </section>
+  );
+}
+
+interface RowProps {
+  view: KeyView;
+  now: number;
+  busy: boolean;
+  confirming: boolean;
+  onAskRevoke(): void;
+  onCancelRevoke(): void;
+  onRevoke(): void;
+  onRotate(): void;
+}
+
+function expiryText(view: KeyView, now: number): string {
+  if (view.status === "revoked") return `revoked ${when(view.revokedAt)}`;
+  if (!view.expiresAt) return "never";
+  return `${Date.parse(view.expiresAt) <= now ? "expired" : ""} ${when(view.expiresAt)}`.trim();
+}
+
+function KeyRow({ view, now, busy, confirming, onAskRevoke, onCancelRevoke, onRevoke, onRotate }: RowProps) {
+  const revokeButton = useRef<HTMLButtonElement>(null);
+  const wasConfirming = useRef(confirming);
+  useEffect(() => {
+    // Back from "Revoke it?" (Cancel): the focus returns to the button that asked.
+    if (wasConfirming.current && !confirming) revokeButton.current?.focus();
+    wasConfirming.current = confirming;
+  }, [confirming]);
+  return (
+    <tr data-testid="key-row" data-key={view.name} data-status={view.status}>
+      <th scope="row">{view.name}</th>
+      <td>
+        <span className={`status status-${STATUS_TONE[view.status]}`}>{view.status}</span>
+      </td>
+      <td>{view.scopes.join(", ")}</td>
+      <td>
+        {view.wallets === null
+          ? "any"
+          : view.wallets.map((w) => (
+              <code key={w} title={w} className="op-wallet">
+                {shortHash(w)}
+              </code>
+            ))}
+      </td>
+      <td>{limitsText(view.limits)}</td>
+      <td className="num">{usd(view.spentTodayUsd)}</td>
+      <td>{expiryText(view, now)}</td>
+      <td>
+        {view.status !== "active" ? null : confirming ? (
+          <RevokeConfirm name={view.name} busy={busy} onRevoke={onRevoke} onCancel={onCancelRevoke} />
+        ) : (
+          <div className="op-actions">
+            <button type="button" className="ghost" disabled={busy} onClick={onRotate}>
+              Rotate<span className="visually-hidden"> {view.name}</span>
+            </button>
+            <button
+              ref={revokeButton}
+              type="button"
+              className="ghost danger"
+              disabled={busy}
+              onClick={onAskRevoke}
+            >
+              Revoke<span className="visually-hidden"> {view.name}</span>
+            </button>
+          </div>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/** "Revoke it?" in the row itself: the confirming button takes the focus; Cancel gives it back. */
+function RevokeConfirm({
+  name,
+  busy,
+  onRevoke,
+  onCancel,
+}: {
+  name: string;
+  busy: boolean;
+  onRevoke(): void;
+  onCancel(): void;
+}) {
+  const confirm = useRef<HTMLButtonElement>(null);
+  useEffect(() => confirm.current?.focus(), []);
+  return (
+    <fieldset className="op-confirm">
+      <legend className="visually-hidden">Revoke key {name}?</legend>
+      <span className="small">Its token stops working at once.</span>
+      <button ref={confirm} type="button" className="danger" disabled={busy} onClick={onRevoke}>
+        Yes, revoke {name}
+      </button>
+      <button type="button" className="ghost" onClick={onCancel}>
+        Cancel
+      </button>
+    </fieldset>
+  );
+}

@@ -1,0 +1,180 @@
+/**
+ * The operator API (`/api/operator/*`, docs/deploy.md#operating-it) as the operator page calls it:
+ * one typed method per route, the operator token as a bearer header, amounts kept as the USD
+ * decimal strings the service sends (shown with `usd()`, never turned into numbers). A refusal
+ * becomes an `OperatorApiError` whose message is the problem+json `detail`, a sentence to show.
+ */
+
+export type KeyScope = "chat" | "mcp" | "history";
+export const KEY_SCOPES: readonly KeyScope[] = ["chat", "mcp", "history"];
+
+export interface KeyLimits {
+  perTransaction: string | null;
+  perRequest: string | null;
+  daily: string | null;
+}
+
+export interface KeyView {
+  name: string;
+  scopes: KeyScope[];
+  /** The wallets the key may pay from; null: any. */
+  wallets: string[] | null;
+  limits: KeyLimits;
+  status: "active" | "revoked" | "expired";
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  spentTodayUsd: string;
+}
+
+export interface Pause {
+  scope: "all" | "key";
+  key?: string;
+  reason: string;
+  since: string;
+  by: string;
+}
+
+export interface OperatorPayment {
+  paymentId: string;
+  caller: string | null;
+  wallet: string;
+  service: string;
+  network: string;
+  amountUsd: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  txHash: string | null;
+}
+
+export interface Refusal {
+  at: string;
+  caller: string | null;
+  reason: string;
+  message: string;
+  service: string | null;
+  amountUsd: string | null;
+}
+
+/** POST /api/operator/keys: caps as USD decimal strings, `expiresIn` as "90m", "12h", "30d". */
+export interface CreateKeyBody {
+  name: string;
+  perTransaction?: string;
+  perRequest?: string;
+  daily?: string;
+  wallets?: string[];
+  expiresIn?: string;
+  scopes?: KeyScope[];
+}
+
+/** A key with its token: the only time the token is ever shown. */
+export interface IssuedKey {
+  key: KeyView;
+  token: string;
+}
+
+export type PauseTarget = { all: true } | { key: string };
+
+/** The API's refusal: `message` is a sentence for the page, `code` the stable problem code. */
+export class OperatorApiError extends Error {
+  override readonly name = "OperatorApiError";
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** What a failed answer says, as a sentence: the problem's `detail`, else its `title`, else the status. */
+export async function problemOf(response: Response): Promise<OperatorApiError> {
+  const body = (await response.json().catch(() => ({}))) as {
+    detail?: unknown;
+    title?: unknown;
+    code?: unknown;
+  };
+  const text =
+    typeof body.detail === "string" && body.detail
+      ? body.detail
+      : typeof body.title === "string" && body.title
+        ? body.title
+        : `The service answered HTTP ${response.status}.`;
+  return new OperatorApiError(text, response.status, typeof body.code === "string" ? body.code : undefined);
+}
+
+type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+export class OperatorApi {
+  readonly #token: string;
+  readonly #fetch: Fetch;
+  readonly #base: string;
+
+  /** `base`: the service's origin ("" for this page's own); `fetchImpl`: for tests. */
+  constructor(token: string, { base = "", fetchImpl }: { base?: string; fetchImpl?: Fetch } = {}) {
+    this.#token = token;
+    this.#base = base;
+    this.#fetch = fetchImpl ?? ((input, init) => fetch(input, init));
+  }
+
+  async #call<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.#base}/api/operator${path}`, {
+        method,
+        cache: "no-store",
+        headers: {
+          Authorization: `Bearer ${this.#token}`,
+          Accept: "application/json",
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch {
+      throw new OperatorApiError("The service cannot be reached.", 0, undefined);
+    }
+    if (!response.ok) throw await problemOf(response);
+    return (await response.json()) as T;
+  }
+
+  async keys(): Promise<KeyView[]> {
+    return (await this.#call<{ keys: KeyView[] }>("GET", "/keys")).keys;
+  }
+
+  createKey(body: CreateKeyBody): Promise<IssuedKey> {
+    return this.#call<IssuedKey>("POST", "/keys", body);
+  }
+
+  async revokeKey(name: string): Promise<KeyView> {
+    return (await this.#call<{ key: KeyView }>("POST", `/keys/${encodeURIComponent(name)}/revoke`)).key;
+  }
+
+  rotateKey(name: string): Promise<IssuedKey> {
+    return this.#call<IssuedKey>("POST", `/keys/${encodeURIComponent(name)}/rotate`);
+  }
+
+  async pauses(): Promise<Pause[]> {
+    return (await this.#call<{ pauses: Pause[] }>("GET", "/pauses")).pauses;
+  }
+
+  async pause(target: PauseTarget, reason: string): Promise<Pause[]> {
+    return (await this.#call<{ pauses: Pause[] }>("POST", "/pause", { ...target, reason })).pauses;
+  }
+
+  async resume(target: PauseTarget): Promise<Pause[]> {
+    return (await this.#call<{ pauses: Pause[] }>("POST", "/resume", target)).pauses;
+  }
+
+  async payments(limit = 50): Promise<OperatorPayment[]> {
+    return (await this.#call<{ payments: OperatorPayment[] }>("GET", `/payments?limit=${limit}`)).payments;
+  }
+
+  async unclear(): Promise<OperatorPayment[]> {
+    return (await this.#call<{ payments: OperatorPayment[] }>("GET", "/unclear")).payments;
+  }
+
+  async refusals(limit = 50): Promise<Refusal[]> {
+    return (await this.#call<{ refusals: Refusal[] }>("GET", `/refusals?limit=${limit}`)).refusals;
+  }
+}

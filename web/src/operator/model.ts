@@ -1,0 +1,125 @@
+/**
+ * The operator page's pure parts (docs/operator-page.md): the create-key form read into the API's
+ * body (or the fields' problems), how long ago something happened, a key's limits in words, and
+ * where the operator token is kept (the tab's sessionStorage: never the URL, never localStorage).
+ */
+import { usd } from "../format.js";
+import type { CreateKeyBody, KeyLimits, KeyScope, Pause } from "./api.js";
+
+/** What the create-key form holds, as typed. */
+export interface KeyForm {
+  name: string;
+  perTransaction: string;
+  perRequest: string;
+  daily: string;
+  /** Wallet addresses, separated by commas, spaces or lines ("" = any wallet). */
+  wallets: string;
+  /** "90m", "12h", "30d" ("" = never expires). */
+  expiresIn: string;
+  scopes: KeyScope[];
+}
+
+export const EMPTY_KEY_FORM: KeyForm = {
+  name: "",
+  perTransaction: "",
+  perRequest: "",
+  daily: "",
+  wallets: "",
+  expiresIn: "",
+  scopes: ["chat"],
+};
+
+export type KeyFormErrors = Partial<Record<keyof KeyForm, string>>;
+
+const USD = /^\d+(\.\d{1,6})?$/;
+const DURATION = /^\d+[mhd]$/;
+const CAPS = ["perTransaction", "perRequest", "daily"] as const;
+
+/** The form as the API's body, or what is wrong with each field (the service checks again). */
+export function createKeyBody(form: KeyForm): { body: CreateKeyBody } | { errors: KeyFormErrors } {
+  const errors: KeyFormErrors = {};
+  const name = form.name.trim();
+  if (!name) errors.name = "Give the key a name.";
+  const body: CreateKeyBody = { name };
+  for (const cap of CAPS) {
+    const value = form[cap].trim().replace(/^\$/, "");
+    if (!value) continue;
+    if (USD.test(value)) body[cap] = value;
+    else errors[cap] = "A USD amount such as 0.50 (at most 6 decimals), or empty for none.";
+  }
+  const wallets = form.wallets.split(/[\s,]+/).filter(Boolean);
+  if (wallets.length > 0) body.wallets = wallets;
+  const expiresIn = form.expiresIn.trim();
+  if (expiresIn && !DURATION.test(expiresIn))
+    errors.expiresIn = "A duration such as 90m, 12h or 30d, or empty.";
+  else if (expiresIn) body.expiresIn = expiresIn;
+  if (form.scopes.length === 0) errors.scopes = "Choose at least one scope.";
+  else body.scopes = [...form.scopes];
+  return Object.keys(errors).length > 0 ? { errors } : { body };
+}
+
+/** How long ago `iso` was at `now`, in words a table cell fits: "40 s", "12 min", "3 h 5 min", "2 d 4 h". */
+export function age(iso: string, now: number): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return "";
+  const seconds = Math.max(0, Math.floor((now - at) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
+}
+
+/** A key's caps in words: "$0.50 a payment, $2.00 a day"; "the service's own" when it has none. */
+export function limitsText(limits: KeyLimits): string {
+  const parts = [
+    limits.perTransaction === null ? undefined : `${usd(limits.perTransaction)} a payment`,
+    limits.perRequest === null ? undefined : `${usd(limits.perRequest)} a request`,
+    limits.daily === null ? undefined : `${usd(limits.daily)} a day`,
+  ].filter((p): p is string => p !== undefined);
+  return parts.length > 0 ? parts.join(", ") : "the service's own";
+}
+
+/** A time as the operator's browser writes it, or the text itself when it is not a time. */
+export function when(iso: string | null): string {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+/** The pause of every payment, if there is one, and the keys paused one by one. */
+export function splitPauses(pauses: Pause[]): { all: Pause | undefined; keys: Pause[] } {
+  return {
+    all: pauses.find((p) => p.scope === "all"),
+    keys: pauses.filter((p) => p.scope === "key"),
+  };
+}
+
+/** Where the token lives: the tab's sessionStorage, gone when the tab closes or on "Sign out". */
+export const TOKEN_STORAGE_KEY = "x402.operator.token";
+
+export function readToken(storage: Pick<Storage, "getItem">): string | undefined {
+  try {
+    return storage.getItem(TOKEN_STORAGE_KEY) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function keepToken(storage: Pick<Storage, "setItem">, token: string): void {
+  try {
+    storage.setItem(TOKEN_STORAGE_KEY, token);
+  } catch {
+    // Storage refused (a private window's quota): the page keeps it in memory for this view only.
+  }
+}
+
+export function forgetToken(storage: Pick<Storage, "removeItem">): void {
+  try {
+    storage.removeItem(TOKEN_STORAGE_KEY);
+  } catch {
+    // Nothing kept.
+  }
+}
