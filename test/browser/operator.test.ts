@@ -114,6 +114,25 @@ describe("OperatorApi", () => {
     });
   });
 
+  it("a refusal of bad input names each field the service named", async () => {
+    const { api } = apiAnswering(() =>
+      json(
+        {
+          code: "invalid_request",
+          detail: "The request is invalid",
+          errors: [
+            { path: "wallets.0", message: "not a wallet address" },
+            { path: "daily", message: "at most 6 decimals" },
+          ],
+        },
+        400,
+      ),
+    );
+    expect(await api.createKey({ name: "a" }).catch((e: Error) => e.message)).toBe(
+      "The request is invalid. wallets.0: not a wallet address; daily: at most 6 decimals.",
+    );
+  });
+
   it("without a detail: the title, else the status in words; an unreachable service says so", async () => {
     expect(
       await apiAnswering(() => json({ title: "Unauthorized" }, 401))

@@ -98,7 +98,9 @@ function PaymentsTable({ caption, testId, payments, now, showAge = false }: Tabl
         <thead>
           <tr>
             <th scope="col">{showAge ? "Age" : "When"}</th>
-            <th scope="col">Amount</th>
+            <th scope="col" className="num">
+              Amount
+            </th>
             <th scope="col">Status</th>
             <th scope="col">Service</th>
             <th scope="col">Caller</th>
@@ -157,7 +159,9 @@ function RefusalsTable({ refusals }: { refusals: Refusal[] | undefined }) {
             <th scope="col">What the caller was told</th>
             <th scope="col">Caller</th>
             <th scope="col">Service</th>
-            <th scope="col">Amount</th>
+            <th scope="col" className="num">
+              Amount
+            </th>
           </tr>
         </thead>
         <tbody>

@@ -64,7 +64,9 @@ export function KeysSection({ api, keys, error, now, onChanged }: Props) {
               <th scope="col">Scopes</th>
               <th scope="col">Wallets</th>
               <th scope="col">Limits</th>
-              <th scope="col">Spent today</th>
+              <th scope="col" className="num">
+                Spent today
+              </th>
               <th scope="col">Expires</th>
               <th scope="col">Actions</th>
             </tr>

@@ -97,6 +97,7 @@ export function PauseSection({ api, pauses, keys, error, onPauses }: Props) {
           <input
             name="pauseReason"
             value={reason}
+            maxLength={500}
             autoComplete="off"
             aria-invalid={reasonError ? true : undefined}
             aria-describedby="pause-reason-hint"

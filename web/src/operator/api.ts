@@ -88,12 +88,16 @@ export class OperatorApiError extends Error {
   }
 }
 
-/** What a failed answer says, as a sentence: the problem's `detail`, else its `title`, else the status. */
+/**
+ * What a failed answer says, as a sentence: the problem's `detail` (else its `title`, else the
+ * status), then each field the service named in `errors` ("wallets.0: not a wallet address").
+ */
 export async function problemOf(response: Response): Promise<OperatorApiError> {
   const body = (await response.json().catch(() => ({}))) as {
     detail?: unknown;
     title?: unknown;
     code?: unknown;
+    errors?: unknown;
   };
   const text =
     typeof body.detail === "string" && body.detail
@@ -101,7 +105,20 @@ export async function problemOf(response: Response): Promise<OperatorApiError> {
       : typeof body.title === "string" && body.title
         ? body.title
         : `The service answered HTTP ${response.status}.`;
-  return new OperatorApiError(text, response.status, typeof body.code === "string" ? body.code : undefined);
+  const fields = Array.isArray(body.errors)
+    ? body.errors
+        .filter(
+          (e): e is { path: string; message: string } =>
+            typeof e?.path === "string" && typeof e?.message === "string",
+        )
+        .map((e) => `${e.path}: ${e.message}`)
+    : [];
+  const message = fields.length > 0 ? `${text.replace(/\.?$/, ".")} ${fields.join("; ")}.` : text;
+  return new OperatorApiError(
+    message,
+    response.status,
+    typeof body.code === "string" ? body.code : undefined,
+  );
 }
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
