@@ -12,6 +12,7 @@ const E2E = [
   "test/browser/static.test.ts",
   "test/browser/web.test.ts",
   "test/browser/approve-page.test.ts",
+  "test/browser/operator-page.test.ts",
   "test/client/package.test.ts",
   "test/client/terminal.test.ts",
   "test/crash-replay.test.ts",

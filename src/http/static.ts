@@ -9,7 +9,8 @@ import { APPROVE_PATH } from "../protocol/index.js";
 
 /**
  * The web chat page (docs/clients.md, "Web page"), built by Vite into `dist/web` (`npm run build`,
- * or `npm start` when it is missing; never committed) and served here at `/`. Only files that exist in that folder
+ * or `npm start` when it is missing; never committed) and served here at `/` (and at `/approve/<id>` and
+ * `/operator`, docs/operator-page.md). Only files that exist in that folder
  * are served, by exact path: nothing outside it can be named. Vite's hashed `assets/` are cached for
  * a year as immutable; `index.html` and other unhashed files are revalidated every time (`no-cache`
  * with an ETag), so a new build shows at the next load. Text files go gzipped to clients that accept
