@@ -4,10 +4,10 @@
  * the devnet: a wrong token is refused in words; the right one signs in (kept in sessionStorage,
  * never in the URL or localStorage); a payment made before shows in Recent payments; a key is
  * created and its token read once (it works, then the page forgets it); pausing all payments with
- * a reason shows the reason and refuses a server-key payment (`payments_paused`); resuming lifts
- * it; revoking the key (after a confirmation) stops its token; signing out forgets the operator
- * token. axe-core finds no violation at each stage. Without a Chromium the suite says so and is
- * skipped.
+ * a reason shows the reason and who paused, and refuses a server-key payment
+ * (`payments_paused`); resuming lifts it; revoking the key (after a confirmation) stops its token;
+ * signing out forgets the operator token. axe-core finds no violation at each stage. Without a
+ * Chromium the suite says so and is skipped.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -32,6 +32,7 @@ if (!CHROMIUM) console.warn("\n*** test/browser/operator-page.test.ts SKIPPED: n
 const OPERATOR_TOKEN = `op-${randomBytes(24).toString("hex")}`;
 const KEY = "e2e-bot";
 const REASON = "Incident 42: the weather service overcharges";
+const OPERATOR = "Ada on call";
 
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
@@ -102,6 +103,7 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
 
   async function signIn(page: Page, token: string): Promise<void> {
     await page.getByLabel("Operator token").fill(token);
+    await page.getByLabel("Your name (optional)").fill(OPERATOR);
     await page.getByRole("button", { name: "Sign in" }).click();
   }
 
@@ -121,7 +123,9 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
     await page.getByRole("heading", { name: "Keys", level: 2 }).waitFor();
     // The token stays in this tab's sessionStorage: not in the URL, not in localStorage.
     expect(page.url()).toBe(`${server.url}/operator`);
-    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([OPERATOR_TOKEN]);
+    expect((await page.evaluate(() => Object.values(sessionStorage))).sort()).toEqual(
+      [OPERATOR, OPERATOR_TOKEN].sort(),
+    );
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     // The payment made before: in Recent payments, paid, in dollars.
     const row = page
@@ -158,6 +162,7 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
     const paused = page.locator("[data-testid=pause-state][data-paused=all]");
     await paused.waitFor();
     expect(await paused.textContent()).toContain(REASON);
+    expect(await paused.textContent()).toContain(`by ${OPERATOR}`);
     const refused = await serverKeyChat();
     expect(refused.payments.some((p) => p.status === "settled")).toBe(false);
     expect(JSON.stringify([refused.errors, refused.payments])).toContain("payments_paused");

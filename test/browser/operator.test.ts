@@ -11,10 +11,11 @@ import {
   age,
   createKeyBody,
   EMPTY_KEY_FORM,
-  forgetToken,
-  keepToken,
+  forgetSession,
+  keepSession,
   limitsText,
-  readToken,
+  NAME_STORAGE_KEY,
+  readSession,
   splitPauses,
   TOKEN_STORAGE_KEY,
 } from "../../web/src/operator/model.js";
@@ -99,6 +100,25 @@ describe("OperatorApi", () => {
     expect(sent[1]?.headers["Content-Type"]).toBe("application/json");
     // The token goes in the header only, never in a URL.
     expect(sent.some((s) => s.url.includes(TOKEN))).toBe(false);
+  });
+
+  it("names the operator in X-Operator when the name is one the service takes, else not at all", async () => {
+    const headersFor = async (operator: string | undefined) => {
+      let sent: Record<string, string> = {};
+      const api = new OperatorApi(TOKEN, {
+        operator,
+        fetchImpl: async (_url, init) => {
+          sent = init?.headers as Record<string, string>;
+          return json({ pauses: [] });
+        },
+      });
+      await api.pauses();
+      return sent;
+    };
+    expect((await headersFor("Ada L."))["X-Operator"]).toBe("Ada L.");
+    expect(await headersFor("bad\nname")).not.toHaveProperty("X-Operator");
+    expect(await headersFor("x".repeat(65))).not.toHaveProperty("X-Operator");
+    expect(await headersFor(undefined)).not.toHaveProperty("X-Operator");
   });
 
   it("a refusal is its problem's detail as a sentence, with its code and status", async () => {
@@ -229,35 +249,31 @@ describe("words on the page", () => {
 });
 
 describe("the operator token's storage", () => {
-  it("is kept under one key, read back, and forgotten on sign-out", () => {
+  it("keeps the token and the name under their keys, reads them back, forgets both on sign-out", () => {
     const map = new Map<string, string>();
     const storage = {
       getItem: (k: string) => map.get(k) ?? null,
       setItem: (k: string, v: string) => void map.set(k, v),
       removeItem: (k: string) => void map.delete(k),
     };
-    expect(readToken(storage)).toBeUndefined();
-    keepToken(storage, TOKEN);
+    expect(readSession(storage)).toBeUndefined();
+    keepSession(storage, { token: TOKEN, name: "Ada" });
     expect(map.get(TOKEN_STORAGE_KEY)).toBe(TOKEN);
-    expect(readToken(storage)).toBe(TOKEN);
-    forgetToken(storage);
+    expect(map.get(NAME_STORAGE_KEY)).toBe("Ada");
+    expect(readSession(storage)).toEqual({ token: TOKEN, name: "Ada" });
+    keepSession(storage, { token: TOKEN });
+    expect(readSession(storage)).toEqual({ token: TOKEN });
+    forgetSession(storage);
     expect(map.size).toBe(0);
   });
 
   it("a storage that refuses is not an error: nothing is kept", () => {
-    const refusing = {
-      getItem: () => {
-        throw new Error("SecurityError");
-      },
-      setItem: () => {
-        throw new Error("QuotaExceededError");
-      },
-      removeItem: () => {
-        throw new Error("SecurityError");
-      },
+    const refuse = () => {
+      throw new Error("SecurityError");
     };
-    expect(readToken(refusing)).toBeUndefined();
-    expect(() => keepToken(refusing, TOKEN)).not.toThrow();
-    expect(() => forgetToken(refusing)).not.toThrow();
+    const refusing = { getItem: refuse, setItem: refuse, removeItem: refuse };
+    expect(readSession(refusing)).toBeUndefined();
+    expect(() => keepSession(refusing, { token: TOKEN })).not.toThrow();
+    expect(() => forgetSession(refusing)).not.toThrow();
   });
 });

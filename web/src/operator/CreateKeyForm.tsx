@@ -77,7 +77,7 @@ export function CreateKeyForm({ api, onCreated }: Props) {
     >
       <h3 id="create-key-heading">Create a key</h3>
       <div className="op-form-grid">
-        <Field id="name" label="Name" hint="Letters, digits, ., - and _ (64 at most); unique." {...props} />
+        <Field id="name" label="Name" hint="Letters, digits and . _ - (64 at most); unique." {...props} />
         <Field
           id="perTransaction"
           label="Cap per payment (USD)"

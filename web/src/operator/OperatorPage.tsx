@@ -2,9 +2,9 @@ import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { Brand } from "../components/TopBar.js";
 import { useNow } from "../components/useNow.js";
 import { ActivityTables } from "./ActivityTables.js";
-import { OperatorApi } from "./api.js";
+import { OPERATOR_NAME, OperatorApi } from "./api.js";
 import { KeysSection } from "./KeysSection.js";
-import { forgetToken, keepToken, readToken } from "./model.js";
+import { forgetSession, keepSession, type OperatorSession, readSession } from "./model.js";
 import { PauseSection } from "./PauseSection.js";
 import { useOperatorData } from "./useOperatorData.js";
 
@@ -15,19 +15,20 @@ import { useOperatorData } from "./useOperatorData.js";
  * sessionStorage only; "Sign out" forgets it.
  */
 export function OperatorPage() {
-  const [token, setToken] = useState(() => readToken(sessionStorage));
+  const [session, setSession] = useState(() => readSession(sessionStorage));
   const [notice, setNotice] = useState<string>();
   const signOut = (why?: string) => {
-    forgetToken(sessionStorage);
-    setToken(undefined);
+    forgetSession(sessionStorage);
+    setSession(undefined);
     setNotice(why);
   };
   return (
     <div className="layout operator-layout">
       <header className="topbar">
         <Brand title="Operator" subtitle="Keys, the pause switch, and what payments did." />
-        {token ? (
+        {session ? (
           <div className="topbar-actions">
+            {session.name ? <span className="muted small">Signed in as {session.name}</span> : null}
             <button type="button" className="ghost" onClick={() => signOut("Signed out.")}>
               Sign out
             </button>
@@ -35,15 +36,15 @@ export function OperatorPage() {
         ) : null}
       </header>
       <main className="operator-main">
-        {token ? (
-          <Console token={token} onUnauthorized={(message) => signOut(message)} />
+        {session ? (
+          <Console session={session} onUnauthorized={(message) => signOut(message)} />
         ) : (
           <SignIn
             notice={notice}
-            onSignedIn={(t) => {
-              keepToken(sessionStorage, t);
+            onSignedIn={(signedIn) => {
+              keepSession(sessionStorage, signedIn);
               setNotice(undefined);
-              setToken(t);
+              setSession(signedIn);
             }}
           />
         )}
@@ -52,9 +53,19 @@ export function OperatorPage() {
   );
 }
 
-/** Asks for the operator token and tries it (GET /api/operator/keys) before keeping it. */
-function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn(token: string): void }) {
+/**
+ * Asks for the operator token (and, for the audit trail, a name) and tries it (GET
+ * /api/operator/keys) before keeping it.
+ */
+function SignIn({
+  notice,
+  onSignedIn,
+}: {
+  notice: string | undefined;
+  onSignedIn(session: OperatorSession): void;
+}) {
   const [value, setValue] = useState("");
+  const [name, setName] = useState("");
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const input = useRef<HTMLInputElement>(null);
@@ -62,15 +73,20 @@ function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const token = value.trim();
+    const operator = name.trim();
     if (!token) {
       setError("Enter the operator token.");
+      return;
+    }
+    if (operator && !OPERATOR_NAME.test(operator)) {
+      setError("Your name may have letters, digits, spaces and . @ _ - (64 at most).");
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
       await new OperatorApi(token).keys();
-      onSignedIn(token);
+      onSignedIn(operator ? { token, name: operator } : { token });
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
       setBusy(false);
@@ -102,6 +118,20 @@ function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn
             onChange={(e) => setValue(e.target.value)}
           />
         </label>
+        <label className="field">
+          <span>Your name (optional)</span>
+          <input
+            name="operatorName"
+            autoComplete="name"
+            maxLength={64}
+            value={name}
+            aria-describedby="operator-name-hint"
+            onChange={(e) => setName(e.target.value)}
+          />
+          <small id="operator-name-hint" className="muted">
+            Recorded as who made each change (the audit trail).
+          </small>
+        </label>
         {error ? (
           <p className="card-error" id="signin-error" role="alert">
             {error}
@@ -115,8 +145,15 @@ function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn
   );
 }
 
-function Console({ token, onUnauthorized }: { token: string; onUnauthorized(message: string): void }) {
-  const api = useMemo(() => new OperatorApi(token), [token]);
+function Console({
+  session,
+  onUnauthorized,
+}: {
+  session: OperatorSession;
+  onUnauthorized(message: string): void;
+}) {
+  const { token, name } = session;
+  const api = useMemo(() => new OperatorApi(token, { operator: name }), [token, name]);
   const { data, errors, updatedAt, apply } = useOperatorData(api, onUnauthorized);
   const now = useNow(true);
   return (

@@ -123,15 +123,28 @@ export async function problemOf(response: Response): Promise<OperatorApiError> {
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
+/** Who the operator says they are (`X-Operator`): a name the audit trail records, not a secret. */
+export const OPERATOR_NAME = /^[\w.@ -]{1,64}$/;
+
+export interface OperatorApiOptions {
+  /** The service's origin ("" for this page's own). */
+  base?: string;
+  /** Sent as `X-Operator` when it is a valid name; the service records "operator-api" otherwise. */
+  operator?: string | undefined;
+  /** For tests. */
+  fetchImpl?: Fetch;
+}
+
 export class OperatorApi {
   readonly #token: string;
   readonly #fetch: Fetch;
   readonly #base: string;
+  readonly #operator: string | undefined;
 
-  /** `base`: the service's origin ("" for this page's own); `fetchImpl`: for tests. */
-  constructor(token: string, { base = "", fetchImpl }: { base?: string; fetchImpl?: Fetch } = {}) {
+  constructor(token: string, { base = "", operator, fetchImpl }: OperatorApiOptions = {}) {
     this.#token = token;
     this.#base = base;
+    this.#operator = operator && OPERATOR_NAME.test(operator) ? operator : undefined;
     this.#fetch = fetchImpl ?? ((input, init) => fetch(input, init));
   }
 
@@ -144,6 +157,7 @@ export class OperatorApi {
         headers: {
           Authorization: `Bearer ${this.#token}`,
           Accept: "application/json",
+          ...(this.#operator ? { "X-Operator": this.#operator } : {}),
           ...(body === undefined ? {} : { "Content-Type": "application/json" }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -99,26 +99,43 @@ export function splitPauses(pauses: Pause[]): { all: Pause | undefined; keys: Pa
 
 /** Where the token lives: the tab's sessionStorage, gone when the tab closes or on "Sign out". */
 export const TOKEN_STORAGE_KEY = "x402.operator.token";
+/** The operator's name for the audit trail (`X-Operator`), kept beside it. */
+export const NAME_STORAGE_KEY = "x402.operator.name";
 
-export function readToken(storage: Pick<Storage, "getItem">): string | undefined {
+/** Who is signed in on this tab: the operator token, and the name they gave, if any. */
+export interface OperatorSession {
+  token: string;
+  name?: string;
+}
+
+export function readSession(storage: Pick<Storage, "getItem">): OperatorSession | undefined {
   try {
-    return storage.getItem(TOKEN_STORAGE_KEY) || undefined;
+    const token = storage.getItem(TOKEN_STORAGE_KEY);
+    if (!token) return undefined;
+    const name = storage.getItem(NAME_STORAGE_KEY);
+    return name ? { token, name } : { token };
   } catch {
     return undefined;
   }
 }
 
-export function keepToken(storage: Pick<Storage, "setItem">, token: string): void {
+export function keepSession(
+  storage: Pick<Storage, "setItem" | "removeItem">,
+  session: OperatorSession,
+): void {
   try {
-    storage.setItem(TOKEN_STORAGE_KEY, token);
+    storage.setItem(TOKEN_STORAGE_KEY, session.token);
+    if (session.name) storage.setItem(NAME_STORAGE_KEY, session.name);
+    else storage.removeItem(NAME_STORAGE_KEY);
   } catch {
     // Storage refused (a private window's quota): the page keeps it in memory for this view only.
   }
 }
 
-export function forgetToken(storage: Pick<Storage, "removeItem">): void {
+export function forgetSession(storage: Pick<Storage, "removeItem">): void {
   try {
     storage.removeItem(TOKEN_STORAGE_KEY);
+    storage.removeItem(NAME_STORAGE_KEY);
   } catch {
     // Nothing kept.
   }
