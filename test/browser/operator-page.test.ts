@@ -171,6 +171,17 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
     await page.getByRole("button", { name: "Resume all payments" }).click();
     await page.locator("[data-testid=pause-state][data-paused=none]").waitFor();
 
+    // One key paused: listed with its reason, marked in the keys table; then resumed.
+    await page.getByLabel("Pause", { exact: true }).selectOption(KEY);
+    await page.getByLabel("Reason").fill("Its wallet is being rotated");
+    await page.getByRole("button", { name: `Pause key ${KEY}` }).click();
+    const pausedKey = page.locator(`[data-testid=paused-key][data-key=${KEY}]`);
+    await pausedKey.waitFor();
+    expect(await pausedKey.textContent()).toContain("Its wallet is being rotated");
+    expect(await keyRow.textContent()).toContain("paused");
+    await page.getByRole("button", { name: `Resume ${KEY}` }).click();
+    await pausedKey.waitFor({ state: "detached" });
+
     // Revoke, after the confirmation: the key's token stops working.
     await page.getByRole("button", { name: `Revoke ${KEY}` }).click();
     const confirm = page.getByRole("button", { name: `Yes, revoke ${KEY}` });

@@ -9,6 +9,8 @@ import { useAction } from "./useAction.js";
 interface Props {
   api: OperatorApi;
   keys: KeyView[] | undefined;
+  /** Names of the keys paused one by one. */
+  paused: ReadonlySet<string>;
   error: string | undefined;
   now: number;
   /** A key was created, revoked or rotated: read the list again. */
@@ -18,7 +20,7 @@ interface Props {
 const STATUS_TONE: Record<KeyView["status"], string> = { active: "ok", revoked: "bad", expired: "neutral" };
 
 /** The keys: a table with each key's scopes, wallets, caps, spend today and expiry; create, rotate, revoke. */
-export function KeysSection({ api, keys, error, now, onChanged }: Props) {
+export function KeysSection({ api, keys, paused, error, now, onChanged }: Props) {
   const [issued, setIssued] = useState<{ token: string; name: string; rotated: boolean }>();
   const [confirming, setConfirming] = useState<string>();
   const action = useAction();
@@ -83,6 +85,7 @@ export function KeysSection({ api, keys, error, now, onChanged }: Props) {
               <KeyRow
                 key={key.name}
                 view={key}
+                paused={paused.has(key.name)}
                 now={now}
                 busy={action.busy}
                 confirming={confirming === key.name}
@@ -102,6 +105,7 @@ export function KeysSection({ api, keys, error, now, onChanged }: Props) {
 
 interface RowProps {
   view: KeyView;
+  paused: boolean;
   now: number;
   busy: boolean;
   confirming: boolean;
@@ -117,7 +121,17 @@ function expiryText(view: KeyView, now: number): string {
   return `${Date.parse(view.expiresAt) <= now ? "expired" : ""} ${when(view.expiresAt)}`.trim();
 }
 
-function KeyRow({ view, now, busy, confirming, onAskRevoke, onCancelRevoke, onRevoke, onRotate }: RowProps) {
+function KeyRow({
+  view,
+  paused,
+  now,
+  busy,
+  confirming,
+  onAskRevoke,
+  onCancelRevoke,
+  onRevoke,
+  onRotate,
+}: RowProps) {
   const revokeButton = useRef<HTMLButtonElement>(null);
   const wasConfirming = useRef(confirming);
   useEffect(() => {
@@ -130,6 +144,7 @@ function KeyRow({ view, now, busy, confirming, onAskRevoke, onCancelRevoke, onRe
       <th scope="row">{view.name}</th>
       <td>
         <span className={`status status-${STATUS_TONE[view.status]}`}>{view.status}</span>
+        {paused ? <span className="status status-wait">paused</span> : null}
       </td>
       <td>{view.scopes.join(", ")}</td>
       <td>

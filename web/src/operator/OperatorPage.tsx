@@ -4,7 +4,7 @@ import { useNow } from "../components/useNow.js";
 import { ActivityTables } from "./ActivityTables.js";
 import { OPERATOR_NAME, OperatorApi } from "./api.js";
 import { KeysSection } from "./KeysSection.js";
-import { forgetSession, keepSession, type OperatorSession, readSession } from "./model.js";
+import { forgetSession, keepSession, type OperatorSession, readSession, splitPauses } from "./model.js";
 import { PauseSection } from "./PauseSection.js";
 import { useOperatorData } from "./useOperatorData.js";
 
@@ -156,6 +156,7 @@ function Console({
   const api = useMemo(() => new OperatorApi(token, { operator: name }), [token, name]);
   const { data, errors, updatedAt, apply } = useOperatorData(api, onUnauthorized);
   const now = useNow(true);
+  const pausedKeys = new Set(splitPauses(data.pauses ?? []).keys.flatMap((p) => (p.key ? [p.key] : [])));
   return (
     <>
       <p className="muted small operator-updated">
@@ -170,7 +171,14 @@ function Console({
         error={errors.pauses}
         onPauses={(pauses) => apply({ pauses })}
       />
-      <KeysSection api={api} keys={data.keys} error={errors.keys} now={now} onChanged={() => apply({})} />
+      <KeysSection
+        api={api}
+        keys={data.keys}
+        paused={pausedKeys}
+        error={errors.keys}
+        now={now}
+        onChanged={() => apply({})}
+      />
       <ActivityTables data={data} errors={errors} now={now} />
     </>
   );

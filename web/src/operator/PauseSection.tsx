@@ -20,11 +20,14 @@ const ALL = "";
  * finish either way (docs/deploy.md#operating-it).
  */
 export function PauseSection({ api, pauses, keys, error, onPauses }: Props) {
-  const [target, setTarget] = useState(ALL);
+  const [chosen, setTarget] = useState(ALL);
   const [reason, setReason] = useState("");
   const [reasonError, setReasonError] = useState<string>();
   const action = useAction();
   const { all, keys: pausedKeys } = splitPauses(pauses ?? []);
+  const activeKeys = (keys ?? []).filter((k) => k.status === "active");
+  // A key chosen, then revoked or expired: back to all payments.
+  const target = activeKeys.some((k) => k.name === chosen) ? chosen : ALL;
   const act = async (run: () => Promise<Pause[]>) => {
     const answer = await action.run(run);
     if (answer) onPauses(answer);
@@ -40,7 +43,6 @@ export function PauseSection({ api, pauses, keys, error, onPauses }: Props) {
     const to: PauseTarget = target === ALL ? { all: true } : { key: target };
     if (await act(() => api.pause(to, reason.trim()))) setReason("");
   };
-  const activeKeys = (keys ?? []).filter((k) => k.status === "active");
   return (
     <section className="operator-card" aria-labelledby="pause-heading">
       <h2 id="pause-heading">Pause switch</h2>
@@ -108,7 +110,7 @@ export function PauseSection({ api, pauses, keys, error, onPauses }: Props) {
           </small>
         </label>
         <button type="submit" className="danger op-pause-submit" disabled={action.busy}>
-          {target === ALL ? "Pause all payments" : `Pause key ${target}`}
+          {target !== ALL ? `Pause key ${target}` : all ? "Change the reason" : "Pause all payments"}
         </button>
       </form>
       {action.error ? (
