@@ -172,7 +172,7 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
     await page.locator("[data-testid=pause-state][data-paused=none]").waitFor();
 
     // One key paused: listed with its reason, marked in the keys table; then resumed.
-    await page.getByLabel("Pause", { exact: true }).selectOption(KEY);
+    await page.getByLabel("What to pause").selectOption(KEY);
     await page.getByLabel("Reason").fill("Its wallet is being rotated");
     await page.getByRole("button", { name: `Pause key ${KEY}` }).click();
     const pausedKey = page.locator(`[data-testid=paused-key][data-key=${KEY}]`);

@@ -83,9 +83,15 @@ export function PauseSection({ api, pauses, keys, error, onPauses }: Props) {
         </>
       ) : null}
       <form className="op-pause-form" onSubmit={(e) => void pause(e)} noValidate>
-        <label className="field">
-          <span>Pause</span>
-          <select name="pauseTarget" value={target} onChange={(e) => setTarget(e.target.value)}>
+        <div className="field">
+          {/* Its own label (not around the select): a wrapped select adds its option to the name. */}
+          <label htmlFor="pause-target">What to pause</label>
+          <select
+            id="pause-target"
+            name="pauseTarget"
+            value={target}
+            onChange={(e) => setTarget(e.target.value)}
+          >
             <option value={ALL}>All payments</option>
             {activeKeys.map((k) => (
               <option key={k.name} value={k.name}>
@@ -93,7 +99,7 @@ export function PauseSection({ api, pauses, keys, error, onPauses }: Props) {
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <label className="field op-reason">
           <span>Reason</span>
           <input
