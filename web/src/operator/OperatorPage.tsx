@@ -2,7 +2,7 @@ import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { Brand } from "../components/TopBar.js";
 import { useNow } from "../components/useNow.js";
 import { ActivityTables } from "./ActivityTables.js";
-import { OPERATOR_NAME, OperatorApi } from "./api.js";
+import { OPERATOR_NAME, OperatorApi, OperatorApiError } from "./api.js";
 import { KeysSection } from "./KeysSection.js";
 import { forgetSession, keepSession, type OperatorSession, readSession, splitPauses } from "./model.js";
 import { PauseSection } from "./PauseSection.js";
@@ -37,7 +37,10 @@ export function OperatorPage() {
       </header>
       <main className="operator-main">
         {session ? (
-          <Console session={session} onUnauthorized={(message) => signOut(message)} />
+          <Console
+            session={session}
+            onUnauthorized={() => signOut("The service no longer takes this operator token: sign in again.")}
+          />
         ) : (
           <SignIn
             notice={notice}
@@ -88,7 +91,13 @@ function SignIn({
       await new OperatorApi(token).keys();
       onSignedIn(operator ? { token, name: operator } : { token });
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(
+        e instanceof OperatorApiError && e.status === 401
+          ? "The service refused this operator token."
+          : e instanceof Error
+            ? e.message
+            : String(e),
+      );
       setBusy(false);
     }
   };
