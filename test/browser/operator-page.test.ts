@@ -125,6 +125,7 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
 
     await signIn(page, OPERATOR_TOKEN);
     await page.getByRole("heading", { name: "Keys", level: 2 }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Pause switch");
     // The token stays in this tab's sessionStorage: not in the URL, not in localStorage.
     expect(page.url()).toBe(`${server.url}/operator`);
     expect((await page.evaluate(() => Object.values(sessionStorage))).sort()).toEqual(

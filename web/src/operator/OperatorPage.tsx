@@ -165,6 +165,8 @@ function Console({
   const api = useMemo(() => new OperatorApi(token, { operator: name }), [token, name]);
   const { data, errors, updatedAt, apply } = useOperatorData(api, onUnauthorized);
   const now = useNow(true);
+  // Signed in: the focus goes from the gone form to the first section, the switch.
+  useEffect(() => document.getElementById("pause-heading")?.focus(), []);
   const pausedKeys = new Set(splitPauses(data.pauses ?? []).keys.flatMap((p) => (p.key ? [p.key] : [])));
   return (
     <>

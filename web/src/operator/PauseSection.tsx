@@ -45,7 +45,9 @@ export function PauseSection({ api, pauses, keys, error, onPauses }: Props) {
   };
   return (
     <section className="operator-card" aria-labelledby="pause-heading">
-      <h2 id="pause-heading">Pause switch</h2>
+      <h2 id="pause-heading" tabIndex={-1}>
+        Pause switch
+      </h2>
       {error ? (
         <p className="card-error" role="alert">
           {error}
