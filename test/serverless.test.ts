@@ -145,12 +145,13 @@ describe("the serverless fetch handler", () => {
     expect(typeof handler.fetch).toBe("function");
   });
 
-  it("answers 503 problem+json (no crash) when the function cannot start", async () => {
+  it("answers 500 problem+json (no crash) when the function's configuration cannot be used", async () => {
+    // test/serverless-start.test.ts: the reason, and 503 not_ready for a start that may pass.
     const broken = createFetchHandler({ env: { PAYMENTS: "devnet" }, logger: silentLogger });
     const res = await broken.fetch(new Request("https://fn.example/api/chat", { method: "POST" }));
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(500);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    expect((await res.json()).code).toBe("not_ready");
+    expect((await res.json()).code).toBe("misconfigured");
   });
 
   it("with waitUntil: a paid turn whose settlement hangs is final in the ledger and on chain once the function's work is over", async () => {
