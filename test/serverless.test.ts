@@ -46,6 +46,7 @@ function environment(m: Devnet["manifest"], signers: string): Record<string, str
     ALLOW_PRIVATE_ORIGINS: [...new Set(origins)].join(","),
     SIGNERS_FILE: signers,
     RATE_LIMIT_POINTS: "1000",
+    RATE_LIMIT_ANONYMOUS_POINTS: "1000",
     // An 8 s function: the chat deadline becomes 7 s; a payment starts with 3 s left at least.
     FUNCTION_DEADLINE_MS: "8000",
     MIN_TIME_LEFT_MS: "3000",
@@ -231,7 +232,12 @@ describe("the serverless handler at the deadline", () => {
       input: { url: "https://api.example.com/weather", maxUsd: "0.01" },
     };
     const fn = createFetchHandler({
-      env: { PAYMENTS: "off", FUNCTION_DEADLINE_MS: "1300", RATE_LIMIT_POINTS: "1000" },
+      env: {
+        PAYMENTS: "off",
+        FUNCTION_DEADLINE_MS: "1300",
+        RATE_LIMIT_POINTS: "1000",
+        RATE_LIMIT_ANONYMOUS_POINTS: "1000",
+      },
       logger: silentLogger,
       start: async (config, logger) => ({
         service: createService(config, logger, {

@@ -31,7 +31,15 @@ export interface Config {
   /** The lease of an idempotency claim: renewed while its attempt runs, taken over once it lapses. */
   idempotencyLeaseMs: number;
   trustProxy: boolean;
-  rateLimit: { points: number; durationS: number; blockS: number; redisUrl?: string };
+  rateLimit: {
+    /** Per window, to a caller with a bearer identity. */
+    points: number;
+    /** Per window, to an anonymous caller (a wallet, an IP): at most `points`. */
+    anonymousPoints: number;
+    durationS: number;
+    blockS: number;
+    redisUrl?: string;
+  };
   auth: { tokens: Map<string, string>; required: boolean };
   /** Origins whose pages may call the API from a browser (CORS_ORIGINS); none: same-origin only. */
   cors: { origins: string[] };
@@ -109,7 +117,10 @@ const envSchema = z.object({
   HEARTBEAT_MS: int(100, 120_000).default(15_000),
   IDEMPOTENCY_LEASE_MS: int(1_000, 600_000).default(10_000),
   TRUST_PROXY: bool.default(false),
-  RATE_LIMIT_POINTS: int(1, 1_000_000).default(20),
+  // Sized for agents (docs/mcp.md#session): a caller with a bearer identity runs several MCP
+  // sessions at once; anonymous callers (a wallet named, or an IP) keep today's tight quota.
+  RATE_LIMIT_POINTS: int(1, 1_000_000).default(120),
+  RATE_LIMIT_ANONYMOUS_POINTS: int(1, 1_000_000).default(20),
   RATE_LIMIT_DURATION_S: int(1, 86_400).default(60),
   RATE_LIMIT_BLOCK_S: int(1, 86_400).default(50),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
@@ -182,6 +193,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     rateLimit: {
       points: e.RATE_LIMIT_POINTS,
+      anonymousPoints: Math.min(e.RATE_LIMIT_ANONYMOUS_POINTS, e.RATE_LIMIT_POINTS),
       durationS: e.RATE_LIMIT_DURATION_S,
       blockS: e.RATE_LIMIT_BLOCK_S,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
