@@ -4,10 +4,12 @@ import { defaultUsdc } from "../chains/index.js";
 import { parseUsd } from "../money/index.js";
 import type { ModelAlias } from "../protocol/index.js";
 import { ConfigError } from "./errors.js";
+import { type JwtConfig, parseJwtConfig } from "./jwt.js";
 import { list, pairs, parseModelMap, parseTokens } from "./lists.js";
 import { parseOrigins, parsePublicUrl } from "./origins.js";
 
 export { ConfigError } from "./errors.js";
+export type { JwtConfig } from "./jwt.js";
 export { approvalUrl, parseOrigins, parsePublicUrl } from "./origins.js";
 
 /**
@@ -40,7 +42,8 @@ export interface Config {
     blockS: number;
     redisUrl?: string;
   };
-  auth: { tokens: Map<string, string>; required: boolean };
+  /** Bearer tokens (AUTH_TOKENS), whether one is required, and bearer JWTs from an identity provider. */
+  auth: { tokens: Map<string, string>; required: boolean; jwt?: JwtConfig };
   /** Origins whose pages may call the API from a browser (CORS_ORIGINS); none: same-origin only. */
   cors: { origins: string[] };
   models: {
@@ -126,6 +129,11 @@ const envSchema = z.object({
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   AUTH_TOKENS: optionalString,
   REQUIRE_AUTH: bool.default(false),
+  JWKS_URL: optionalString.pipe(url),
+  JWT_ISSUER: optionalString,
+  JWT_AUDIENCE: optionalString,
+  JWT_CALLER_CLAIM: z.string().trim().min(1).default("sub"),
+  JWT_LIMITS_CLAIM: optionalString,
   CORS_ORIGINS: optionalString,
   MODEL_PROVIDER: z.enum(["auto", "offline", "google", "openai-compatible"]).default("auto"),
   GOOGLE_GENERATIVE_AI_API_KEY: optionalString,
@@ -198,7 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       blockS: e.RATE_LIMIT_BLOCK_S,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
     },
-    auth: { tokens: parseTokens(e.AUTH_TOKENS), required: e.REQUIRE_AUTH },
+    auth: { tokens: parseTokens(e.AUTH_TOKENS), required: e.REQUIRE_AUTH, ...jwtOf(e) },
     cors: { origins: parseOrigins(list(e.CORS_ORIGINS)) },
     models: {
       provider: e.MODEL_PROVIDER,
@@ -236,6 +244,11 @@ function checkDeadlineBudget(e: z.infer<typeof envSchema>): void {
       `Invalid configuration (the request deadline could not be kept; PAYMENTS=off skips this check):\n${problems.join("\n")}`,
     );
   }
+}
+
+function jwtOf(e: z.infer<typeof envSchema>): { jwt?: JwtConfig } {
+  const jwt = parseJwtConfig(e);
+  return jwt ? { jwt } : {};
 }
 
 function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
