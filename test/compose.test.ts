@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { readDockerfile } from "../scripts/dockerfile.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const read = (name: string) => readFileSync(join(ROOT, name), "utf8");
@@ -57,10 +58,21 @@ describe("compose.yaml", () => {
   it("sets only what the topology decides in `environment`, so .env reaches the rest", () => {
     expect(keysUnder(service, "environment").sort()).toEqual([
       "DATABASE_URL",
+      "DATA_DIR",
+      "HOST",
       "PAYMENTS",
+      "PORT",
       "QUOTE_SECRET",
       "REDIS_URL",
     ]);
+    // A .env written for `npm start` (HOST=127.0.0.1, DATA_DIR=.data) must not move the replicas:
+    // they keep the image's own values.
+    const image = readDockerfile(join(ROOT, "Dockerfile")).env;
+    const text = service.join("\n");
+    for (const name of ["HOST", "PORT", "DATA_DIR"]) {
+      const value = new RegExp(`\\n {4}${name}: "?([^"\\n]+)"?\\n`).exec(text)?.[1];
+      expect(value, name).toBe(image[name]);
+    }
     // Required: compose stops with the message when it is unset (a quote id crosses replicas).
     expect(service.join("\n")).toMatch(/QUOTE_SECRET: \$\{QUOTE_SECRET:\?[^}]+\}/);
   });
