@@ -1,5 +1,5 @@
 /**
- * docs/payments.md#limits: an operator's key's caps bound every payment on the real devnet and the
+ * docs/payments.md#spending-limits: an operator's key's caps bound every payment on the real devnet and the
  * real store. A key with a $0.02 daily cap pays two $0.01 weather asks through the payments face
  * and is refused the third with `limit_exceeded` (`limit: "daily"`) while the request sends daily
  * "100"; the ledger and the chain agree that exactly two were paid.

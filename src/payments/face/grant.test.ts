@@ -8,7 +8,7 @@ import { createPaymentsFace } from "./index.js";
 
 /**
  * An operator's key's caps through the payments face (unit: the memory ledger and the toy chain,
- * docs/payments.md#limits): the key's caps bound every payment whatever limits the request sends,
+ * docs/payments.md#spending-limits): the key's caps bound every payment whatever limits the request sends,
  * its daily cap counts over every wallet it pays from, its wallets are the only ones that pay, the
  * budget shows them, and a payment that waits for the wallet is held to them when it is answered,
  * by the caller or on the approval page.

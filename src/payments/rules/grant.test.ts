@@ -15,7 +15,7 @@ import {
 } from "./index.js";
 
 /**
- * An operator's key's caps (docs/payments.md#limits): a request's limits apply up to the service's
+ * An operator's key's caps (docs/payments.md#spending-limits): a request's limits apply up to the service's
  * caps and the key's caps; the key's daily also counts over every wallet it pays from; its wallets
  * are the only ones that may pay. Pure, so each rule is property-tested here.
  */

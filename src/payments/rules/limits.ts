@@ -89,7 +89,7 @@ export function normalizeOrigin(value: string): string {
 }
 
 /**
- * Combine server config with a request's limits and the caller's key (docs/payments.md#limits): a
+ * Combine server config with a request's limits and the caller's key (docs/payments.md#spending-limits): a
  * request's limits apply up to the service's caps and the key's caps; without them the defaults
  * apply. Each amount is min(request ?? default, key's cap ?? server's cap, server's cap); the key's
  * daily cap also counts over every wallet the key pays from (`callerDaily`), and its wallets are the

@@ -4,7 +4,7 @@ export const callerSpendTotals: Migration = {
   id: 11,
   name: "caller spend totals",
   // An operator's key's daily cap counts everything its caller committed in the rolling 24 h over
-  // every wallet it pays from (docs/deploy.md#operating-it, docs/payments.md#limits). As migration 6
+  // every wallet it pays from (docs/deploy.md#operating-it, docs/payments.md#spending-limits). As migration 6
   // does per wallet: running totals per caller and 5-minute bucket of the payment's `created_at`,
   // kept by triggers on `payments` in the same transaction as every write of a row (this
   // version's functions, older processes' and the reconciler's alike), counting what migration 6

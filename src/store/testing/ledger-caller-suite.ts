@@ -6,7 +6,7 @@ import { at, HOUR, newWallet, payment, roomy, T0, USD } from "./fixtures.js";
 
 /**
  * Part of the ledger contract (ledger-suite.ts): an operator's key's daily cap (`callerDaily`,
- * docs/payments.md#limits) counts what its caller committed in the rolling 24 h over every wallet,
+ * docs/payments.md#spending-limits) counts what its caller committed in the rolling 24 h over every wallet,
  * checked under the caller's lock with the reservation, so payments at once on many wallets never
  * together pass it; an approval is held to it as a reservation is.
  */
