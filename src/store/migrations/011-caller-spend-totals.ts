@@ -163,6 +163,8 @@ const withinCallerCap = (amount: string) =>
 
 // Migration 6's reserve on the totals, with the caller's cap: one more argument, two more sums
 // (NULL when no cap applied). A new overload; the old ones stay for processes of earlier versions.
+// It has as many arguments as migration 4's (and this approve as migration 3's): every version's
+// ledger has called these functions with typed arguments, which is what tells them apart.
 function reserveWithCallerCap(s: string): string[] {
   return [
     `CREATE FUNCTION ${s}.reserve_payment(
