@@ -89,12 +89,14 @@ export function normalizeOrigin(value: string): string {
 }
 
 /**
- * Combine server config with a request's limits and the caller's key (docs/payments.md#spending-limits): a
- * request's limits apply up to the service's caps and the key's caps; without them the defaults
- * apply. Each amount is min(request ?? default, key's cap ?? server's cap, server's cap); the key's
- * daily cap also counts over every wallet the key pays from (`callerDaily`), and its wallets are the
- * only ones that may pay. Networks and services are intersections with the server's lists (a
- * request list meets "any" as itself). Absent request lists mean "whatever the server allows".
+ * Combine server config with a request's limits and the caller's key
+ * (docs/payments.md#spending-limits, said to users as LIMITS_RULE, src/protocol/limits-rule.ts): a
+ * request's limits apply up to the service's caps and the key's caps; a limit left out gets the
+ * service's default, within those caps. Each amount is min(request ?? default, key's cap ??
+ * server's cap, server's cap); the key's daily cap also counts over every wallet the key pays from
+ * (`callerDaily`), and its wallets are the only ones that may pay. Networks and services are
+ * intersections with the server's lists (a request list meets "any" as itself). Absent request
+ * lists mean "whatever the server allows".
  */
 export function resolveLimits(
   server: LimitsConfig,
