@@ -16,6 +16,8 @@ export const REASONS = {
   unreadable_demand: "payment_failed",
   network_not_allowed: "limit_exceeded",
   no_acceptable_offer: "payment_unavailable",
+  /** The wallet is not one the caller's key may pay from (its `wallets`). */
+  wallet_not_allowed: "limit_exceeded",
   // After the quote, before anything is signed or sent.
   invalid_max_usd: "payment_unavailable",
   price_changed: "price_changed",

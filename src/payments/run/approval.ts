@@ -3,10 +3,12 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
 import {
+  type KeyGrant,
   type Ledger,
   type PaymentEvents,
   type PaymentRecord,
   type StoredApproval,
+  storedGrant,
   storedServiceName,
 } from "../ports/index.js";
 import {
@@ -23,6 +25,7 @@ import {
   type Requirement,
   resolveLimits,
   sameOffer,
+  tighterCaps,
 } from "../rules/index.js";
 import { paymentHeaders, probe } from "../x402/index.js";
 import {
@@ -65,6 +68,8 @@ export interface ResumeInput {
   /** `page`: answered on the approval page, bound to no caller (page-approval.ts); default the caller. */
   via?: "caller" | "page";
   spendingLimits?: SpendingLimitsInput;
+  /** The answering caller's key: its caps hold with those the asking key had (the tighter of both). */
+  grant?: KeyGrant;
   signal: AbortSignal;
 }
 
@@ -133,8 +138,11 @@ export class ApprovalDesk {
     );
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
     checkAwaiting(record, message);
-    const limits = resolveLimits(this.deps.limits, input.spendingLimits);
-    const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now());
+    // The key's caps: the answering caller's and those stored when it was asked (the page has none).
+    const grant = tighterCaps(input.grant, storedGrant(terms));
+    const limits = resolveLimits(this.deps.limits, input.spendingLimits, grant);
+    const counted = limits.callerDaily !== undefined ? (record.caller ?? undefined) : undefined;
+    const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now(), counted);
     run.measure({ limits, snapshot });
     if (record.expiresAt && record.expiresAt.getTime() <= this.now().getTime()) {
       await run.expire().catch(() => {});

@@ -14,6 +14,7 @@ import {
   isServiceAllowed,
   type PaymentOutcome,
   type Reason,
+  refuseWallet,
   resolveLimits,
   sameTerms,
 } from "../rules/index.js";
@@ -32,6 +33,9 @@ import {
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { signBounded } from "./sign.js";
+
+/** What a budget read needs of a request. */
+type BudgetScope = Pick<PaymentRequest, "wallet" | "scopeId" | "now" | "caller" | "grant">;
 
 export type {
   OfferTerms,
@@ -64,21 +68,28 @@ export class PaymentPipeline {
     };
   }
 
-  limitsFor(request: Pick<PaymentRequest, "spendingLimits">): EffectiveLimits {
-    return resolveLimits(this.deps.config.limits, request.spendingLimits);
+  /** The limits in force: the server's, the request's and the caller's key's (resolveLimits). */
+  limitsFor(request: Pick<PaymentRequest, "spendingLimits" | "grant">): EffectiveLimits {
+    return resolveLimits(this.deps.config.limits, request.spendingLimits, request.grant);
   }
 
-  /** What the wallet committed today and this request so far (spent or pending). */
-  async committed(request: Pick<PaymentRequest, "wallet" | "scopeId" | "now">): Promise<Committed> {
+  /** What the wallet (and a capped key, over all its wallets) committed today and this request. */
+  async committed(request: BudgetScope): Promise<Committed> {
     if (!request.wallet) return { today: 0n, thisRequest: 0n };
-    return committedOf(
-      await this.deps.ledger.budget(request.wallet.address, request.scopeId, new Date(request.now())),
-    );
+    return committedOf(await this.budgetOf(request, request.wallet));
+  }
+
+  /** The ledger's budget read for this request's wallet, with the caller's day when capped. */
+  private budgetOf(request: BudgetScope, wallet: Wallet) {
+    const caller = request.grant?.daily !== undefined ? request.caller : undefined;
+    return this.deps.ledger.budget(wallet.address, request.scopeId, new Date(request.now()), caller);
   }
 
   /** Ask a service its price without paying, through the same admission as a payment. */
   async quote(request: PaymentRequest, input: QuoteInput): Promise<QuoteResult> {
     const limits = this.limitsFor(request);
+    const refused = request.wallet && refuseWallet(request.wallet, limits);
+    if (refused) return { kind: "refused", ...refused };
     const probed = await this.probe(request, buildTarget(input), limits);
     if (probed.kind === "refused") return probed;
     if (probed.kind === "free") return { kind: "free", url: probed.response.url };
@@ -121,6 +132,9 @@ export class PaymentPipeline {
       );
     const limits = this.limitsFor(request);
     const target = buildTarget(input);
+    const refused = refuseWallet(wallet, limits);
+    if (refused)
+      return this.refuseEarly(request, refused.reason, refused.message, refused.details, target.url);
     // The probe leaves first; the wallet's balance and the server's key are read while it answers.
     const probing = this.probe(request, target, limits);
     const balances = new BalanceReads(this.deps.balances, wallet, this.deps.config.assets, limits);
@@ -208,9 +222,7 @@ export class PaymentPipeline {
    */
   private async announce(admitted: Admitted): Promise<Committed | undefined> {
     const { run, request, wallet, limits } = admitted;
-    const snapshot = await this.deps.ledger
-      .budget(wallet.address, request.scopeId, new Date(request.now()))
-      .catch(() => undefined);
+    const snapshot = await this.budgetOf(request, wallet).catch(() => undefined);
     if (snapshot) run.measure({ limits, snapshot });
     run.quoted();
     return snapshot ? committedOf(snapshot) : undefined;

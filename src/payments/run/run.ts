@@ -4,7 +4,6 @@ import type { SafeResponse } from "../../outbound/index.js";
 import { INTENT_STEPS, type PaymentStatus, type PaymentUpdate } from "../../protocol/index.js";
 import type { Ledger, PaymentRecord, TransitionFields } from "../ports/index.js";
 import {
-  type AmountLimits,
   assertTransition,
   type BudgetBase,
   isLedgerStatus,
@@ -14,6 +13,7 @@ import {
   type PaymentOutcome,
   type Reason,
   type Requirement,
+  type SpendLimits,
   type Unclear,
 } from "../rules/index.js";
 import { type RunHooks, signatureHashOf, stepEvent, tell } from "./events.js";
@@ -131,7 +131,7 @@ export class PaymentRun {
    * send, in one durable write (the row moves to `submitted`). A limit refusal leaves it waiting.
    */
   async approve(input: {
-    limits: AmountLimits;
+    limits: SpendLimits;
     authorization: Record<string, string>;
   }): Promise<LimitRefusal | { ok: false; notAwaiting: string } | undefined> {
     const result = await this.ledger.approve({
@@ -172,7 +172,7 @@ export class PaymentRun {
    */
   async reserveAndRecordIntent(input: {
     requirement: Requirement;
-    limits: AmountLimits;
+    limits: SpendLimits;
     authorization: Record<string, string>;
   }): Promise<LimitRefusal | undefined> {
     const { serviceName: _name, ...row } = this.facts;
