@@ -206,6 +206,12 @@ export type {
   PaymentRecord,
   StoredApproval,
 } from "./ports/index.js";
+export {
+  fanOut,
+  type PaymentEvent,
+  type PaymentEvents,
+  type PaymentFactsSeen,
+} from "./ports/index.js";
 export { LEDGER_STATUSES, type PaymentObserver, SUGGESTED_LIMITS } from "./rules/index.js";
 export { ledgerRebuilder, type Rebuilt } from "./run/index.js";
 
