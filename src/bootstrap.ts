@@ -16,6 +16,7 @@ import { createObservability, type Observability, timedLedger } from "./observe/
 import {
   type CallerAnswer,
   createPayments,
+  fanOut,
   ledgerRebuilder,
   type PageAnswer,
   type Payments,
@@ -197,9 +198,13 @@ export async function bootstrap(
 /** Payments awaiting reconciliation: `x402_unclear_payments`. */
 const UNCLEAR = ["unknown", "signed", "submitted"] as const;
 
-/** Payments watched (docs/deploy.md#traces-and-metrics): their ledger writes timed. */
+/**
+ * Payments watched (docs/deploy.md#traces-and-metrics): their events feed the metrics and the
+ * traces (beside any watcher already given), their ledger writes are timed.
+ */
 function observed(options: PaymentsOptions, observe: Observability): PaymentsOptions {
-  return { ...options, ledger: timedLedger(options.ledger, observe.metrics) };
+  const events = options.events ? fanOut(options.events, observe.paymentEvents) : observe.paymentEvents;
+  return { ...options, ledger: timedLedger(options.ledger, observe.metrics), events };
 }
 
 /** The configured bearer tokens, and those bound to server-held keys (valid for the chat too). */

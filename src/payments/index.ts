@@ -5,7 +5,7 @@ import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
 import { createPaymentsFace, decodeCursor, PageApprovals } from "./face/index.js";
 import type { PaymentsFace } from "./face.js";
-import type { DeliveredData, Ledger, PaymentHistory } from "./ports/index.js";
+import type { DeliveredData, Ledger, PaymentEvents, PaymentHistory } from "./ports/index.js";
 import { createSignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
@@ -47,6 +47,11 @@ export interface PaymentsOptions extends PipelineConfig {
   history?: PaymentHistory;
   /** QUOTE_SECRET: the key quote ids are signed with (default: random, this process only). */
   quoteSecret?: string;
+  /**
+   * Told what happens to payments (every step, early refusals, reconciliation, approval answers):
+   * the audit trail, metrics, traces (`fanOut` for several). Never waited on; see PaymentEvents.
+   */
+  events?: PaymentEvents;
 }
 
 export interface Payments {
@@ -105,6 +110,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     staleMs: options.serviceTimeoutMs * 2,
     now,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   const pipeline = new PaymentPipeline({
     config: options,
@@ -115,6 +121,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     reconciler,
     ...clock,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   const approvals = new ApprovalDesk({
     ledger,
@@ -125,6 +132,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     serviceTimeoutMs: options.serviceTimeoutMs,
     ...clock,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   const page = new PageApprovals({
     ledger,
@@ -202,16 +210,14 @@ export type {
   Ledger,
   LedgerReads,
   Payer,
+  PaymentEvent,
+  PaymentEvents,
+  PaymentFactsSeen,
   PaymentHistory,
   PaymentRecord,
   StoredApproval,
 } from "./ports/index.js";
-export {
-  fanOut,
-  type PaymentEvent,
-  type PaymentEvents,
-  type PaymentFactsSeen,
-} from "./ports/index.js";
+export { fanOut } from "./ports/index.js";
 export { LEDGER_STATUSES, type PaymentObserver, SUGGESTED_LIMITS } from "./rules/index.js";
 export { ledgerRebuilder, type Rebuilt } from "./run/index.js";
 

@@ -2,7 +2,13 @@ import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
-import { type Ledger, type PaymentRecord, type StoredApproval, storedServiceName } from "../ports/index.js";
+import {
+  type Ledger,
+  type PaymentEvents,
+  type PaymentRecord,
+  type StoredApproval,
+  storedServiceName,
+} from "../ports/index.js";
 import {
   approvalDetails,
   approvalOverLimit,
@@ -29,6 +35,7 @@ import {
   stored,
 } from "./approval-checks.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
+import { tell } from "./events.js";
 import { PaymentRun } from "./run.js";
 
 /**
@@ -78,6 +85,8 @@ export interface ApprovalDeps extends DeliveryDeps {
   chains: Pick<Chains, "balance" | "connection">;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
+  /** Told the wallet's answers and the resumed payments' steps (ports/events.ts); never waited on. */
+  events?: PaymentEvents;
 }
 
 /** Queues a run's updates until the turn's stream exists (the checks run before it opens). */
@@ -120,7 +129,7 @@ export class ApprovalDesk {
       observer,
       { ...record, ...(terms.serviceName ? { serviceName: terms.serviceName } : {}) },
       this.now,
-      this.deps.onError,
+      { onError: this.deps.onError, events: this.deps.events },
     );
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
     checkAwaiting(record, message);
@@ -136,6 +145,7 @@ export class ApprovalDesk {
 
     if (answer.kind === "reject") {
       await run.reject().catch((error: unknown) => this.lostRace(error, record.paymentId, message));
+      this.answered(record, input, "declined");
       return this.resumed(record, observer, async () => ({
         status: "rejected",
         paymentId: record.paymentId,
@@ -145,6 +155,8 @@ export class ApprovalDesk {
     }
 
     const completed = await completeAnswer(this.deps.chains, record, terms, answer, wallet);
+    // The wallet's own signature over the stored terms: what the checks below make of it is told apart.
+    this.answered(record, input, "approved");
     // The limits and allow-lists in force now: an approval cannot outlive a tightened limit.
     const fits = checkApproval(record, limits, committedOf(snapshot));
     if (!fits.ok) throw refusalError(fits);
@@ -161,6 +173,18 @@ export class ApprovalDesk {
         return run.crashed(error);
       }
     });
+  }
+
+  /** The wallet answered (its signature checked, or its caller's decline taken). */
+  private answered(record: PaymentRecord, input: ResumeInput, answer: "approved" | "declined"): void {
+    tell(this.deps.events, () => ({
+      kind: "approval_answered",
+      at: this.now(),
+      paymentId: record.paymentId,
+      via: input.via ?? "caller",
+      wallet: input.wallet.address,
+      answer,
+    }));
   }
 
   /** The service must still ask the same price of the same payee: a changed offer is never paid. */

@@ -21,6 +21,7 @@ import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x40
 import { askWallet } from "./ask-wallet.js";
 import { BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
+import { refusedEarly, tell } from "./events.js";
 import {
   type Admitted,
   type PaymentRequest,
@@ -119,13 +120,14 @@ export class PaymentPipeline {
         "No wallet was given with this request, so nothing can be paid.",
       );
     const limits = this.limitsFor(request);
+    const target = buildTarget(input);
     // The probe leaves first; the wallet's balance and the server's key are read while it answers.
-    const probing = this.probe(request, buildTarget(input), limits);
+    const probing = this.probe(request, target, limits);
     const balances = new BalanceReads(this.deps.balances, wallet, this.deps.config.assets, limits);
     const finding = this.findKey(request, wallet);
     const probed = await probing;
     if (probed.kind === "refused")
-      return this.refuseEarly(request, probed.reason, probed.message, probed.details);
+      return this.refuseEarly(request, probed.reason, probed.message, probed.details, target.url);
     if (probed.kind === "free") return { status: "free", response: probed.response };
 
     const key = await finding;
@@ -143,11 +145,11 @@ export class PaymentPipeline {
     const chosen = admission.ok ? admission : admission.chosen;
     if (!chosen) {
       const refused = admission as Extract<Admission, { ok: false }>;
-      return this.refuseEarly(request, refused.reason, refused.message, refused.details);
+      return this.refuseEarly(request, refused.reason, refused.message, refused.details, target.url);
     }
     if (options.terms && !sameTerms(chosen.offer, options.terms)) {
       const message = `${probed.payee.url} now asks to be paid on other terms than quoted; not paid.`;
-      return this.refuseEarly(request, "price_changed", message, { quoted: options.terms });
+      return this.refuseEarly(request, "price_changed", message, { quoted: options.terms }, target.url);
     }
     const { serviceName } = options;
     const run = new PaymentRun(
@@ -166,7 +168,7 @@ export class PaymentPipeline {
         amount: chosen.amount,
       },
       this.now,
-      this.deps.onError,
+      { onError: this.deps.onError, events: this.deps.events, limits },
     );
     // From here on the payment runs to its outcome even if the client leaves (its record must not
     // be lost). Its `quoted` update, with the budget meter, goes out before anything is sent.
@@ -272,15 +274,17 @@ export class PaymentPipeline {
     });
   }
 
-  /** Refused before any quote: nothing to stream but the error. */
+  /** Refused before any quote: nothing to stream but the error (and the event). */
   private refuseEarly(
     request: PaymentRequest,
     reason: Reason,
     message: string,
     details: Record<string, unknown> = {},
+    service?: string,
   ): PaymentOutcome {
     const code = codeOf(reason);
     request.observer.error(new AppError(code, message, { details }));
+    tell(this.deps.events, () => refusedEarly(request, this.now(), { reason, message, service }));
     const status = reason === "service_unavailable" || reason === "unreadable_demand" ? "failed" : "refused";
     return { status, error: { code, reason, message, details } };
   }

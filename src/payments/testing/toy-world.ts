@@ -3,7 +3,7 @@ import { createToyFamily, TOY_NETWORK, TOY_USDC, ToyChain } from "../../chains/t
 import type { AppError } from "../../errors/index.js";
 import type { PaymentSummary, PaymentUpdate, Wallet } from "../../protocol/index.js";
 import { MemoryLedger } from "../../store/memory/index.js";
-import type { Ledger, SignerAccess, SignerRegistry } from "../ports/index.js";
+import type { Ledger, PaymentEvent, PaymentEvents, SignerAccess, SignerRegistry } from "../ports/index.js";
 import type { LimitsConfig, PaymentObserver } from "../rules/index.js";
 import {
   ApprovalDesk,
@@ -42,6 +42,18 @@ export class RecordingObserver implements PaymentObserver {
   }
 }
 
+/** A payment events watcher that keeps what it is told, in order. */
+export class RecordingEvents implements PaymentEvents {
+  readonly events: PaymentEvent[] = [];
+  emit = (event: PaymentEvent) => void this.events.push(event);
+  /** The statuses of one payment's `step` events, in order. */
+  steps(paymentId: string): string[] {
+    return this.events.flatMap((e) =>
+      e.kind === "step" && e.payment.paymentId === paymentId ? [e.status] : [],
+    );
+  }
+}
+
 /** A settable clock: every part of the world reads it. */
 export class Clock {
   constructor(public ms = T0) {}
@@ -59,6 +71,8 @@ export interface ToyWorldOptions {
   price?: bigint;
   /** The ledger the core uses, around the memory one (a ledger that fails, say). */
   ledger?: (memory: MemoryLedger) => Ledger;
+  /** Where the core tells its payment events (default: a RecordingEvents the world exposes). */
+  events?: PaymentEvents;
 }
 
 function toySigners(chain: ToyChain, family: ReturnType<typeof createToyFamily>): SignerRegistry {
@@ -116,6 +130,8 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     minTimeLeftMs: 5_000,
     serviceTimeoutMs: 10_000,
   };
+  const recorded = new RecordingEvents();
+  const events = options.events ?? recorded;
   const errors: unknown[] = [];
   const onError = (error: unknown) => void errors.push(error);
   const reconciler: Reconciler = createReconciler({
@@ -124,6 +140,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     staleMs: 20_000,
     now: clock.date,
     onError,
+    events,
   });
   const pipeline = new PaymentPipeline({
     config,
@@ -134,6 +151,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     reconciler,
     now: clock.date,
     onError,
+    events,
   });
   const desk = new ApprovalDesk({
     ledger,
@@ -144,6 +162,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     serviceTimeoutMs: config.serviceTimeoutMs,
     now: clock.date,
     onError,
+    events,
   });
 
   let requests = 0;
@@ -177,6 +196,8 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     user,
     payee,
     errors,
+    /** The payment events the core told (unless the world was given its own watcher). */
+    events: recorded,
     request,
     url: TOY_SERVICE_URL,
     close: unregister,
