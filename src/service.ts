@@ -29,6 +29,8 @@ export interface Service {
    * settling, bounded), and release resources. Does not close the listener.
    */
   shutdown(): Promise<void>;
+  /** Export the spans ended so far, when tracing is on (a serverless function before it is frozen). */
+  flushTelemetry(): Promise<void>;
 }
 
 export interface ServiceOverrides {
@@ -116,6 +118,9 @@ export function createService(config: Config, logger: Logger, overrides: Service
     app,
     lifecycle,
     models,
+    flushTelemetry: async () => {
+      await observe?.flush().catch((error: unknown) => logger.warn("cannot export spans", { err: error }));
+    },
     async shutdown() {
       // A payment left running by a stream that ended is bounded by the service timeout plus its
       // on-chain check; it records its outcome before the store closes.

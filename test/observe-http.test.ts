@@ -31,10 +31,12 @@ function inMemory(): { observe: Observability; exporter: InMemorySpanExporter } 
     tracing: {
       tracer,
       aiTelemetry: { recordInputs: false, recordOutputs: false, integrations: new OpenTelemetry({ tracer }) },
+      flush: () => provider.forceFlush(),
       shutdown: () => provider.shutdown(),
     },
     metrics,
     paymentEvents: metrics.events,
+    flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };
   return { observe, exporter };

@@ -19,7 +19,9 @@ export interface Observability {
   metrics: Metrics;
   /** What payments tell: the metrics' counters, and spans when tracing is on. */
   paymentEvents: PaymentEvents;
-  /** Export the spans left (flush) and stop tracing. */
+  /** Export the spans ended so far. */
+  flush(): Promise<void>;
+  /** Export the spans left and stop tracing. */
   shutdown(): Promise<void>;
 }
 
@@ -30,7 +32,13 @@ export function createObservability(env: Record<string, string | undefined> = pr
   const paymentEvents = tracing.tracer
     ? fanOut(metrics.events, paymentSpans(tracing.tracer))
     : metrics.events;
-  return { tracing, metrics, paymentEvents, shutdown: () => tracing.shutdown() };
+  return {
+    tracing,
+    metrics,
+    paymentEvents,
+    flush: () => tracing.flush(),
+    shutdown: () => tracing.shutdown(),
+  };
 }
 
 /** The ledger's writes, each timed into `x402_ledger_write_seconds{op}`; reads pass through. */

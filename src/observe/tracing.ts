@@ -30,6 +30,8 @@ export interface Tracing {
   tracer?: Tracer;
   /** The AI SDK's own telemetry for `streamText` (steps, model calls, tools); absent when off. */
   aiTelemetry?: TelemetryOptions;
+  /** Export the spans ended so far (a serverless function, before it is frozen). */
+  flush(): Promise<void>;
   /** Export what is left and stop. */
   shutdown(): Promise<void>;
 }
@@ -55,7 +57,7 @@ function ensureContextManager(): void {
 
 /** Start tracing when the environment asks for it (see above); `off` otherwise. */
 export function startTracing(env: Record<string, string | undefined> = process.env): Tracing {
-  if (!tracingWanted(env)) return { shutdown: async () => {} };
+  if (!tracingWanted(env)) return { flush: async () => {}, shutdown: async () => {} };
   ensureContextManager();
   const resource = defaultResource()
     .merge(resourceFromAttributes({ "service.name": SERVICE_NAME }))
@@ -75,6 +77,7 @@ export function startTracing(env: Record<string, string | undefined> = process.e
       functionId: "chat-turn",
       integrations: new OpenTelemetry({ tracer }),
     },
+    flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };
 }

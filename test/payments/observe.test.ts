@@ -114,6 +114,28 @@ describe("traces and metrics of paid turns", () => {
     expect(sample(after, "x402_open_turns")).toBe(0);
     expect(sample(after, "x402_unclear_payments")).toBe(0);
 
+    // An MCP request is a span of its own.
+    const mcp = await app.request("/mcp", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        Authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "test", version: "1" },
+        },
+      }),
+    });
+    expect(mcp.status).toBe(200);
+    await mcp.text();
+
     // Shutting the service down flushes the batch of spans to the receiver.
     await booted.close();
     const spans = receiver.bodies.flatMap((b) =>
@@ -121,6 +143,11 @@ describe("traces and metrics of paid turns", () => {
     );
     const resource = receiver.bodies[0]?.resourceSpans?.[0]?.resource?.attributes ?? [];
     expect(resource.find((a) => a.key === "service.name")?.value.stringValue).toBe("x402-observe-test");
+
+    const [mcpSpan, ...moreMcp] = spans.filter((s) => s.name === "mcp.request");
+    expect(moreMcp).toHaveLength(0);
+    expect(attr(mcpSpan, "caller")).toBe("devnet");
+    expect(attr(mcpSpan, "http.response.status_code")).toBe(200);
 
     const turns = spans.filter((s) => s.name === "chat.turn");
     expect(turns).toHaveLength(2);
