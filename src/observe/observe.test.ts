@@ -126,7 +126,7 @@ describe("payment spans", () => {
       first.spanContext().traceId,
       second.spanContext().traceId,
     ]);
-    expect(payments[1]?.attributes["payment.resumed_from"]).toBe("reserved");
+    expect(payments[1]?.attributes["payment.first_status"]).toBe("reserved");
   });
 
   it("reconciliation and early refusals are spans of their own", () => {

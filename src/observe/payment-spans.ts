@@ -18,10 +18,10 @@ import { PAYMENT_STATUS, type PaymentStatus } from "../protocol/index.js";
  * trace), with a child span per phase: `payment.admission` (quoted -> refused, awaiting approval
  * or failed), `payment.reserve` (quoted -> reserved: admission, the balance and the durable
  * reservation), `payment.sign`, `payment.submit`, `payment.settle` (submitted -> settled, failed or
- * unknown) and `payment.approval` (an awaiting payment taken up, declined or expired). A payment
- * seen again after it left flight (approved in a later request) opens a new `payment` span there.
- * The reconciler's resolutions are `payment.reconcile` spans; refusals before a payment existed
- * are `payment.refused` spans. Events are emitted inside the request that pays, so the active
+ * unknown). A payment seen again after it left flight (approved in a later request, or declined
+ * or expired) opens a new `payment` span there, with `payment.first_status`.
+ * The reconciler's resolutions are `payment.reconcile` spans, the wallet's answers
+ * `payment.approval_answered`, refusals before a payment existed `payment.refused`. Events are emitted inside the request that pays, so the active
  * context is the parent: a chat turn's payments are children of its span.
  *
  * Attributes: payment.id, payment.amount_usd (decimal string), payment.asset, payment.network,
@@ -45,8 +45,6 @@ function phaseName(status: PaymentStatus, next: PaymentStatus): string {
   switch (status) {
     case "quoted":
       return next === "reserved" ? "payment.reserve" : "payment.admission";
-    case "awaiting_approval":
-      return "payment.approval";
     case "reserved":
       return "payment.sign";
     case "signed":
@@ -113,7 +111,7 @@ export function paymentSpans(tracer: Tracer): PaymentEvents {
     if (!entry) {
       entry = begin(event);
       open.set(id, entry);
-      if (event.status !== "quoted") entry.span.setAttribute("payment.resumed_from", event.status);
+      if (event.status !== "quoted") entry.span.setAttribute("payment.first_status", event.status);
     } else if (entry.phase) {
       // The phase is named by where it led (see phaseName).
       entry.phase.updateName(phaseName(entry.status, event.status));
