@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `x402-chat-agent` (package.json `bin`; `npx x402-chat-agent chat` from a checkout, `npm run
- * chat`; `npx x402-chat-agent mcp`, the stdio MCP bridge). Runs the terminal chat compiled into dist/cli/main.js (scripts/build-client.mjs), built
+ * chat`; `npx x402-chat-agent mcp`, the stdio MCP bridge; `npx x402-chat-agent signer new`, a key for
+ * SIGNERS_FILE). Runs the terminal chat compiled into dist/cli/main.js (scripts/build-client.mjs), built
  * first when it is missing or a source changed, so it is never stale; should the build fail, it
  * runs the TypeScript source through tsx.
  */
@@ -27,10 +28,14 @@ for (const stream of [process.stdout, process.stderr]) {
     throw error;
   });
 }
-const { main, mcpMain } = await import(entry);
-// `mcp`: the stdio MCP bridge to a running service's /mcp (docs/mcp.md); anything else: the chat.
+const { main, mcpMain, signerMain } = await import(entry);
+// `mcp`: the stdio MCP bridge to a running service's /mcp (docs/mcp.md); `signer`: a key for
+// SIGNERS_FILE (docs/deploy.md#going-live); anything else: the chat.
 const [command, ...rest] = process.argv.slice(2);
-const run = command === "mcp" ? (io) => mcpMain(rest, io) : (io) => main(process.argv.slice(2), io);
+const commands = { mcp: mcpMain, signer: signerMain };
+const run = Object.hasOwn(commands, command ?? "")
+  ? (io) => commands[command](rest, io)
+  : (io) => main(process.argv.slice(2), io);
 process.exitCode = await run({
   stdin: process.stdin,
   stdout: process.stdout,

@@ -72,6 +72,7 @@ function startService(port) {
       DATA_DIR: "memory://",
       // The suite sends many requests in a few seconds; the rate limit is not what it checks.
       RATE_LIMIT_POINTS: "1000000",
+      RATE_LIMIT_ANONYMOUS_POINTS: "1000000",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -169,6 +169,7 @@ describe("runnable commands of the docs, against the started service", () => {
         DATA_DIR: "memory://",
         MODEL_PROVIDER: "offline",
         RATE_LIMIT_POINTS: "1000",
+        RATE_LIMIT_ANONYMOUS_POINTS: "1000",
       }),
       silentLogger,
       { devnet, devnetManifest: null },

@@ -60,6 +60,9 @@ export const ERROR_CODES = {
     retryAfterS: 5,
   },
   not_ready: { status: 503, finishReason: "error", title: "Not ready", retryAfterS: 5 },
+  // The configuration cannot be used (a serverless function's start, docs/deploy.md#serverless):
+  // a retry cannot help until the operator fixes it, so no Retry-After.
+  misconfigured: { status: 500, finishReason: "error", title: "Service misconfigured" },
   deadline_exceeded: { status: 504, finishReason: "error", title: "Request deadline exceeded" },
   model_error: { status: 502, finishReason: "error", title: "Model provider error" },
   limit_exceeded: { status: 403, finishReason: "limit-exceeded", title: "Spending limit exceeded" },
