@@ -12,12 +12,15 @@ import { mountDevnetWallets } from "./http/devnet-wallet.js";
 import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
+import { createObservability, type Observability, timedLedger } from "./observe/index.js";
 import {
   type CallerAnswer,
   createPayments,
+  fanOut,
   ledgerRebuilder,
   type PageAnswer,
   type Payments,
+  type PaymentsOptions,
   type SignerKey,
 } from "./payments/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
@@ -56,6 +59,11 @@ export interface BootstrapOptions {
    * approval windows, reconciliation); default the system's.
    */
   now?: () => Date;
+  /**
+   * Traces and metrics; default made from the environment (OTEL_EXPORTER_OTLP_ENDPOINT turns
+   * tracing on; docs/deploy.md#traces-and-metrics).
+   */
+  observe?: Observability;
   /** An in-memory store starts from this image (`StoreOptions.image`; tests boot many services). */
   storeImage?: Blob;
 }
@@ -101,9 +109,10 @@ export async function bootstrap(
   options: BootstrapOptions = {},
 ): Promise<Running> {
   const p = config.payments;
+  const observe = options.observe ?? createObservability();
   if (p.mode === "off") {
     return {
-      service: createService(config, logger),
+      service: createService(config, logger, { observe }),
       banner: ["Payments are off (PAYMENTS=off): the agent only talks."],
     };
   }
@@ -128,6 +137,7 @@ export async function bootstrap(
     devnet = p.mode !== "devnet" ? undefined : (options.devnet ?? own);
   } catch (error) {
     await storeOpening.then((opened) => opened.close()).catch(() => {});
+    if (!options.observe) await observe.shutdown().catch(() => {});
     throw error;
   }
   let store: Store | undefined;
@@ -135,11 +145,14 @@ export async function bootstrap(
     store = await storeOpening;
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
-    const payments = createPayments(paymentsOptions(config, sources, opened, logger, options.now));
+    const payments = createPayments(
+      observed(paymentsOptions(config, sources, opened, logger, options.now), observe),
+    );
     const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
+      observe,
       ...paymentRoutes(
         payments,
         config.publicUrl,
@@ -165,6 +178,10 @@ export async function bootstrap(
         await own?.stop();
       },
     });
+    observe.metrics.readFrom({
+      // At scrape time: the payments the reconciler has yet to resolve (few; one indexed read).
+      unclearPayments: () => opened.ledger.listByStatus(UNCLEAR).then((rows) => rows.length),
+    });
     // The web page's "devnet wallet": only while the embedded devnet runs, never with real networks.
     if (devnet) mountDevnetWallets(service.app, devnetUserWallets(devnet));
     // Everything is wired: now start what runs on its own (reconciliation).
@@ -173,8 +190,21 @@ export async function bootstrap(
   } catch (error) {
     await store?.close().catch(() => {});
     await own?.stop();
+    if (!options.observe) await observe.shutdown().catch(() => {});
     throw error;
   }
+}
+
+/** Payments awaiting reconciliation: `x402_unclear_payments`. */
+const UNCLEAR = ["unknown", "signed", "submitted"] as const;
+
+/**
+ * Payments watched (docs/deploy.md#traces-and-metrics): their events feed the metrics and the
+ * traces (beside any watcher already given), their ledger writes are timed.
+ */
+function observed(options: PaymentsOptions, observe: Observability): PaymentsOptions {
+  const events = options.events ? fanOut(options.events, observe.paymentEvents) : observe.paymentEvents;
+  return { ...options, ledger: timedLedger(options.ledger, observe.metrics), events };
 }
 
 /** The configured bearer tokens, and those bound to server-held keys (valid for the chat too). */

@@ -145,24 +145,23 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
     const response = await running.service.app.fetch(request);
     // The turn is tracked by now (the route registers it before answering): idle() covers it,
     // the work it leaves running and its recorded outcome.
-    const lifecycle = running.service.lifecycle;
+    const { lifecycle } = running.service;
+    // Then the request's spans are exported, before the platform freezes the function.
+    const idle = () => lifecycle.idle().then(() => running.service.flushTelemetry());
     const waitUntil = waitUntilOf(envOrContext, ctx);
     if (waitUntil) {
-      waitUntil(lifecycle.idle());
+      waitUntil(idle());
       return response;
     }
     if (!response.body) {
-      await lifecycle.idle();
+      await idle();
       return response;
     }
-    return new Response(
-      closingAfter(response.body, () => lifecycle.idle()),
-      {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      },
-    );
+    return new Response(closingAfter(response.body, idle), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   }
 
   return {

@@ -53,6 +53,8 @@ export interface Config {
     map: Partial<Record<ModelAlias, string>>;
   };
   payments: PaymentsEnv;
+  /** The bearer token of GET /metrics (METRICS_TOKEN); absent: no such route. */
+  metricsToken?: string;
 }
 
 /** Payment settings as configured (docs/configuration in README). Amounts are atomic USD units. */
@@ -172,6 +174,7 @@ const envSchema = z.object({
   SERVICE_TIMEOUT_MS: int(100, 600_000).default(10_000),
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
   QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
+  METRICS_TOKEN: optionalString.refine((v) => !v || v.length >= 16, "at least 16 characters"),
 });
 
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
@@ -219,6 +222,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       map: parseModelMap(e.MODEL_MAP),
     },
     payments: paymentsEnv(e),
+    ...(e.METRICS_TOKEN ? { metricsToken: e.METRICS_TOKEN } : {}),
   };
 }
 

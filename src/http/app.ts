@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Tracer } from "@opentelemetry/api";
 import { type Context, Hono } from "hono";
 import type { AgentDeps } from "../agent/index.js";
 import { AppError, isAppError } from "../errors/index.js";
@@ -14,12 +15,14 @@ import { cors } from "./cors.js";
 import type { OutcomeRebuilder } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { type McpRouteDeps, mountMcp } from "./mcp.js";
+import { type MetricsRouteDeps, mountMetrics } from "./metrics.js";
 import { payer } from "./payer.js";
 import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
 import { type RateLimitDeps, rateLimitPayer } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
+import { traceRequest } from "./trace.js";
 import type { AuthVars, ChatVars, Middleware } from "./vars.js";
 
 export interface AppDeps {
@@ -54,6 +57,10 @@ export interface AppDeps {
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
   readiness?: () => Promise<CheckResult[]>;
+  /** Spans of chat turns and MCP requests (tracing on: OTEL_EXPORTER_OTLP_ENDPOINT); absent: none. */
+  tracer?: Tracer;
+  /** GET /metrics (METRICS_TOKEN set); absent: no such route. */
+  metrics?: MetricsRouteDeps;
   /** The built web page served at `/` (default `dist/web`; src/http/static.ts); null serves none. */
   webDir?: string | null;
 }
@@ -160,6 +167,11 @@ export function createApp(deps: AppDeps): Hono {
     });
   });
   mountProbes(app, deps);
+  if (deps.metrics) mountMetrics(app, deps.metrics);
+  if (deps.tracer) {
+    app.use("/api/chat", traceRequest(deps.tracer, "chat.turn"));
+    app.use("/mcp", traceRequest(deps.tracer, "mcp.request"));
+  }
   const quota: RateLimitDeps = { rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) };
   mountChat(app, deps, authenticate, quota);
   if (deps.payments) {
