@@ -5,7 +5,7 @@ import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
 import { createPaymentsFace, decodeCursor, PageApprovals } from "./face/index.js";
 import type { PaymentsFace } from "./face.js";
-import type { DeliveredData, Ledger, PaymentHistory } from "./ports/index.js";
+import type { DeliveredData, Ledger, PaymentHistory, PaymentPauses } from "./ports/index.js";
 import { createSignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
@@ -47,6 +47,10 @@ export interface PaymentsOptions extends PipelineConfig {
   history?: PaymentHistory;
   /** QUOTE_SECRET: the key quote ids are signed with (default: random, this process only). */
   quoteSecret?: string;
+  /** The operator's kill switch (src/operator's cache), asked before anything is signed or submitted. */
+  pauses?: PaymentPauses;
+  /** An operator key bound to a held key's wallet may sign with it (the embedded devnet only). */
+  grantsMaySign?: boolean;
 }
 
 export interface Payments {
@@ -97,7 +101,10 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...(options.resolveNowMs !== undefined ? { resolveNowMs: options.resolveNowMs } : {}),
   };
   const chains = createChains(options.rpcUrls);
-  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
+  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls, {
+    ...(options.grantsMaySign ? { grantsMaySign: true } : {}),
+  });
+  const pauses = options.pauses ? { pauses: options.pauses } : {};
   const { safeFetch, discovery } = outbound(options, now);
   const reconciler = createReconciler({
     ledger,
@@ -114,6 +121,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     fetch: safeFetch,
     reconciler,
     ...clock,
+    ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const approvals = new ApprovalDesk({
@@ -124,6 +132,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     fetch: safeFetch,
     serviceTimeoutMs: options.serviceTimeoutMs,
     ...clock,
+    ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const page = new PageApprovals({
@@ -199,10 +208,13 @@ export type {
 } from "./face.js";
 export type {
   HistoryQuery,
+  KeyGrant,
   Ledger,
   LedgerReads,
   Payer,
   PaymentHistory,
+  PaymentPause,
+  PaymentPauses,
   PaymentRecord,
   StoredApproval,
 } from "./ports/index.js";

@@ -133,6 +133,6 @@ export async function budgetFor(
     spentThisRequestUsd: formatUsd(s.thisRequest),
     remainingTodayUsd: formatUsd(remaining.daily),
     balances,
-    canSign: wallet ? await deps.signers.canSign(wallet, request.bearerToken) : false,
+    canSign: wallet ? await deps.signers.canSign(wallet, request) : false,
   };
 }

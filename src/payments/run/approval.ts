@@ -2,7 +2,14 @@ import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
-import { type Ledger, type PaymentRecord, type StoredApproval, storedServiceName } from "../ports/index.js";
+import {
+  type Ledger,
+  type PaymentPauses,
+  type PaymentRecord,
+  pausedMessage,
+  type StoredApproval,
+  storedServiceName,
+} from "../ports/index.js";
 import {
   approvalDetails,
   approvalOverLimit,
@@ -78,6 +85,8 @@ export interface ApprovalDeps extends DeliveryDeps {
   chains: Pick<Chains, "balance" | "connection">;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
+  /** The operator's kill switch, asked before an approved payment is reserved and submitted. */
+  pauses?: PaymentPauses;
 }
 
 /** Queues a run's updates until the turn's stream exists (the checks run before it opens). */
@@ -151,6 +160,7 @@ export class ApprovalDesk {
     await checkBalance(this.deps.chains, record, wallet);
     await this.confirmTerms(input.signal, { record, terms, limits, run, message });
     const authorization = authorizationOf(completed, record, terms, message, this.now());
+    this.refuseIfPaused(record);
     await this.approve(run, limits, authorization, record, message);
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {
@@ -201,6 +211,18 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, quotedUsd: formatUsd(record.amount) },
       });
     }
+  }
+
+  /**
+   * The operator's kill switch (docs/deploy.md#operating-it): the payment keeps waiting, unsent, and
+   * may be approved again once payments resume.
+   */
+  private refuseIfPaused(record: PaymentRecord): void {
+    const pause = this.deps.pauses?.pausedFor(record.caller ?? undefined);
+    if (pause)
+      throw new AppError("payments_paused", pausedMessage(pause), {
+        details: { paymentId: record.paymentId, pause: pause.scope },
+      });
   }
 
   /** The atomic check-and-reserve: a concurrent payment may have used the budget meanwhile. */

@@ -3,7 +3,7 @@ import { createToyFamily, TOY_NETWORK, TOY_USDC, ToyChain } from "../../chains/t
 import type { AppError } from "../../errors/index.js";
 import type { PaymentSummary, PaymentUpdate, Wallet } from "../../protocol/index.js";
 import { MemoryLedger } from "../../store/memory/index.js";
-import type { Ledger, SignerAccess, SignerRegistry } from "../ports/index.js";
+import type { Ledger, PaymentPauses, SignerAccess, SignerRegistry } from "../ports/index.js";
 import type { LimitsConfig, PaymentObserver } from "../rules/index.js";
 import {
   ApprovalDesk,
@@ -59,6 +59,8 @@ export interface ToyWorldOptions {
   price?: bigint;
   /** The ledger the core uses, around the memory one (a ledger that fails, say). */
   ledger?: (memory: MemoryLedger) => Ledger;
+  /** The operator's kill switch (none: never paused). */
+  pauses?: PaymentPauses;
 }
 
 function toySigners(chain: ToyChain, family: ReturnType<typeof createToyFamily>): SignerRegistry {
@@ -75,13 +77,13 @@ function toySigners(chain: ToyChain, family: ReturnType<typeof createToyFamily>)
     return found;
   };
   const registry: SignerRegistry = {
-    async find(wallet, token) {
+    async find(wallet, { bearerToken: token }) {
       const key = keyFor(wallet.address);
       if (!key) return { ok: false, reason: "this server holds no key for that wallet, so it cannot sign" };
       if (token !== HELD_TOKEN) return { ok: false, reason: "this bearer token may not use the key" };
       return { ok: true, signer: await key };
     },
-    canSign: async (wallet, token) => (await registry.find(wallet, token)).ok,
+    canSign: async (wallet, who) => (await registry.find(wallet, who)).ok,
     draftFor: (wallet, network): WalletDraft => family.draftForWallet(wallet.address, network, undefined),
   };
   return registry;
@@ -134,6 +136,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     reconciler,
     now: clock.date,
     onError,
+    ...(options.pauses ? { pauses: options.pauses } : {}),
   });
   const desk = new ApprovalDesk({
     ledger,
@@ -144,6 +147,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     serviceTimeoutMs: config.serviceTimeoutMs,
     now: clock.date,
     onError,
+    ...(options.pauses ? { pauses: options.pauses } : {}),
   });
 
   let requests = 0;
