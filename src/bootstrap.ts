@@ -13,6 +13,13 @@ import { chainCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
 import {
+  ControlPlane,
+  OperatorCache,
+  type OperatorEvent,
+  operatorTokenFor,
+  operatorTokenPath,
+} from "./operator/index.js";
+import {
   type CallerAnswer,
   createPayments,
   ledgerRebuilder,
@@ -39,6 +46,11 @@ export interface Running {
   devnet?: Devnet;
   /** Lines for people: URLs, wallets, the dev token. Never private keys. */
   banner: string[];
+  /**
+   * The operator's controls (docs/deploy.md#operating-it): this instance's copy of the keys and
+   * pauses (tests refresh it rather than wait), the control plane and the operator token.
+   */
+  operator?: { cache: OperatorCache; plane: ControlPlane; token: string };
 }
 
 export interface BootstrapOptions {
@@ -58,6 +70,8 @@ export interface BootstrapOptions {
   now?: () => Date;
   /** An in-memory store starts from this image (`StoreOptions.image`; tests boot many services). */
   storeImage?: Blob;
+  /** Told of every key and pause change (the audit trail); no secrets in it. Default: the log. */
+  onOperatorChange?: (event: OperatorEvent) => void;
 }
 
 /**
@@ -135,9 +149,16 @@ export async function bootstrap(
     store = await storeOpening;
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
-    const payments = createPayments(paymentsOptions(config, sources, opened, logger, options.now));
+    const operator = await operatorControls(config, opened, logger, options);
+    const payments = createPayments({
+      ...paymentsOptions(config, sources, opened, logger, options.now),
+      pauses: operator.cache,
+      // On the devnet, a key bound to a devnet wallet may sign with it, as the dev token does.
+      ...(devnet ? { grantsMaySign: true } : {}),
+    });
     const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
+      operator: { keys: operator.cache, routes: { plane: operator.plane, token: operator.token } },
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...paymentRoutes(
@@ -160,6 +181,7 @@ export async function bootstrap(
         ),
       ],
       onShutdown: async () => {
+        operator.cache.stop();
         await payments.close();
         await opened.close();
         await own?.stop();
@@ -167,14 +189,52 @@ export async function bootstrap(
     });
     // The web page's "devnet wallet": only while the embedded devnet runs, never with real networks.
     if (devnet) mountDevnetWallets(service.app, devnetUserWallets(devnet));
-    // Everything is wired: now start what runs on its own (reconciliation).
+    // Everything is wired: now start what runs on its own (reconciliation, the operator's refresh).
     await payments.start();
-    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner: sources.banner };
+    operator.cache.start();
+    const banner = [...sources.banner, ...operatorBanner(config)];
+    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner, operator };
   } catch (error) {
     await store?.close().catch(() => {});
     await own?.stop();
     throw error;
   }
+}
+
+/**
+ * The operator's keys and pauses (docs/deploy.md#operating-it): this instance's copy, read once
+ * before the service answers and then every 500 ms; the control plane on the same store; and the
+ * operator token (OPERATOR_TOKEN, else one written to `<DATA_DIR>/operator-token`).
+ */
+async function operatorControls(config: Config, store: Store, logger: Logger, options: BootstrapOptions) {
+  const now = options.now;
+  const cache = new OperatorCache(store.operator, {
+    ...(now ? { now } : {}),
+    onError: (error) => logger.warn("operator keys and pauses not refreshed", { err: error }),
+  });
+  await cache.refresh();
+  const plane = new ControlPlane({
+    store: store.operator,
+    ...(now ? { now } : {}),
+    afterChange: () => cache.refresh(),
+    onChange:
+      options.onOperatorChange ??
+      ((event) =>
+        logger.info("operator change", {
+          kind: event.kind,
+          by: event.by,
+          ...(event.key ? { key: event.key } : {}),
+          ...(event.scope ? { scope: event.scope } : {}),
+        })),
+  });
+  const token = await operatorTokenFor(config.operatorToken, config.payments.dataDir);
+  return { cache, plane, token };
+}
+
+function operatorBanner(config: Config): string[] {
+  if (config.operatorToken) return ["Operator API /api/operator/* (OPERATOR_TOKEN)"];
+  if (config.payments.dataDir === "memory://") return [];
+  return [`Operator API /api/operator/* (token in ${operatorTokenPath(config.payments.dataDir)})`];
 }
 
 /** The configured bearer tokens, and those bound to server-held keys (valid for the chat too). */

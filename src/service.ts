@@ -53,6 +53,8 @@ export interface ServiceOverrides {
   onShutdown?: () => Promise<void>;
   /** The clock (request deadlines, idempotency leases, the in-memory rate limit); default the system's. */
   now?: () => Date;
+  /** Operator keys for auth, and the operator API (docs/deploy.md#operating-it). */
+  operator?: AppDeps["operator"];
 }
 
 /** Beyond the service timeout: the immediate on-chain check of an unclear payment and ledger writes. */
@@ -91,6 +93,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
     ...(overrides.mcp ? { mcp: overrides.mcp } : {}),
     ...(overrides.now ? { now: overrides.now } : {}),
+    ...(overrides.operator ? { operator: overrides.operator } : {}),
   });
   return {
     app,

@@ -42,6 +42,11 @@ export interface Config {
     map: Partial<Record<ModelAlias, string>>;
   };
   payments: PaymentsEnv;
+  /**
+   * OPERATOR_TOKEN: guards /api/operator/* (docs/deploy.md#operating-it). Unset: the service makes
+   * one at start and writes it to `<DATA_DIR>/operator-token` (mode 0600) for the CLI.
+   */
+  operatorToken?: string;
 }
 
 /** Payment settings as configured (docs/configuration in README). Amounts are atomic USD units. */
@@ -153,6 +158,7 @@ const envSchema = z.object({
   SERVICE_TIMEOUT_MS: int(100, 600_000).default(10_000),
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
   QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
+  OPERATOR_TOKEN: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
 
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
@@ -199,6 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       map: parseModelMap(e.MODEL_MAP),
     },
     payments: paymentsEnv(e),
+    ...(e.OPERATOR_TOKEN ? { operatorToken: e.OPERATOR_TOKEN } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
+import type { KeyGrant } from "../payments/index.js";
 import { grantOf, hashToken, type KeyRecord, type KeyScope, keyStatus } from "./keys.js";
 import type { OperatorStore, PauseRecord } from "./port.js";
-import type { KeyGrant } from "../payments/index.js";
 
 /**
  * Each instance's copy of the keys and pauses, read whole from the store every `intervalMs`

@@ -27,9 +27,11 @@ export {
   type KeyLimitsView,
   type KeyView,
   type OperatorEvent,
+  type OperatorPayment,
   type PauseTarget,
   type PauseView,
   pauseTargetOf,
   pauseView,
 } from "./plane.js";
-export type { OperatorStore, PauseRecord } from "./port.js";
+export type { OperatorPaymentRow, OperatorStore, PauseRecord } from "./port.js";
+export { OPERATOR_TOKEN_FILE, operatorTokenFor, operatorTokenPath, readOperatorToken } from "./token-file.js";

@@ -12,7 +12,7 @@ import {
   newToken,
   parseDuration,
 } from "./keys.js";
-import type { OperatorStore, PauseRecord } from "./port.js";
+import type { OperatorPaymentRow, OperatorStore, PauseRecord } from "./port.js";
 
 /**
  * The operator's controls (docs/deploy.md#operating-it): keys and pauses, as the operator API
@@ -46,6 +46,40 @@ export interface PauseView {
   by: string;
 }
 
+/** A payment as GET /api/operator/payments and /unclear show it. */
+export interface OperatorPayment {
+  paymentId: string;
+  caller: string | null;
+  wallet: string;
+  service: string;
+  network: string;
+  amountUsd: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  txHash: string | null;
+}
+
+/** Sent, not known yet: what an operator looks at first after an incident. */
+export const UNCLEAR_STATUSES = ["unknown", "signed", "submitted"] as const;
+
+const DAY_MS = 86_400_000;
+
+function paymentView(row: OperatorPaymentRow): OperatorPayment {
+  return {
+    paymentId: row.paymentId,
+    caller: row.caller,
+    wallet: row.wallet,
+    service: row.service,
+    network: row.network,
+    amountUsd: formatUsd(row.amount),
+    status: row.status,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    txHash: row.txHash,
+  };
+}
+
 export type PauseTarget = { all: true } | { key: string };
 
 export interface OperatorEvent {
@@ -72,7 +106,7 @@ export interface CreateKeyInput {
 export interface ControlPlaneDeps {
   store: OperatorStore;
   now?: () => Date;
-  /** What a key paid in the last 24 h (the ledger's per-caller total); default none known: 0. */
+  /** What a key committed in the last 24 h; default the store's sum over the key's payments. */
   spentToday?: (name: string, now: Date) => Promise<bigint>;
   /** After each change: refresh this instance's cache at once (others refresh on their timer). */
   afterChange?: () => Promise<void>;
@@ -196,7 +230,9 @@ export class ControlPlane {
   }
 
   private async view(key: KeyRecord, now: Date): Promise<KeyView> {
-    const spent = (await this.deps.spentToday?.(key.name, now)) ?? 0n;
+    const spent = this.deps.spentToday
+      ? await this.deps.spentToday(key.name, now)
+      : await this.deps.store.committedSince(key.name, new Date(now.getTime() - DAY_MS));
     return {
       name: key.name,
       scopes: key.scopes,
@@ -291,5 +327,15 @@ export class ControlPlane {
     if (await this.deps.store.clearPause(scope, key))
       await this.changed({ kind: "pause.cleared", at: now, by, scope, ...(key ? { key } : {}) });
     return this.listPauses();
+  }
+
+  /** The latest payments, newest first (1 to 500). */
+  async payments(limit: number): Promise<OperatorPayment[]> {
+    return (await this.deps.store.payments({ limit })).map(paymentView);
+  }
+
+  /** Payments sent whose outcome is not known yet, newest first. */
+  async unclear(): Promise<OperatorPayment[]> {
+    return (await this.deps.store.payments({ limit: 500, statuses: UNCLEAR_STATUSES })).map(paymentView);
   }
 }

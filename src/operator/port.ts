@@ -16,6 +16,20 @@ export interface PauseRecord {
   since: Date;
 }
 
+/** A payment as the operator reads it (GET /api/operator/payments, /unclear). */
+export interface OperatorPaymentRow {
+  paymentId: string;
+  caller: string | null;
+  wallet: string;
+  service: string;
+  network: string;
+  amount: bigint;
+  status: string;
+  createdAt: Date;
+  updatedAt: Date;
+  txHash: string | null;
+}
+
 export interface OperatorStore {
   listKeys(): Promise<KeyRecord[]>;
   /** Inserts the key; false when the name is taken (nothing written). */
@@ -29,4 +43,8 @@ export interface OperatorStore {
   setPause(pause: PauseRecord): Promise<void>;
   /** Lifts the pause of that scope; false when there was none. */
   clearPause(scope: "all" | "key", key: string | null): Promise<boolean>;
+  /** Payments newest first, at most `limit`, in these statuses (absent: any). */
+  payments(query: { limit: number; statuses?: readonly string[] }): Promise<OperatorPaymentRow[]>;
+  /** What a caller committed (spent or pending) since `since`, atomic USD. */
+  committedSince(caller: string, since: Date): Promise<bigint>;
 }

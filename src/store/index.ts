@@ -133,7 +133,7 @@ export function openMemoryStore(): Store {
     history: ledger,
     idempotency: new MemoryIdempotencyStore(),
     delivered: new MemoryDeliveredData(),
-    operator: new MemoryOperatorStore(),
+    operator: new MemoryOperatorStore(ledger),
     close: async () => {},
   };
 }

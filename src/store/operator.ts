@@ -1,4 +1,12 @@
-import type { KeyRecord, KeyScope, OperatorStore, PauseRecord } from "../operator/index.js";
+import type {
+  KeyRecord,
+  KeyScope,
+  OperatorPaymentRow,
+  OperatorStore,
+  PauseRecord,
+} from "../operator/index.js";
+import type { PaymentRecord } from "../payments/ports/index.js";
+import { isCommitted, LEDGER_STATUSES } from "../payments/rules/index.js";
 import type { DriverQuery } from "./ledger-calls.js";
 
 /**
@@ -26,6 +34,24 @@ function keyOf(row: Record<string, unknown>): KeyRecord {
     createdBy: row.created_by as string,
     expiresAt: date(row.expires_at),
     revokedAt: date(row.revoked_at),
+  };
+}
+
+/** The statuses that hold budget (spent or pending): what a key's spending counts. */
+const COMMITTED: readonly string[] = LEDGER_STATUSES.filter((s) => isCommitted(s));
+
+function paymentOf(row: Record<string, unknown>): OperatorPaymentRow {
+  return {
+    paymentId: row.payment_id as string,
+    caller: (row.caller as string | null) ?? null,
+    wallet: row.wallet as string,
+    service: row.service as string,
+    network: row.network as string,
+    amount: BigInt(row.amount as string),
+    status: row.status as string,
+    createdAt: date(row.created_at) as Date,
+    updatedAt: date(row.updated_at) as Date,
+    txHash: (row.tx_hash as string | null) ?? null,
   };
 }
 
@@ -117,10 +143,36 @@ export class PgOperatorStore implements OperatorStore {
     ]);
     return rows.length === 1;
   }
+
+  async payments(query: { limit: number; statuses?: readonly string[] }): Promise<OperatorPaymentRow[]> {
+    const where = query.statuses ? "WHERE status = ANY(string_to_array($2, ','))" : "";
+    const rows = await this.query(
+      `SELECT payment_id, caller, wallet, service, network, amount::text AS amount, status, created_at,
+         updated_at, tx_hash FROM payments ${where} ORDER BY created_at DESC, payment_id DESC LIMIT $1`,
+      query.statuses ? [query.limit, query.statuses.join(",")] : [query.limit],
+    );
+    return rows.map(paymentOf);
+  }
+
+  async committedSince(caller: string, since: Date): Promise<bigint> {
+    const [row] = await this.query(
+      `SELECT COALESCE(sum(amount), 0)::text AS total FROM payments
+       WHERE caller = $1 AND created_at > $2::timestamptz AND status = ANY(string_to_array($3, ','))`,
+      [caller, since.toISOString(), COMMITTED.join(",")],
+    );
+    return BigInt((row?.total as string | undefined) ?? "0");
+  }
 }
 
 /** The same in this process's memory (the memory store, tests). */
 export class MemoryOperatorStore implements OperatorStore {
+  /** `ledger`: the memory ledger the payment reads come from (none: no payments). */
+  constructor(
+    private readonly ledger?: {
+      listByStatus(s: readonly PaymentRecord["status"][]): Promise<PaymentRecord[]>;
+    },
+  ) {}
+
   private readonly keys = new Map<string, KeyRecord>();
   private readonly pauses = new Map<string, PauseRecord>();
 
@@ -158,5 +210,30 @@ export class MemoryOperatorStore implements OperatorStore {
 
   async clearPause(scope: "all" | "key", key: string | null): Promise<boolean> {
     return this.pauses.delete(targetOf(scope, key));
+  }
+
+  async payments(query: { limit: number; statuses?: readonly string[] }): Promise<OperatorPaymentRow[]> {
+    const statuses = LEDGER_STATUSES.filter((s) => !query.statuses || query.statuses.includes(s));
+    const rows = (await this.ledger?.listByStatus(statuses)) ?? [];
+    rows.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    return rows.slice(0, query.limit).map((r) => ({
+      paymentId: r.paymentId,
+      caller: r.caller,
+      wallet: r.wallet,
+      service: r.service,
+      network: r.network,
+      amount: r.amount,
+      status: r.status,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      txHash: r.txHash,
+    }));
+  }
+
+  async committedSince(caller: string, since: Date): Promise<bigint> {
+    const rows = (await this.ledger?.listByStatus(COMMITTED as PaymentRecord["status"][])) ?? [];
+    return rows
+      .filter((r) => r.caller === caller && r.createdAt.getTime() > since.getTime())
+      .reduce((sum, r) => sum + r.amount, 0n);
   }
 }
