@@ -282,6 +282,7 @@ class Face implements PaymentsFace {
       ...(session.bearerToken ? { bearerToken: session.bearerToken } : {}),
       ...(session.caller ? { caller: session.caller } : {}),
       ...(session.spendingLimits ? { spendingLimits: session.spendingLimits } : {}),
+      ...(session.grant ? { grant: session.grant } : {}),
       signal: session.signal,
       deadline: session.deadline,
       now: () => this.now().getTime(),
