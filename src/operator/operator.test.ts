@@ -36,7 +36,10 @@ function setup() {
     afterChange: () => cache.refresh(),
     onChange: (e) => events.push(e),
   });
-  return { store, cache, plane, events, advance: (by: number) => void (ms += by), now };
+  const advance = (by: number) => {
+    ms += by;
+  };
+  return { store, cache, plane, events, advance, now };
 }
 
 const refusal = async (promise: Promise<unknown>) => {
