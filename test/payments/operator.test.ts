@@ -42,7 +42,7 @@ async function createKey(booted: Booted, body: Record<string, unknown>): Promise
 }
 
 /** An MCP `initialize` with this bearer token (and wallet header). */
-function mcpInitialize(booted: Booted, token: string, wallet?: string): Promise<Response> {
+async function mcpInitialize(booted: Booted, token: string, wallet?: string): Promise<Response> {
   return booted.running.service.app.request("/mcp", {
     method: "POST",
     headers: {
