@@ -227,7 +227,14 @@ async function operatorControls(config: Config, store: Store, logger: Logger, op
           ...(event.scope ? { scope: event.scope } : {}),
         })),
   });
-  const token = await operatorTokenFor(config.operatorToken, config.payments.dataDir);
+  // A data dir that cannot be written (a read-only serverless file system) costs the CLI its
+  // token file, not the start: the token is then this process's only (set OPERATOR_TOKEN).
+  const token = await operatorTokenFor(config.operatorToken, config.payments.dataDir).catch(
+    (error: unknown) => {
+      logger.warn("operator token not written; set OPERATOR_TOKEN", { err: error });
+      return operatorTokenFor(undefined, "memory://");
+    },
+  );
   return { cache, plane, token };
 }
 
