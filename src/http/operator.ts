@@ -38,7 +38,7 @@ export function operatorGuard(token: string): Middleware {
 /** Who made a change, for the audit trail: `X-Operator` (a name, not a secret), else "operator-api". */
 function operatorName(c: Context): string {
   const name = c.req.header("x-operator")?.trim() ?? "";
-  return /^[\w.@ -]{1,64}$/.test(name) ? name : "operator-api";
+  return /^[\w.@: -]{1,64}$/.test(name) ? name : "operator-api";
 }
 
 function keyName(c: Context): string {
