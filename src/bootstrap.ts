@@ -149,14 +149,14 @@ export async function bootstrap(
     store = await storeOpening;
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
-    const operator = await operatorControls(config, opened, logger, options);
+    const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
+    const operator = await operatorControls(config, opened, logger, options, tokens.values());
     const payments = createPayments({
       ...paymentsOptions(config, sources, opened, logger, options.now),
       pauses: operator.cache,
       // On the devnet, a key bound to a devnet wallet may sign with it, as the dev token does.
       ...(devnet ? { grantsMaySign: true } : {}),
     });
-    const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       operator: { keys: operator.cache, routes: { plane: operator.plane, token: operator.token } },
       ...(options.models ? { models: options.models } : {}),
@@ -206,7 +206,13 @@ export async function bootstrap(
  * before the service answers and then every 500 ms; the control plane on the same store; and the
  * operator token (OPERATOR_TOKEN, else one written to `<DATA_DIR>/operator-token`).
  */
-async function operatorControls(config: Config, store: Store, logger: Logger, options: BootstrapOptions) {
+async function operatorControls(
+  config: Config,
+  store: Store,
+  logger: Logger,
+  options: BootstrapOptions,
+  callerNames: Iterable<string>,
+) {
   const now = options.now;
   const cache = new OperatorCache(store.operator, {
     ...(now ? { now } : {}),
@@ -215,6 +221,7 @@ async function operatorControls(config: Config, store: Store, logger: Logger, op
   await cache.refresh();
   const plane = new ControlPlane({
     store: store.operator,
+    callerNames,
     ...(now ? { now } : {}),
     afterChange: () => cache.refresh(),
     onChange:

@@ -26,6 +26,7 @@ export {
   type CreateKeyInput,
   type KeyLimitsView,
   type KeyView,
+  nameTaken,
   type OperatorEvent,
   type OperatorPayment,
   type PauseTarget,

@@ -125,6 +125,10 @@ describe("the control plane and each instance's copy", () => {
     const { plane } = setup();
     await plane.createKey({ name: "ci" }, "t");
     expect((await refusal(plane.createKey({ name: "ci" }, "t"))).code).toBe("key_exists");
+    // Another caller's name: its payments and approvals are bound to it.
+    const named = new ControlPlane({ store: new MemoryOperatorStore(), callerNames: ["alice"] });
+    for (const name of ["alice", "devnet", "signer-1"])
+      expect((await refusal(named.createKey({ name }, "t"))).code, name).toBe("key_exists");
     const bad = await refusal(
       plane.createKey(
         { name: "no spaces", daily: "-1", wallets: ["0x12"], expiresIn: "soon", scopes: ["admin"] },

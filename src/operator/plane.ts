@@ -101,6 +101,16 @@ export interface ControlPlaneDeps {
   /** After each change: refresh this instance's cache at once (others refresh on their timer). */
   afterChange?: () => Promise<void>;
   onChange?: (event: OperatorEvent) => void;
+  /**
+   * The other callers' names (AUTH_TOKENS' identities): a key may not take one, or it would read
+   * that caller's payments and answer its approvals. `devnet` and `signer-N` are always taken.
+   */
+  callerNames?: Iterable<string>;
+}
+
+/** Whether a key may not be called `name`: another caller's identity (see `callerNames`). */
+export function nameTaken(name: string, callerNames: ReadonlySet<string> = new Set()): boolean {
+  return name === "devnet" || /^signer-[0-9]+$/.test(name) || callerNames.has(name);
 }
 
 const usdOrNull = (v: bigint | null) => (v === null ? null : formatUsd(v));
@@ -125,9 +135,11 @@ export function pauseView(p: PauseRecord): PauseView {
 
 export class ControlPlane {
   private readonly now: () => Date;
+  private readonly callerNames: ReadonlySet<string>;
 
   constructor(private readonly deps: ControlPlaneDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.callerNames = new Set(deps.callerNames ?? []);
   }
 
   private async view(key: KeyRecord, now: Date): Promise<KeyView> {
@@ -168,6 +180,8 @@ export class ControlPlane {
     const now = this.now();
     const token = newToken();
     const key = keyFromInput(input, hashToken(token), by, now);
+    if (nameTaken(key.name, this.callerNames))
+      throw new AppError("key_exists", `${key.name} is another caller's name (AUTH_TOKENS or the devnet's).`);
     if (!(await this.deps.store.createKey(key)))
       throw new AppError("key_exists", `A key named ${key.name} exists (revoke or rotate it instead).`);
     const view = await this.view(key, now);

@@ -22,7 +22,7 @@ export async function directTransport(config: Config, by: string): Promise<Opera
     ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
     dataDir: `${p.dataDir}/pglite`,
   });
-  const plane = new ControlPlane({ store: store.operator });
+  const plane = new ControlPlane({ store: store.operator, callerNames: config.auth.tokens.values() });
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
