@@ -91,6 +91,17 @@ describe("operator keys and the kill switch (PGlite)", () => {
     };
     expect(listed.keys.find((k) => k.name === "paid-chat")?.spentTodayUsd).not.toBe("0.00");
     expect(JSON.stringify(listed)).not.toContain(token);
+
+    // The operator's reads: the latest payments (this one first), and none left unclear.
+    const latest = (await (await operator(a, "GET", "/payments?limit=1")).json()) as {
+      payments: Array<Record<string, unknown>>;
+    };
+    expect(latest.payments).toEqual([
+      expect.objectContaining({ paymentId: rows[0]?.paymentId, caller: "paid-chat", status: "settled" }),
+    ]);
+    expect(latest.payments[0]?.amountUsd).toMatch(/^[0-9]+\.[0-9]{2,6}$/);
+    expect(await (await operator(a, "GET", "/unclear")).json()).toEqual({ payments: [] });
+    expect((await operator(a, "GET", "/payments?limit=0")).status).toBe(400);
   });
 
   it("holds a key to its scopes and its wallets, on the chat and on MCP", async () => {
