@@ -61,6 +61,8 @@ export interface ServiceOverrides {
   observe?: Observability;
   /** The clock (request deadlines, idempotency leases, the in-memory rate limit); default the system's. */
   now?: () => Date;
+  /** Operator keys for auth, and the operator API (docs/deploy.md#operating-it). */
+  operator?: AppDeps["operator"];
 }
 
 /** Beyond the service timeout: the immediate on-chain check of an unclear payment and ledger writes. */
@@ -113,6 +115,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
           },
         }
       : {}),
+    ...(overrides.operator ? { operator: overrides.operator } : {}),
   });
   return {
     app,

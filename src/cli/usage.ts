@@ -30,6 +30,8 @@ unclear (do not pay again), 130 interrupted.
 export const USAGE_ALL = `Usage: x402-chat-agent chat [question] [options]
        x402-chat-agent chat payments [options]
        x402-chat-agent mcp [options]     (MCP on stdio: mcp --help, docs/mcp.md)
+       x402-chat-agent keys|pause|resume (the operator's: keys --help,
+                                         docs/deploy.md#operating-it)
 
 Chat with the x402 payment agent. With a question it answers once and exits;
 without one it is interactive (Ctrl-D or /exit quits, Ctrl-C stops an answer).

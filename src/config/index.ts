@@ -55,6 +55,11 @@ export interface Config {
   payments: PaymentsEnv;
   /** The bearer token of GET /metrics (METRICS_TOKEN); absent: no such route. */
   metricsToken?: string;
+  /**
+   * OPERATOR_TOKEN: guards /api/operator/* (docs/deploy.md#operating-it). Unset: the service makes
+   * one at start and writes it to `<DATA_DIR>/operator-token` (mode 0600) for the CLI.
+   */
+  operatorToken?: string;
 }
 
 /** Payment settings as configured (docs/configuration in README). Amounts are atomic USD units. */
@@ -175,6 +180,7 @@ const envSchema = z.object({
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
   QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
   METRICS_TOKEN: optionalString.refine((v) => !v || v.length >= 16, "at least 16 characters"),
+  OPERATOR_TOKEN: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
 
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
@@ -223,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     payments: paymentsEnv(e),
     ...(e.METRICS_TOKEN ? { metricsToken: e.METRICS_TOKEN } : {}),
+    ...(e.OPERATOR_TOKEN ? { operatorToken: e.OPERATOR_TOKEN } : {}),
   };
 }
 

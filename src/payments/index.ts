@@ -5,7 +5,7 @@ import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
 import { createPaymentsFace, decodeCursor, PageApprovals } from "./face/index.js";
 import type { PaymentsFace } from "./face.js";
-import type { DeliveredData, Ledger, PaymentEvents, PaymentHistory } from "./ports/index.js";
+import type { DeliveredData, Ledger, PaymentEvents, PaymentHistory, PaymentPauses } from "./ports/index.js";
 import { createSignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
@@ -52,6 +52,10 @@ export interface PaymentsOptions extends PipelineConfig {
    * the audit trail, metrics, traces (`fanOut` for several). Never waited on; see PaymentEvents.
    */
   events?: PaymentEvents;
+  /** The operator's kill switch (src/operator's cache), asked before anything is signed or submitted. */
+  pauses?: PaymentPauses;
+  /** An operator key bound to a held key's wallet may sign with it (the embedded devnet only). */
+  grantsMaySign?: boolean;
 }
 
 export interface Payments {
@@ -102,7 +106,10 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...(options.resolveNowMs !== undefined ? { resolveNowMs: options.resolveNowMs } : {}),
   };
   const chains = createChains(options.rpcUrls);
-  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
+  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls, {
+    ...(options.grantsMaySign ? { grantsMaySign: true } : {}),
+  });
+  const pauses = options.pauses ? { pauses: options.pauses } : {};
   const { safeFetch, discovery } = outbound(options, now);
   const reconciler = createReconciler({
     ledger,
@@ -120,6 +127,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     fetch: safeFetch,
     reconciler,
     ...clock,
+    ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.events ? { events: options.events } : {}),
   });
@@ -131,6 +139,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     fetch: safeFetch,
     serviceTimeoutMs: options.serviceTimeoutMs,
     ...clock,
+    ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.events ? { events: options.events } : {}),
   });
@@ -207,6 +216,7 @@ export type {
 } from "./face.js";
 export type {
   HistoryQuery,
+  KeyGrant,
   Ledger,
   LedgerReads,
   Payer,
@@ -214,6 +224,8 @@ export type {
   PaymentEvents,
   PaymentFactsSeen,
   PaymentHistory,
+  PaymentPause,
+  PaymentPauses,
   PaymentRecord,
   StoredApproval,
 } from "./ports/index.js";

@@ -142,7 +142,7 @@ export async function budgetFor(
     remainingTodayUsd: formatUsd(remaining.daily),
     ...(request.grant ? { key: keyBudget(request.grant, limits, s, daily.byCaller) } : {}),
     balances,
-    canSign: wallet ? await deps.signers.canSign(wallet, request.bearerToken) : false,
+    canSign: wallet ? await deps.signers.canSign(wallet, request) : false,
   };
 }
 

@@ -23,6 +23,8 @@ export const REASONS = {
   price_changed: "price_changed",
   too_little_time: "deadline_exceeded",
   no_signer: "payment_unavailable",
+  /** The operator paused payments (all, or the caller's key): checked before a server key signs. */
+  payments_paused: "payments_paused",
   limit_exceeded: "limit_exceeded",
   insufficient_balance: "insufficient_balance",
   balance_unreadable: "payment_failed",

@@ -6,7 +6,9 @@ import {
   type KeyGrant,
   type Ledger,
   type PaymentEvents,
+  type PaymentPauses,
   type PaymentRecord,
+  pausedMessage,
   type StoredApproval,
   storedGrant,
   storedServiceName,
@@ -92,6 +94,8 @@ export interface ApprovalDeps extends DeliveryDeps {
   onError?: (error: unknown, context: string) => void;
   /** Told the wallet's answers and the resumed payments' steps (ports/events.ts); never waited on. */
   events?: PaymentEvents;
+  /** The operator's kill switch, asked before an approved payment is reserved and submitted. */
+  pauses?: PaymentPauses;
 }
 
 /** Queues a run's updates until the turn's stream exists (the checks run before it opens). */
@@ -171,6 +175,7 @@ export class ApprovalDesk {
     await checkBalance(this.deps.chains, record, wallet);
     await this.confirmTerms(input.signal, { record, terms, limits, run, message });
     const authorization = authorizationOf(completed, record, terms, message, this.now());
+    this.refuseIfPaused(record);
     await this.approve(run, limits, authorization, record, message);
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {
@@ -233,6 +238,18 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, quotedUsd: formatUsd(record.amount) },
       });
     }
+  }
+
+  /**
+   * The operator's kill switch (docs/deploy.md#operating-it): the payment keeps waiting, unsent, and
+   * may be approved again once payments resume.
+   */
+  private refuseIfPaused(record: PaymentRecord): void {
+    const pause = this.deps.pauses?.pausedFor(record.caller ?? undefined);
+    if (pause)
+      throw new AppError("payments_paused", pausedMessage(pause), {
+        details: { paymentId: record.paymentId, pause: pause.scope },
+      });
   }
 
   /** The atomic check-and-reserve: a concurrent payment may have used the budget meanwhile. */

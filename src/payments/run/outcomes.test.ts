@@ -237,6 +237,12 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced"> = {
     code: "payment_unclear",
     moved: true,
   },
+  payments_paused: {
+    world: { pauses: { pausedFor: () => ({ scope: "all", key: null, reason: "incident 42" }) } },
+    status: "refused",
+    code: "payments_paused",
+    moved: false,
+  },
   // In the list, but no code path ends a payment with it (a missing key asks the wallet instead).
   no_signer: "never produced",
 };

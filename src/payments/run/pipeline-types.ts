@@ -1,7 +1,7 @@
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
-import type { Ledger, Payer, PaymentEvents, SignerRegistry } from "../ports/index.js";
+import type { Ledger, Payer, PaymentEvents, PaymentPauses, SignerRegistry } from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
@@ -49,6 +49,8 @@ export interface PipelineDeps {
   onError?: (error: unknown, context: string) => void;
   /** Told every payment's steps and early refusals (ports/events.ts); never waited on. */
   events?: PaymentEvents;
+  /** The operator's kill switch, asked before a server key signs (docs/deploy.md#operating-it). */
+  pauses?: PaymentPauses;
 }
 
 /** What a payment needs to know about the request it runs for: its payer, signal, clock and observer. */

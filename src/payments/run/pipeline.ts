@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AppError } from "../../errors/index.js";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import type { Ledger, SignerAccess } from "../ports/index.js";
+import { type Ledger, pausedMessage, type SignerAccess } from "../ports/index.js";
 import {
   type Admission,
   admit,
@@ -98,7 +98,7 @@ export class PaymentPipeline {
     const { demand, payee } = probed;
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
-    const serverKey = await this.deps.signers.canSign(wallet, request.bearerToken);
+    const serverKey = await this.deps.signers.canSign(wallet, request);
     const admission = admit(
       demand.offers,
       { wallet, limits, timeLeftMs: request.deadline - request.now(), committed, serverKey },
@@ -210,7 +210,7 @@ export class PaymentPipeline {
     request: PaymentRequest,
     wallet: Wallet,
   ): Promise<{ signer?: SignerAccess } | { signer?: undefined; error: unknown }> {
-    return this.deps.signers.find(wallet, request.bearerToken).then(
+    return this.deps.signers.find(wallet, request).then(
       (found) => (found.ok ? { signer: found.signer } : {}),
       (error: unknown) => ({ error }),
     );
@@ -235,6 +235,12 @@ export class PaymentPipeline {
   private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
     const { run, request, limits, probed, chosen, balances } = admitted;
     const { offer, amount } = chosen;
+    // The operator's kill switch, before anything is signed (docs/deploy.md#operating-it).
+    const pause = this.deps.pauses?.pausedFor(request.caller);
+    if (pause) {
+      await this.announce(admitted);
+      return run.refuse("payments_paused", pausedMessage(pause), { pause: pause.scope });
+    }
     // Sign in memory while the balance is read. The signature leaves the process only after the
     // reservation and the intent are one durable write; a refused one is dropped unseen.
     const [signed, balance] = await Promise.all([

@@ -3,7 +3,14 @@ import { createToyFamily, TOY_NETWORK, TOY_USDC, ToyChain } from "../../chains/t
 import type { AppError } from "../../errors/index.js";
 import type { PaymentSummary, PaymentUpdate, Wallet } from "../../protocol/index.js";
 import { MemoryLedger } from "../../store/memory/index.js";
-import type { Ledger, PaymentEvent, PaymentEvents, SignerAccess, SignerRegistry } from "../ports/index.js";
+import type {
+  Ledger,
+  PaymentEvent,
+  PaymentEvents,
+  PaymentPauses,
+  SignerAccess,
+  SignerRegistry,
+} from "../ports/index.js";
 import type { LimitsConfig, PaymentObserver } from "../rules/index.js";
 import {
   ApprovalDesk,
@@ -73,6 +80,8 @@ export interface ToyWorldOptions {
   ledger?: (memory: MemoryLedger) => Ledger;
   /** Where the core tells its payment events (default: a RecordingEvents the world exposes). */
   events?: PaymentEvents;
+  /** The operator's kill switch (none: never paused). */
+  pauses?: PaymentPauses;
 }
 
 function toySigners(chain: ToyChain, family: ReturnType<typeof createToyFamily>): SignerRegistry {
@@ -89,13 +98,13 @@ function toySigners(chain: ToyChain, family: ReturnType<typeof createToyFamily>)
     return found;
   };
   const registry: SignerRegistry = {
-    async find(wallet, token) {
+    async find(wallet, { bearerToken: token }) {
       const key = keyFor(wallet.address);
       if (!key) return { ok: false, reason: "this server holds no key for that wallet, so it cannot sign" };
       if (token !== HELD_TOKEN) return { ok: false, reason: "this bearer token may not use the key" };
       return { ok: true, signer: await key };
     },
-    canSign: async (wallet, token) => (await registry.find(wallet, token)).ok,
+    canSign: async (wallet, who) => (await registry.find(wallet, who)).ok,
     draftFor: (wallet, network): WalletDraft => family.draftForWallet(wallet.address, network, undefined),
   };
   return registry;
@@ -152,6 +161,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     now: clock.date,
     onError,
     events,
+    ...(options.pauses ? { pauses: options.pauses } : {}),
   });
   const desk = new ApprovalDesk({
     ledger,
@@ -163,6 +173,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     now: clock.date,
     onError,
     events,
+    ...(options.pauses ? { pauses: options.pauses } : {}),
   });
 
   let requests = 0;
