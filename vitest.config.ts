@@ -62,6 +62,8 @@ const INTEGRATION = [
   "test/build/layering.test.ts",
   "test/mcp/http.test.ts",
   "src/ratelimit/rate-limit-readiness.test.ts",
+  // A JSON Web Key Set served on loopback.
+  "src/http/jwt.test.ts",
   // A fake Solana RPC on loopback; the devnet's Solana node (its clock, its RPC).
   "src/chains/svm-landed.test.ts",
   "src/devnet/solana/local-node.test.ts",

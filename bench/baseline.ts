@@ -214,6 +214,7 @@ export async function baselineScenario(
       MODEL_PROVIDER: "offline",
       LOG_LEVEL: "warn",
       RATE_LIMIT_POINTS: "1000000",
+      RATE_LIMIT_ANONYMOUS_POINTS: "1000000",
       LIMIT_DAILY: "1000",
       RECONCILE_INTERVAL_MS: "3600000",
       // As patient as the bare clients (which have no timeout): a slow settlement is waited for,

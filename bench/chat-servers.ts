@@ -15,7 +15,12 @@ import { CHAT_BODY } from "./fixtures.js";
  * bytes line by line, and a plain AI SDK `streamText` route on the same offline model that answers
  * the same bytes (checked at start). Prints the URLs as one JSON line.
  */
-const config = loadConfig({ PORT: "0", RATE_LIMIT_POINTS: "1000000", PAYMENTS: "off" });
+const config = loadConfig({
+  PORT: "0",
+  RATE_LIMIT_POINTS: "1000000",
+  RATE_LIMIT_ANONYMOUS_POINTS: "1000000",
+  PAYMENTS: "off",
+});
 const offline = createOfflineModel();
 const service = createService(config, silentLogger);
 const chat = await listen(service.app, config);

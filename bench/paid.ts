@@ -188,7 +188,13 @@ export async function paidScenario(
 
     // Whole chat turns with a payment, over HTTP, offline model.
     const running = await bootstrap(
-      loadConfig({ PAYMENTS: "devnet", DATA_DIR: "memory://", RATE_LIMIT_POINTS: "1000000", PORT: "0" }),
+      loadConfig({
+        PAYMENTS: "devnet",
+        DATA_DIR: "memory://",
+        RATE_LIMIT_POINTS: "1000000",
+        RATE_LIMIT_ANONYMOUS_POINTS: "1000000",
+        PORT: "0",
+      }),
       silentLogger,
       { devnet, devnetManifest: null },
     );

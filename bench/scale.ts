@@ -94,6 +94,7 @@ export async function scaleScenario(options: Partial<ScaleOptions> = {}): Promis
       DATA_DIR: "memory://",
       PORT: "0",
       RATE_LIMIT_POINTS: "1000000",
+      RATE_LIMIT_ANONYMOUS_POINTS: "1000000",
       RPC_URLS: `${m.evm.network}=${m.evm.rpcUrl}`,
       ASSETS: `${m.evm.network}=${m.evm.usdc}`,
       DISCOVERY_URLS: m.discoveryUrl,

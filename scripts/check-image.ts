@@ -12,25 +12,14 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ImageSpec, readDockerfile } from "./dockerfile.js";
+import { freePort } from "./lib/free-port.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const note = (line: string) => process.stdout.write(`check:image: ${line}\n`);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 /** `command` as the image's user: through setpriv when we are root, as ourselves otherwise. */
 function asUser(spec: ImageSpec, command: string[]): string[] {

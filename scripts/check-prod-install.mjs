@@ -16,11 +16,11 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { freePort } from "./lib/free-port.mjs";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -83,17 +83,6 @@ async function sizeOf(dir) {
 async function packageCount(cwd) {
   const { stdout } = await run("npm", ["ls", "--all", "--parseable"], { cwd, env }).catch((e) => e);
   return new Set(String(stdout).trim().split("\n").slice(1)).size;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Start the service as `npm start` does; resolves when /healthz answers or the process exits. */

@@ -9,10 +9,10 @@
  * docs/mcp.md shows it. Runs with whatever `node` is first on PATH (the suite needs Node 22).
  */
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
+import { freePort } from "./lib/free-port.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
@@ -62,17 +62,6 @@ const SCENARIOS = [
   })),
 ];
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The service on `port` with its embedded devnet; resolves once it listens. */
 function startService(port) {
   const child = spawn(process.execPath, ["--import", "./src/early-signals.mjs", "src/start.mjs"], {
@@ -83,6 +72,7 @@ function startService(port) {
       DATA_DIR: "memory://",
       // The suite sends many requests in a few seconds; the rate limit is not what it checks.
       RATE_LIMIT_POINTS: "1000000",
+      RATE_LIMIT_ANONYMOUS_POINTS: "1000000",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

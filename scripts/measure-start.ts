@@ -17,9 +17,9 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { freePort } from "./lib/free-port.mjs";
 
 const args = new Map(
   process.argv.slice(2).map((a) => {
@@ -39,17 +39,6 @@ const childTmp = join(
   `measure-start-${createHash("sha256").update(dir).digest("hex").slice(0, 12)}`,
 );
 mkdirSync(childTmp, { recursive: true });
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (address && typeof address === "object" ? resolvePort(address.port) : reject()));
-    });
-  });
-}
 
 async function healthy(url: string): Promise<boolean> {
   try {

@@ -1,4 +1,4 @@
-import { approvalUrl, type Config } from "./config/index.js";
+import { approvalUrl, type Config, ConfigError } from "./config/index.js";
 import type { Devnet } from "./devnet/index.js";
 import type { DevnetUserWallets } from "./http/devnet-wallet.js";
 import type { Logger } from "./log/index.js";
@@ -106,6 +106,13 @@ export function devnetUserWallets(devnet: DevnetHandle): DevnetUserWallets {
   };
 }
 
+/** SIGNERS_FILE's keys; a file that cannot be used is a configuration error (its message names no key). */
+function signersFrom(path: string): Promise<SignerKey[]> {
+  return readSignersFile(path).catch((error: unknown) => {
+    throw new ConfigError(error instanceof Error ? error.message : `SIGNERS_FILE: ${path} cannot be used`);
+  });
+}
+
 export async function fromEnv(config: Config): Promise<PaymentSources> {
   const p = config.payments;
   return {
@@ -114,7 +121,7 @@ export async function fromEnv(config: Config): Promise<PaymentSources> {
     assets: p.assets,
     allowedNetworks: p.limits.allowedNetworks ?? Object.keys(p.rpcUrls),
     allowPrivateOrigins: p.allowPrivateOrigins,
-    signerKeys: p.signersFile ? await readSignersFile(p.signersFile) : [],
+    signerKeys: p.signersFile ? await signersFrom(p.signersFile) : [],
     banner: [`Payments on ${Object.keys(p.rpcUrls).join(", ") || "no network (set RPC_URLS)"}`],
   };
 }

@@ -9,15 +9,25 @@ import {
 import { approvalUrl, type Config } from "./config/index.js";
 import { type Devnet, startDevnet } from "./devnet/index.js";
 import { mountDevnetWallets } from "./http/devnet-wallet.js";
-import { chainCheck } from "./http/readiness.js";
+import { chainCheck, type ReadinessCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
+import { createObservability, type Observability, timedLedger } from "./observe/index.js";
+import {
+  ControlPlane,
+  OperatorCache,
+  type OperatorEvent,
+  operatorTokenFor,
+  operatorTokenPath,
+} from "./operator/index.js";
 import {
   type CallerAnswer,
   createPayments,
+  fanOut,
   ledgerRebuilder,
   type PageAnswer,
   type Payments,
+  type PaymentsOptions,
   type SignerKey,
 } from "./payments/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
@@ -39,6 +49,11 @@ export interface Running {
   devnet?: Devnet;
   /** Lines for people: URLs, wallets, the dev token. Never private keys. */
   banner: string[];
+  /**
+   * The operator's controls (docs/deploy.md#operating-it): this instance's copy of the keys and
+   * pauses (tests refresh it rather than wait), the control plane and the operator token.
+   */
+  operator?: { cache: OperatorCache; plane: ControlPlane; token: string };
 }
 
 export interface BootstrapOptions {
@@ -56,8 +71,15 @@ export interface BootstrapOptions {
    * approval windows, reconciliation); default the system's.
    */
   now?: () => Date;
+  /**
+   * Traces and metrics; default made from the environment (OTEL_EXPORTER_OTLP_ENDPOINT turns
+   * tracing on; docs/deploy.md#traces-and-metrics).
+   */
+  observe?: Observability;
   /** An in-memory store starts from this image (`StoreOptions.image`; tests boot many services). */
   storeImage?: Blob;
+  /** Told of every key and pause change (the audit trail); no secrets in it. Default: the log. */
+  onOperatorChange?: (event: OperatorEvent) => void;
 }
 
 /**
@@ -101,21 +123,17 @@ export async function bootstrap(
   options: BootstrapOptions = {},
 ): Promise<Running> {
   const p = config.payments;
+  const observe = options.observe ?? createObservability();
   if (p.mode === "off") {
     return {
-      service: createService(config, logger),
+      service: createService(config, logger, { observe }),
       banner: ["Payments are off (PAYMENTS=off): the agent only talks."],
     };
   }
   const ownDevnet = p.mode === "devnet" && !options.devnet;
   // The store needs nothing from the devnet: it opens while the devnet starts (start-up time,
   // docs/benchmarks.md). If either fails, the other is closed before the error goes on.
-  const storeOpening = openStore({
-    ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
-    ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
-    dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
-    ...(options.storeImage ? { image: options.storeImage } : {}),
-  });
+  const storeOpening = openStoreOf(p, options.storeImage);
   storeOpening.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
   let devnet: DevnetHandle | undefined;
   let own: Devnet | undefined;
@@ -128,6 +146,7 @@ export async function bootstrap(
     devnet = p.mode !== "devnet" ? undefined : (options.devnet ?? own);
   } catch (error) {
     await storeOpening.then((opened) => opened.close()).catch(() => {});
+    if (!options.observe) await observe.shutdown().catch(() => {});
     throw error;
   }
   let store: Store | undefined;
@@ -135,11 +154,24 @@ export async function bootstrap(
     store = await storeOpening;
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
-    const payments = createPayments(paymentsOptions(config, sources, opened, logger, options.now));
     const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
+    const operator = await operatorControls(config, opened, logger, options, tokens.values());
+    const payments = createPayments(
+      observed(
+        {
+          ...paymentsOptions(config, sources, opened, logger, options.now),
+          pauses: operator.cache,
+          // On the devnet, a key bound to a devnet wallet may sign with it, as the dev token does.
+          ...(devnet ? { grantsMaySign: true } : {}),
+        },
+        observe,
+      ),
+    );
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
+      operator: { keys: operator.cache, routes: { plane: operator.plane, token: operator.token } },
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
+      observe,
       ...paymentRoutes(
         payments,
         config.publicUrl,
@@ -152,29 +184,112 @@ export async function bootstrap(
       health: () => ({
         payments: { mode: p.mode, store: opened.kind, networks: sources.allowedNetworks },
       }),
-      // GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network.
-      readiness: [
-        { name: "store", kind: "store", check: () => opened.ledger.get("readyz").then(() => undefined) },
-        ...Object.keys(sources.rpcUrls).map((network) =>
-          chainCheck(network, (signal) => payments.pingChain(network, signal)),
-        ),
-      ],
+      readiness: readinessChecks(opened, Object.keys(sources.rpcUrls), payments),
       onShutdown: async () => {
+        operator.cache.stop();
         await payments.close();
         await opened.close();
         await own?.stop();
       },
     });
+    observe.metrics.readFrom({
+      // At scrape time: the payments the reconciler has yet to resolve (few; one indexed read).
+      unclearPayments: () => opened.ledger.listByStatus(UNCLEAR).then((rows) => rows.length),
+      pausedScopes: () => operator.cache.pausedScopes,
+    });
     // The web page's "devnet wallet": only while the embedded devnet runs, never with real networks.
     if (devnet) mountDevnetWallets(service.app, devnetUserWallets(devnet));
-    // Everything is wired: now start what runs on its own (reconciliation).
+    // Everything is wired: now start what runs on its own (reconciliation, the operator's refresh).
     await payments.start();
-    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner: sources.banner };
+    operator.cache.start();
+    const banner = [...sources.banner, ...operatorBanner(config)];
+    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner, operator };
   } catch (error) {
     await store?.close().catch(() => {});
     await own?.stop();
+    if (!options.observe) await observe.shutdown().catch(() => {});
     throw error;
   }
+}
+
+/** The store the configuration names: a PostgreSQL server, else PGlite under DATA_DIR (or in memory). */
+function openStoreOf(p: Config["payments"], image: Blob | undefined): Promise<Store> {
+  return openStore({
+    ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
+    ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
+    dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
+    ...(image ? { image } : {}),
+  });
+}
+
+/** GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network. */
+function readinessChecks(store: Store, networks: string[], payments: Payments): ReadinessCheck[] {
+  return [
+    { name: "store", kind: "store", check: () => store.ledger.get("readyz").then(() => undefined) },
+    ...networks.map((network) => chainCheck(network, (signal) => payments.pingChain(network, signal))),
+  ];
+}
+
+/** Payments awaiting reconciliation: `x402_unclear_payments`. */
+const UNCLEAR = ["unknown", "signed", "submitted"] as const;
+
+/**
+ * Payments watched (docs/deploy.md#traces-and-metrics): their events feed the metrics and the
+ * traces (beside any watcher already given), their ledger writes are timed.
+ */
+function observed(options: PaymentsOptions, observe: Observability): PaymentsOptions {
+  const events = options.events ? fanOut(options.events, observe.paymentEvents) : observe.paymentEvents;
+  return { ...options, ledger: timedLedger(options.ledger, observe.metrics), events };
+}
+
+/**
+ * The operator's keys and pauses (docs/deploy.md#operating-it): this instance's copy, read once
+ * before the service answers and then every 500 ms; the control plane on the same store; and the
+ * operator token (OPERATOR_TOKEN, else one written to `<DATA_DIR>/operator-token`).
+ */
+async function operatorControls(
+  config: Config,
+  store: Store,
+  logger: Logger,
+  options: BootstrapOptions,
+  callerNames: Iterable<string>,
+) {
+  const now = options.now;
+  const cache = new OperatorCache(store.operator, {
+    ...(now ? { now } : {}),
+    onError: (error) => logger.warn("operator keys and pauses not refreshed", { err: error }),
+  });
+  await cache.refresh();
+  const plane = new ControlPlane({
+    store: store.operator,
+    callerNames,
+    ...(now ? { now } : {}),
+    afterChange: () => cache.refresh(),
+    onChange:
+      options.onOperatorChange ??
+      ((event) =>
+        logger.info("operator change", {
+          kind: event.kind,
+          by: event.by,
+          ...(event.key ? { key: event.key } : {}),
+          ...(event.scope ? { scope: event.scope } : {}),
+        })),
+  });
+  // A data dir that cannot be written (a read-only serverless file system) costs the CLI its
+  // token file, not the start: the token is then this process's only (set OPERATOR_TOKEN).
+  const token = await operatorTokenFor(config.operatorToken, config.payments.dataDir).catch(
+    (error: unknown) => {
+      logger.warn("operator token not written; set OPERATOR_TOKEN", { err: error });
+      return operatorTokenFor(undefined, "memory://");
+    },
+  );
+  return { cache, plane, token };
+}
+
+function operatorBanner(config: Config): string[] {
+  if (config.operatorToken) return ["Operator API /api/operator/* (OPERATOR_TOKEN)"];
+  if (config.payments.dataDir === "memory://") return [];
+  return [`Operator API /api/operator/* (token in ${operatorTokenPath(config.payments.dataDir)})`];
 }
 
 /** The configured bearer tokens, and those bound to server-held keys (valid for the chat too). */

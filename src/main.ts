@@ -32,15 +32,6 @@ function onSignal(signal: string): void {
   if (onStop) onStop(signal);
   else logger.info("stop requested while starting; stopping once started", { signal });
 }
-process.on("SIGTERM", onSignal);
-process.on("SIGINT", onSignal);
-// A signal that came while Node and the loader started (src/early-signals.mjs remembered it).
-const early = (globalThis as Record<symbol, unknown>)[Symbol.for("x402-chat-agent.early-signal")];
-if (early === "SIGTERM" || early === "SIGINT") onSignal(early);
-// A stray rejection is a bug to log, not a reason to drop every open stream and payment.
-process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { err: error }));
-// Every line carries the process id (the logger's base), this one included.
-logger.info("starting");
 
 /**
  * Launched by a wrapper that does not pass signals on (npm runs `sh -c`, and a SIGTERM to npm kills
@@ -121,11 +112,45 @@ async function main(): Promise<void> {
   if (stopSignal) onStop(stopSignal);
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof Error && error.name === "ConfigError") {
-    process.stderr.write(`${error.message}\n`);
-  } else {
-    process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
-  }
-  process.exit(1);
-});
+function startService(): void {
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  // A signal that came while Node and the loader started (src/early-signals.mjs remembered it).
+  const early = (globalThis as Record<symbol, unknown>)[Symbol.for("x402-chat-agent.early-signal")];
+  if (early === "SIGTERM" || early === "SIGINT") onSignal(early);
+  // A stray rejection is a bug to log, not a reason to drop every open stream and payment.
+  process.on("unhandledRejection", (error) => logger.error("unhandled rejection", { err: error }));
+  // Every line carries the process id (the logger's base), this one included.
+  logger.info("starting");
+  main().catch((error: unknown) => {
+    if (error instanceof Error && error.name === "ConfigError") {
+      process.stderr.write(`${error.message}\n`);
+    } else {
+      process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+    process.exit(1);
+  });
+}
+
+/**
+ * `x402-chat-agent keys|pause|resume|audit` (bin/x402-chat-agent.mjs): the operator's commands run
+ * from this same build, which holds the store and the configuration (docs/deploy.md#operating-it).
+ */
+async function runOperatorCommand(argv: string[]): Promise<void> {
+  const { loadDotEnv } = await import("./config/index.js");
+  loadDotEnv();
+  const { operatorMain } = await import("./cli/operator/main.js");
+  process.exitCode = await operatorMain(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+  });
+}
+
+const operatorArgv = (globalThis as Record<symbol, unknown>)[Symbol.for("x402-chat-agent.operator-argv")];
+if (Array.isArray(operatorArgv))
+  runOperatorCommand(operatorArgv.map(String)).catch((error: unknown) => {
+    process.stderr.write(`x402-chat-agent: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
+else startService();

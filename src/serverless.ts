@@ -1,5 +1,5 @@
 import { bootstrap, type Running } from "./bootstrap.js";
-import { type Config, loadConfig } from "./config/index.js";
+import { type Config, ConfigError, loadConfig } from "./config/index.js";
 import { AppError } from "./errors/index.js";
 import { problemResponse } from "./http/problem.js";
 import { createLogger, type Logger } from "./log/index.js";
@@ -19,6 +19,8 @@ import { createLogger, type Logger } from "./log/index.js";
  *   (the `d:` line is already out).
  * - `PAYMENTS=devnet` is refused (a function cannot host the local chains); with payments on, the
  *   ledger is PostgreSQL (`DATABASE_URL`) unless `DATA_DIR` is set on purpose.
+ * - A configuration that cannot be used answers 500 `misconfigured` with the reason; a start that
+ *   fails otherwise answers 503 `not_ready`, and the next request tries again.
  */
 
 /** Kept between the end of the chat deadline and the platform's: flushing `d:` and the last writes. */
@@ -47,18 +49,18 @@ export interface FetchHandlerOptions {
 /** The configuration a function runs with: the chat deadline fitted inside the function's. */
 export function serverlessConfig(env: Record<string, string | undefined>): Config {
   if ((env.PAYMENTS ?? "devnet") === "devnet")
-    throw new Error(
+    throw new ConfigError(
       "PAYMENTS: a serverless function cannot run the embedded devnet; set PAYMENTS=external (with DATABASE_URL) or PAYMENTS=off",
     );
   if (env.PAYMENTS !== "off" && !env.DATABASE_URL && !env.DATA_DIR)
-    throw new Error(
+    throw new ConfigError(
       "DATABASE_URL: a serverless function keeps no disk; the ledger needs a PostgreSQL server (or set DATA_DIR on purpose)",
     );
   const raw = env.FUNCTION_DEADLINE_MS;
   if (raw === undefined || raw === "") return loadConfig(env);
   const deadline = Number(raw);
   if (!Number.isInteger(deadline) || deadline <= FUNCTION_MARGIN_MS + 100)
-    throw new Error(
+    throw new ConfigError(
       `FUNCTION_DEADLINE_MS: must be an integer number of milliseconds above ${FUNCTION_MARGIN_MS + 100} (got ${JSON.stringify(raw)})`,
     );
   const fitted = deadline - FUNCTION_MARGIN_MS;
@@ -91,6 +93,17 @@ function closingAfter(
       flush: () => after(),
     }),
   );
+}
+
+/**
+ * What a failed start answers: a configuration that cannot be used is 500 `misconfigured` with its
+ * reason (a retry cannot help; the message names variables, never their secret values), anything
+ * else (the database not reachable yet...) 503 `not_ready`, retried by the next request.
+ */
+export function startFailure(error: unknown): AppError {
+  if (error instanceof ConfigError)
+    return new AppError("misconfigured", `The service is misconfigured: ${error.message}`);
+  return new AppError("not_ready", "The service could not start; retry shortly.");
 }
 
 export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHandler {
@@ -127,29 +140,28 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
       running = await start();
     } catch (error) {
       logger.error("serverless start failed", { err: error });
-      return problemResponse(new AppError("not_ready", "The service could not start; retry shortly."));
+      return problemResponse(startFailure(error));
     }
     const response = await running.service.app.fetch(request);
     // The turn is tracked by now (the route registers it before answering): idle() covers it,
     // the work it leaves running and its recorded outcome.
-    const lifecycle = running.service.lifecycle;
+    const { lifecycle } = running.service;
+    // Then the request's spans are exported, before the platform freezes the function.
+    const idle = () => lifecycle.idle().then(() => running.service.flushTelemetry());
     const waitUntil = waitUntilOf(envOrContext, ctx);
     if (waitUntil) {
-      waitUntil(lifecycle.idle());
+      waitUntil(idle());
       return response;
     }
     if (!response.body) {
-      await lifecycle.idle();
+      await idle();
       return response;
     }
-    return new Response(
-      closingAfter(response.body, () => lifecycle.idle()),
-      {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      },
-    );
+    return new Response(closingAfter(response.body, idle), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   }
 
   return {

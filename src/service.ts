@@ -11,6 +11,7 @@ import { Lifecycle } from "./http/lifecycle.js";
 import { createReadiness, type ReadinessCheck, redisCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import { createModelRegistry, type ModelRegistry } from "./models/index.js";
+import type { Observability } from "./observe/index.js";
 import { createRateLimiter, type RateLimiter } from "./ratelimit/rate-limit.js";
 
 /**
@@ -28,6 +29,8 @@ export interface Service {
    * settling, bounded), and release resources. Does not close the listener.
    */
   shutdown(): Promise<void>;
+  /** Export the spans ended so far, when tracing is on (a serverless function before it is frozen). */
+  flushTelemetry(): Promise<void>;
 }
 
 export interface ServiceOverrides {
@@ -51,8 +54,15 @@ export interface ServiceOverrides {
   /** Bound of each readiness check (default 2 s). */
   readinessTimeoutMs?: number;
   onShutdown?: () => Promise<void>;
+  /**
+   * Traces and metrics (src/observe): spans of turns and MCP requests, the model's telemetry,
+   * GET /metrics when METRICS_TOKEN is set; flushed and stopped last on shutdown.
+   */
+  observe?: Observability;
   /** The clock (request deadlines, idempotency leases, the in-memory rate limit); default the system's. */
   now?: () => Date;
+  /** Operator keys for auth, and the operator API (docs/deploy.md#operating-it). */
+  operator?: AppDeps["operator"];
 }
 
 /** Beyond the service timeout: the immediate on-chain check of an unclear payment and ledger writes. */
@@ -71,12 +81,16 @@ export function createService(config: Config, logger: Logger, overrides: Service
     [...(redis ? [redis] : []), ...(overrides.readiness ?? [])],
     overrides.readinessTimeoutMs,
   );
+  const observe = overrides.observe;
+  observe?.metrics.readFrom({ openTurns: () => lifecycle.openTurns });
+  const telemetry = observe?.tracing.aiTelemetry;
   const app = createApp({
     agent: {
       models,
       maxSteps: config.maxSteps,
       ...(overrides.tools ? { tools: overrides.tools } : {}),
       onToolError: (tool, error) => logger.error("tool failed", { tool, err: error }),
+      ...(telemetry ? { telemetry } : {}),
     },
     rateLimiter,
     lifecycle,
@@ -91,11 +105,25 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
     ...(overrides.mcp ? { mcp: overrides.mcp } : {}),
     ...(overrides.now ? { now: overrides.now } : {}),
+    ...(observe?.tracing.tracer ? { tracer: observe.tracing.tracer } : {}),
+    ...(observe && config.metricsToken
+      ? {
+          metrics: {
+            token: config.metricsToken,
+            contentType: observe.metrics.contentType,
+            render: () => observe.metrics.render(),
+          },
+        }
+      : {}),
+    ...(overrides.operator ? { operator: overrides.operator } : {}),
   });
   return {
     app,
     lifecycle,
     models,
+    flushTelemetry: async () => {
+      await observe?.flush().catch((error: unknown) => logger.warn("cannot export spans", { err: error }));
+    },
     async shutdown() {
       // A payment left running by a stream that ended is bounded by the service timeout plus its
       // on-chain check; it records its outcome before the store closes.
@@ -104,8 +132,13 @@ export function createService(config: Config, logger: Logger, overrides: Service
         config.payments.serviceTimeoutMs + BACKGROUND_MARGIN_MS,
       );
       if (abandoned > 0) logger.warn("shutdown left work unfinished", { abandoned });
-      await rateLimiter.close();
-      await overrides.onShutdown?.();
+      try {
+        await rateLimiter.close();
+        await overrides.onShutdown?.();
+      } finally {
+        // Last: the spans of what shutting down finished are exported too.
+        await observe?.shutdown();
+      }
     },
   };
 }

@@ -47,6 +47,7 @@ describe.skipIf(!databaseUrl)("two instances on one ledger and one devnet", () =
         MODEL_PROVIDER: "offline",
         LOG_LEVEL: "warn",
         RATE_LIMIT_POINTS: "1000",
+        RATE_LIMIT_ANONYMOUS_POINTS: "1000",
         RECONCILE_INTERVAL_MS: "3600000",
       },
     });

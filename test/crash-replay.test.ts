@@ -210,6 +210,7 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
       OPENAI_COMPATIBLE_BASE_URL: modelUrl,
       MODEL_MAP: "aimodel-2.0-flash-exp=m",
       RATE_LIMIT_POINTS: "1000",
+      RATE_LIMIT_ANONYMOUS_POINTS: "1000",
       RPC_URLS: `${m.evm.network}=${m.evm.rpcUrl}`,
       ASSETS: `${m.evm.network}=${m.evm.usdc}`,
       DISCOVERY_URLS: m.discoveryUrl,

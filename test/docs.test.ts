@@ -115,7 +115,9 @@ describe("what the docs name exists as named", () => {
       config.indexOf("});", config.indexOf("const envSchema")),
     );
     const names = new Set([...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? ""));
-    for (const file of readdirSync(join(ROOT, "src/cli"))) {
+    // Its folders too (the operator's commands, src/cli/operator).
+    const cliFiles = readdirSync(join(ROOT, "src/cli"), { recursive: true }).map(String);
+    for (const file of cliFiles.filter((f) => f.endsWith(".ts"))) {
       for (const m of read(`src/cli/${file}`).matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1] ?? "");
     }
     expect(names.size).toBeGreaterThan(30);
@@ -169,6 +171,7 @@ describe("runnable commands of the docs, against the started service", () => {
         DATA_DIR: "memory://",
         MODEL_PROVIDER: "offline",
         RATE_LIMIT_POINTS: "1000",
+        RATE_LIMIT_ANONYMOUS_POINTS: "1000",
       }),
       silentLogger,
       { devnet, devnetManifest: null },

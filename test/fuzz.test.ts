@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildService, chatRequest } from "./helpers.js";
 
 /** Malformed input never yields a 5xx (docs/protocol.md#errors-before-the-stream). */
-const { app } = buildService({ RATE_LIMIT_POINTS: "1000000" });
+const { app } = buildService({ RATE_LIMIT_POINTS: "1000000", RATE_LIMIT_ANONYMOUS_POINTS: "1000000" });
 
 async function statusOf(init: RequestInit): Promise<number> {
   const res = await app.request("/api/chat", init);

@@ -12,7 +12,7 @@ import { createService, type ServiceOverrides } from "../src/service.js";
 
 /** Config as on a fresh clone, with environment overrides (strings, as env vars are). */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ RATE_LIMIT_POINTS: "1000", ...env });
+  return loadConfig({ RATE_LIMIT_POINTS: "1000", RATE_LIMIT_ANONYMOUS_POINTS: "1000", ...env });
 }
 
 /** A registry that resolves every alias to one given model (a fake implementing the real interface). */

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/index.js";
 import { quotaInMemory } from "../src/ratelimit/memory.js";
 import { createRateLimiter } from "../src/ratelimit/rate-limit.js";
 import { buildService, chatRequest, singleModelRegistry, sleep, textModel, USER_HI } from "./helpers.js";
@@ -41,6 +42,39 @@ describe("rate limiting over HTTP", () => {
     expect(second.status).toBe(429);
   });
 
+  it("gives a caller with a bearer identity RATE_LIMIT_POINTS and an anonymous one RATE_LIMIT_ANONYMOUS_POINTS", async () => {
+    const token = "token-for-alice-0123456789";
+    const { app } = buildService({
+      RATE_LIMIT_POINTS: "3",
+      RATE_LIMIT_ANONYMOUS_POINTS: "1",
+      AUTH_TOKENS: `alice=${token}`,
+    });
+    const statuses = async (headers: Record<string, string>, body: object, n: number) => {
+      const seen: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const res = await app.request("/api/chat", chatRequest(body, headers));
+        seen.push(res.status);
+        await res.text();
+      }
+      return seen;
+    };
+    const auth = { Authorization: `Bearer ${token}` };
+    expect(await statuses(auth, USER_HI, 4)).toEqual([200, 200, 200, 429]);
+    // Anonymous: keyed on the wallet it names, or on the IP without one.
+    expect(await statuses({}, { ...USER_HI, walletAddress: EVM_A }, 2)).toEqual([200, 429]);
+    expect(await statuses({}, USER_HI, 2)).toEqual([200, 429]);
+  });
+
+  it("never gives anonymous callers more than identified ones, and defaults to 120 and 20", () => {
+    expect(loadConfig({ RATE_LIMIT_POINTS: "5" }).rateLimit).toMatchObject({ points: 5, anonymousPoints: 5 });
+    expect(loadConfig({}).rateLimit).toMatchObject({
+      points: 120,
+      anonymousPoints: 20,
+      durationS: 60,
+      blockS: 50,
+    });
+  });
+
   it("does not count malformed requests against the quota", async () => {
     const { app } = buildService({ RATE_LIMIT_POINTS: "1" });
     for (let i = 0; i < 3; i++) expect((await app.request("/api/chat", chatRequest("{"))).status).toBe(400);
@@ -75,6 +109,23 @@ describe("memory rate limiter cooldown", () => {
     expect((await limiter.consume("k")).ok).toBe(true);
     expect(await limiter.consume("k")).toEqual({ ok: false, retryAfterS: 50 });
     expect((await limiter.consume("other")).ok).toBe(true);
+  });
+
+  it("counts each tier against its own points, in one limiter", async () => {
+    const limiter = createRateLimiter({
+      points: 3,
+      anonymousPoints: 1,
+      durationS: 60,
+      blockS: 50,
+      now: () => 0,
+    });
+    const identified = await Promise.all([1, 2, 3, 4].map(() => limiter.consume("id:alice", "identified")));
+    expect(identified.map((r) => r.ok)).toEqual([true, true, true, false]);
+    expect((await limiter.consume("ip:1.2.3.4", "anonymous")).ok).toBe(true);
+    expect((await limiter.consume("ip:1.2.3.4", "anonymous")).ok).toBe(false);
+    // No tier named: the anonymous (tighter) one.
+    expect((await limiter.consume("wallet:x")).ok).toBe(true);
+    expect((await limiter.consume("wallet:x")).ok).toBe(false);
   });
 
   it("keeps at most its bound of keys, and a blocked key stays blocked while it is kept", async () => {
@@ -114,6 +165,27 @@ describe.skipIf(!process.env.REDIS_URL)("Redis rate limiter (REDIS_URL)", () => 
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it("keeps each tier's points on Redis too", async () => {
+    const prefix = `test-rl-${randomUUID()}`;
+    const limiter = createRateLimiter({
+      points: 3,
+      anonymousPoints: 1,
+      durationS: 60,
+      blockS: 50,
+      redisUrl: process.env.REDIS_URL,
+      prefix,
+    });
+    try {
+      const identified = [];
+      for (let i = 0; i < 4; i++) identified.push((await limiter.consume("id:alice", "identified")).ok);
+      expect(identified).toEqual([true, true, true, false]);
+      expect((await limiter.consume("ip:1.2.3.4", "anonymous")).ok).toBe(true);
+      expect((await limiter.consume("ip:1.2.3.4", "anonymous")).ok).toBe(false);
+    } finally {
+      await limiter.close();
     }
   });
 

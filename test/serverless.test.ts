@@ -46,6 +46,7 @@ function environment(m: Devnet["manifest"], signers: string): Record<string, str
     ALLOW_PRIVATE_ORIGINS: [...new Set(origins)].join(","),
     SIGNERS_FILE: signers,
     RATE_LIMIT_POINTS: "1000",
+    RATE_LIMIT_ANONYMOUS_POINTS: "1000",
     // An 8 s function: the chat deadline becomes 7 s; a payment starts with 3 s left at least.
     FUNCTION_DEADLINE_MS: "8000",
     MIN_TIME_LEFT_MS: "3000",
@@ -145,12 +146,13 @@ describe("the serverless fetch handler", () => {
     expect(typeof handler.fetch).toBe("function");
   });
 
-  it("answers 503 problem+json (no crash) when the function cannot start", async () => {
+  it("answers 500 problem+json (no crash) when the function's configuration cannot be used", async () => {
+    // test/serverless-start.test.ts: the reason, and 503 not_ready for a start that may pass.
     const broken = createFetchHandler({ env: { PAYMENTS: "devnet" }, logger: silentLogger });
     const res = await broken.fetch(new Request("https://fn.example/api/chat", { method: "POST" }));
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(500);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    expect((await res.json()).code).toBe("not_ready");
+    expect((await res.json()).code).toBe("misconfigured");
   });
 
   it("with waitUntil: a paid turn whose settlement hangs is final in the ledger and on chain once the function's work is over", async () => {
@@ -230,7 +232,12 @@ describe("the serverless handler at the deadline", () => {
       input: { url: "https://api.example.com/weather", maxUsd: "0.01" },
     };
     const fn = createFetchHandler({
-      env: { PAYMENTS: "off", FUNCTION_DEADLINE_MS: "1300", RATE_LIMIT_POINTS: "1000" },
+      env: {
+        PAYMENTS: "off",
+        FUNCTION_DEADLINE_MS: "1300",
+        RATE_LIMIT_POINTS: "1000",
+        RATE_LIMIT_ANONYMOUS_POINTS: "1000",
+      },
       logger: silentLogger,
       start: async (config, logger) => ({
         service: createService(config, logger, {

@@ -69,6 +69,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
     PORT: "0",
     HOST: "127.0.0.1",
     RATE_LIMIT_POINTS: "1000000",
+    RATE_LIMIT_ANONYMOUS_POINTS: "1000000",
     LIMIT_DAILY: "1000",
   };
   // The devnet's own lines (its EVM chain's renewals) go to the soak's log; the service is silent.

@@ -1,5 +1,5 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import type { ModelMessage, StopCondition, TextStreamPart, ToolSet } from "ai";
+import type { ModelMessage, StopCondition, TelemetryOptions, TextStreamPart, ToolSet } from "ai";
 import { isStepCount, streamText } from "ai";
 import { type AppError, isAppError } from "../errors/index.js";
 import type { Payer } from "../payments/face.js";
@@ -23,6 +23,8 @@ export interface AgentDeps {
   tools?: ToolProvider;
   maxSteps: number;
   onToolError?: (toolName: string, error: unknown) => void;
+  /** The AI SDK's telemetry for each turn (steps, model calls, tools as spans); absent: none. */
+  telemetry?: TelemetryOptions;
 }
 
 export interface TurnInput {
@@ -170,6 +172,7 @@ function modelStream(
     maxRetries: 1,
     // Errors are read from the stream below; the default handler would print them.
     onError: ignore,
+    ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
   });
 }
 

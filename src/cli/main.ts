@@ -11,6 +11,8 @@ import { type Display, JsonDisplay, type Session, sendTurn } from "./session.js"
 
 /** `x402-chat-agent mcp`: the stdio MCP bridge (src/cli/mcp.ts); the bin dispatches to it. */
 export { mcpMain } from "./mcp.js";
+/** `x402-chat-agent signer new`: a key for SIGNERS_FILE (src/cli/signer.ts); the bin dispatches to it. */
+export { signerMain } from "./signer.js";
 
 /**
  * The terminal chat: `x402-chat-agent chat [question] [options]` (`--help` lists them, and

@@ -16,7 +16,8 @@ Ask the x402 payment agent: one answer with a question, else interactive
                         payer (default), payer-low or user
   --key-file PATH       sign approvals here; --yes approves without asking
   --per-transaction USD, --per-request USD, --daily USD, --approval-above USD
-                        spending limits (they only tighten the server's)
+    A request's limits apply up to the service's caps and your key's caps; a
+    limit left out gets the service's default, within those caps.
   --json                raw events (or payments), one JSON object a line
   -h, --help            this help; --help all: every option and exit code
 
@@ -29,6 +30,8 @@ unclear (do not pay again), 130 interrupted.
 export const USAGE_ALL = `Usage: x402-chat-agent chat [question] [options]
        x402-chat-agent chat payments [options]
        x402-chat-agent mcp [options]     (MCP on stdio: mcp --help, docs/mcp.md)
+       x402-chat-agent keys|pause|resume (the operator's: keys --help,
+                                         docs/deploy.md#operating-it)
 
 Chat with the x402 payment agent. With a question it answers once and exits;
 without one it is interactive (Ctrl-D or /exit quits, Ctrl-C stops an answer).
@@ -51,7 +54,9 @@ Options:
                        is close to a role but not one is an error
   --per-transaction USD
   --per-request USD
-  --daily USD          spending limits (they only tighten the server's)
+  --daily USD          spending limits of this chat. A request's limits apply
+                       up to the service's caps and your key's caps; a limit
+                       left out gets the service's default, within those caps.
   --approval-above USD ask the wallet to approve payments above this
   --networks LIST      allowed networks, CAIP-2, comma-separated
   --services LIST      allowed service origins, comma-separated

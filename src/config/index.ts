@@ -4,10 +4,12 @@ import { defaultUsdc } from "../chains/index.js";
 import { parseUsd } from "../money/index.js";
 import type { ModelAlias } from "../protocol/index.js";
 import { ConfigError } from "./errors.js";
+import { type JwtConfig, parseJwtConfig } from "./jwt.js";
 import { list, pairs, parseModelMap, parseTokens } from "./lists.js";
 import { parseOrigins, parsePublicUrl } from "./origins.js";
 
 export { ConfigError } from "./errors.js";
+export type { JwtConfig } from "./jwt.js";
 export { approvalUrl, parseOrigins, parsePublicUrl } from "./origins.js";
 
 /**
@@ -31,8 +33,17 @@ export interface Config {
   /** The lease of an idempotency claim: renewed while its attempt runs, taken over once it lapses. */
   idempotencyLeaseMs: number;
   trustProxy: boolean;
-  rateLimit: { points: number; durationS: number; blockS: number; redisUrl?: string };
-  auth: { tokens: Map<string, string>; required: boolean };
+  rateLimit: {
+    /** Per window, to a caller with a bearer identity. */
+    points: number;
+    /** Per window, to an anonymous caller (a wallet, an IP): at most `points`. */
+    anonymousPoints: number;
+    durationS: number;
+    blockS: number;
+    redisUrl?: string;
+  };
+  /** Bearer tokens (AUTH_TOKENS), whether one is required, and bearer JWTs from an identity provider. */
+  auth: { tokens: Map<string, string>; required: boolean; jwt?: JwtConfig };
   /** Origins whose pages may call the API from a browser (CORS_ORIGINS); none: same-origin only. */
   cors: { origins: string[] };
   models: {
@@ -42,6 +53,13 @@ export interface Config {
     map: Partial<Record<ModelAlias, string>>;
   };
   payments: PaymentsEnv;
+  /** The bearer token of GET /metrics (METRICS_TOKEN); absent: no such route. */
+  metricsToken?: string;
+  /**
+   * OPERATOR_TOKEN: guards /api/operator/* (docs/deploy.md#operating-it). Unset: the service makes
+   * one at start and writes it to `<DATA_DIR>/operator-token` (mode 0600) for the CLI.
+   */
+  operatorToken?: string;
 }
 
 /** Payment settings as configured (docs/configuration in README). Amounts are atomic USD units. */
@@ -109,12 +127,20 @@ const envSchema = z.object({
   HEARTBEAT_MS: int(100, 120_000).default(15_000),
   IDEMPOTENCY_LEASE_MS: int(1_000, 600_000).default(10_000),
   TRUST_PROXY: bool.default(false),
-  RATE_LIMIT_POINTS: int(1, 1_000_000).default(20),
+  // Sized for agents (docs/mcp.md#session): a caller with a bearer identity runs several MCP
+  // sessions at once; anonymous callers (a wallet named, or an IP) keep today's tight quota.
+  RATE_LIMIT_POINTS: int(1, 1_000_000).default(120),
+  RATE_LIMIT_ANONYMOUS_POINTS: int(1, 1_000_000).default(20),
   RATE_LIMIT_DURATION_S: int(1, 86_400).default(60),
   RATE_LIMIT_BLOCK_S: int(1, 86_400).default(50),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   AUTH_TOKENS: optionalString,
   REQUIRE_AUTH: bool.default(false),
+  JWKS_URL: optionalString.pipe(url),
+  JWT_ISSUER: optionalString,
+  JWT_AUDIENCE: optionalString,
+  JWT_CALLER_CLAIM: z.string().trim().min(1).default("sub"),
+  JWT_LIMITS_CLAIM: optionalString,
   CORS_ORIGINS: optionalString,
   MODEL_PROVIDER: z.enum(["auto", "offline", "google", "openai-compatible"]).default("auto"),
   GOOGLE_GENERATIVE_AI_API_KEY: optionalString,
@@ -153,6 +179,8 @@ const envSchema = z.object({
   SERVICE_TIMEOUT_MS: int(100, 600_000).default(10_000),
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
   QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
+  METRICS_TOKEN: optionalString.refine((v) => !v || v.length >= 16, "at least 16 characters"),
+  OPERATOR_TOKEN: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
 
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
@@ -182,11 +210,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     rateLimit: {
       points: e.RATE_LIMIT_POINTS,
+      anonymousPoints: Math.min(e.RATE_LIMIT_ANONYMOUS_POINTS, e.RATE_LIMIT_POINTS),
       durationS: e.RATE_LIMIT_DURATION_S,
       blockS: e.RATE_LIMIT_BLOCK_S,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
     },
-    auth: { tokens: parseTokens(e.AUTH_TOKENS), required: e.REQUIRE_AUTH },
+    auth: { tokens: parseTokens(e.AUTH_TOKENS), required: e.REQUIRE_AUTH, ...jwtOf(e) },
     cors: { origins: parseOrigins(list(e.CORS_ORIGINS)) },
     models: {
       provider: e.MODEL_PROVIDER,
@@ -199,6 +228,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       map: parseModelMap(e.MODEL_MAP),
     },
     payments: paymentsEnv(e),
+    ...(e.METRICS_TOKEN ? { metricsToken: e.METRICS_TOKEN } : {}),
+    ...(e.OPERATOR_TOKEN ? { operatorToken: e.OPERATOR_TOKEN } : {}),
   };
 }
 
@@ -224,6 +255,11 @@ function checkDeadlineBudget(e: z.infer<typeof envSchema>): void {
       `Invalid configuration (the request deadline could not be kept; PAYMENTS=off skips this check):\n${problems.join("\n")}`,
     );
   }
+}
+
+function jwtOf(e: z.infer<typeof envSchema>): { jwt?: JwtConfig } {
+  const jwt = parseJwtConfig(e);
+  return jwt ? { jwt } : {};
 }
 
 function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {

@@ -40,6 +40,10 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, finishReason: "error", title: "Request body too large" },
   unsupported_media_type: { status: 415, finishReason: "error", title: "Unsupported content type" },
   unauthorized: { status: 401, finishReason: "error", title: "Unauthorized" },
+  // An operator's key used outside its scopes, or for a wallet it is not bound to
+  // (docs/deploy.md#operating-it).
+  forbidden: { status: 403, finishReason: "error", title: "Not allowed for this key" },
+  key_exists: { status: 409, finishReason: "error", title: "A key with this name exists" },
   not_found: { status: 404, finishReason: "error", title: "Not found" },
   malformed_request: { status: 400, finishReason: "error", title: "Malformed HTTP request" },
   request_timeout: { status: 408, finishReason: "error", title: "Request timeout" },
@@ -60,6 +64,9 @@ export const ERROR_CODES = {
     retryAfterS: 5,
   },
   not_ready: { status: 503, finishReason: "error", title: "Not ready", retryAfterS: 5 },
+  // The configuration cannot be used (a serverless function's start, docs/deploy.md#serverless):
+  // a retry cannot help until the operator fixes it, so no Retry-After.
+  misconfigured: { status: 500, finishReason: "error", title: "Service misconfigured" },
   deadline_exceeded: { status: 504, finishReason: "error", title: "Request deadline exceeded" },
   model_error: { status: 502, finishReason: "error", title: "Model provider error" },
   limit_exceeded: { status: 403, finishReason: "limit-exceeded", title: "Spending limit exceeded" },
@@ -72,6 +79,8 @@ export const ERROR_CODES = {
     finishReason: "payment-unclear",
     title: "Payment outcome not known yet",
   },
+  // The operator paused payments (all, or this key's): nothing was signed (docs/deploy.md#operating-it).
+  payments_paused: { status: 403, finishReason: "payment-failed", title: "Payments are paused" },
   payment_unavailable: { status: 403, finishReason: "payment-failed", title: "Payment not possible" },
   price_changed: { status: 409, finishReason: "payment-failed", title: "Price changed since the quote" },
   approval_not_found: { status: 400, finishReason: "error", title: "No such pending payment" },

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Tracer } from "@opentelemetry/api";
 import { type Context, Hono } from "hono";
 import type { AgentDeps } from "../agent/index.js";
 import { AppError, isAppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import { type ApprovalRoutesDeps, mountApprovalRoutes } from "./approvals.js";
-import { auth } from "./auth.js";
+import { auth, type KeyAuth } from "./auth.js";
 import { type ChatRouteDeps, handleChat, type IdempotencyStore } from "./chat.js";
 import { readChatRequest } from "./chat-request.js";
 import { claimIdempotency, idempotencyKeyHeader } from "./claim.js";
@@ -14,12 +15,15 @@ import { cors } from "./cors.js";
 import type { OutcomeRebuilder } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { type McpRouteDeps, mountMcp } from "./mcp.js";
+import { type MetricsRouteDeps, mountMetrics } from "./metrics.js";
+import { mountOperatorRoutes, type OperatorRoutesDeps } from "./operator.js";
 import { payer } from "./payer.js";
 import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
 import { type RateLimitDeps, rateLimitPayer } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
+import { traceRequest } from "./trace.js";
 import type { AuthVars, ChatVars, Middleware } from "./vars.js";
 
 export interface AppDeps {
@@ -54,8 +58,17 @@ export interface AppDeps {
   health?: () => Record<string, unknown>;
   /** GET /readyz: checks the dependencies (store, Redis, chains); none: ready once listening. */
   readiness?: () => Promise<CheckResult[]>;
+  /** Spans of chat turns and MCP requests (tracing on: OTEL_EXPORTER_OTLP_ENDPOINT); absent: none. */
+  tracer?: Tracer;
+  /** GET /metrics (METRICS_TOKEN set); absent: no such route. */
+  metrics?: MetricsRouteDeps;
   /** The built web page served at `/` (default `dist/web`; src/http/static.ts); null serves none. */
   webDir?: string | null;
+  /**
+   * Operator keys that auth accepts after the configured tokens, and the operator API at
+   * `/api/operator/*` (docs/deploy.md#operating-it); absent: neither.
+   */
+  operator?: { keys: KeyAuth; routes?: OperatorRoutesDeps };
 }
 
 function clientIp(trustProxy: boolean) {
@@ -144,7 +157,13 @@ function mountChat(app: Hono, deps: AppDeps, authenticate: Middleware<AuthVars>,
  */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
-  const authenticate = auth({ authTokens: deps.config.auth.tokens, requireAuth: deps.config.auth.required });
+  const known = {
+    authTokens: deps.config.auth.tokens,
+    requireAuth: deps.config.auth.required,
+    ...(deps.operator ? { keys: deps.operator.keys } : {}),
+  };
+  // One per route family: an operator key may be scoped to some of them (docs/deploy.md#operating-it).
+  const authChat = auth(known, "chat");
 
   // First, so that every answer of the API routes (errors and the drain's 503 too) carries them.
   app.use("*", cors({ origins: deps.config.cors?.origins ?? [] }));
@@ -160,10 +179,16 @@ export function createApp(deps: AppDeps): Hono {
     });
   });
   mountProbes(app, deps);
+  if (deps.metrics) mountMetrics(app, deps.metrics);
+  if (deps.tracer) {
+    app.use("/api/chat", traceRequest(deps.tracer, "chat.turn"));
+    app.use("/mcp", traceRequest(deps.tracer, "mcp.request"));
+  }
   const quota: RateLimitDeps = { rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) };
-  mountChat(app, deps, authenticate, quota);
+  mountChat(app, deps, authChat, quota);
+  if (deps.operator?.routes) mountOperatorRoutes(app, deps.operator.routes);
   if (deps.payments) {
-    mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: authenticate });
+    mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: auth(known, "history") });
   }
   if (deps.approvals) {
     const ip = clientIp(deps.config.trustProxy);
@@ -173,7 +198,7 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.mcp) {
     mountMcp(app, {
       ...deps.mcp,
-      auth: authenticate,
+      auth: auth(known, "mcp"),
       quota,
       requestTimeoutMs: deps.config.requestTimeoutMs,
       logger: deps.logger,

@@ -1,39 +1,66 @@
 import type { Context } from "hono";
 import { AppError } from "../errors/index.js";
+import type { KeyLookup, KeyScope } from "../operator/index.js";
 import type { AuthVars, Middleware } from "./vars.js";
+
+/** The operator keys as auth reads them: each instance's copy, refreshed from the store (src/operator). */
+export interface KeyAuth {
+  lookup(token: string): KeyLookup;
+}
 
 /** What authenticating a request needs: the known bearer tokens, and whether one is required. */
 export interface Authenticate {
-  /** Bearer token -> identity name. */
+  /** Bearer token -> identity name (AUTH_TOKENS, the devnet's and SIGNERS_FILE's tokens). */
   authTokens: Map<string, string>;
   requireAuth: boolean;
+  /** Operator keys (docs/deploy.md#operating-it), looked up after `authTokens`. */
+  keys?: KeyAuth;
 }
 
-/** The caller's bearer identity (and token); throws `unauthorized` for an unknown or missing one. */
-export function authenticate(c: Context, deps: Authenticate): AuthVars {
+const ANONYMOUS: AuthVars = { caller: undefined, bearerToken: undefined, grant: undefined };
+
+/**
+ * The caller's bearer identity (and token, and an operator key's grant); throws `unauthorized`
+ * for an unknown, revoked or expired one, or a missing one when required, and `forbidden` for an
+ * operator key used outside its scopes (`scope`: which of them this route is).
+ */
+export function authenticate(c: Context, deps: Authenticate, scope?: KeyScope): AuthVars {
   const header = c.req.header("authorization");
   if (!header) {
     if (deps.requireAuth) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");
-    return { caller: undefined, bearerToken: undefined };
+    return ANONYMOUS;
   }
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  const identity = match?.[1] ? deps.authTokens.get(match[1]) : undefined;
-  if (!match?.[1] || identity === undefined) {
-    throw new AppError("unauthorized", "The bearer token is not valid.");
-  }
-  return { caller: identity, bearerToken: match[1] };
+  const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+  if (!token) throw new AppError("unauthorized", "The bearer token is not valid.");
+  const identity = deps.authTokens.get(token);
+  if (identity !== undefined) return { caller: identity, bearerToken: token, grant: undefined };
+  const key = deps.keys?.lookup(token) ?? { kind: "none" };
+  if (key.kind === "revoked" || key.kind === "expired")
+    throw new AppError("unauthorized", `This API key was ${key.kind === "revoked" ? "revoked" : "expired"}.`);
+  if (key.kind !== "active") throw new AppError("unauthorized", "The bearer token is not valid.");
+  if (scope && !key.scopes.includes(scope))
+    throw new AppError(
+      "forbidden",
+      `This API key may not use ${scope === "history" ? "the payment history" : scope === "mcp" ? "MCP" : "the chat"}.`,
+      {
+        details: { scope, scopes: key.scopes },
+      },
+    );
+  return { caller: key.name, bearerToken: token, grant: key.grant };
 }
 
 /**
- * Authenticates every request of the routes it guards and puts the caller on `c.var.caller` (and
- * its token on `c.var.bearerToken`); an unknown or (when required) missing token ends the request
- * with 401 problem+json.
+ * Authenticates every request of the routes it guards and puts the caller on `c.var.caller` (its
+ * token on `c.var.bearerToken`, an operator key's grant on `c.var.grant`); an unknown, revoked,
+ * expired or (when required) missing token ends the request with 401 problem+json, a key outside
+ * its scopes with 403 `forbidden`.
  */
-export function auth(deps: Authenticate): Middleware<AuthVars> {
+export function auth(deps: Authenticate, scope?: KeyScope): Middleware<AuthVars> {
   return async (c, next) => {
-    const { caller, bearerToken } = authenticate(c, deps);
+    const { caller, bearerToken, grant } = authenticate(c, deps, scope);
     c.set("caller", caller);
     c.set("bearerToken", bearerToken);
+    c.set("grant", grant);
     await next();
   };
 }

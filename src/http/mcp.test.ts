@@ -116,16 +116,52 @@ describe("POST /mcp", () => {
     }
   });
 
-  it("counts every MCP request against the caller's rate limit", async () => {
-    const { app } = service({ RATE_LIMIT_POINTS: "1" });
-    const auth = {
-      Authorization: `Bearer ${TOKEN}`,
-      "Mcp-Session-Id": `mcp_${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`,
+  it("counts a session's tool calls against the caller's rate limit, not its handshake or notifications", async () => {
+    // What one agent session sends, measured with the SDK's client: initialize, the initialized
+    // notification and tools/list (free), then one POST per tool call (counted).
+    const { app } = service({ RATE_LIMIT_POINTS: "4" });
+    const posts: { method: string; status: number }[] = [];
+    const transport = new StreamableHTTPClientTransport(new URL("http://service.test/mcp"), {
+      requestInit: { headers: { Authorization: `Bearer ${TOKEN}`, "X-Wallet-Address": WALLET } },
+      fetch: async (url, init) => {
+        const response = await app.request(String(url), init);
+        if (init?.method === "POST") {
+          const body = JSON.parse(String(init.body)) as { method?: string };
+          posts.push({ method: body.method ?? "response", status: response.status });
+        }
+        return response;
+      },
+    });
+    const client = new Client({ name: "agent", version: "1" });
+    await client.connect(transport);
+    await client.listTools();
+    await client.callTool({ name: "find_services", arguments: { query: "weather" } });
+    await client.callTool({ name: "get_quote", arguments: { url: "https://weather.example/now" } });
+    await client.callTool({ name: "pay_quote", arguments: { quoteId: "qt_1" } });
+    await client.callTool({ name: "get_payment", arguments: { paymentId: PAYMENT_ID } });
+    expect(posts.map((p) => p.method)).toEqual([
+      "initialize",
+      "notifications/initialized",
+      "tools/list",
+      "tools/call",
+      "tools/call",
+      "tools/call",
+      "tools/call",
+    ]);
+    expect(posts.every((p) => p.status < 300)).toBe(true);
+    // Four tool calls used the quota of four: the fifth is refused, a ping still answered.
+    const auth = { Authorization: `Bearer ${TOKEN}`, "Mcp-Session-Id": transport.sessionId ?? "" };
+    const call = {
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/call",
+      params: { name: "get_budget", arguments: {} },
     };
-    expect((await app.request("/mcp", post(auth))).status).toBe(200);
-    const limited = await app.request("/mcp", post(auth));
+    const limited = await app.request("/mcp", post(auth, call));
     expect(limited.status).toBe(429);
     expect((await limited.json()).code).toBe("rate_limited");
+    expect((await app.request("/mcp", post(auth))).status).toBe(200);
+    await client.close();
   });
 
   it("refuses a batch of requests in one POST (the rate limit counts POSTs), and calls nothing", async () => {

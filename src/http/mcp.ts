@@ -8,6 +8,7 @@ import {
   handleMcpHttp,
   MCP_SESSION_HEADER,
   type McpEra,
+  mcpCountsAgainstQuota,
   mcpEraOf,
   mcpSessionOf,
   readMcpBody,
@@ -18,7 +19,7 @@ import type { Lifecycle } from "./lifecycle.js";
 import { payer } from "./payer.js";
 import { problemResponse } from "./problem.js";
 import { type RateLimitDeps, rateLimitPayer } from "./rate-limit.js";
-import type { AuthVars, Middleware, PayerConfigVars } from "./vars.js";
+import type { AuthVars, Middleware, PayerConfigVars, PayerVars } from "./vars.js";
 
 /** The MCP POST's JSON-RPC body and the session it belongs to (readMcpMessage). */
 interface McpMessageVars {
@@ -146,7 +147,8 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
       config: vars.payerConfig,
       scopeId: vars.mcpSessionId,
     })),
-    rateLimitPayer(deps.quota),
+    // Tool calls count; the handshake, tools/list, notifications and answers do not.
+    rateLimitPayer<PayerVars & McpMessageVars>(deps.quota, (vars) => mcpCountsAgainstQuota(vars.mcpBody)),
     (c) =>
       handleMcpHttp(
         c.req.raw,

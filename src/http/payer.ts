@@ -1,3 +1,5 @@
+import { AppError } from "../errors/index.js";
+import { walletAllowed } from "../operator/index.js";
 import type { Payer } from "../payments/face.js";
 import type { PayerConfig } from "../protocol/index.js";
 import type { AuthVars, Middleware, PayerVars, VarsContext } from "./vars.js";
@@ -10,7 +12,7 @@ export type PayerSource<Reads extends object> = (vars: Readonly<AuthVars & Reads
 
 /**
  * Builds the route's `Payer` once (docs/architecture.md#one-caller-context) and puts it on
- * `c.var.payer`: the bearer identity and token from auth, the wallet and limits from the route's
+ * `c.var.payer`: the bearer identity, token and grant from auth, the wallet and limits from the route's
  * own source (the chat request's body, an MCP session's headers) and the scope the per-request
  * limit counts within. Everything after it (the quota, idempotency, the turn, the tools, the
  * payments face, the ledger) reads this one object under these names.
@@ -21,12 +23,21 @@ export function payer<Reads extends object>(
   return async (c, next) => {
     const vars = c.var as Readonly<AuthVars & Reads>;
     const { config, scopeId } = source(vars);
+    const { grant } = vars;
+    // A key bound to wallets pays only from them: refused before anything runs (docs/deploy.md#operating-it).
+    if (grant?.wallets && config.wallet && !walletAllowed(grant.wallets, config.wallet.address))
+      throw new AppError(
+        "forbidden",
+        `This API key may not pay from ${config.wallet.address}; it pays only from its own wallets.`,
+        { details: { reason: "wallet_not_allowed", wallet: config.wallet.address } },
+      );
     const built: Payer = {
       caller: vars.caller,
       bearerToken: vars.bearerToken,
       wallet: config.wallet,
       spendingLimits: config.spendingLimits,
       scopeId,
+      ...(grant ? { grant } : {}),
     };
     (c as unknown as VarsContext<PayerVars>).set("payer", built);
     await next();

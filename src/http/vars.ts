@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { Payer } from "../payments/face.js";
+import type { KeyGrant, Payer } from "../payments/index.js";
 import type { ChatRequest, PayerConfig } from "../protocol/index.js";
 import type { HeldClaim } from "./idempotency.js";
 
@@ -18,10 +18,14 @@ export interface ChatVars {
   body: unknown;
 }
 
-/** Who is calling (auth.ts): the bearer identity and its token, both absent for an anonymous caller. */
+/**
+ * Who is calling (auth.ts): the bearer identity and its token, both absent for an anonymous caller,
+ * and what an operator key allows (docs/deploy.md#operating-it), absent for any other caller.
+ */
 export interface AuthVars {
   caller: string | undefined;
   bearerToken: string | undefined;
+  grant: KeyGrant | undefined;
 }
 
 /** An MCP session's wallet and limits, from its headers (mcp.ts). */

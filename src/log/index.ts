@@ -1,10 +1,12 @@
+import { context, isSpanContextValid, trace } from "@opentelemetry/api";
 import { pino } from "pino";
 
 /**
  * Logging through pino: one JSON object per line on stderr, with levels. Callers pass a message and
  * fields, never secrets; as a second line of defence the fields that could hold one are redacted
  * by path, and an error passed as `err` keeps its type, message, stack and causes, with
- * signature-long hex, bearer tokens and key fields masked in its text.
+ * signature-long hex, bearer tokens and key fields masked in its text. A line written while a
+ * traced span is active (docs/deploy.md#traces-and-metrics) carries its `trace_id` and `span_id`.
  */
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -68,6 +70,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
       serializers: { err: errorSerializer },
+      mixin: traceIds,
     },
     options.destination ?? pino.destination({ dest: 2, sync: true }),
   );
@@ -77,6 +80,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     warn: (msg, fields) => log.warn(own(fields), msg),
     error: (msg, fields) => log.error(own(fields), msg),
   };
+}
+
+/** The active span's ids, when tracing is on and a span is active (otherwise nothing: no cost). */
+function traceIds(): Record<string, string> {
+  const span = trace.getSpan(context.active());
+  if (!span) return {};
+  const ids = span.spanContext();
+  return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
 }
 
 /**

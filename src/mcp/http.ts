@@ -43,6 +43,23 @@ function isRequest(message: unknown): boolean {
   return typeof message === "object" && message !== null && "method" in message && "id" in message;
 }
 
+/**
+ * Requests that cost the service next to nothing: the handshake (`initialize`, 2026-07-28's
+ * `server/discover`), the static tool list and `ping`. No model, store, chain or outbound call.
+ */
+const FREE_METHODS = new Set(["initialize", "server/discover", "tools/list", "ping"]);
+
+/**
+ * Whether a POST counts against the caller's rate limit (docs/mcp.md#session): only when it
+ * carries a request that does work (a tool call, or any method not in {@link FREE_METHODS}).
+ * Notifications and answers to elicitations cost no quota, nor does the handshake: answering them
+ * costs no more than a 429 would, and a session's start no longer eats an agent's tool calls.
+ */
+export function mcpCountsAgainstQuota(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => isRequest(m) && !FREE_METHODS.has(String((m as { method: unknown }).method)));
+}
+
 function mintSessionId(message: JSONRPCMessage): string {
   const url = isInitializeRequest(message) && message.params.capabilities.elicitation?.url !== undefined;
   return `mcp_${randomUUID()}${url ? ".url" : ""}`;

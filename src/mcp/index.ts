@@ -12,6 +12,7 @@ export {
   MCP_SESSION_HEADER,
   type McpEra,
   type McpHttpDeps,
+  mcpCountsAgainstQuota,
   mcpEraOf,
   mcpSessionOf,
   readMcpBody,

@@ -1,7 +1,7 @@
 import type { PaymentState, SpendingLimitsInput, ValidatedApproval, Wallet } from "../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayOutput, QuoteInput, QuoteOutput } from "../tools/contract.js";
 import type { ApprovalView, PageAnswer, PageOutcome } from "./face/page-approval.js";
-import type { HistoryQuery, Payer } from "./ports/index.js";
+import type { HistoryQuery, KeyGrant, Payer } from "./ports/index.js";
 import type { PaymentObserver } from "./rules/index.js";
 
 export type { Payer } from "./ports/index.js";
@@ -60,7 +60,9 @@ export interface ApprovalAnswer {
    * identity, so only the wallet's own signature settles it, and the service's answer is kept for
    * the payment's caller (`getPayment`), never returned to the page.
    */
-  via: { kind: "caller"; caller?: string; spendingLimits?: SpendingLimitsInput } | { kind: "page" };
+  via:
+    | { kind: "caller"; caller?: string; spendingLimits?: SpendingLimitsInput; grant?: KeyGrant }
+    | { kind: "page" };
   /** A decline from the page: the wallet's signature of the payment's decline message. */
   declineSignature?: `0x${string}`;
   signal: AbortSignal;

@@ -5,7 +5,7 @@ import { createDiscovery } from "../discovery/index.js";
 import { createSafeFetch } from "../outbound/index.js";
 import { createPaymentsFace, decodeCursor, PageApprovals } from "./face/index.js";
 import type { PaymentsFace } from "./face.js";
-import type { DeliveredData, Ledger, PaymentHistory } from "./ports/index.js";
+import type { DeliveredData, Ledger, PaymentEvents, PaymentHistory, PaymentPauses } from "./ports/index.js";
 import { createSignerRegistry } from "./ports/index.js";
 import {
   ApprovalDesk,
@@ -47,6 +47,15 @@ export interface PaymentsOptions extends PipelineConfig {
   history?: PaymentHistory;
   /** QUOTE_SECRET: the key quote ids are signed with (default: random, this process only). */
   quoteSecret?: string;
+  /**
+   * Told what happens to payments (every step, early refusals, reconciliation, approval answers):
+   * the audit trail, metrics, traces (`fanOut` for several). Never waited on; see PaymentEvents.
+   */
+  events?: PaymentEvents;
+  /** The operator's kill switch (src/operator's cache), asked before anything is signed or submitted. */
+  pauses?: PaymentPauses;
+  /** An operator key bound to a held key's wallet may sign with it (the embedded devnet only). */
+  grantsMaySign?: boolean;
 }
 
 export interface Payments {
@@ -97,7 +106,10 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...(options.resolveNowMs !== undefined ? { resolveNowMs: options.resolveNowMs } : {}),
   };
   const chains = createChains(options.rpcUrls);
-  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls);
+  const signers = createSignerRegistry(options.signerKeys, options.rpcUrls, {
+    ...(options.grantsMaySign ? { grantsMaySign: true } : {}),
+  });
+  const pauses = options.pauses ? { pauses: options.pauses } : {};
   const { safeFetch, discovery } = outbound(options, now);
   const reconciler = createReconciler({
     ledger,
@@ -105,6 +117,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     staleMs: options.serviceTimeoutMs * 2,
     now,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   const pipeline = new PaymentPipeline({
     config: options,
@@ -114,7 +127,9 @@ export function createPayments(options: PaymentsOptions): Payments {
     fetch: safeFetch,
     reconciler,
     ...clock,
+    ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   const approvals = new ApprovalDesk({
     ledger,
@@ -124,7 +139,9 @@ export function createPayments(options: PaymentsOptions): Payments {
     fetch: safeFetch,
     serviceTimeoutMs: options.serviceTimeoutMs,
     ...clock,
+    ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   const page = new PageApprovals({
     ledger,
@@ -199,13 +216,20 @@ export type {
 } from "./face.js";
 export type {
   HistoryQuery,
+  KeyGrant,
   Ledger,
   LedgerReads,
   Payer,
+  PaymentEvent,
+  PaymentEvents,
+  PaymentFactsSeen,
   PaymentHistory,
+  PaymentPause,
+  PaymentPauses,
   PaymentRecord,
   StoredApproval,
 } from "./ports/index.js";
+export { fanOut } from "./ports/index.js";
 export { LEDGER_STATUSES, type PaymentObserver, SUGGESTED_LIMITS } from "./rules/index.js";
 export { ledgerRebuilder, type Rebuilt } from "./run/index.js";
 

@@ -3,6 +3,7 @@ export type { ApprovalView } from "./approval-view.js";
 export { cleanText, cleanUntrusted } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
 export { APPROVE_PATH, PAYMENT_ID } from "./ids.js";
+export { LIMITS_RULE } from "./limits-rule.js";
 export { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "./models.js";
 export { NETWORK_NAMES, networkLabel } from "./networks.js";
 export { parsePageApproval } from "./page-answer.js";

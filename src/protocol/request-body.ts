@@ -10,7 +10,10 @@ import type { ModelAlias } from "./models.js";
 /** Decimal USD as a string ("0.50") or a number (0.5). */
 export type Usd = string | number;
 
-/** The request's spending limits (docs/protocol.md, `spendingLimits`); they only tighten the server's. */
+/**
+ * The request's spending limits (docs/protocol.md, `spendingLimits`): they apply up to the service's
+ * caps and the caller's key's caps (LIMITS_RULE, limits-rule.ts).
+ */
 export interface SpendingLimits {
   perTransaction?: Usd;
   perRequest?: Usd;

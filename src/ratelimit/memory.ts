@@ -5,9 +5,13 @@ export interface QuotaRule {
   blockMs: number;
 }
 
-/** One quota store: 0 when the request may go, else how many ms until the key is free again. */
+/**
+ * One quota store: 0 when the request may go, else how many ms until the key is free again.
+ * `points` overrides the rule's for this key (a tier: src/ratelimit/rate-limit.ts); a key is
+ * always consumed with the same points.
+ */
 export interface Quota {
-  consume(key: string): Promise<number>;
+  consume(key: string, points?: number): Promise<number>;
 }
 
 /**
@@ -45,7 +49,7 @@ export function quotaInMemory(
 
   return {
     size: () => keys.size,
-    async consume(key) {
+    async consume(key, points = rule.points) {
       const t = now();
       let entry = keys.get(key);
       if (!entry || entry.endsAt <= t) {
@@ -55,8 +59,8 @@ export function quotaInMemory(
         keys.set(key, entry);
       }
       entry.count += 1;
-      if (entry.count <= rule.points) return 0;
-      if (entry.count === rule.points + 1) entry.endsAt = t + rule.blockMs;
+      if (entry.count <= points) return 0;
+      if (entry.count === points + 1) entry.endsAt = t + rule.blockMs;
       return Math.max(1, entry.endsAt - t);
     },
   };

@@ -20,16 +20,17 @@ return {n, redis.call('PTTL', KEYS[1])}
  */
 export function quotaInRedis(redis: Redis, rule: QuotaRule, prefix: string, fallback: Quota): Quota {
   return {
-    async consume(key) {
+    async consume(key, points = rule.points) {
       let answer: unknown;
       try {
-        answer = await redis.eval(CONSUME, 1, `${prefix}:${key}`, rule.windowMs, rule.points, rule.blockMs);
+        answer = await redis.eval(CONSUME, 1, `${prefix}:${key}`, rule.windowMs, points, rule.blockMs);
       } catch {
-        return fallback.consume(key);
+        return fallback.consume(key, points);
       }
       const [count, ttl] = Array.isArray(answer) ? answer.map(Number) : [];
-      if (count === undefined || ttl === undefined || Number.isNaN(count)) return fallback.consume(key);
-      if (count <= rule.points) return 0;
+      if (count === undefined || ttl === undefined || Number.isNaN(count))
+        return fallback.consume(key, points);
+      if (count <= points) return 0;
       // A key without an expiry (-1) or gone (-2) cannot be waited out: say the whole block.
       return ttl > 0 ? ttl : Math.max(1, rule.blockMs);
     },

@@ -2,6 +2,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import type { OperatorStore } from "../operator/index.js";
 import type { DeliveredData, Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
 import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
@@ -11,6 +12,7 @@ import { PgLedger } from "./ledger.js";
 import type { DriverQuery } from "./ledger-calls.js";
 import { MemoryDeliveredData, MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrate.js";
+import { MemoryOperatorStore, PgOperatorStore } from "./operator.js";
 import { pgliteTemplateImage, prepareDataDir } from "./template.js";
 
 /**
@@ -47,6 +49,8 @@ export interface Store {
   idempotency: IdempotencyStore;
   /** What payments approved on the approval page delivered, for their callers (24 h), guarded the same way. */
   delivered: DeliveredData;
+  /** Operator keys and pauses (docs/deploy.md#operating-it), guarded the same way. */
+  operator: OperatorStore;
   close(): Promise<void>;
 }
 
@@ -85,6 +89,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       history: guardStore(new PgPaymentHistory(db)),
       idempotency: guardStore(new PgIdempotencyStore(db)),
       delivered: guardStore(new PgDeliveredData(db)),
+      operator: guardStore(new PgOperatorStore(postgresQuery(client))),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -107,6 +112,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       history: guardStore(new PgPaymentHistory(db)),
       idempotency: guardStore(new PgIdempotencyStore(db)),
       delivered: guardStore(new PgDeliveredData(db)),
+      operator: guardStore(new PgOperatorStore(pgliteQuery(client))),
       close: () => client.close(),
     };
   } catch (error) {
@@ -127,6 +133,7 @@ export function openMemoryStore(): Store {
     history: ledger,
     idempotency: new MemoryIdempotencyStore(),
     delivered: new MemoryDeliveredData(),
+    operator: new MemoryOperatorStore(ledger),
     close: async () => {},
   };
 }

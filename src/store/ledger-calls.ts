@@ -10,8 +10,9 @@ import type { LedgerStatus } from "../payments/rules/index.js";
 import { INTENT_STEPS } from "../protocol/index.js";
 
 /**
- * The ledger's calls of its database functions (migration 6's `reserve_payment`,
- * `approve_payment`, `read_spend` and `move_payment`, src/store/migrations/), made with the
+ * The ledger's calls of its database functions (migration 11's `reserve_payment` and
+ * `approve_payment` with a caller's cap, migration 6's `read_spend` and `move_payment`, migration
+ * 11's `read_caller_spend`, src/store/migrations/), made with the
  * driver's own query: they are on every payment's critical path. What counts and how the day is
  * cut lives in the migration's triggers and `read_spend`; what an answer means is the ledger's
  * (ledger.ts).
@@ -32,33 +33,50 @@ const SNAPSHOT_COLUMNS = {
   request_pending: "requestPending",
 } as const;
 
-type SnapshotRow = Record<keyof typeof SNAPSHOT_COLUMNS, string>;
+type SnapshotRow = Record<keyof typeof SNAPSHOT_COLUMNS, string> & {
+  /** The caller's sums, NULL when no caller cap applied. */
+  caller_spent?: string | null;
+  caller_pending?: string | null;
+};
 
 function snapshotOf(row: Partial<SnapshotRow>): BudgetSnapshot {
-  const snapshot = { daySpent: 0n, dayPending: 0n, requestSpent: 0n, requestPending: 0n };
+  const snapshot: BudgetSnapshot = { daySpent: 0n, dayPending: 0n, requestSpent: 0n, requestPending: 0n };
   for (const [column, field] of Object.entries(SNAPSHOT_COLUMNS)) {
     snapshot[field] = BigInt(row[column as keyof typeof SNAPSHOT_COLUMNS] ?? "0");
   }
+  if (row.caller_spent != null) snapshot.callerSpent = BigInt(row.caller_spent);
+  if (row.caller_pending != null) snapshot.callerPending = BigInt(row.caller_pending);
   return snapshot;
 }
 
 /**
- * The reservation's statement: `reserve_payment` of migration 6, on the running totals, recording
- * the caller.
+ * The reservation's statement: `reserve_payment` of migration 11, on the running totals, recording
+ * the caller and checking its cap (NULL: none).
  */
-const RESERVE_SQL = `select outcome, day_spent, day_pending, request_spent, request_pending
+const RESERVE_SQL = `select outcome, day_spent, day_pending, request_spent, request_pending,
+    caller_spent, caller_pending
   from reserve_payment($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9::jsonb, $10::jsonb, $11,
     $12::jsonb, $13::timestamptz, $14::timestamptz, $15::numeric, $16::numeric, $17::numeric,
-    $18::text)`;
+    $18::text, $19::numeric)`;
 
-/** Approving: `approve_payment` of migration 6. */
-const APPROVE_SQL = `select outcome, amount, day_spent, day_pending, request_spent, request_pending
+/** Approving: `approve_payment` of migration 11 (the row's caller, its cap). */
+const APPROVE_SQL = `select outcome, amount, day_spent, day_pending, request_spent, request_pending,
+    caller_spent, caller_pending
   from approve_payment($1, $2::jsonb, $3::jsonb, $4::timestamptz, $5::timestamptz, $6::numeric,
-    $7::numeric, $8::numeric)`;
+    $7::numeric, $8::numeric, $9::numeric)`;
 
 /** The running totals of a wallet's day and a request (migration 6), as exact text. */
 const READ_SQL = `select day_pending::text, day_settled::text, day_unknown::text,
   request_pending::text, request_spent::text from read_spend($1, $2, $3::timestamptz)`;
+
+/** The same, and a caller's day over every wallet (migration 11), in one round trip. */
+const READ_WITH_CALLER_SQL = `select s.day_pending::text, s.day_settled::text, s.day_unknown::text,
+  s.request_pending::text, s.request_spent::text, c.pending::text as caller_pending,
+  (c.settled + c.unknown)::text as caller_spent
+  from read_spend($1, $2, $3::timestamptz) s, read_caller_spend($4, $3::timestamptz) c`;
+
+/** A caller cap as the functions take it (NULL: none). */
+const capOf = (cap: bigint | undefined) => (cap === undefined ? null : cap.toString());
 
 /**
  * A status move: `move_payment` of migration 6 (migration 4's, and whether the commit waits for
@@ -105,6 +123,7 @@ export async function callReserve(
     input.limits.perRequest.toString(),
     input.limits.daily.toString(),
     input.caller ?? null,
+    capOf(input.limits.callerDaily),
   ])) as (SnapshotRow & { outcome: string })[];
   if (!answer) throw new Error("reserve_payment returned no row");
   return { outcome: answer.outcome, budget: snapshotOf(answer) };
@@ -129,17 +148,31 @@ export async function callApprove(
     input.limits.perTransaction.toString(),
     input.limits.perRequest.toString(),
     input.limits.daily.toString(),
+    capOf(input.limits.callerDaily),
   ])) as (SnapshotRow & { outcome: string; amount: string })[];
   if (!answer) throw new Error("approve_payment returned no row");
   return { outcome: answer.outcome, amount: answer.amount, budget: snapshotOf(answer) };
 }
 
-/** The running totals (migration 6's `read_spend`): a day's buckets and the request's row. */
-export async function readSpend(query: DriverQuery, wallet: string, scopeId: string, now: Date) {
-  const [row] = (await query(READ_SQL, [wallet, scopeId, dayBefore(now)])) as Record<
+/**
+ * The running totals (migration 6's `read_spend`): a day's buckets and the request's row; with a
+ * caller, its day over every wallet too (migration 11's `read_caller_spend`).
+ */
+export async function readSpend(
+  query: DriverQuery,
+  wallet: string,
+  scopeId: string,
+  now: Date,
+  caller?: string,
+) {
+  const since = dayBefore(now);
+  const [row] = (await (caller === undefined
+    ? query(READ_SQL, [wallet, scopeId, since])
+    : query(READ_WITH_CALLER_SQL, [wallet, scopeId, since, caller]))) as (Record<
     "day_pending" | "day_settled" | "day_unknown" | "request_pending" | "request_spent",
     string
-  >[];
+  > &
+    Partial<Record<"caller_pending" | "caller_spent", string>>)[];
   if (!row) throw new Error("read_spend returned no row");
   return {
     dayPending: BigInt(row.day_pending),
@@ -147,6 +180,9 @@ export async function readSpend(query: DriverQuery, wallet: string, scopeId: str
     dayUnknown: BigInt(row.day_unknown),
     requestPending: BigInt(row.request_pending),
     requestSpent: BigInt(row.request_spent),
+    ...(row.caller_pending !== undefined && row.caller_spent !== undefined
+      ? { callerPending: BigInt(row.caller_pending), callerSpent: BigInt(row.caller_spent) }
+      : {}),
   };
 }
 

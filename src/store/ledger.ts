@@ -93,7 +93,8 @@ export class PgLedger implements Ledger, LedgerReads {
 
   /**
    * Check-and-reserve in one call of `reserve_payment` (migrations/): lock the wallet's budget
-   * row, sum what counts as spent, insert the row if the amount fits. A refusal is explained by
+   * row (and, with a caller cap, the caller's), sum what counts as spent, insert the row if the
+   * amount fits. A refusal is explained by
    * checkSpend on the sums the function read, so the message and the decision agree.
    */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
@@ -158,13 +159,16 @@ export class PgLedger implements Ledger, LedgerReads {
     return { ok: true, payment };
   }
 
-  async budget(wallet: string, scopeId: string, now: Date): Promise<BudgetSnapshot> {
-    const read = await readSpend(this.query, wallet, scopeId, now);
+  async budget(wallet: string, scopeId: string, now: Date, caller?: string): Promise<BudgetSnapshot> {
+    const read = await readSpend(this.query, wallet, scopeId, now, caller);
     return {
       daySpent: read.daySettled + read.dayUnknown,
       dayPending: read.dayPending,
       requestSpent: read.requestSpent,
       requestPending: read.requestPending,
+      ...(read.callerSpent !== undefined
+        ? { callerSpent: read.callerSpent, callerPending: read.callerPending ?? 0n }
+        : {}),
     };
   }
 

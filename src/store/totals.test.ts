@@ -55,17 +55,20 @@ describe("running spend totals", { timeout: 180_000 }, () => {
     await raw(`UPDATE payments SET wallet = $1 WHERE wallet = $2`, [wallet, `${wallet}_x`]);
     await seed(`${wallet}_r`, 4, "released");
     await raw(`UPDATE payments SET wallet = $1 WHERE wallet = $2`, [wallet, `${wallet}_r`]);
-    // A pending payment of a request, reserved by migration 4's function (an older process; migration 5's keeps it).
+    // A pending payment of a request, reserved by migration 4's function (an older process; migration 5's keeps it),
+    // called as that version's ledger called it: its status lists typed, which is what picks it among
+    // the overloads of the same length (migration 11's takes a caller and a cap there).
     const older = (id: string) =>
       raw(
         `SELECT outcome FROM reserve_payment($1, $2, 'req_old', 's', 'n', 'a', 'p', 1000000, '{}'::jsonb,
           NULL, 'reserved', '[]'::jsonb, $3::timestamptz, $4::timestamptz, 100000000, 100000000,
-          1000000000, '{reserved,signed,submitted,settled,unknown}', '{reserved,signed,submitted}')`,
+          1000000000, '{reserved,signed,submitted,settled,unknown}'::text[], '{reserved,signed,submitted}'::text[])`,
         [id, wallet, T0.toISOString(), at(-24 * HOUR).toISOString()],
       );
     expect(await older("pay_old_1")).toEqual([{ outcome: "reserved" }]);
 
-    expect(await migrate(db, "public")).toEqual([6, 7, 8, 9]);
+    // 6 and every migration after it (those appended later run too).
+    expect(await migrate(db, "public")).toEqual(MIGRATIONS.map((m) => m.id).filter((id) => id >= 6));
     expect(await ledger.spending(wallet, T0)).toEqual({
       settled: 30n,
       pending: USD,
@@ -85,11 +88,53 @@ describe("running spend totals", { timeout: 180_000 }, () => {
     expect((await ledger.budget(wallet, "req_old", T0)).requestPending).toBe(USD);
   });
 
+  it("by caller (migration 11) are built from the payments already there, and kept when an older process reserves", async () => {
+    const db = drizzle(client);
+    await migrate(
+      db,
+      "public",
+      MIGRATIONS.filter((m) => m.id <= 9),
+    );
+    const [wallet, other] = [newWallet(), newWallet()];
+    const key = `key_${wallet}`;
+    await seed(wallet, 30);
+    await seed(other, 5, "unknown");
+    await raw(`UPDATE payments SET caller = $1 WHERE wallet IN ($2, $3)`, [key, wallet, other]);
+    // A reservation by migration 6's function (an older process), recording the caller.
+    const older = (id: string, from: string) =>
+      raw(
+        `SELECT outcome FROM reserve_payment($1, $2, 'req_old', 's', 'n', 'a', 'p', 1000000::numeric,
+          '{}'::jsonb, NULL::jsonb, 'reserved', '[]'::jsonb, $3::timestamptz, $4::timestamptz,
+          100000000::numeric, 100000000::numeric, 1000000000::numeric, $5::text)`,
+        [id, from, T0.toISOString(), at(-24 * HOUR).toISOString(), key],
+      );
+    expect(await older("pay_old_1", wallet)).toEqual([{ outcome: "reserved" }]);
+
+    expect(await migrate(db, "public")).toEqual(MIGRATIONS.filter((m) => m.id > 9).map((m) => m.id));
+    expect(await ledger.budget(other, "req_old", T0, key)).toMatchObject({
+      daySpent: 5n,
+      callerSpent: 35n,
+      callerPending: USD,
+    });
+    // The older process goes on reserving, from either wallet: the key's totals follow.
+    expect(await older("pay_old_2", other)).toEqual([{ outcome: "reserved" }]);
+    expect((await ledger.budget(wallet, "req_old", T0, key)).callerPending).toBe(2n * USD);
+    await ledger.transition("pay_old_2", "released", {}, T0);
+    expect((await ledger.budget(wallet, "req_old", T0, key)).callerPending).toBe(USD);
+    // And this version's reservation holds the key to its cap over both wallets.
+    const capped = { ...roomy, callerDaily: USD + 35n };
+    expect(
+      await ledger.reserve(payment({ wallet: other, caller: key, amount: 1n, limits: capped })),
+    ).toMatchObject({ ok: false, limit: "daily", limitAtomic: USD + 35n, remainingAtomic: 0n });
+  });
+
   it("make a check read as many payment rows for a wallet with 500 payments as for a new one", async () => {
     await migrate(drizzle(client), "public");
     const busy = newWallet();
     const fresh = newWallet();
     await seed(busy, 500);
+    // The busy wallet's payments are a key's too (its day is read by caller, migration 11).
+    await raw(`UPDATE payments SET caller = $1 WHERE wallet = $1`, [busy]);
     // Payment rows read so far (sequential and index fetches). The counters may include earlier
     // transactions not yet flushed to the statistics, so an operation's count is a difference
     // taken within one transaction (nothing is flushed inside it), rolled back afterwards.
@@ -119,6 +164,11 @@ describe("running spend totals", { timeout: 180_000 }, () => {
     const costs = async (wallet: string, scopeId: string, awaitingId: string) => ({
       reserve: await rowsRead(() => ledger.reserve(payment({ wallet, scopeId, now: at(2) }))),
       budget: await rowsRead(() => ledger.budget(wallet, scopeId, at(2))),
+      capped: await rowsRead(() =>
+        ledger.reserve(
+          payment({ wallet, scopeId, caller: wallet, limits: { ...roomy, callerDaily: USD }, now: at(2) }),
+        ),
+      ),
       approve: await rowsRead(async () =>
         ledger.approve({ paymentId: awaitingId, limits: roomy, authorization: {}, now: at(2) }),
       ),

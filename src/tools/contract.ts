@@ -156,7 +156,24 @@ export interface BudgetOutput extends CleanedOutput {
   };
   spentTodayUsd: string;
   spentThisRequestUsd: string;
+  /** What remains of the daily limit that binds: the wallet's, or the caller's key's over all its wallets. */
   remainingTodayUsd: string;
+  /**
+   * The caller's operator key, when it has one (docs/deploy.md#operating-it): its caps (null: none;
+   * `limits` above are already within them), the wallets it may pay from (null: any), and with a
+   * daily cap what the key committed today over every wallet and what remains of it.
+   */
+  key?: {
+    name: string;
+    perTransactionUsd: string | null;
+    perRequestUsd: string | null;
+    dailyUsd: string | null;
+    wallets: string[] | null;
+    spentTodayUsd?: string;
+    remainingTodayUsd?: string;
+    /** The key's daily leaves less than the wallet's: `remainingTodayUsd` above is the key's. */
+    dailyBinds?: boolean;
+  };
   balances: Array<{ network: string; asset: string; usd: string }>;
   /** Whether this server holds a key that may sign for the wallet. */
   canSign: boolean;

@@ -176,7 +176,12 @@ describe("the service's routes", () => {
 
   it("has no devnet wallet route when paying on configured networks", async () => {
     const running = await bootstrap(
-      loadConfig({ PAYMENTS: "external", DATA_DIR: "memory://", RATE_LIMIT_POINTS: "1000" }),
+      loadConfig({
+        PAYMENTS: "external",
+        DATA_DIR: "memory://",
+        RATE_LIMIT_POINTS: "1000",
+        RATE_LIMIT_ANONYMOUS_POINTS: "1000",
+      }),
       silentLogger,
     );
     try {

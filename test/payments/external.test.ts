@@ -31,6 +31,7 @@ beforeAll(async () => {
       PAYMENTS: "external",
       DATA_DIR: "memory://",
       RATE_LIMIT_POINTS: "1000",
+      RATE_LIMIT_ANONYMOUS_POINTS: "1000",
       RPC_URLS: `${m.evm.network}=${m.evm.rpcUrl}`,
       ASSETS: `${m.evm.network}=${m.evm.usdc}`,
       DISCOVERY_URLS: m.discoveryUrl,

@@ -92,6 +92,7 @@ export async function boot(devnet: DevnetView, options: BootOptions): Promise<Bo
     PAYMENTS: "devnet",
     DATA_DIR: options.dataDir ?? "memory://",
     RATE_LIMIT_POINTS: "100000",
+    RATE_LIMIT_ANONYMOUS_POINTS: "100000",
     MODEL_PROVIDER: "offline",
     ...(options.store === "postgres" && process.env.DATABASE_URL
       ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: schema ?? "" }

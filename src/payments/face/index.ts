@@ -197,6 +197,7 @@ class Face implements PaymentsFace {
       wallet: input.wallet,
       caller: via.caller,
       spendingLimits: via.spendingLimits,
+      ...(via.grant ? { grant: via.grant } : {}),
       scopeId: "",
     };
     const taken = await this.takeUpApproval({ answer: input.answer, payer, signal: input.signal });
@@ -205,12 +206,13 @@ class Face implements PaymentsFace {
 
   async takeUpApproval(input: CallerAnswer): Promise<TakenApproval> {
     if (!this.deps.approvals) throw new AppError("payment_unavailable", "Approvals are not taken here.");
-    const { wallet, caller, spendingLimits } = input.payer;
+    const { wallet, caller, spendingLimits, grant } = input.payer;
     const resumed = await this.deps.approvals.resume({
       answer: input.answer,
       wallet,
       ...(caller ? { caller } : {}),
       ...(spendingLimits ? { spendingLimits } : {}),
+      ...(grant ? { grant } : {}),
       signal: input.signal,
     });
     return {
@@ -282,6 +284,7 @@ class Face implements PaymentsFace {
       ...(session.bearerToken ? { bearerToken: session.bearerToken } : {}),
       ...(session.caller ? { caller: session.caller } : {}),
       ...(session.spendingLimits ? { spendingLimits: session.spendingLimits } : {}),
+      ...(session.grant ? { grant: session.grant } : {}),
       signal: session.signal,
       deadline: session.deadline,
       now: () => this.now().getTime(),

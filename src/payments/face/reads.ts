@@ -3,8 +3,16 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { Wallet } from "../../protocol/index.js";
 import type { BudgetOutput, Offer, QuoteInput, QuoteOutput } from "../../tools/contract.js";
-import type { SignerRegistry } from "../ports/index.js";
-import { type ChosenOffer, codeOf, limitRemaining, type Requirement } from "../rules/index.js";
+import type { KeyGrant, SignerRegistry } from "../ports/index.js";
+import {
+  type ChosenOffer,
+  type Committed,
+  codeOf,
+  dailyOf,
+  type EffectiveLimits,
+  limitRemaining,
+  type Requirement,
+} from "../rules/index.js";
 import type { PaymentPipeline, PaymentRequest } from "../run/index.js";
 
 /** What the two reads of the face (`quote`, `budget`) need. */
@@ -48,17 +56,16 @@ export async function quoteFor(
     limitUsd: formatUsd(limit),
     remainingUsd: formatUsd(remaining),
   });
-  const remaining =
-    result.kind === "demand"
-      ? limitRemaining(limits, result.remaining)
-      : limitRemaining(limits, { today: 0n, thisRequest: 0n });
+  const committed = result.kind === "demand" ? result.remaining : { today: 0n, thisRequest: 0n };
+  const remaining = limitRemaining(limits, committed);
   const base = {
     ok: true as const,
     url: result.url,
     limits: {
       perTransaction: view(limits.perTransaction, remaining.perTransaction),
       perRequest: view(limits.perRequest, remaining.perRequest),
-      daily: view(limits.daily, remaining.daily),
+      // The daily limit that binds: the wallet's, or the key's over all its wallets.
+      daily: view(dailyOf(limits, committed).limit, remaining.daily),
     },
   };
   if (result.kind === "free")
@@ -110,6 +117,7 @@ export async function budgetFor(
   const limits = deps.pipeline.limitsFor(request);
   const s = await deps.pipeline.committed(request);
   const remaining = limitRemaining(limits, s);
+  const daily = dailyOf(limits, s);
   const balances: BudgetOutput["balances"] = [];
   const wallet = request.wallet;
   if (wallet) {
@@ -132,7 +140,38 @@ export async function budgetFor(
     spentTodayUsd: formatUsd(s.today),
     spentThisRequestUsd: formatUsd(s.thisRequest),
     remainingTodayUsd: formatUsd(remaining.daily),
+    ...(request.grant ? { key: keyBudget(request.grant, limits, s, daily.byCaller) } : {}),
     balances,
-    canSign: wallet ? await deps.signers.canSign(wallet, request.bearerToken) : false,
+    canSign: wallet ? await deps.signers.canSign(wallet, request) : false,
+  };
+}
+
+/**
+ * The caller's key as the budget shows it: its caps (each already bounds `limits`), and with a daily
+ * cap what the key committed today over every wallet and what remains of it. `binds`: the key's
+ * daily leaves less than the wallet's (the top-level `remainingTodayUsd` is then the key's).
+ */
+function keyBudget(
+  grant: KeyGrant,
+  limits: EffectiveLimits,
+  committed: Committed,
+  binds: boolean,
+): NonNullable<BudgetOutput["key"]> {
+  const usd = (cap: bigint | undefined) => (cap === undefined ? null : formatUsd(cap));
+  const spent = committed.callerToday;
+  const cap = limits.callerDaily;
+  return {
+    name: grant.name,
+    perTransactionUsd: usd(grant.perTransaction),
+    perRequestUsd: usd(grant.perRequest),
+    dailyUsd: usd(grant.daily),
+    wallets: grant.wallets ? [...grant.wallets] : null,
+    ...(spent !== undefined && cap !== undefined
+      ? {
+          spentTodayUsd: formatUsd(spent),
+          remainingTodayUsd: formatUsd(cap > spent ? cap - spent : 0n),
+          dailyBinds: binds,
+        }
+      : {}),
   };
 }

@@ -9,6 +9,7 @@
 export * from "./delivered.js";
 export * from "./events.js";
 export * from "./ledger.js";
+export * from "./pauses.js";
 export * from "./payer.js";
 export * from "./signers.js";
 export * from "./stored-approval.js";

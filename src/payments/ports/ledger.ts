@@ -1,4 +1,4 @@
-import type { AmountLimits, BudgetSnapshot, LedgerStatus, LimitRefusal } from "../rules/index.js";
+import type { BudgetSnapshot, LedgerStatus, LimitRefusal, SpendLimits } from "../rules/index.js";
 
 export type { BudgetSnapshot } from "../rules/index.js";
 
@@ -76,7 +76,8 @@ export interface AwaitInput extends PaymentFacts {
 /** Approving: the reservation, as `reserve` does it, of a row that must still await approval. */
 export interface ApproveInput {
   paymentId: string;
-  limits: AmountLimits;
+  /** With `callerDaily`: the cap of the key that asked for it, counted by the row's `caller`. */
+  limits: SpendLimits;
   /** What the reconciler needs (never the signature): the row is moved to `submitted` with it. */
   authorization: unknown;
   now: Date;
@@ -92,7 +93,12 @@ export type ApproveResult =
 export interface ReserveInput extends PaymentFacts {
   /** The bearer identity of the request that makes the payment, or null: who may read it back. */
   caller?: string | null;
-  limits: AmountLimits;
+  /**
+   * The limits to check against. `callerDaily` (an operator's key's daily cap) counts what `caller`
+   * committed in the rolling 24 h over every wallet, checked holding the caller's lock too (taken
+   * after the wallet's); without a caller it counts nothing.
+   */
+  limits: SpendLimits;
   /**
    * The signed authorization, when the payment is to be sent right away: the row is then born
    * `submitted` (history reserved -> signed -> submitted) in the same transaction, so the
@@ -104,7 +110,8 @@ export interface ReserveInput extends PaymentFacts {
 
 /**
  * Either the payment is reserved (and counts as spent from now on) or a limit refused it; either
- * way with the budget as the reservation read it, holding the wallet's lock, before this payment.
+ * way with the budget as the reservation read it, holding the wallet's lock (and the caller's, with
+ * a caller cap: then the snapshot has the caller's sums), before this payment.
  */
 export type ReserveResult = ({ ok: true; payment: PaymentRecord } | LimitRefusal) & {
   budget: BudgetSnapshot;
@@ -140,11 +147,12 @@ export const DAILY_WINDOW_SLACK_MS = 5 * 60 * 1000;
 
 export interface Ledger {
   /**
-   * Check-and-reserve in one transaction: lock the wallet's budget row, read what counts as spent
-   * (state.ts) in the rolling 24 h before `now` (DAILY_WINDOW_SLACK_MS) and in this request, run
-   * checkSpend, insert the payment as `reserved`. Settled + pending never exceeds a limit, however
-   * many run at once. The sums come back as the budget meter's snapshot. Throws when `paymentId`
-   * already exists. Its cost does not grow with the wallet's or the request's payments.
+   * Check-and-reserve in one transaction: lock the wallet's budget row (then, with a caller cap,
+   * the caller's), read what counts as spent (state.ts) in the rolling 24 h before `now`
+   * (DAILY_WINDOW_SLACK_MS), in this request and by this caller, run checkSpend, insert the payment
+   * as `reserved`. Settled + pending never exceeds a limit, however many run at once, on one wallet
+   * or (the caller's cap) on many. The sums come back as the budget meter's snapshot. Throws when
+   * `paymentId` already exists. Its cost does not grow with the wallet's or the request's payments.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**
@@ -177,8 +185,11 @@ export interface Ledger {
    * longer awaits approval. Two approvals at once: exactly one wins.
    */
   approve(input: ApproveInput): Promise<ApproveResult>;
-  /** The budget meter's numbers for a wallet and a scope (one read). */
-  budget(wallet: string, scopeId: string, now: Date): Promise<BudgetSnapshot>;
+  /**
+   * The budget meter's numbers for a wallet and a scope (one read); with `caller`, also what that
+   * caller committed in the rolling 24 h over every wallet (`callerSpent`, `callerPending`).
+   */
+  budget(wallet: string, scopeId: string, now: Date, caller?: string): Promise<BudgetSnapshot>;
 }
 
 /**

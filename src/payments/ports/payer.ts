@@ -14,7 +14,7 @@ export interface Payer {
   bearerToken?: string;
   /** The wallet that pays (absent: nothing can be paid). */
   wallet?: Wallet;
-  /** The caller's own limits; they only narrow the server's (docs/payments.md). */
+  /** The caller's own limits, applied up to the server's caps and the key's (docs/payments.md#spending-limits). */
   spendingLimits?: SpendingLimitsInput;
   /**
    * What the per-request limit counts within: a chat request's id, an MCP session's id. Stored on

@@ -6,11 +6,13 @@ import {
   type WalletDraft,
 } from "../../chains/index.js";
 import type { Wallet } from "../../protocol/index.js";
+import type { Payer } from "./payer.js";
 
 /**
  * Server-held keys, and who may use them. A key pays only for its own wallet, and only for requests
- * that present a bearer token bound to that wallet in configuration. Keys stay inside this module
- * and their chain family's scheme clients: nothing here returns or logs them.
+ * that present a bearer token bound to that wallet in configuration, or (on the devnet only,
+ * `grantsMaySign`) an operator key bound to that wallet (docs/deploy.md#operating-it). Keys stay
+ * inside this module and their chain family's scheme clients: nothing here returns or logs them.
  */
 export type { SignerKey } from "../../chains/index.js";
 
@@ -21,11 +23,14 @@ export interface SignerAccess {
 
 export type SignerLookup = { ok: true; signer: SignerAccess } | { ok: false; reason: string };
 
+/** Who asks to sign: the request's bearer token and, for an operator key, its grant. */
+export type SignerCaller = Pick<Payer, "bearerToken" | "grant">;
+
 export interface SignerRegistry {
-  /** Find the server-held key for a wallet, if the caller's bearer token is bound to it. */
-  find(wallet: Wallet, bearerToken: string | undefined): Promise<SignerLookup>;
-  /** Whether a key for this wallet exists and the token may use it (for get_budget). */
-  canSign(wallet: Wallet, bearerToken: string | undefined): Promise<boolean>;
+  /** Find the server-held key for a wallet, if the caller's bearer token (or key) is bound to it. */
+  find(wallet: Wallet, who: SignerCaller): Promise<SignerLookup>;
+  /** Whether a key for this wallet exists and the caller may use it (for get_budget). */
+  canSign(wallet: Wallet, who: SignerCaller): Promise<boolean>;
   /**
    * For a wallet that signs for itself (approval): the SDK's scheme clients for `network`, with a
    * stand-in signer that records what the wallet must sign.
@@ -39,7 +44,25 @@ interface Entry extends SignerAccess {
   tokens: Set<string>;
 }
 
-export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, string>): SignerRegistry {
+export interface SignerRegistryOptions {
+  /**
+   * An operator key whose wallets include a held key's wallet may sign with it, as the dev token
+   * does: the embedded devnet only, whose keys are published test keys.
+   */
+  grantsMaySign?: boolean;
+}
+
+/** Whether a grant names this wallet (EVM addresses compare case-insensitively). */
+function grantNames(grant: SignerCaller["grant"], address: string): boolean {
+  const norm = (w: string) => (w.startsWith("0x") ? w.toLowerCase() : w);
+  return grant?.wallets?.some((w) => norm(w) === norm(address)) ?? false;
+}
+
+export function createSignerRegistry(
+  keys: SignerKey[],
+  rpcUrls: Record<string, string>,
+  options: SignerRegistryOptions = {},
+): SignerRegistry {
   const entries: Promise<Entry[]> = Promise.all(
     keys.map(async (key): Promise<Entry> => {
       const loaded = await loadKey(key);
@@ -65,7 +88,7 @@ export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, 
   );
 
   // Wallet addresses arrive canonical (src/chains parses them), as loaded keys' addresses are.
-  const lookup = async (wallet: Wallet, token: string | undefined): Promise<SignerLookup> => {
+  const lookup = async (wallet: Wallet, who: SignerCaller): Promise<SignerLookup> => {
     const entry = (await entries).find((e) => e.chain === wallet.chain && e.address === wallet.address);
     if (!entry) {
       return {
@@ -73,7 +96,10 @@ export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, 
         reason: "this server holds no key for that wallet, so it cannot sign",
       };
     }
-    if (!token || !entry.tokens.has(token)) {
+    const token = who.bearerToken;
+    const byToken = token !== undefined && entry.tokens.has(token);
+    const byGrant = options.grantsMaySign === true && grantNames(who.grant, entry.address);
+    if (!byToken && !byGrant) {
       return {
         ok: false,
         reason:
@@ -85,7 +111,7 @@ export function createSignerRegistry(keys: SignerKey[], rpcUrls: Record<string, 
 
   return {
     find: lookup,
-    canSign: async (wallet, token) => (await lookup(wallet, token)).ok,
+    canSign: async (wallet, who) => (await lookup(wallet, who)).ok,
     draftFor(wallet, network) {
       const family = familyOf(network);
       if (!family) throw new Error(`no chain family for ${network}`);

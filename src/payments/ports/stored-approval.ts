@@ -2,6 +2,7 @@ import type { PaymentPayload } from "@x402/core/types";
 import type { WalletSigningRequest } from "../../chains/index.js";
 import type { Target } from "../x402/index.js";
 import type { PaymentRecord } from "./ledger.js";
+import type { KeyGrant } from "./payer.js";
 
 /**
  * What a payment awaiting approval keeps in its ledger row (plain JSON, never a signature). Its own
@@ -19,6 +20,46 @@ export interface StoredApproval {
   window: number;
   /** The service's name as discovery listed it, when known (display only). */
   serviceName?: string;
+  /**
+   * The caps of the operator's key that asked for it (atomic USD as decimal strings), so an answer
+   * from the approval page, which has no caller, is held to them too.
+   */
+  grant?: StoredGrant;
+}
+
+/** A `KeyGrant` as plain JSON (no bigint). */
+export interface StoredGrant {
+  name: string;
+  perTransaction?: string;
+  perRequest?: string;
+  daily?: string;
+  wallets?: string[];
+}
+
+const AMOUNTS = ["perTransaction", "perRequest", "daily"] as const;
+
+/** A key's grant as a stored approval keeps it. */
+export function storeGrant(grant: KeyGrant): StoredGrant {
+  const stored: StoredGrant = { name: grant.name };
+  for (const key of AMOUNTS) {
+    const value = grant[key];
+    if (value !== undefined) stored[key] = value.toString();
+  }
+  if (grant.wallets) stored.wallets = [...grant.wallets];
+  return stored;
+}
+
+/** The grant a stored approval kept, if any. */
+export function storedGrant(terms: Pick<StoredApproval, "grant">): KeyGrant | undefined {
+  const stored = terms.grant;
+  if (!stored) return undefined;
+  const grant: KeyGrant = { name: stored.name };
+  for (const key of AMOUNTS) {
+    const value = stored[key];
+    if (value !== undefined) grant[key] = BigInt(value);
+  }
+  if (stored.wallets) grant.wallets = [...stored.wallets];
+  return grant;
 }
 
 /** The service's name a payment's approval row recorded, if any (display only). */

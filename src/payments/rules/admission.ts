@@ -1,6 +1,12 @@
 import { formatUsd, parseUsd } from "../../money/index.js";
 import type { Wallet } from "../../protocol/index.js";
-import { type Committed, checkSpend, type EffectiveLimits, limitExceeded } from "./limits.js";
+import {
+  type Committed,
+  checkSpend,
+  type EffectiveLimits,
+  isWalletAllowed,
+  limitExceeded,
+} from "./limits.js";
 import { chooseOffer, type Requirement } from "./offers.js";
 import type { Reason } from "./outcome.js";
 
@@ -133,4 +139,20 @@ export function admit(offers: Requirement[], request: AdmissionRequest, policy: 
     }
   }
   return { ok: true, ...chosen, payer: payerFor(chosen.amount, limits, request.serverKey) };
+}
+
+/**
+ * The caller's key does not let this wallet pay (its `wallets`): refused before the service is
+ * asked anything, with code `limit_exceeded` (`limit: "wallets"`).
+ */
+export function refuseWallet(
+  wallet: Wallet,
+  limits: Pick<EffectiveLimits, "allowedWallets">,
+): { reason: "wallet_not_allowed"; message: string; details: Record<string, unknown> } | undefined {
+  if (isWalletAllowed(wallet.address, limits)) return undefined;
+  return {
+    reason: "wallet_not_allowed",
+    message: `Your key may not pay from wallet ${wallet.address}.`,
+    details: { limit: "wallets", wallet: wallet.address },
+  };
 }

@@ -9,6 +9,7 @@ import { approvalOverLimit, checkApproval, type EffectiveLimits, type StoredPaym
 const USD = 1_000_000n;
 const payment: StoredPayment = {
   paymentId: "pay_1",
+  wallet: "0x000000000000000000000000000000000000a11c",
   network: "eip155:84532",
   service: "https://a.example/data",
   amount: 250_000n,

@@ -5,6 +5,7 @@ import {
   type EffectiveLimits,
   isNetworkAllowed,
   isServiceAllowed,
+  isWalletAllowed,
   type LimitRefusal,
   limitExceeded,
 } from "./limits.js";
@@ -12,13 +13,15 @@ import {
 /**
  * A payment stored awaiting the user's wallet, checked again when the wallet answers against the
  * limits in force then (docs/payments.md#approval): an approval cannot outlive a tightened limit.
- * The same rules as a payment's admission (the network and service allow-lists, `checkSpend`), in
- * that order; the offer rules that read only the server's settings were passed when it was stored.
+ * The same rules as a payment's admission (the key's wallets, the network and service allow-lists,
+ * `checkSpend`), in that order; the offer rules that read only the server's settings were passed when it was stored.
  */
 
 /** What the limits read of a stored payment. */
 export interface StoredPayment {
   paymentId: string;
+  /** The wallet that pays. */
+  wallet: string;
   network: string;
   /** The paid service's URL. */
   service: string;
@@ -52,6 +55,13 @@ export function checkApproval(
 ): ApprovalCheck {
   const what = approvalSubject(payment);
   const refused = approvalDetails(payment);
+  if (!isWalletAllowed(payment.wallet, limits)) {
+    return refuse(`Your key may not pay ${what} from wallet ${payment.wallet}.`, {
+      ...refused,
+      limit: "wallets",
+      wallet: payment.wallet,
+    });
+  }
   if (!isNetworkAllowed(payment.network, limits)) {
     return refuse(`Paying ${what} on ${payment.network} is no longer allowed by your limits.`, {
       ...refused,

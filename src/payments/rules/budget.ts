@@ -6,9 +6,12 @@ import {
   PAYMENT_STATUS,
   type PaymentStatus,
 } from "../../protocol/index.js";
-import type { AmountLimits, Committed } from "./limits.js";
+import { type Committed, dailyOf, type SpendLimits } from "./limits.js";
 
-/** A wallet's spending in the rolling 24 h and one request's, split into spent and pending. */
+/**
+ * A wallet's spending in the rolling 24 h and one request's, split into spent and pending; and the
+ * caller's over all its wallets, when its key's daily cap was read with them.
+ */
 export interface BudgetSnapshot {
   /** settled + unknown (gone, or possibly gone). */
   daySpent: bigint;
@@ -16,6 +19,10 @@ export interface BudgetSnapshot {
   dayPending: bigint;
   requestSpent: bigint;
   requestPending: bigint;
+  /** The caller's settled + unknown in the rolling 24 h, every wallet (read with a caller cap only). */
+  callerSpent?: bigint;
+  /** The caller's reserved + signed + submitted in the rolling 24 h, every wallet. */
+  callerPending?: bigint;
 }
 
 /**
@@ -27,7 +34,7 @@ export interface BudgetSnapshot {
  */
 export interface BudgetBase {
   /** The amount limits, and the approval threshold when one is set (shown on the meter). */
-  limits: AmountLimits & { approvalAbove?: bigint | undefined };
+  limits: SpendLimits & { approvalAbove?: bigint | undefined };
   snapshot: BudgetSnapshot;
 }
 
@@ -69,15 +76,28 @@ export function budgetMeter(base: BudgetBase, amount: bigint, status: PaymentSta
       snapshot.requestPending + ownPending,
       after,
     ),
-    daily: meter(limits.daily, snapshot.daySpent + ownSpent, snapshot.dayPending + ownPending, after),
+    // The daily limit that binds: the wallet's, or the key's over all its wallets when less remains.
+    daily: dailyOf(limits, committedOf(snapshot)).byCaller
+      ? meter(
+          limits.callerDaily ?? 0n,
+          (snapshot.callerSpent ?? 0n) + ownSpent,
+          (snapshot.callerPending ?? 0n) + ownPending,
+          after,
+        )
+      : meter(limits.daily, snapshot.daySpent + ownSpent, snapshot.dayPending + ownPending, after),
     ...(limits.approvalAbove !== undefined ? { approvalAbove: money(limits.approvalAbove) } : {}),
   };
 }
 
 /** What counts against the limits in a snapshot: everything committed (spent or pending). */
 export function committedOf(snapshot: BudgetSnapshot): Committed {
+  const caller =
+    snapshot.callerSpent === undefined && snapshot.callerPending === undefined
+      ? {}
+      : { callerToday: (snapshot.callerSpent ?? 0n) + (snapshot.callerPending ?? 0n) };
   return {
     today: snapshot.daySpent + snapshot.dayPending,
     thisRequest: snapshot.requestSpent + snapshot.requestPending,
+    ...caller,
   };
 }

@@ -35,12 +35,37 @@ export interface LimitsConfig {
   approvalAbove?: bigint;
 }
 
+/**
+ * The amount limits a reservation is checked against: the three, and an operator's key's daily cap
+ * (docs/deploy.md#operating-it), which counts everything the payment's caller committed in the
+ * rolling 24 h over every wallet it pays from (the ledger keeps it by caller; without a caller it
+ * counts nothing).
+ */
+export interface SpendLimits extends AmountLimits {
+  /** The most the caller may commit in any rolling 24 hours, over all its wallets. Absent: no such cap. */
+  callerDaily?: bigint;
+}
+
+/**
+ * What an operator's key bounds, as the limits read it (the Payer's `KeyGrant`,
+ * src/payments/ports/payer.ts, is one): caps a request can only tighten, and the wallets it may
+ * pay from. Atomic USD units.
+ */
+export interface GrantCaps {
+  perTransaction?: bigint | undefined;
+  perRequest?: bigint | undefined;
+  daily?: bigint | undefined;
+  wallets?: readonly string[] | undefined;
+}
+
 /** The limits that apply to one request, after combining the server's config with the request's. */
-export interface EffectiveLimits extends AmountLimits {
+export interface EffectiveLimits extends SpendLimits {
   allowedNetworks: string[];
   allowedServices: string[] | "any";
   /** Above this a delegated key does not sign: the user's wallet is asked. Absent: never asked. */
   approvalAbove?: bigint;
+  /** The only wallets that may pay (an operator's key's); absent: any the request names. */
+  allowedWallets?: readonly string[];
 }
 
 const USD = 1_000_000n;
@@ -64,13 +89,24 @@ export function normalizeOrigin(value: string): string {
 }
 
 /**
- * Combine server config with a request's limits. A request can only tighten: each amount is
- * min(request ?? default, cap); networks and services are intersections with the server's lists
- * (a request list meets "any" as itself). Absent request lists mean "whatever the server allows".
+ * Combine server config with a request's limits and the caller's key
+ * (docs/payments.md#spending-limits, said to users as LIMITS_RULE, src/protocol/limits-rule.ts): a
+ * request's limits apply up to the service's caps and the key's caps; a limit left out gets the
+ * service's default, within those caps. Each amount is min(request ?? default, key's cap ??
+ * server's cap, server's cap); the key's daily cap also counts over every wallet the key pays from
+ * (`callerDaily`), and its wallets are the only ones that may pay. Networks and services are
+ * intersections with the server's lists (a request list meets "any" as itself). Absent request
+ * lists mean "whatever the server allows".
  */
-export function resolveLimits(server: LimitsConfig, request?: SpendingLimitsInput): EffectiveLimits {
-  const amount = (key: keyof AmountLimits): bigint =>
-    nonNegative(minBig(request?.[key] ?? server.defaults[key], server.caps[key]));
+export function resolveLimits(
+  server: LimitsConfig,
+  request?: SpendingLimitsInput,
+  grant?: GrantCaps,
+): EffectiveLimits {
+  const amount = (key: keyof AmountLimits): bigint => {
+    const cap = minBig(grant?.[key] ?? server.caps[key], server.caps[key]);
+    return nonNegative(minBig(request?.[key] ?? server.defaults[key], cap));
+  };
 
   const serverNetworks = new Set(server.allowedNetworks);
   const allowedNetworks = request?.allowedNetworks
@@ -99,7 +135,40 @@ export function resolveLimits(server: LimitsConfig, request?: SpendingLimitsInpu
     allowedNetworks,
     allowedServices,
     ...(approvalAbove !== undefined ? { approvalAbove } : {}),
+    ...(grant?.daily !== undefined ? { callerDaily: nonNegative(grant.daily) } : {}),
+    ...(grant?.wallets !== undefined ? { allowedWallets: [...grant.wallets] } : {}),
   };
+}
+
+/**
+ * Both grants at once: each cap the smaller, the wallets those both allow. For a payment held to a
+ * key's caps at two times (asked, then approved): neither can loosen the other.
+ */
+export function tighterCaps(a: GrantCaps | undefined, b: GrantCaps | undefined): GrantCaps | undefined {
+  if (!a || !b) return a ?? b;
+  const least = (x?: bigint, y?: bigint) => (x === undefined ? y : y === undefined ? x : minBig(x, y));
+  const wallets =
+    a.wallets && b.wallets
+      ? a.wallets.filter((w) => isWalletAllowed(w, { allowedWallets: b.wallets }))
+      : (a.wallets ?? b.wallets);
+  return {
+    perTransaction: least(a.perTransaction, b.perTransaction),
+    perRequest: least(a.perRequest, b.perRequest),
+    daily: least(a.daily, b.daily),
+    wallets,
+  };
+}
+
+/**
+ * Whether a wallet may pay under the limits (an operator's key's wallets). EVM addresses compare
+ * without case (a checksum is only their spelling); any other address exactly.
+ */
+export function isWalletAllowed(address: string, limits: Pick<EffectiveLimits, "allowedWallets">): boolean {
+  if (limits.allowedWallets === undefined) return true;
+  const hex = address.startsWith("0x");
+  return limits.allowedWallets.some(
+    (w) => w === address || (hex && w.toLowerCase() === address.toLowerCase()),
+  );
 }
 
 function unique(values: string[]): string[] {
@@ -129,6 +198,8 @@ export interface Committed {
   today: bigint;
   /** This chat request's spend. */
   thisRequest: bigint;
+  /** The caller's spend in the rolling 24 h window over all its wallets, when its key caps it. */
+  callerToday?: bigint;
 }
 
 export type LimitName = keyof AmountLimits;
@@ -161,28 +232,48 @@ export function limitExceeded(
 }
 
 /** What remains of each limit (never negative). `perTransaction` is the largest single payment allowed. */
-export function limitRemaining(limits: AmountLimits, committed: Committed): AmountLimits {
+export function limitRemaining(limits: SpendLimits, committed: Committed): AmountLimits {
   return {
     perTransaction: nonNegative(limits.perTransaction),
     perRequest: nonNegative(limits.perRequest - committed.thisRequest),
-    daily: nonNegative(limits.daily - committed.today),
+    daily: dailyOf(limits, committed).remaining,
   };
 }
 
 /**
- * Whether `amount` fits every limit given what is already committed. Checks perTransaction, then
- * perRequest, then daily, and names the first one the amount would exceed. A negative amount is
- * a caller bug and throws.
+ * The daily limit that binds: the wallet's, or the caller's key's over all its wallets when less of
+ * it remains. `byCaller`: the key's.
  */
-export function checkSpend(amount: bigint, limits: AmountLimits, committed: Committed): SpendCheck {
+export function dailyOf(
+  limits: SpendLimits,
+  committed: Committed,
+): { limit: bigint; remaining: bigint; byCaller: boolean } {
+  const wallet = nonNegative(limits.daily - committed.today);
+  if (limits.callerDaily === undefined || committed.callerToday === undefined) {
+    return { limit: limits.daily, remaining: wallet, byCaller: false };
+  }
+  const caller = nonNegative(limits.callerDaily - committed.callerToday);
+  return caller < wallet
+    ? { limit: limits.callerDaily, remaining: caller, byCaller: true }
+    : { limit: limits.daily, remaining: wallet, byCaller: false };
+}
+
+/**
+ * Whether `amount` fits every limit given what is already committed. Checks perTransaction, then
+ * perRequest, then daily, and names the first one the amount would exceed. The daily limit is the
+ * one that binds (`dailyOf`: the wallet's, or the key's over all its wallets), named `daily` either
+ * way with its size and what remains of it. A negative amount is a caller bug and throws.
+ */
+export function checkSpend(amount: bigint, limits: SpendLimits, committed: Committed): SpendCheck {
   if (amount < 0n) throw new RangeError("checkSpend: amount must not be negative");
   const remaining = limitRemaining(limits, committed);
+  const sizes = { ...limits, daily: dailyOf(limits, committed).limit };
   for (const limit of ["perTransaction", "perRequest", "daily"] as const) {
     if (amount > remaining[limit]) {
       return {
         ok: false,
         limit,
-        limitAtomic: limits[limit],
+        limitAtomic: sizes[limit],
         remainingAtomic: remaining[limit],
         amountAtomic: amount,
       };

@@ -16,11 +16,15 @@ export const REASONS = {
   unreadable_demand: "payment_failed",
   network_not_allowed: "limit_exceeded",
   no_acceptable_offer: "payment_unavailable",
+  /** The wallet is not one the caller's key may pay from (its `wallets`). */
+  wallet_not_allowed: "limit_exceeded",
   // After the quote, before anything is signed or sent.
   invalid_max_usd: "payment_unavailable",
   price_changed: "price_changed",
   too_little_time: "deadline_exceeded",
   no_signer: "payment_unavailable",
+  /** The operator paused payments (all, or the caller's key): checked before a server key signs. */
+  payments_paused: "payments_paused",
   limit_exceeded: "limit_exceeded",
   insufficient_balance: "insufficient_balance",
   balance_unreadable: "payment_failed",

@@ -76,6 +76,29 @@ describe("approval in the user's wallet", () => {
     expect(w.chain.transactions()).toHaveLength(1);
   });
 
+  it("paused by the operator: the signed answer is not submitted, the payment keeps waiting", async () => {
+    let paused = true;
+    w.close();
+    w = createToyWorld({
+      pauses: {
+        pausedFor: () => (paused ? { scope: "all", key: null, reason: "incident 9" } : undefined),
+      },
+    });
+    const asked = await ask();
+    const error = await resume(signed(asked)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe("payments_paused");
+    expect((error as AppError).message).toContain("incident 9");
+    expect(w.chain.transactions()).toEqual([]);
+    expect((await w.ledger.get(asked.paymentId))?.status).toBe("awaiting_approval");
+    paused = false;
+    const outcome = await (await resume(signed(asked))).run(new RecordingObserver());
+    expect(outcome.status).toBe("paid");
+  });
+
   it("declined: nothing is paid, ever, with this payment", async () => {
     const asked = await ask();
     const outcome = await (await resume({ paymentId: asked.paymentId, kind: "reject" })).run(

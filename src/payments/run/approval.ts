@@ -2,7 +2,17 @@ import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
-import { type Ledger, type PaymentRecord, type StoredApproval, storedServiceName } from "../ports/index.js";
+import {
+  type KeyGrant,
+  type Ledger,
+  type PaymentEvents,
+  type PaymentPauses,
+  type PaymentRecord,
+  pausedMessage,
+  type StoredApproval,
+  storedGrant,
+  storedServiceName,
+} from "../ports/index.js";
 import {
   approvalDetails,
   approvalOverLimit,
@@ -17,6 +27,7 @@ import {
   type Requirement,
   resolveLimits,
   sameOffer,
+  tighterCaps,
 } from "../rules/index.js";
 import { paymentHeaders, probe } from "../x402/index.js";
 import {
@@ -29,6 +40,7 @@ import {
   stored,
 } from "./approval-checks.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
+import { tell } from "./events.js";
 import { PaymentRun } from "./run.js";
 
 /**
@@ -58,6 +70,8 @@ export interface ResumeInput {
   /** `page`: answered on the approval page, bound to no caller (page-approval.ts); default the caller. */
   via?: "caller" | "page";
   spendingLimits?: SpendingLimitsInput;
+  /** The answering caller's key: its caps hold with those the asking key had (the tighter of both). */
+  grant?: KeyGrant;
   signal: AbortSignal;
 }
 
@@ -78,6 +92,10 @@ export interface ApprovalDeps extends DeliveryDeps {
   chains: Pick<Chains, "balance" | "connection">;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
+  /** Told the wallet's answers and the resumed payments' steps (ports/events.ts); never waited on. */
+  events?: PaymentEvents;
+  /** The operator's kill switch, asked before an approved payment is reserved and submitted. */
+  pauses?: PaymentPauses;
 }
 
 /** Queues a run's updates until the turn's stream exists (the checks run before it opens). */
@@ -120,12 +138,15 @@ export class ApprovalDesk {
       observer,
       { ...record, ...(terms.serviceName ? { serviceName: terms.serviceName } : {}) },
       this.now,
-      this.deps.onError,
+      { onError: this.deps.onError, events: this.deps.events },
     );
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
     checkAwaiting(record, message);
-    const limits = resolveLimits(this.deps.limits, input.spendingLimits);
-    const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now());
+    // The key's caps: the answering caller's and those stored when it was asked (the page has none).
+    const grant = tighterCaps(input.grant, storedGrant(terms));
+    const limits = resolveLimits(this.deps.limits, input.spendingLimits, grant);
+    const counted = limits.callerDaily !== undefined ? (record.caller ?? undefined) : undefined;
+    const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now(), counted);
     run.measure({ limits, snapshot });
     if (record.expiresAt && record.expiresAt.getTime() <= this.now().getTime()) {
       await run.expire().catch(() => {});
@@ -136,6 +157,7 @@ export class ApprovalDesk {
 
     if (answer.kind === "reject") {
       await run.reject().catch((error: unknown) => this.lostRace(error, record.paymentId, message));
+      this.answered(record, input, "declined");
       return this.resumed(record, observer, async () => ({
         status: "rejected",
         paymentId: record.paymentId,
@@ -145,12 +167,15 @@ export class ApprovalDesk {
     }
 
     const completed = await completeAnswer(this.deps.chains, record, terms, answer, wallet);
+    // The wallet's own signature over the stored terms: what the checks below make of it is told apart.
+    this.answered(record, input, "approved");
     // The limits and allow-lists in force now: an approval cannot outlive a tightened limit.
     const fits = checkApproval(record, limits, committedOf(snapshot));
     if (!fits.ok) throw refusalError(fits);
     await checkBalance(this.deps.chains, record, wallet);
     await this.confirmTerms(input.signal, { record, terms, limits, run, message });
     const authorization = authorizationOf(completed, record, terms, message, this.now());
+    this.refuseIfPaused(record);
     await this.approve(run, limits, authorization, record, message);
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {
@@ -161,6 +186,18 @@ export class ApprovalDesk {
         return run.crashed(error);
       }
     });
+  }
+
+  /** The wallet answered (its signature checked, or its caller's decline taken). */
+  private answered(record: PaymentRecord, input: ResumeInput, answer: "approved" | "declined"): void {
+    tell(this.deps.events, () => ({
+      kind: "approval_answered",
+      at: this.now(),
+      paymentId: record.paymentId,
+      via: input.via ?? "caller",
+      wallet: input.wallet.address,
+      answer,
+    }));
   }
 
   /** The service must still ask the same price of the same payee: a changed offer is never paid. */
@@ -201,6 +238,18 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, quotedUsd: formatUsd(record.amount) },
       });
     }
+  }
+
+  /**
+   * The operator's kill switch (docs/deploy.md#operating-it): the payment keeps waiting, unsent, and
+   * may be approved again once payments resume.
+   */
+  private refuseIfPaused(record: PaymentRecord): void {
+    const pause = this.deps.pauses?.pausedFor(record.caller ?? undefined);
+    if (pause)
+      throw new AppError("payments_paused", pausedMessage(pause), {
+        details: { paymentId: record.paymentId, pause: pause.scope },
+      });
   }
 
   /** The atomic check-and-reserve: a concurrent payment may have used the budget meanwhile. */

@@ -1,5 +1,5 @@
 import { ChainUnreadable, WalletCannotPay } from "../../chains/index.js";
-import type { SignerAccess, SignerRegistry, StoredApproval } from "../ports/index.js";
+import { type SignerAccess, type SignerRegistry, type StoredApproval, storeGrant } from "../ports/index.js";
 import { type ChosenOffer, type Committed, checkSpend, type PaymentOutcome } from "../rules/index.js";
 import type { PaymentDemandProbe, SignedPayment } from "../x402/index.js";
 import { refuseIfShort } from "./balances.js";
@@ -63,6 +63,8 @@ export async function askWallet(steps: WalletAskSteps, admitted: Admitted): Prom
   const sign = draft.request(signed.payload);
   const stored: StoredApproval = {
     ...(run.facts.serviceName ? { serviceName: run.facts.serviceName } : {}),
+    // The key's caps hold when the wallet answers, wherever it answers (the approval page too).
+    ...(request.grant ? { grant: storeGrant(request.grant) } : {}),
     payload: signed.payload,
     sign,
     target: probed.payee,

@@ -9,6 +9,7 @@
 export * from "./approval.js";
 export * from "./balances.js";
 export * from "./delivery.js";
+export type { RunHooks } from "./events.js";
 export * from "./pipeline.js";
 export * from "./reconciler.js";
 export * from "./recovery.js";

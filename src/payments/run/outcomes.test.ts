@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../../errors/index.js";
 import type { PayInput } from "../../tools/contract.js";
-import type { Ledger } from "../ports/index.js";
+import type { KeyGrant, Ledger } from "../ports/index.js";
 import { type PaymentOutcome, REASONS, type Reason } from "../rules/index.js";
 import { createToyWorld, type ToyWorld, type ToyWorldOptions, USD } from "../testing/index.js";
 
@@ -20,6 +20,8 @@ interface Row {
   setup?: (w: World) => void;
   /** The wallet asks in its own wallet (no held key), instead of the held key signing. */
   own?: boolean;
+  /** The caller's operator key. */
+  grant?: KeyGrant;
   input?: Partial<PayInput>;
   deadlineMs?: number;
   noWallet?: boolean;
@@ -78,6 +80,12 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced"> = {
     setup: (w) => {
       w.service.offer.network = "toy:2";
     },
+    status: "refused",
+    code: "limit_exceeded",
+    moved: false,
+  },
+  wallet_not_allowed: {
+    grant: { name: "ops", wallets: ["0x00000000000000000000000000000000000a11ce"] },
     status: "refused",
     code: "limit_exceeded",
     moved: false,
@@ -229,6 +237,12 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced"> = {
     code: "payment_unclear",
     moved: true,
   },
+  payments_paused: {
+    world: { pauses: { pausedFor: () => ({ scope: "all", key: null, reason: "incident 42" }) } },
+    status: "refused",
+    code: "payments_paused",
+    moved: false,
+  },
   // In the list, but no code path ends a payment with it (a missing key asks the wallet instead).
   no_signer: "never produced",
 };
@@ -247,6 +261,7 @@ async function pay(
   row.setup?.(w);
   const full = w.request({
     ...(row.own ? { wallet: w.user } : {}),
+    ...(row.grant ? { caller: row.grant.name, grant: row.grant } : {}),
     ...(row.deadlineMs !== undefined ? { deadline: w.clock.now() + row.deadlineMs } : {}),
   });
   const { wallet: _wallet, ...walletless } = full;

@@ -1,7 +1,7 @@
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
 import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
-import type { Ledger, Payer, SignerRegistry } from "../ports/index.js";
+import type { Ledger, Payer, PaymentEvents, PaymentPauses, SignerRegistry } from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
@@ -47,6 +47,10 @@ export interface PipelineDeps {
   resolveNowMs?: number;
   /** Told about unexpected failures (with their cause) that the client hears of only as a code. */
   onError?: (error: unknown, context: string) => void;
+  /** Told every payment's steps and early refusals (ports/events.ts); never waited on. */
+  events?: PaymentEvents;
+  /** The operator's kill switch, asked before a server key signs (docs/deploy.md#operating-it). */
+  pauses?: PaymentPauses;
 }
 
 /** What a payment needs to know about the request it runs for: its payer, signal, clock and observer. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AppError } from "../../errors/index.js";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import type { Ledger, SignerAccess } from "../ports/index.js";
+import { type Ledger, pausedMessage, type SignerAccess } from "../ports/index.js";
 import {
   type Admission,
   admit,
@@ -14,6 +14,7 @@ import {
   isServiceAllowed,
   type PaymentOutcome,
   type Reason,
+  refuseWallet,
   resolveLimits,
   sameTerms,
 } from "../rules/index.js";
@@ -21,6 +22,7 @@ import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x40
 import { askWallet } from "./ask-wallet.js";
 import { BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
+import { refusedEarly, tell } from "./events.js";
 import {
   type Admitted,
   type PaymentRequest,
@@ -31,6 +33,9 @@ import {
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { signBounded } from "./sign.js";
+
+/** What a budget read needs of a request. */
+type BudgetScope = Pick<PaymentRequest, "wallet" | "scopeId" | "now" | "caller" | "grant">;
 
 export type {
   OfferTerms,
@@ -63,21 +68,28 @@ export class PaymentPipeline {
     };
   }
 
-  limitsFor(request: Pick<PaymentRequest, "spendingLimits">): EffectiveLimits {
-    return resolveLimits(this.deps.config.limits, request.spendingLimits);
+  /** The limits in force: the server's, the request's and the caller's key's (resolveLimits). */
+  limitsFor(request: Pick<PaymentRequest, "spendingLimits" | "grant">): EffectiveLimits {
+    return resolveLimits(this.deps.config.limits, request.spendingLimits, request.grant);
   }
 
-  /** What the wallet committed today and this request so far (spent or pending). */
-  async committed(request: Pick<PaymentRequest, "wallet" | "scopeId" | "now">): Promise<Committed> {
+  /** What the wallet (and a capped key, over all its wallets) committed today and this request. */
+  async committed(request: BudgetScope): Promise<Committed> {
     if (!request.wallet) return { today: 0n, thisRequest: 0n };
-    return committedOf(
-      await this.deps.ledger.budget(request.wallet.address, request.scopeId, new Date(request.now())),
-    );
+    return committedOf(await this.budgetOf(request, request.wallet));
+  }
+
+  /** The ledger's budget read for this request's wallet, with the caller's day when capped. */
+  private budgetOf(request: BudgetScope, wallet: Wallet) {
+    const caller = request.grant?.daily !== undefined ? request.caller : undefined;
+    return this.deps.ledger.budget(wallet.address, request.scopeId, new Date(request.now()), caller);
   }
 
   /** Ask a service its price without paying, through the same admission as a payment. */
   async quote(request: PaymentRequest, input: QuoteInput): Promise<QuoteResult> {
     const limits = this.limitsFor(request);
+    const refused = request.wallet && refuseWallet(request.wallet, limits);
+    if (refused) return { kind: "refused", ...refused };
     const probed = await this.probe(request, buildTarget(input), limits);
     if (probed.kind === "refused") return probed;
     if (probed.kind === "free") return { kind: "free", url: probed.response.url };
@@ -86,7 +98,7 @@ export class PaymentPipeline {
     const { demand, payee } = probed;
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
-    const serverKey = await this.deps.signers.canSign(wallet, request.bearerToken);
+    const serverKey = await this.deps.signers.canSign(wallet, request);
     const admission = admit(
       demand.offers,
       { wallet, limits, timeLeftMs: request.deadline - request.now(), committed, serverKey },
@@ -119,13 +131,17 @@ export class PaymentPipeline {
         "No wallet was given with this request, so nothing can be paid.",
       );
     const limits = this.limitsFor(request);
+    const target = buildTarget(input);
+    const refused = refuseWallet(wallet, limits);
+    if (refused)
+      return this.refuseEarly(request, refused.reason, refused.message, refused.details, target.url);
     // The probe leaves first; the wallet's balance and the server's key are read while it answers.
-    const probing = this.probe(request, buildTarget(input), limits);
+    const probing = this.probe(request, target, limits);
     const balances = new BalanceReads(this.deps.balances, wallet, this.deps.config.assets, limits);
     const finding = this.findKey(request, wallet);
     const probed = await probing;
     if (probed.kind === "refused")
-      return this.refuseEarly(request, probed.reason, probed.message, probed.details);
+      return this.refuseEarly(request, probed.reason, probed.message, probed.details, target.url);
     if (probed.kind === "free") return { status: "free", response: probed.response };
 
     const key = await finding;
@@ -143,11 +159,11 @@ export class PaymentPipeline {
     const chosen = admission.ok ? admission : admission.chosen;
     if (!chosen) {
       const refused = admission as Extract<Admission, { ok: false }>;
-      return this.refuseEarly(request, refused.reason, refused.message, refused.details);
+      return this.refuseEarly(request, refused.reason, refused.message, refused.details, target.url);
     }
     if (options.terms && !sameTerms(chosen.offer, options.terms)) {
       const message = `${probed.payee.url} now asks to be paid on other terms than quoted; not paid.`;
-      return this.refuseEarly(request, "price_changed", message, { quoted: options.terms });
+      return this.refuseEarly(request, "price_changed", message, { quoted: options.terms }, target.url);
     }
     const { serviceName } = options;
     const run = new PaymentRun(
@@ -166,7 +182,7 @@ export class PaymentPipeline {
         amount: chosen.amount,
       },
       this.now,
-      this.deps.onError,
+      { onError: this.deps.onError, events: this.deps.events, limits },
     );
     // From here on the payment runs to its outcome even if the client leaves (its record must not
     // be lost). Its `quoted` update, with the budget meter, goes out before anything is sent.
@@ -194,7 +210,7 @@ export class PaymentPipeline {
     request: PaymentRequest,
     wallet: Wallet,
   ): Promise<{ signer?: SignerAccess } | { signer?: undefined; error: unknown }> {
-    return this.deps.signers.find(wallet, request.bearerToken).then(
+    return this.deps.signers.find(wallet, request).then(
       (found) => (found.ok ? { signer: found.signer } : {}),
       (error: unknown) => ({ error }),
     );
@@ -206,9 +222,7 @@ export class PaymentPipeline {
    */
   private async announce(admitted: Admitted): Promise<Committed | undefined> {
     const { run, request, wallet, limits } = admitted;
-    const snapshot = await this.deps.ledger
-      .budget(wallet.address, request.scopeId, new Date(request.now()))
-      .catch(() => undefined);
+    const snapshot = await this.budgetOf(request, wallet).catch(() => undefined);
     if (snapshot) run.measure({ limits, snapshot });
     run.quoted();
     return snapshot ? committedOf(snapshot) : undefined;
@@ -221,6 +235,12 @@ export class PaymentPipeline {
   private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
     const { run, request, limits, probed, chosen, balances } = admitted;
     const { offer, amount } = chosen;
+    // The operator's kill switch, before anything is signed (docs/deploy.md#operating-it).
+    const pause = this.deps.pauses?.pausedFor(request.caller);
+    if (pause) {
+      await this.announce(admitted);
+      return run.refuse("payments_paused", pausedMessage(pause), { pause: pause.scope });
+    }
     // Sign in memory while the balance is read. The signature leaves the process only after the
     // reservation and the intent are one durable write; a refused one is dropped unseen.
     const [signed, balance] = await Promise.all([
@@ -272,15 +292,17 @@ export class PaymentPipeline {
     });
   }
 
-  /** Refused before any quote: nothing to stream but the error. */
+  /** Refused before any quote: nothing to stream but the error (and the event). */
   private refuseEarly(
     request: PaymentRequest,
     reason: Reason,
     message: string,
     details: Record<string, unknown> = {},
+    service?: string,
   ): PaymentOutcome {
     const code = codeOf(reason);
     request.observer.error(new AppError(code, message, { details }));
+    tell(this.deps.events, () => refusedEarly(request, this.now(), { reason, message, service }));
     const status = reason === "service_unavailable" || reason === "unreadable_demand" ? "failed" : "refused";
     return { status, error: { code, reason, message, details } };
   }

@@ -1,6 +1,13 @@
 import type { Chains } from "../../chains/index.js";
-import { type Ledger, PaymentNotFoundError, type PaymentRecord } from "../ports/index.js";
+import {
+  type Ledger,
+  type PaymentEvents,
+  PaymentNotFoundError,
+  type PaymentRecord,
+  type TransitionFields,
+} from "../ports/index.js";
 import { type LedgerStatus, UNRESOLVED_STATUSES } from "../rules/index.js";
+import { tell } from "./events.js";
 
 /**
  * Resolves payments whose outcome is unclear (docs/payments.md, "Reconciliation"). An `unknown` payment
@@ -30,19 +37,39 @@ export interface ReconcilerOptions {
   staleMs: number;
   now?: () => Date;
   onError?: (error: unknown) => void;
+  /** Told every move the reconciler makes (`reconciled`, ports/events.ts); never waited on. */
+  events?: PaymentEvents;
+}
+
+type Move = (row: PaymentRecord, to: LedgerStatus, fields: TransitionFields) => Promise<void>;
+
+/** A reconciler's move of a row, told as a `reconciled` event once the ledger took it. */
+function mover(ledger: Ledger, now: () => Date, events: PaymentEvents | undefined): Move {
+  return async (row, to, fields) => {
+    await ledger.transition(row.paymentId, to, fields, now());
+    tell(events, () => ({
+      kind: "reconciled",
+      at: now(),
+      paymentId: row.paymentId,
+      from: row.status,
+      to,
+      ...(fields.txHash ? { txHash: fields.txHash } : {}),
+    }));
+  };
 }
 
 /** Approvals the wallet never gave in time: nothing was signed, nothing can be paid. */
 async function expireLapsedApprovals(
   ledger: Ledger,
+  transition: Move,
   now: () => Date,
   onError: ((error: unknown) => void) | undefined,
 ): Promise<void> {
   for (const row of await ledger.listByStatus(["awaiting_approval"])) {
     if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
-      await ledger
-        .transition(row.paymentId, "expired", { error: "approval window passed" }, now())
-        .catch((e: unknown) => onError?.(e));
+      await transition(row, "expired", { error: "approval window passed" }).catch((e: unknown) =>
+        onError?.(e),
+      );
     }
   }
 }
@@ -52,30 +79,31 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const now = options.now ?? (() => new Date());
   let timer: ReturnType<typeof setInterval> | undefined;
   let running: Promise<unknown> = Promise.resolve();
+  const transition = mover(ledger, now, options.events);
 
   /** Move a row and read it back as it now stands. */
-  const move = async (id: string, to: LedgerStatus, fields: Parameters<Ledger["transition"]>[2]) => {
-    await ledger.transition(id, to, fields, now());
-    const row = await ledger.get(id);
-    if (!row) throw new PaymentNotFoundError(id);
+  const move = async (from: PaymentRecord, to: LedgerStatus, fields: TransitionFields) => {
+    await transition(from, to, fields);
+    const row = await ledger.get(from.paymentId);
+    if (!row) throw new PaymentNotFoundError(from.paymentId);
     return row;
   };
 
   async function resolveRecord(record: PaymentRecord): Promise<PaymentRecord> {
     let current = record;
     if (current.status === "signed" || current.status === "submitted") {
-      current = await move(current.paymentId, "unknown", { error: "attempt ended without an outcome" });
+      current = await move(current, "unknown", { error: "attempt ended without an outcome" });
     }
     if (current.status !== "unknown") return current;
     // The payment's chain family reads the chain (src/chains: evm.ts, svm.ts).
     const verdict = await chains.resolve(current, now());
     if (verdict.status === "settled") {
-      return move(current.paymentId, "settled", {
+      return move(current, "settled", {
         ...(verdict.txHash ? { txHash: verdict.txHash } : {}),
         payer: verdict.payer,
       });
     }
-    if (verdict.status === "failed") return move(current.paymentId, "failed", { error: verdict.error });
+    if (verdict.status === "failed") return move(current, "failed", { error: verdict.error });
     return current;
   }
 
@@ -85,7 +113,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       return record ? resolveRecord(record) : undefined;
     },
     async sweep() {
-      await expireLapsedApprovals(ledger, now, options.onError);
+      await expireLapsedApprovals(ledger, transition, now, options.onError);
       const cutoff = now().getTime() - options.staleMs;
       const rows = await ledger.listByStatus(UNRESOLVED_STATUSES);
       let resolved = 0;
@@ -94,9 +122,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         if (row.status !== "unknown" && row.updatedAt.getTime() > cutoff) continue;
         if (row.status === "reserved") {
           // Reserved by an attempt that died before signing: nothing can be paid with it.
-          await ledger
-            .transition(row.paymentId, "released", { error: "attempt ended before signing" }, now())
-            .catch((e: unknown) => options.onError?.(e));
+          await transition(row, "released", { error: "attempt ended before signing" }).catch((e: unknown) =>
+            options.onError?.(e),
+          );
           resolved++;
           continue;
         }

@@ -6,6 +6,7 @@ import {
   type BudgetBase,
   budgetMeter,
   codeOf,
+  isFinal,
   type PaymentObserver,
   type PaymentOutcome,
   type Reason,
@@ -106,4 +107,25 @@ export function reportFailure(
  */
 export function unclearMessage(what: string, paymentId: string): string {
   return `${what} Payment ${paymentId} may have gone through: it is being checked against the chain. Do not pay again; its final state is at GET /api/payments/${paymentId}.`;
+}
+
+/**
+ * What a run that threw in `status` ends with (`PaymentRun.crashed`): a final run keeps its
+ * outcome; one with no row yet failed with nothing sent; one recorded may have paid (unknown).
+ */
+export function crashOf(
+  status: PaymentStatus,
+  recorded: boolean,
+  error: unknown,
+): { ended: PaymentOutcome["status"] } | { status: "failed" | "unknown"; reason: Reason; message: string } {
+  if (isFinal(status))
+    return { ended: status === "settled" ? "paid" : status === "refused" ? "refused" : "failed" };
+  const known =
+    error instanceof AppError && (error.code === "store_unavailable" || error.code === "internal");
+  const reason: Reason = known ? (error.code as Reason) : "internal";
+  if (!recorded) {
+    return { status: "failed", reason, message: "An internal step of the payment failed; nothing was paid." };
+  }
+  const message = "The payment was sent but its outcome could not be recorded yet; it will be reconciled.";
+  return { status: "unknown", reason: "outcome_unrecorded", message };
 }

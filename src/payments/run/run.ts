@@ -1,14 +1,11 @@
 import type { WalletSigningRequest } from "../../chains/index.js";
-import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
 import { INTENT_STEPS, type PaymentStatus, type PaymentUpdate } from "../../protocol/index.js";
 import type { Ledger, PaymentRecord, TransitionFields } from "../ports/index.js";
 import {
-  type AmountLimits,
   assertTransition,
   type BudgetBase,
-  isFinal,
   isLedgerStatus,
   type LedgerStatus,
   type LimitRefusal,
@@ -16,17 +13,19 @@ import {
   type PaymentOutcome,
   type Reason,
   type Requirement,
+  type SpendLimits,
   type Unclear,
 } from "../rules/index.js";
-import { outcomeOf, type RunFacts, reportFailure, summaryOf, updateOf } from "./report.js";
+import { type RunHooks, signatureHashOf, stepEvent, tell } from "./events.js";
+import { crashOf, outcomeOf, type RunFacts, reportFailure, summaryOf, updateOf } from "./report.js";
 
 export type { RunFacts } from "./report.js";
 
 /**
  * One payment, from its quote to its outcome. Every step moves the ledger row, streams the `p:`
  * update and records the turn's summary together, through the state machine (`state.ts`), so the
- * three can never disagree: a step whose ledger write fails is reported as what the ledger holds.
- * docs/payments.md shows the steps and states.
+ * three can never disagree: a step whose ledger write fails is reported as what the ledger holds;
+ * each step is told to the payment events' watchers too (events.ts). docs/payments.md has the states.
  */
 export class PaymentRun {
   private status: PaymentStatus = "quoted";
@@ -37,13 +36,15 @@ export class PaymentRun {
   private readonly usd: string;
   /** The budget as it stood before this payment; every update carries the meter from it. */
   private budget: BudgetBase | undefined;
+  /** The hash of the authorization the intent recorded (the `signed` step's event carries it). */
+  private signatureHash: string | undefined;
 
   constructor(
     private readonly ledger: Ledger,
     private readonly observer: PaymentObserver,
     readonly facts: RunFacts,
     private readonly now: () => Date,
-    private readonly onError?: (error: unknown, context: string) => void,
+    private readonly hooks: RunHooks = {},
   ) {
     this.usd = formatUsd(facts.amount);
   }
@@ -61,9 +62,9 @@ export class PaymentRun {
     observer: PaymentObserver,
     record: PaymentRecord & { serviceName?: string },
     now: () => Date,
-    onError?: (error: unknown, context: string) => void,
+    hooks: RunHooks = {},
   ): PaymentRun {
-    const run = new PaymentRun(ledger, observer, record, now, onError);
+    const run = new PaymentRun(ledger, observer, record, now, hooks);
     run.status = "awaiting_approval";
     run.announced = true;
     run.recorded = true;
@@ -85,6 +86,7 @@ export class PaymentRun {
     this.announced = true;
     const message = `${this.facts.service} costs $${this.usd} on ${this.facts.network}`;
     this.observer.update(updateOf(this.facts, "quoted", this.budget, { message }));
+    this.tell("quoted", { message });
   }
 
   /** Refused before anything was signed or recorded: nothing happened, and the client hears why. */
@@ -129,7 +131,7 @@ export class PaymentRun {
    * send, in one durable write (the row moves to `submitted`). A limit refusal leaves it waiting.
    */
   async approve(input: {
-    limits: AmountLimits;
+    limits: SpendLimits;
     authorization: Record<string, string>;
   }): Promise<LimitRefusal | { ok: false; notAwaiting: string } | undefined> {
     const result = await this.ledger.approve({
@@ -139,6 +141,7 @@ export class PaymentRun {
       now: this.now(),
     });
     if (!result.ok) return result;
+    this.signatureHash = signatureHashOf(input.authorization);
     for (const status of INTENT_STEPS) this.step(status);
     return undefined;
   }
@@ -169,7 +172,7 @@ export class PaymentRun {
    */
   async reserveAndRecordIntent(input: {
     requirement: Requirement;
-    limits: AmountLimits;
+    limits: SpendLimits;
     authorization: Record<string, string>;
   }): Promise<LimitRefusal | undefined> {
     const { serviceName: _name, ...row } = this.facts;
@@ -184,6 +187,7 @@ export class PaymentRun {
     this.quoted();
     if (!reserved.ok) return reserved;
     this.recorded = true;
+    this.signatureHash = signatureHashOf(input.authorization);
     for (const status of INTENT_STEPS) this.step(status);
     return undefined;
   }
@@ -200,7 +204,7 @@ export class PaymentRun {
     } catch (error) {
       // Paid and delivered, but not on record yet: the row stays pending and the reconciler finds
       // the settlement on chain; the answer is not withheld.
-      this.onError?.(error, "recording a settlement");
+      this.hooks.onError?.(error, "recording a settlement");
       const message = "The payment settled but could not be recorded yet; it will be reconciled.";
       this.step("unknown", { reason: "outcome_unrecorded", message, ...proof });
       return this.failure("unknown", "outcome_unrecorded", message, {}, { ...proof, response });
@@ -249,22 +253,10 @@ export class PaymentRun {
    * code, never the exception's text.
    */
   crashed(error: unknown): PaymentOutcome {
-    if (isFinal(this.status)) {
-      return this.outcome(
-        this.status === "settled" ? "paid" : this.status === "refused" ? "refused" : "failed",
-      );
-    }
-    const known =
-      error instanceof AppError && (error.code === "store_unavailable" || error.code === "internal");
-    const reason: Reason = known ? (error.code as Reason) : "internal";
-    if (!this.recorded) {
-      const message = "An internal step of the payment failed; nothing was paid.";
-      this.step("failed", { reason, message });
-      return this.failure("failed", reason, message);
-    }
-    const message = "The payment was sent but its outcome could not be recorded yet; it will be reconciled.";
-    this.step("unknown", { reason: "outcome_unrecorded", message });
-    return this.failure("unknown", "outcome_unrecorded", message);
+    const crash = crashOf(this.status, this.recorded, error);
+    if ("ended" in crash) return this.outcome(crash.ended);
+    this.step(crash.status, { reason: crash.reason, message: crash.message });
+    return this.failure(crash.status, crash.reason, crash.message);
   }
 
   /** `strict`: only if the row is still in this run's status (its other steps tolerate a reconciler's). */
@@ -274,13 +266,19 @@ export class PaymentRun {
     await this.ledger.transition(this.facts.paymentId, to, fields, this.now(), only);
   }
 
-  /** The stream and the turn's summary follow the state machine together. */
+  /** The stream, the turn's summary and the events follow the state machine together. */
   private step(status: PaymentStatus, extra: Partial<PaymentUpdate> = {}): void {
     if (status !== this.status) assertTransition(this.status, status);
     this.quoted();
     this.status = status;
     this.observer.update(updateOf(this.facts, status, this.budget, extra));
     this.observer.summary(summaryOf(this.facts, status, extra));
+    this.tell(status, extra);
+  }
+
+  private tell(status: PaymentStatus, said: Partial<PaymentUpdate>): void {
+    const seen = { limits: this.budget?.limits ?? this.hooks.limits, signatureHash: this.signatureHash };
+    tell(this.hooks.events, () => stepEvent(this.facts, status, this.now(), said, seen));
   }
 
   private outcome(status: PaymentOutcome["status"], extra: Partial<PaymentOutcome> = {}): PaymentOutcome {

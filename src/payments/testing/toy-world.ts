@@ -3,7 +3,14 @@ import { createToyFamily, TOY_NETWORK, TOY_USDC, ToyChain } from "../../chains/t
 import type { AppError } from "../../errors/index.js";
 import type { PaymentSummary, PaymentUpdate, Wallet } from "../../protocol/index.js";
 import { MemoryLedger } from "../../store/memory/index.js";
-import type { Ledger, SignerAccess, SignerRegistry } from "../ports/index.js";
+import type {
+  Ledger,
+  PaymentEvent,
+  PaymentEvents,
+  PaymentPauses,
+  SignerAccess,
+  SignerRegistry,
+} from "../ports/index.js";
 import type { LimitsConfig, PaymentObserver } from "../rules/index.js";
 import {
   ApprovalDesk,
@@ -42,6 +49,18 @@ export class RecordingObserver implements PaymentObserver {
   }
 }
 
+/** A payment events watcher that keeps what it is told, in order. */
+export class RecordingEvents implements PaymentEvents {
+  readonly events: PaymentEvent[] = [];
+  emit = (event: PaymentEvent) => void this.events.push(event);
+  /** The statuses of one payment's `step` events, in order. */
+  steps(paymentId: string): string[] {
+    return this.events.flatMap((e) =>
+      e.kind === "step" && e.payment.paymentId === paymentId ? [e.status] : [],
+    );
+  }
+}
+
 /** A settable clock: every part of the world reads it. */
 export class Clock {
   constructor(public ms = T0) {}
@@ -59,6 +78,10 @@ export interface ToyWorldOptions {
   price?: bigint;
   /** The ledger the core uses, around the memory one (a ledger that fails, say). */
   ledger?: (memory: MemoryLedger) => Ledger;
+  /** Where the core tells its payment events (default: a RecordingEvents the world exposes). */
+  events?: PaymentEvents;
+  /** The operator's kill switch (none: never paused). */
+  pauses?: PaymentPauses;
 }
 
 function toySigners(chain: ToyChain, family: ReturnType<typeof createToyFamily>): SignerRegistry {
@@ -75,13 +98,13 @@ function toySigners(chain: ToyChain, family: ReturnType<typeof createToyFamily>)
     return found;
   };
   const registry: SignerRegistry = {
-    async find(wallet, token) {
+    async find(wallet, { bearerToken: token }) {
       const key = keyFor(wallet.address);
       if (!key) return { ok: false, reason: "this server holds no key for that wallet, so it cannot sign" };
       if (token !== HELD_TOKEN) return { ok: false, reason: "this bearer token may not use the key" };
       return { ok: true, signer: await key };
     },
-    canSign: async (wallet, token) => (await registry.find(wallet, token)).ok,
+    canSign: async (wallet, who) => (await registry.find(wallet, who)).ok,
     draftFor: (wallet, network): WalletDraft => family.draftForWallet(wallet.address, network, undefined),
   };
   return registry;
@@ -116,6 +139,8 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     minTimeLeftMs: 5_000,
     serviceTimeoutMs: 10_000,
   };
+  const recorded = new RecordingEvents();
+  const events = options.events ?? recorded;
   const errors: unknown[] = [];
   const onError = (error: unknown) => void errors.push(error);
   const reconciler: Reconciler = createReconciler({
@@ -124,6 +149,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     staleMs: 20_000,
     now: clock.date,
     onError,
+    events,
   });
   const pipeline = new PaymentPipeline({
     config,
@@ -134,6 +160,8 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     reconciler,
     now: clock.date,
     onError,
+    events,
+    ...(options.pauses ? { pauses: options.pauses } : {}),
   });
   const desk = new ApprovalDesk({
     ledger,
@@ -144,6 +172,8 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     serviceTimeoutMs: config.serviceTimeoutMs,
     now: clock.date,
     onError,
+    events,
+    ...(options.pauses ? { pauses: options.pauses } : {}),
   });
 
   let requests = 0;
@@ -177,6 +207,8 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     user,
     payee,
     errors,
+    /** The payment events the core told (unless the world was given its own watcher). */
+    events: recorded,
     request,
     url: TOY_SERVICE_URL,
     close: unregister,

@@ -37,7 +37,7 @@ const PAYER = privateKeyToAccount(KEY).address;
 /** The scheme clients the service's own signer registry hands out for the test key. */
 async function schemesFor(network: string): Promise<NetworkSchemes> {
   const registry = createSignerRegistry([{ chain: "evm", privateKey: KEY, tokens: [TOKEN] }], {});
-  const found = await registry.find({ chain: "evm", address: PAYER }, TOKEN);
+  const found = await registry.find({ chain: "evm", address: PAYER }, { bearerToken: TOKEN });
   if (!found.ok) throw new Error(found.reason);
   return found.signer.schemeFor(network);
 }

@@ -21,6 +21,7 @@ import {
   committedOf,
   IllegalTransitionError,
   type LedgerStatus,
+  type SpendLimits,
 } from "../../payments/rules/index.js";
 import { INTENT_STEPS } from "../../protocol/index.js";
 import { Locks, roundTrip } from "./locks.js";
@@ -33,7 +34,8 @@ import { SpendTotals } from "./totals.js";
  *
  * Concurrency: every method is async and pauses where PostgreSQL would wait on the network, so
  * calls interleave; what the SQL decides under a row lock is decided here under the lock of the
- * same row (`wallet:` for a wallet's budget, `payment:` for a payment), taken in the same order.
+ * same row (`wallet:` for a wallet's budget, `caller:` for a caller's with a caller cap, `payment:`
+ * for a payment), taken in the same order.
  * Records go in and out as copies, as rows would: a caller cannot change what is stored.
  */
 export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
@@ -43,8 +45,9 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     if (input.amount < 0n) throw new RangeError("reserve: amount must not be negative");
-    return this.locks.with([`wallet:${input.wallet}`], async () => {
-      const budget = this.snapshot(input.wallet, input.scopeId, input.now);
+    const caller = capped(input.caller ?? null, input.limits);
+    return this.locks.with([`wallet:${input.wallet}`, ...callerLock(caller)], async () => {
+      const budget = this.snapshot(input.wallet, input.scopeId, input.now, caller);
       await roundTrip();
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
@@ -80,14 +83,16 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
     const found = this.rows.get(input.paymentId);
     if (!found) return { ok: false, notAwaiting: "missing" };
     const { paymentId, now } = input;
-    return this.locks.with([`wallet:${found.wallet}`, `payment:${paymentId}`], async () => {
+    const caller = capped(found.caller, input.limits);
+    const locks = [`wallet:${found.wallet}`, ...callerLock(caller), `payment:${paymentId}`];
+    return this.locks.with(locks, async () => {
       const row = this.rows.get(paymentId);
       if (!row) return { ok: false, notAwaiting: "missing" };
       if (row.status !== "awaiting_approval") return { ok: false, notAwaiting: row.status };
       if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) {
         return { ok: false, notAwaiting: "expired" };
       }
-      const budget = this.snapshot(row.wallet, row.scopeId, now);
+      const budget = this.snapshot(row.wallet, row.scopeId, now, caller);
       await roundTrip();
       const check = checkSpend(row.amount, input.limits, committedOf(budget));
       if (!check.ok) return check;
@@ -161,18 +166,20 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
     };
   }
 
-  async budget(wallet: string, scopeId: string, now: Date): Promise<BudgetSnapshot> {
+  async budget(wallet: string, scopeId: string, now: Date, caller?: string): Promise<BudgetSnapshot> {
     await roundTrip();
-    return this.snapshot(wallet, scopeId, now);
+    return this.snapshot(wallet, scopeId, now, caller ?? null);
   }
 
-  private snapshot(wallet: string, scopeId: string, now: Date): BudgetSnapshot {
+  /** A wallet's and a scope's sums, and the caller's over every wallet when one is given. */
+  private snapshot(wallet: string, scopeId: string, now: Date, caller: string | null): BudgetSnapshot {
     const read = this.totals.read(wallet, scopeId, now);
     return {
       daySpent: read.daySettled + read.dayUnknown,
       dayPending: read.dayPending,
       requestSpent: read.requestSpent,
       requestPending: read.requestPending,
+      ...(caller !== null ? this.totals.readCaller(caller, now) : {}),
     };
   }
 
@@ -215,6 +222,13 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
     this.totals.move(before, stored);
   }
 }
+
+/** The caller whose cap applies (as the SQL: a caller and a cap), or null. */
+const capped = (caller: string | null, limits: SpendLimits): string | null =>
+  caller !== null && limits.callerDaily !== undefined ? caller : null;
+
+/** The caller's lock, taken after the wallet's (migration 11's order), when its cap applies. */
+const callerLock = (caller: string | null): string[] => (caller === null ? [] : [`caller:${caller}`]);
 
 /** A new row whose history is `steps`, all at `input.now`; what differs by kind is given. */
 function newRecord(

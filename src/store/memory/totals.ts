@@ -32,6 +32,7 @@ export interface Counted {
   createdAt: Date;
   status: LedgerStatus;
   amount: bigint;
+  caller: string | null;
 }
 
 /** `read_spend`: a wallet's day and a request's totals. */
@@ -43,26 +44,26 @@ export interface SpendRead {
   requestSpent: bigint;
 }
 
+/** `read_caller_spend` (migration 11): a caller's day over every wallet. */
+export interface CallerRead {
+  callerSpent: bigint;
+  callerPending: bigint;
+}
+
 export class SpendTotals {
   private readonly buckets = new Map<string, Map<number, Sums>>();
   private readonly requests = new Map<string, Sums>();
+  /** Per caller, as migration 11 keeps them. */
+  private readonly callers = new Map<string, Map<number, Sums>>();
 
-  /** The triggers of migration 6: take away what the row counted before, add what it counts now. */
+  /** The triggers of migrations 6 and 11: take away what the row counted before, add what it counts now. */
   move(before: Counted | undefined, after: Counted | undefined): void {
     if (before) this.add(before, -1n);
     if (after) this.add(after, 1n);
   }
 
   read(wallet: string, scopeId: string, now: Date): SpendRead {
-    // Every bucket that reaches past the day's start: `bucket > since - 5 minutes`.
-    const edge = now.getTime() - DAILY_WINDOW_MS - DAILY_WINDOW_SLACK_MS;
-    const day = zero();
-    for (const [bucket, sums] of this.buckets.get(wallet) ?? []) {
-      if (bucket <= edge) continue;
-      day.pending += sums.pending;
-      day.settled += sums.settled;
-      day.unknown += sums.unknown;
-    }
+    const day = dayOf(this.buckets.get(wallet), now);
     const request = this.requests.get(scopeId) ?? zero();
     return {
       dayPending: day.pending,
@@ -73,20 +74,49 @@ export class SpendTotals {
     };
   }
 
+  readCaller(caller: string, now: Date): CallerRead {
+    const day = dayOf(this.callers.get(caller), now);
+    return { callerSpent: day.settled + day.unknown, callerPending: day.pending };
+  }
+
   private add(row: Counted, sign: bigint): void {
     const kind = kindOf(row.status);
     if (!kind || row.amount === 0n) return;
-    let wallet = this.buckets.get(row.wallet);
-    if (!wallet) {
-      wallet = new Map();
-      this.buckets.set(row.wallet, wallet);
-    }
     const bucket = bucketOf(row.createdAt);
-    const sums = wallet.get(bucket) ?? zero();
-    sums[kind] += sign * row.amount;
-    wallet.set(bucket, sums);
+    addTo(this.buckets, row.wallet, bucket, kind, sign * row.amount);
+    if (row.caller !== null) addTo(this.callers, row.caller, bucket, kind, sign * row.amount);
     const request = this.requests.get(row.scopeId) ?? zero();
     request[kind] += sign * row.amount;
     this.requests.set(row.scopeId, request);
   }
+}
+
+/** Every bucket that reaches past the day's start (`bucket > since - 5 minutes`), summed. */
+function dayOf(buckets: Map<number, Sums> | undefined, now: Date): Sums {
+  const edge = now.getTime() - DAILY_WINDOW_MS - DAILY_WINDOW_SLACK_MS;
+  const day = zero();
+  for (const [bucket, sums] of buckets ?? []) {
+    if (bucket <= edge) continue;
+    day.pending += sums.pending;
+    day.settled += sums.settled;
+    day.unknown += sums.unknown;
+  }
+  return day;
+}
+
+function addTo(
+  totals: Map<string, Map<number, Sums>>,
+  key: string,
+  bucket: number,
+  kind: Kind,
+  amount: bigint,
+) {
+  let buckets = totals.get(key);
+  if (!buckets) {
+    buckets = new Map();
+    totals.set(key, buckets);
+  }
+  const sums = buckets.get(bucket) ?? zero();
+  sums[kind] += amount;
+  buckets.set(bucket, sums);
 }

@@ -7,6 +7,8 @@ import { runningSpendTotals } from "./006-running-spend-totals.js";
 import { idempotencyLeases } from "./007-idempotency-leases.js";
 import { historyByCaller } from "./008-history-by-caller.js";
 import { deliveredAnswers } from "./009-delivered-answers.js";
+import { operatorKeysAndPauses } from "./010-operator-keys-and-pauses.js";
+import { callerSpendTotals } from "./011-caller-spend-totals.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -26,4 +28,6 @@ export const MIGRATIONS: readonly Migration[] = [
   idempotencyLeases,
   historyByCaller,
   deliveredAnswers,
+  operatorKeysAndPauses,
+  callerSpendTotals,
 ];

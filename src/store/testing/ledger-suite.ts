@@ -5,6 +5,7 @@ import { IllegalTransitionError } from "../../payments/rules/index.js";
 import type { Store } from "../index.js";
 import { at, newWallet, payment, roomy, T0, USD } from "./fixtures.js";
 import { describeIdempotencyKeys } from "./idempotency-suite.js";
+import { describeLedgerCallerCap } from "./ledger-caller-suite.js";
 import { describeLedgerLimits } from "./ledger-limits-suite.js";
 import { describeLedgerTotals } from "./ledger-totals-suite.js";
 
@@ -12,7 +13,7 @@ import { describeLedgerTotals } from "./ledger-totals-suite.js";
  * The ledger's behaviour, written once and run against every backend (PGlite, PostgreSQL server,
  * memory). Each test works on its own wallet and request ids, so one store serves the whole suite.
  * Its parts: this file (a payment's record, its transitions and listings), the limits
- * (ledger-limits-suite.ts), the running totals (ledger-totals-suite.ts) and the idempotency keys
+ * (ledger-limits-suite.ts), an operator's key's daily cap (ledger-caller-suite.ts), the running totals (ledger-totals-suite.ts) and the idempotency keys
  * (idempotency-suite.ts).
  */
 
@@ -99,6 +100,7 @@ export function describeLedger(
 
     describeLedgerLimits(() => store);
     describeLedgerTotals(() => store);
+    describeLedgerCallerCap(() => store);
 
     it("records the status history and settlement facts", async () => {
       const wallet = newWallet();

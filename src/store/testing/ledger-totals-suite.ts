@@ -35,12 +35,14 @@ export function describeLedgerTotals(store: () => Store): void {
         amount: fc.bigInt(1n, 4n * USD),
         intent: fc.boolean(),
         tight: fc.boolean(),
+        keyed: fc.boolean(),
         at: fc.nat(span),
       }),
       fc.record({
         kind: fc.constant("await" as const),
         request: fc.nat(2),
         amount: fc.bigInt(1n, 4n * USD),
+        keyed: fc.boolean(),
         at: fc.nat(span),
       }),
       fc.record({ kind: fc.constant("approve" as const), pick: fc.nat(), tight: fc.boolean() }),
@@ -55,9 +57,16 @@ export function describeLedgerTotals(store: () => Store): void {
         fc.array(fc.array(command, { minLength: 1, maxLength: 6 }), { maxLength: 6 }),
         async (batches) => {
           const wallet = newWallet();
+          // An operator's key (migration 11's totals by caller), or no caller at all.
+          const caller = `key_${randomUUID()}`;
           const requests = [0, 1, 2].map(() => `req_${randomUUID()}`);
           const ids: string[] = [];
-          const tight = { perTransaction: 4n * USD, perRequest: 6n * USD, daily: 10n * USD };
+          const tight = {
+            perTransaction: 4n * USD,
+            perRequest: 6n * USD,
+            daily: 10n * USD,
+            callerDaily: 8n * USD,
+          };
           for (const batch of batches) {
             const known = [...ids];
             const run = async (c: (typeof batch)[number]): Promise<unknown> => {
@@ -67,6 +76,7 @@ export function describeLedgerTotals(store: () => Store): void {
                   scopeId: requests[c.request] ?? "",
                   amount: c.amount,
                   now: at(c.at),
+                  caller: c.keyed ? caller : null,
                   ...(c.kind === "reserve" && c.tight ? { limits: tight } : {}),
                   ...(c.kind === "reserve" && c.intent
                     ? { intent: { authorization: { nonce: "0x01" } } }
@@ -74,10 +84,10 @@ export function describeLedgerTotals(store: () => Store): void {
                 });
                 ids.push(input.paymentId);
                 if (c.kind === "reserve") return ledger.reserve(input);
-                const { limits: _limits, ...facts } = input;
+                const { limits: _limits, caller: asker, ...facts } = input;
                 return ledger.recordAwaiting({
                   ...facts,
-                  caller: null,
+                  caller: asker ?? null,
                   approval: {},
                   expiresAt: at(span + HOUR),
                 });
@@ -134,6 +144,12 @@ export function describeLedgerTotals(store: () => Store): void {
             expect(edge.requestSpent).toBe(sum(ofRequest, spent));
             expect(edge.requestPending).toBe(sum(ofRequest, pending));
           }
+          // The key's day over its payments (every one of them here, all in the day).
+          const byKey = (r: PaymentRecord) => r.caller === caller;
+          expect(await ledger.budget(wallet, requests[0] ?? "", at(span + HOUR), caller)).toMatchObject({
+            callerSpent: sum(byKey, spent),
+            callerPending: sum(byKey, pending),
+          });
           expect(await reads.spending(wallet, at(span + HOUR))).toEqual({
             settled: sum(inDay(-Infinity), ["settled"]),
             pending: sum(inDay(-Infinity), pending),

@@ -1,3 +1,4 @@
+import { LIMITS_RULE } from "../../../src/protocol/limits-rule.js";
 import { LIMIT_FIELDS, type LimitField, MODELS, type Settings, usdProblem } from "../settings.js";
 
 interface Props {
@@ -38,9 +39,7 @@ function LimitFields({ settings, set }: FieldsProps) {
   return (
     <fieldset>
       <legend>Spending limits (USD)</legend>
-      <p className="muted small">
-        Checked by the server before every signature; they can only tighten its own limits.
-      </p>
+      <p className="muted small">Checked by the server before every signature. {LIMITS_RULE}</p>
       {LIMIT_FIELDS.map(([key, label, hint]) => (
         <LimitInput
           key={key}

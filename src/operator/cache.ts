@@ -1,0 +1,91 @@
+import type { KeyGrant } from "../payments/index.js";
+import { grantOf, hashToken, type KeyRecord, type KeyScope, keyStatus } from "./keys.js";
+import type { OperatorStore, PauseRecord } from "./port.js";
+
+/**
+ * Each instance's copy of the keys and pauses, read whole from the store every `intervalMs`
+ * (default 500 ms), so that auth and the pause check answer from memory and a change made on any
+ * instance (or by the CLI straight to the store) holds everywhere within about a second
+ * (docs/deploy.md#operating-it). A failed read keeps the last copy and is reported.
+ */
+
+export type KeyLookup =
+  | { kind: "none" }
+  | { kind: "revoked" | "expired"; name: string }
+  | { kind: "active"; name: string; scopes: readonly KeyScope[]; grant: KeyGrant };
+
+/** Who asks whether payments are paused for them: the payer's caller (a key's name, or another identity). */
+export interface PauseCheck {
+  /** The pause that holds for this caller now (all first), if any. */
+  pausedFor(caller: string | undefined): PauseRecord | undefined;
+}
+
+export interface OperatorCacheOptions {
+  intervalMs?: number;
+  now?: () => Date;
+  onError?: (error: unknown) => void;
+}
+
+export class OperatorCache implements PauseCheck {
+  private byHash = new Map<string, KeyRecord>();
+  private pauses: PauseRecord[] = [];
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private refreshing: Promise<void> | undefined;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly store: OperatorStore,
+    private readonly options: OperatorCacheOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Read the keys and pauses now (one read at a time; a caller during one waits for it). */
+  refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      try {
+        const [keys, pauses] = await Promise.all([this.store.listKeys(), this.store.listPauses()]);
+        this.byHash = new Map(keys.map((k) => [k.tokenHash, k]));
+        this.pauses = pauses;
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** Refresh every `intervalMs` until {@link stop}; the timer never holds the process open. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.refresh().catch((error: unknown) => this.options.onError?.(error));
+    }, this.options.intervalMs ?? 500);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The key a bearer token names, by its hash. */
+  lookup(token: string): KeyLookup {
+    const key = this.byHash.get(hashToken(token));
+    if (!key) return { kind: "none" };
+    const status = keyStatus(key, this.now());
+    if (status !== "active") return { kind: status, name: key.name };
+    return { kind: "active", name: key.name, scopes: key.scopes, grant: grantOf(key) };
+  }
+
+  /** How many pauses hold now (all, and per key): the `x402_paused_scopes` gauge. */
+  get pausedScopes(): number {
+    return this.pauses.length;
+  }
+
+  pausedFor(caller: string | undefined): PauseRecord | undefined {
+    return (
+      this.pauses.find((p) => p.scope === "all") ??
+      (caller === undefined ? undefined : this.pauses.find((p) => p.scope === "key" && p.key === caller))
+    );
+  }
+}

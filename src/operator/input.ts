@@ -1,0 +1,97 @@
+import { parseAddress } from "../chains/index.js";
+import { AppError, type FieldError } from "../errors/index.js";
+import { parseUsd } from "../money/index.js";
+import { KEY_NAME, KEY_SCOPES, type KeyRecord, type KeyScope, parseDuration } from "./keys.js";
+
+/** The operator's input, checked: a new key's fields, a pause's scope and reason (plane.ts). */
+
+export type PauseTarget = { all: true } | { key: string };
+
+export const REASON_MAX_CHARS = 500;
+
+function field(fields: FieldError[], path: string, message: string): void {
+  fields.push({ path, message });
+}
+
+function amount(fields: FieldError[], path: string, value: unknown): bigint | null {
+  if (value === undefined || value === null) return null;
+  const parsed = parseUsd(value);
+  if (!parsed.ok) {
+    field(fields, path, parsed.reason);
+    return null;
+  }
+  return parsed.atomic;
+}
+
+function walletsOf(fields: FieldError[], value: unknown): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || value.length === 0 || value.length > 100) {
+    field(fields, "wallets", "a list of 1 to 100 wallet addresses");
+    return null;
+  }
+  return value.map((w, i) => {
+    const parsed = typeof w === "string" ? parseAddress(w.trim()) : undefined;
+    if (parsed?.ok) return parsed.address;
+    field(fields, `wallets.${i}`, parsed ? parsed.reason : "a wallet address");
+    return "";
+  });
+}
+
+function scopesOf(fields: FieldError[], value: unknown): KeyScope[] {
+  if (value === undefined || value === null) return [...KEY_SCOPES];
+  const valid = Array.isArray(value) && value.length > 0;
+  const bad = !valid || value.some((s) => !(KEY_SCOPES as readonly unknown[]).includes(s));
+  if (bad) field(fields, "scopes", `one or more of ${KEY_SCOPES.join(", ")}`);
+  return bad ? [] : [...new Set(value as KeyScope[])];
+}
+
+/** A key record from the operator's input, or 400 `invalid_request` naming each bad field. */
+export function keyFromInput(input: unknown, tokenHash: string, by: string, now: Date): KeyRecord {
+  const body = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  const fields: FieldError[] = [];
+  const name = typeof body.name === "string" ? body.name : "";
+  if (!KEY_NAME.test(name)) field(fields, "name", "1-64 letters, digits, '.', '_' or '-'");
+  let expiresAt: Date | null = null;
+  if (body.expiresIn !== undefined) {
+    const ms = typeof body.expiresIn === "string" ? parseDuration(body.expiresIn) : undefined;
+    if (ms === undefined) field(fields, "expiresIn", "a duration such as 90m, 12h or 30d");
+    else expiresAt = new Date(now.getTime() + ms);
+  }
+  const key: KeyRecord = {
+    name,
+    tokenHash,
+    scopes: scopesOf(fields, body.scopes),
+    wallets: walletsOf(fields, body.wallets),
+    perTransaction: amount(fields, "perTransaction", body.perTransaction),
+    perRequest: amount(fields, "perRequest", body.perRequest),
+    daily: amount(fields, "daily", body.daily),
+    createdAt: now,
+    createdBy: by,
+    expiresAt,
+    revokedAt: null,
+  };
+  if (fields.length > 0) {
+    const what = fields.map((f) => `${f.path}: ${f.message}`).join("; ");
+    throw new AppError("invalid_request", `The key is not valid (${what}).`, { fields });
+  }
+  return key;
+}
+
+export function reasonOf(value: unknown): string {
+  const reason = typeof value === "string" ? value.trim() : "";
+  if (!reason || reason.length > REASON_MAX_CHARS)
+    throw new AppError("invalid_request", `Say why, in 1 to ${REASON_MAX_CHARS} characters (reason).`, {
+      fields: [{ path: "reason", message: "required" }],
+    });
+  return reason;
+}
+
+/** `{ all: true }` or `{ key }`, from a body. */
+export function pauseTargetOf(body: unknown): PauseTarget {
+  const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  if (b.all === true && b.key === undefined) return { all: true };
+  if (typeof b.key === "string" && b.all === undefined) return { key: b.key };
+  throw new AppError("invalid_request", "Name the scope: { all: true } or { key: NAME }.", {
+    fields: [{ path: "key", message: "either all: true or a key's name" }],
+  });
+}

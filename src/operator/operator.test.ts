@@ -1,0 +1,208 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "../errors/index.js";
+import { MemoryOperatorStore } from "../store/operator.js";
+import {
+  ControlPlane,
+  grantOf,
+  hashToken,
+  type KeyRecord,
+  keyStatus,
+  newToken,
+  OperatorCache,
+  type OperatorEvent,
+  parseDuration,
+  pauseTargetOf,
+  TOKEN_PREFIX,
+  walletAllowed,
+} from "./index.js";
+
+/**
+ * docs/deploy.md#operating-it: operator keys (tokens, hashes, expiry, what a key allows) and the
+ * kill switch's scopes, on the memory store with a clock the test sets.
+ */
+
+const EVM = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const HOUR = 3_600_000;
+
+function setup() {
+  let ms = Date.parse("2026-05-01T12:00:00Z");
+  const now = () => new Date(ms);
+  const store = new MemoryOperatorStore();
+  const cache = new OperatorCache(store, { now });
+  const events: OperatorEvent[] = [];
+  const plane = new ControlPlane({
+    store,
+    now,
+    afterChange: () => cache.refresh(),
+    onChange: (e) => events.push(e),
+  });
+  const advance = (by: number) => {
+    ms += by;
+  };
+  return { store, cache, plane, events, advance, now };
+}
+
+const refusal = async (promise: Promise<unknown>) => {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`);
+  return error;
+};
+
+describe("keys", () => {
+  it("tokens are the prefix and 32 random bytes; the store keeps a SHA-256 of each", () => {
+    const a = newToken();
+    const b = newToken();
+    expect(a.startsWith(TOKEN_PREFIX)).toBe(true);
+    expect(Buffer.from(a.slice(TOKEN_PREFIX.length), "base64url")).toHaveLength(32);
+    expect(a).not.toBe(b);
+    expect(hashToken(a)).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashToken(a)).not.toBe(hashToken(b));
+  });
+
+  it("durations: 90m, 12h, 30d; anything else is refused", () => {
+    expect(parseDuration("90m")).toBe(90 * 60_000);
+    expect(parseDuration("12h")).toBe(12 * HOUR);
+    expect(parseDuration("30d")).toBe(30 * 24 * HOUR);
+    for (const bad of ["", "0h", "12", "1.5h", "-3d", "3w", "99999999d"])
+      expect(parseDuration(bad), bad).toBeUndefined();
+  });
+
+  it("a key is active until it expires or is revoked", () => {
+    const key = { revokedAt: null, expiresAt: new Date(10_000) };
+    expect(keyStatus(key, new Date(9_999))).toBe("active");
+    expect(keyStatus(key, new Date(10_000))).toBe("expired");
+    expect(keyStatus({ ...key, revokedAt: new Date(1) }, new Date(0))).toBe("revoked");
+    expect(keyStatus({ revokedAt: null, expiresAt: null }, new Date(8e15))).toBe("active");
+  });
+
+  it("a key's grant carries its caps and wallets, and nothing it does not set", () => {
+    const key: KeyRecord = {
+      name: "ci",
+      tokenHash: "h",
+      scopes: ["chat"],
+      wallets: [EVM],
+      perTransaction: 250_000n,
+      perRequest: null,
+      daily: 5_000_000n,
+      createdAt: new Date(0),
+      createdBy: "t",
+      expiresAt: null,
+      revokedAt: null,
+    };
+    expect(grantOf(key)).toEqual({ name: "ci", perTransaction: 250_000n, daily: 5_000_000n, wallets: [EVM] });
+    expect(walletAllowed([EVM], EVM.toLowerCase())).toBe(true);
+    expect(walletAllowed([EVM], "0x0000000000000000000000000000000000000001")).toBe(false);
+  });
+});
+
+describe("the control plane and each instance's copy", () => {
+  it("a created key authenticates with its token, shown once; the view holds no secret", async () => {
+    const { plane, cache, events } = setup();
+    const { key, token } = await plane.createKey(
+      { name: "ci", perTransaction: "0.25", daily: "5", wallets: [EVM.toLowerCase()], expiresIn: "12h" },
+      "alice",
+    );
+    expect(key).toMatchObject({
+      name: "ci",
+      scopes: ["chat", "mcp", "history"],
+      wallets: [EVM],
+      limits: { perTransaction: "0.25", perRequest: null, daily: "5.00" },
+      status: "active",
+      expiresAt: "2026-05-02T00:00:00.000Z",
+      spentTodayUsd: "0.00",
+    });
+    expect(JSON.stringify(await plane.listKeys())).not.toContain(token);
+    expect(JSON.stringify(events)).not.toContain(token);
+    expect(events.map((e) => [e.kind, e.by, e.key])).toEqual([["key.created", "alice", "ci"]]);
+    expect(cache.lookup(token)).toMatchObject({ kind: "active", name: "ci", grant: { daily: 5_000_000n } });
+    expect(cache.lookup(`${token}x`)).toEqual({ kind: "none" });
+  });
+
+  it("refuses a taken name (409) and bad input, naming each field (400)", async () => {
+    const { plane } = setup();
+    await plane.createKey({ name: "ci" }, "t");
+    expect((await refusal(plane.createKey({ name: "ci" }, "t"))).code).toBe("key_exists");
+    // Another caller's name: its payments and approvals are bound to it.
+    const named = new ControlPlane({ store: new MemoryOperatorStore(), callerNames: ["alice"] });
+    for (const name of ["alice", "devnet", "signer-1"])
+      expect((await refusal(named.createKey({ name }, "t"))).code, name).toBe("key_exists");
+    const bad = await refusal(
+      plane.createKey(
+        { name: "no spaces", daily: "-1", wallets: ["0x12"], expiresIn: "soon", scopes: ["admin"] },
+        "t",
+      ),
+    );
+    expect(bad.code).toBe("invalid_request");
+    expect(bad.fields?.map((f) => f.path).sort()).toEqual([
+      "daily",
+      "expiresIn",
+      "name",
+      "scopes",
+      "wallets.0",
+    ]);
+  });
+
+  it("revoke and expiry end a key; rotate replaces its token", async () => {
+    const { plane, cache, advance } = setup();
+    const a = await plane.createKey({ name: "a", expiresIn: "90m" }, "t");
+    const b = await plane.createKey({ name: "b" }, "t");
+    advance(90 * 60_000);
+    expect(cache.lookup(a.token)).toEqual({ kind: "expired", name: "a" });
+    const rotated = await plane.rotateKey("b", "t");
+    expect(cache.lookup(b.token)).toEqual({ kind: "none" });
+    expect(cache.lookup(rotated.token)).toMatchObject({ kind: "active", name: "b" });
+    expect((await plane.revokeKey("b", "t")).status).toBe("revoked");
+    expect(cache.lookup(rotated.token)).toEqual({ kind: "revoked", name: "b" });
+    expect((await refusal(plane.rotateKey("b", "t"))).code).toBe("invalid_request");
+    expect((await refusal(plane.revokeKey("nobody", "t"))).code).toBe("not_found");
+  });
+
+  it("pause scopes: all pauses everyone, a key's pauses that key only; resume lifts each", async () => {
+    const { plane, cache, events } = setup();
+    await plane.createKey({ name: "ci" }, "t");
+    expect(cache.pausedFor("ci")).toBeUndefined();
+    await plane.pause({ key: "ci" }, "runaway loop", "bob");
+    expect(cache.pausedFor("ci")).toMatchObject({ scope: "key", key: "ci", reason: "runaway loop" });
+    expect(cache.pausedFor("other")).toBeUndefined();
+    expect(cache.pausedFor(undefined)).toBeUndefined();
+    const pauses = await plane.pause({ all: true }, "incident 7", "bob");
+    expect(pauses.map((p) => p.scope).sort()).toEqual(["all", "key"]);
+    expect(cache.pausedFor(undefined)).toMatchObject({ scope: "all", reason: "incident 7" });
+    expect(cache.pausedFor("ci")?.scope).toBe("all");
+    await plane.resume({ all: true }, "bob");
+    expect(cache.pausedFor("other")).toBeUndefined();
+    expect(cache.pausedFor("ci")?.scope).toBe("key");
+    expect(await plane.resume({ key: "ci" }, "bob")).toEqual([]);
+    expect(cache.pausedFor("ci")).toBeUndefined();
+    expect(events.filter((e) => e.kind.startsWith("pause")).map((e) => [e.kind, e.scope])).toEqual([
+      ["pause.set", "key"],
+      ["pause.set", "all"],
+      ["pause.cleared", "all"],
+      ["pause.cleared", "key"],
+    ]);
+    expect((await refusal(plane.pause({ key: "nobody" }, "x", "t"))).code).toBe("not_found");
+    expect((await refusal(plane.pause({ all: true }, "  ", "t"))).code).toBe("invalid_request");
+  });
+
+  it("a pause's scope is all or one key, never both or neither", () => {
+    expect(pauseTargetOf({ all: true })).toEqual({ all: true });
+    expect(pauseTargetOf({ key: "ci" })).toEqual({ key: "ci" });
+    for (const bad of [{}, { all: false }, { all: true, key: "ci" }, null, { key: 3 }])
+      expect(() => pauseTargetOf(bad), JSON.stringify(bad)).toThrow(AppError);
+  });
+
+  it("a change on another instance reaches this one's copy on its next refresh", async () => {
+    const { store, plane } = setup();
+    const other = new OperatorCache(store);
+    const { token } = await plane.createKey({ name: "ci" }, "t");
+    expect(other.lookup(token).kind).toBe("none");
+    await other.refresh();
+    expect(other.lookup(token).kind).toBe("active");
+    await plane.revokeKey("ci", "t");
+    await other.refresh();
+    expect(other.lookup(token).kind).toBe("revoked");
+  });
+});

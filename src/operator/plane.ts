@@ -1,0 +1,256 @@
+import { AppError } from "../errors/index.js";
+import { formatUsd } from "../money/index.js";
+import { keyFromInput, type PauseTarget, reasonOf } from "./input.js";
+import { hashToken, type KeyRecord, type KeyScope, type KeyStatus, keyStatus, newToken } from "./keys.js";
+import type { OperatorPaymentRow, OperatorStore, PauseRecord } from "./port.js";
+
+export { keyFromInput, type PauseTarget, pauseTargetOf } from "./input.js";
+
+/**
+ * The operator's controls (docs/deploy.md#operating-it): keys and pauses, as the operator API
+ * (src/http/operator.ts) and the CLI straight to the store (src/cli/operator) both use them. Every
+ * change is told to `onChange` (the audit trail), never with a token.
+ */
+
+export interface KeyLimitsView {
+  perTransaction: string | null;
+  perRequest: string | null;
+  daily: string | null;
+}
+
+export interface KeyView {
+  name: string;
+  scopes: KeyScope[];
+  wallets: string[] | null;
+  limits: KeyLimitsView;
+  status: KeyStatus;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  spentTodayUsd: string;
+}
+
+export interface PauseView {
+  scope: "all" | "key";
+  key?: string;
+  reason: string;
+  since: string;
+  by: string;
+}
+
+/** A payment as GET /api/operator/payments and /unclear show it. */
+export interface OperatorPayment {
+  paymentId: string;
+  caller: string | null;
+  wallet: string;
+  service: string;
+  network: string;
+  amountUsd: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  txHash: string | null;
+}
+
+/** Sent, not known yet: what an operator looks at first after an incident. */
+export const UNCLEAR_STATUSES = ["unknown", "signed", "submitted"] as const;
+
+const DAY_MS = 86_400_000;
+
+function paymentView(row: OperatorPaymentRow): OperatorPayment {
+  return {
+    paymentId: row.paymentId,
+    caller: row.caller,
+    wallet: row.wallet,
+    service: row.service,
+    network: row.network,
+    amountUsd: formatUsd(row.amount),
+    status: row.status,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    txHash: row.txHash,
+  };
+}
+
+export interface OperatorEvent {
+  kind: "key.created" | "key.revoked" | "key.rotated" | "pause.set" | "pause.cleared";
+  at: Date;
+  by: string;
+  key?: string;
+  scope?: "all" | "key";
+  reason?: string;
+  limits?: KeyLimitsView & { wallets: string[] | null; scopes: KeyScope[]; expiresAt: string | null };
+}
+
+/** `POST /api/operator/keys`'s body, and `keys create`'s options. */
+export interface CreateKeyInput {
+  name: string;
+  perTransaction?: string;
+  perRequest?: string;
+  daily?: string;
+  wallets?: string[];
+  expiresIn?: string;
+  scopes?: string[];
+}
+
+export interface ControlPlaneDeps {
+  store: OperatorStore;
+  now?: () => Date;
+  /** What a key committed in the last 24 h; default the store's sum over the key's payments. */
+  spentToday?: (name: string, now: Date) => Promise<bigint>;
+  /** After each change: refresh this instance's cache at once (others refresh on their timer). */
+  afterChange?: () => Promise<void>;
+  onChange?: (event: OperatorEvent) => void;
+  /**
+   * The other callers' names (AUTH_TOKENS' identities): a key may not take one, or it would read
+   * that caller's payments and answer its approvals. `devnet` and `signer-N` are always taken.
+   */
+  callerNames?: Iterable<string>;
+}
+
+/** Whether a key may not be called `name`: another caller's identity (see `callerNames`). */
+export function nameTaken(name: string, callerNames: ReadonlySet<string> = new Set()): boolean {
+  return name === "devnet" || /^signer-[0-9]+$/.test(name) || callerNames.has(name);
+}
+
+const usdOrNull = (v: bigint | null) => (v === null ? null : formatUsd(v));
+
+export function limitsView(key: KeyRecord): KeyLimitsView {
+  return {
+    perTransaction: usdOrNull(key.perTransaction),
+    perRequest: usdOrNull(key.perRequest),
+    daily: usdOrNull(key.daily),
+  };
+}
+
+export function pauseView(p: PauseRecord): PauseView {
+  return {
+    scope: p.scope,
+    ...(p.key ? { key: p.key } : {}),
+    reason: p.reason,
+    since: p.since.toISOString(),
+    by: p.by,
+  };
+}
+
+export class ControlPlane {
+  private readonly now: () => Date;
+  private readonly callerNames: ReadonlySet<string>;
+
+  constructor(private readonly deps: ControlPlaneDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.callerNames = new Set(deps.callerNames ?? []);
+  }
+
+  private async view(key: KeyRecord, now: Date): Promise<KeyView> {
+    const spent = this.deps.spentToday
+      ? await this.deps.spentToday(key.name, now)
+      : await this.deps.store.committedSince(key.name, new Date(now.getTime() - DAY_MS));
+    return {
+      name: key.name,
+      scopes: key.scopes,
+      wallets: key.wallets,
+      limits: limitsView(key),
+      status: keyStatus(key, now),
+      createdAt: key.createdAt.toISOString(),
+      expiresAt: key.expiresAt?.toISOString() ?? null,
+      revokedAt: key.revokedAt?.toISOString() ?? null,
+      spentTodayUsd: formatUsd(spent),
+    };
+  }
+
+  private async changed(event: OperatorEvent): Promise<void> {
+    await this.deps.afterChange?.();
+    try {
+      this.deps.onChange?.(event);
+    } catch {
+      // The watcher's failure is its own: the change is made.
+    }
+  }
+
+  async listKeys(): Promise<KeyView[]> {
+    const now = this.now();
+    const keys = await this.deps.store.listKeys();
+    keys.sort((a, b) => a.name.localeCompare(b.name));
+    return Promise.all(keys.map((k) => this.view(k, now)));
+  }
+
+  /** A new key and its token (shown this once); 409 `key_exists` when the name is taken. */
+  async createKey(input: unknown, by: string): Promise<{ key: KeyView; token: string }> {
+    const now = this.now();
+    const token = newToken();
+    const key = keyFromInput(input, hashToken(token), by, now);
+    if (nameTaken(key.name, this.callerNames))
+      throw new AppError("key_exists", `${key.name} is another caller's name (AUTH_TOKENS or the devnet's).`);
+    if (!(await this.deps.store.createKey(key)))
+      throw new AppError("key_exists", `A key named ${key.name} exists (revoke or rotate it instead).`);
+    const view = await this.view(key, now);
+    await this.changed({
+      kind: "key.created",
+      at: now,
+      by,
+      key: key.name,
+      limits: { ...view.limits, wallets: key.wallets, scopes: key.scopes, expiresAt: view.expiresAt },
+    });
+    return { key: view, token };
+  }
+
+  async revokeKey(name: string, by: string): Promise<KeyView> {
+    const now = this.now();
+    const key = await this.deps.store.revokeKey(name, now);
+    if (!key) throw new AppError("not_found", `No key named ${name}.`);
+    await this.changed({ kind: "key.revoked", at: now, by, key: name });
+    return this.view(key, now);
+  }
+
+  /** A new token for the key (the old one stops working); a revoked key cannot be rotated. */
+  async rotateKey(name: string, by: string): Promise<{ key: KeyView; token: string }> {
+    const now = this.now();
+    const existing = (await this.deps.store.listKeys()).find((k) => k.name === name);
+    if (!existing) throw new AppError("not_found", `No key named ${name}.`);
+    if (existing.revokedAt)
+      throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
+    const token = newToken();
+    const key = await this.deps.store.rotateKey(name, hashToken(token), now);
+    if (!key) throw new AppError("not_found", `No key named ${name}.`);
+    await this.changed({ kind: "key.rotated", at: now, by, key: name });
+    return { key: await this.view(key, now), token };
+  }
+
+  async listPauses(): Promise<PauseView[]> {
+    return (await this.deps.store.listPauses()).map(pauseView);
+  }
+
+  /** Pause payments for everyone or for one key (404 for a key that does not exist). */
+  async pause(target: PauseTarget, reasonInput: unknown, by: string): Promise<PauseView[]> {
+    const now = this.now();
+    const reason = reasonOf(reasonInput);
+    if ("key" in target && !(await this.deps.store.listKeys()).some((k) => k.name === target.key))
+      throw new AppError("not_found", `No key named ${target.key}.`);
+    const scope = "all" in target ? "all" : "key";
+    const key = "key" in target ? target.key : null;
+    await this.deps.store.setPause({ scope, key, reason, by, since: now });
+    await this.changed({ kind: "pause.set", at: now, by, scope, reason, ...(key ? { key } : {}) });
+    return this.listPauses();
+  }
+
+  /** Lift the pause of that scope (nothing to lift is not an error). */
+  async resume(target: PauseTarget, by: string): Promise<PauseView[]> {
+    const now = this.now();
+    const scope = "all" in target ? "all" : "key";
+    const key = "key" in target ? target.key : null;
+    if (await this.deps.store.clearPause(scope, key))
+      await this.changed({ kind: "pause.cleared", at: now, by, scope, ...(key ? { key } : {}) });
+    return this.listPauses();
+  }
+
+  /** The latest payments, newest first (1 to 500). */
+  async payments(limit: number): Promise<OperatorPayment[]> {
+    return (await this.deps.store.payments({ limit })).map(paymentView);
+  }
+
+  /** Payments sent whose outcome is not known yet, newest first. */
+  async unclear(): Promise<OperatorPayment[]> {
+    return (await this.deps.store.payments({ limit: 500, statuses: UNCLEAR_STATUSES })).map(paymentView);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The operator's kill switch, as payments ask it (docs/deploy.md#operating-it): before a server key
+ * signs, and before a payment the user's wallet signed is submitted. Answered from memory (each
+ * instance's copy of the pauses, src/operator); a payment already signed is not stopped.
+ */
+export interface PaymentPause {
+  /** `all`: every payment; `key`: the payments of one operator key (the payer's caller). */
+  scope: "all" | "key";
+  key: string | null;
+  /** The operator's words. */
+  reason: string;
+}
+
+export interface PaymentPauses {
+  /** The pause that holds for this caller now, if any. */
+  pausedFor(caller: string | undefined): PaymentPause | undefined;
+}
+
+/** The sentence a paused payment is refused with: the scope and the operator's reason. */
+export function pausedMessage(pause: PaymentPause): string {
+  const scope = pause.scope === "all" ? "all payments" : `payments of the key ${pause.key}`;
+  return `The operator paused ${scope}: ${pause.reason}. Nothing was signed or paid.`;
+}

@@ -1,0 +1,235 @@
+/**
+ * docs/deploy.md#operating-it on the real devnet and store: a key made through the operator API
+ * authenticates a paid chat (and, bound to a devnet wallet, signs with the devnet's key for it, as
+ * the dev token does); it is held to its scopes and wallets; the kill switch stops payments before
+ * anything is signed (the chain unchanged, the model still answers) and resume restores them. With
+ * DATABASE_URL, two instances on one PostgreSQL schema: a key revoked or a pause set on one holds
+ * on the other at its next refresh (every 500 ms; the test drives the refresh instead of waiting).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { walletAddress } from "../../src/devnet/testing/index.js";
+import {
+  type Booted,
+  boot,
+  chat,
+  dropSchema,
+  evmBalances,
+  ledgerOf,
+  rowsOf,
+  useTestDevnet,
+} from "./harness.js";
+
+const devnet = useTestDevnet();
+const OPERATOR = "operator-token-for-tests-0123456789abcdef";
+
+async function operator(booted: Booted, method: string, path: string, body?: unknown): Promise<Response> {
+  return booted.running.service.app.request(`/api/operator${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${OPERATOR}`,
+      "X-Operator": "tests",
+      ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+async function createKey(booted: Booted, body: Record<string, unknown>): Promise<string> {
+  const response = await operator(booted, "POST", "/keys", body);
+  const created = (await response.json()) as { token: string };
+  expect(response.status).toBe(201);
+  return created.token;
+}
+
+/** An MCP `initialize` with this bearer token (and wallet header). */
+async function mcpInitialize(booted: Booted, token: string, wallet?: string): Promise<Response> {
+  return booted.running.service.app.request("/mcp", {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      Authorization: `Bearer ${token}`,
+      ...(wallet ? { "X-Wallet-Address": wallet } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
+  });
+}
+
+const payer = () => walletAddress(devnet, "evm", "payer");
+
+describe("operator keys and the kill switch (PGlite)", () => {
+  let a: Booted;
+  beforeAll(async () => {
+    a = await boot(devnet, { store: "pglite", env: { OPERATOR_TOKEN: OPERATOR } });
+  });
+  afterAll(async () => {
+    await a?.close();
+  });
+
+  it("the operator API wants the operator token", async () => {
+    const response = await a.running.service.app.request("/api/operator/keys", {
+      headers: { Authorization: "Bearer not-the-operator-token-0123456789abcdef" },
+    });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: "unauthorized" });
+  });
+
+  it("a key made through the API pays a chat from its devnet wallet; the ledger names the key", async () => {
+    const token = await createKey(a, { name: "paid-chat", wallets: [payer()], daily: "5" });
+    const result = await chat(a.running, { token, wallet: payer() });
+    expect(result.status).toBe(200);
+    expect(result.finish.finishReason).toBe("payment-complete");
+    const rows = await rowsOf(a.running, result);
+    expect(rows.map((r) => [r.status, r.caller])).toEqual([["settled", "paid-chat"]]);
+    const listed = (await (await operator(a, "GET", "/keys")).json()) as {
+      keys: Array<{ name: string; spentTodayUsd: string }>;
+    };
+    expect(listed.keys.find((k) => k.name === "paid-chat")?.spentTodayUsd).not.toBe("0.00");
+    expect(JSON.stringify(listed)).not.toContain(token);
+
+    // The operator's reads: the latest payments (this one first), and none left unclear.
+    const latest = (await (await operator(a, "GET", "/payments?limit=1")).json()) as {
+      payments: Array<Record<string, unknown>>;
+    };
+    expect(latest.payments).toEqual([
+      expect.objectContaining({ paymentId: rows[0]?.paymentId, caller: "paid-chat", status: "settled" }),
+    ]);
+    expect(latest.payments[0]?.amountUsd).toMatch(/^[0-9]+\.[0-9]{2,6}$/);
+    expect(await (await operator(a, "GET", "/unclear")).json()).toEqual({ payments: [] });
+    expect((await operator(a, "GET", "/payments?limit=0")).status).toBe(400);
+  });
+
+  it("holds a key to its scopes and its wallets, on the chat and on MCP", async () => {
+    const historyOnly = await createKey(a, { name: "history-only", scopes: ["history"] });
+    const chatRefused = await a.running.service.app.request("/api/chat", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${historyOnly}` },
+      body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect([chatRefused.status, ((await chatRefused.json()) as { code: string }).code]).toEqual([
+      403,
+      "forbidden",
+    ]);
+    expect((await mcpInitialize(a, historyOnly)).status).toBe(403);
+    const history = await a.running.service.app.request("/api/payments", {
+      headers: { Authorization: `Bearer ${historyOnly}` },
+    });
+    expect(history.status).toBe(200);
+
+    const bound = await createKey(a, { name: "bound", wallets: [payer()] });
+    const other = walletAddress(devnet, "evm", "payer-low");
+    const before = await evmBalances(devnet, "payer-low");
+    const response = await a.running.service.app.request("/api/chat", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${bound}` },
+      body: JSON.stringify({
+        messages: [{ role: "user", content: "Weather in Paris?" }],
+        walletAddress: other,
+      }),
+    });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ code: "forbidden", reason: "wallet_not_allowed" });
+    expect((await mcpInitialize(a, bound, other)).status).toBe(403);
+    expect((await mcpInitialize(a, bound, payer())).status).toBe(200);
+    expect(await evmBalances(devnet, "payer-low")).toEqual(before);
+  });
+
+  it("pause --all stops payments before signing, the model still answers; resume restores them", async () => {
+    const token = await createKey(a, { name: "paused", wallets: [payer()] });
+    const paused = await operator(a, "POST", "/pause", { all: true, reason: "incident 42" });
+    expect(paused.status).toBe(200);
+    expect(await paused.json()).toMatchObject({
+      pauses: [{ scope: "all", reason: "incident 42", by: "tests" }],
+    });
+
+    const before = await evmBalances(devnet);
+    // The dev token too: the switch is about payments, not keys.
+    for (const bearer of [token, devnet.manifest.devToken]) {
+      const result = await chat(a.running, { token: bearer, wallet: payer() });
+      expect(result.status).toBe(200);
+      expect(result.errors.map((e) => e.code)).toEqual(["payments_paused"]);
+      expect(result.errors[0]?.message).toContain("incident 42");
+      expect(result.payments.at(-1)).toMatchObject({ status: "refused", reason: "payments_paused" });
+      expect(result.finish.finishReason).toBe("payment-failed");
+      // The model still answers after the refusal.
+      expect(result.events.some((e) => e.type === "text")).toBe(true);
+      expect(await rowsOf(a.running, result)).toEqual([]);
+    }
+    expect(await evmBalances(devnet)).toEqual(before);
+    const signed = await ledgerOf(a.running).listByStatus(["signed", "submitted", "unknown"]);
+    expect(signed).toEqual([]);
+
+    const resumed = await operator(a, "POST", "/resume", { all: true });
+    expect(await resumed.json()).toEqual({ pauses: [] });
+    const after = await chat(a.running, { token, wallet: payer() });
+    expect(after.finish.finishReason).toBe("payment-complete");
+  });
+
+  it("a key's pause stops that key only", async () => {
+    const token = await createKey(a, { name: "one-key", wallets: [payer()] });
+    expect((await operator(a, "POST", "/pause", { key: "one-key", reason: "loop" })).status).toBe(200);
+    const refused = await chat(a.running, { token, wallet: payer() });
+    expect(refused.errors.map((e) => e.code)).toEqual(["payments_paused"]);
+    const other = await chat(a.running, { token: devnet.manifest.devToken, wallet: payer() });
+    expect(other.finish.finishReason).toBe("payment-complete");
+    await operator(a, "POST", "/resume", { key: "one-key" });
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("two instances on one PostgreSQL schema", () => {
+  let a: Booted;
+  let b: Booted;
+  beforeAll(async () => {
+    a = await boot(devnet, { store: "postgres", env: { OPERATOR_TOKEN: OPERATOR } });
+    b = await boot(devnet, { store: "postgres", schema: a.schema ?? "", env: { OPERATOR_TOKEN: OPERATOR } });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await dropSchema(a?.schema);
+  });
+
+  /** What the other instance's timer does every 500 ms. */
+  const refreshB = () => b.running.operator?.cache.refresh();
+
+  it("a key made on one works on the other; revoked there, it gets 401 on the chat and /mcp", async () => {
+    const token = await createKey(a, { name: "shared", wallets: [payer()] });
+    await refreshB();
+    expect((await chat(b.running, { token, wallet: payer() })).finish.finishReason).toBe("payment-complete");
+    expect((await mcpInitialize(b, token)).status).toBe(200);
+
+    expect((await operator(a, "POST", "/keys/shared/revoke")).status).toBe(200);
+    for (const booted of [a, b]) {
+      if (booted === b) await refreshB();
+      const response = await booted.running.service.app.request("/api/chat", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(response.status).toBe(401);
+      expect((await mcpInitialize(booted, token)).status).toBe(401);
+    }
+  });
+
+  it("pause --all on one stops payments on both, the chain unchanged; resume restores both", async () => {
+    await operator(a, "POST", "/pause", { all: true, reason: "both" });
+    await refreshB();
+    const before = await evmBalances(devnet);
+    for (const booted of [a, b]) {
+      const result = await chat(booted.running, { token: devnet.manifest.devToken, wallet: payer() });
+      expect(result.errors.map((e) => e.code)).toEqual(["payments_paused"]);
+    }
+    expect(await evmBalances(devnet)).toEqual(before);
+    await operator(b, "POST", "/resume", { all: true });
+    await a.running.operator?.cache.refresh();
+    for (const booted of [a, b]) {
+      const result = await chat(booted.running, { token: devnet.manifest.devToken, wallet: payer() });
+      expect(result.finish.finishReason).toBe("payment-complete");
+    }
+  });
+});
