@@ -19,7 +19,7 @@ interface Props {
 
 const STATUS_TONE: Record<KeyView["status"], string> = { active: "ok", revoked: "bad", expired: "neutral" };
 
-/** The keys: a table with each key's scopes, wallets, caps, spend today and expiry; create, rotate, revoke. */
+/** The keys: a table with each key's scopes, wallets, caps, last 24 hours' spend and expiry; create, rotate, revoke. */
 export function KeysSection({ api, keys, paused, error, now, onChanged }: Props) {
   const [issued, setIssued] = useState<{ token: string; name: string; rotated: boolean }>();
   const [confirming, setConfirming] = useState<string>();
@@ -58,7 +58,7 @@ export function KeysSection({ api, keys, paused, error, now, onChanged }: Props)
       ) : null}
       <div className="table-wrap">
         <table className="op-table" data-testid="keys-table">
-          <caption>API keys: their caps and what they spent today (UTC day)</caption>
+          <caption>API keys: their caps and what each spent in the last 24 hours</caption>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -67,7 +67,7 @@ export function KeysSection({ api, keys, paused, error, now, onChanged }: Props)
               <th scope="col">Wallets</th>
               <th scope="col">Limits</th>
               <th scope="col" className="num">
-                Spent today
+                Spent (24 h)
               </th>
               <th scope="col">Expires</th>
               <th scope="col">Actions</th>
