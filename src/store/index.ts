@@ -2,7 +2,9 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { type AuditStore, MemoryAuditStore } from "../audit/index.js";
 import type { DeliveredData, Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
+import { PgAuditStore } from "./audit.js";
 import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
@@ -47,6 +49,8 @@ export interface Store {
   idempotency: IdempotencyStore;
   /** What payments approved on the approval page delivered, for their callers (24 h), guarded the same way. */
   delivered: DeliveredData;
+  /** The audit trail's records (migration 12; src/audit reads and writes them), guarded the same way. */
+  audit: AuditStore;
   close(): Promise<void>;
 }
 
@@ -85,6 +89,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       history: guardStore(new PgPaymentHistory(db)),
       idempotency: guardStore(new PgIdempotencyStore(db)),
       delivered: guardStore(new PgDeliveredData(db)),
+      audit: guardStore(new PgAuditStore(postgresQuery(client))),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -107,6 +112,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       history: guardStore(new PgPaymentHistory(db)),
       idempotency: guardStore(new PgIdempotencyStore(db)),
       delivered: guardStore(new PgDeliveredData(db)),
+      audit: guardStore(new PgAuditStore(pgliteQuery(client))),
       close: () => client.close(),
     };
   } catch (error) {
@@ -127,6 +133,7 @@ export function openMemoryStore(): Store {
     history: ledger,
     idempotency: new MemoryIdempotencyStore(),
     delivered: new MemoryDeliveredData(),
+    audit: new MemoryAuditStore(),
     close: async () => {},
   };
 }

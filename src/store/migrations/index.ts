@@ -7,6 +7,7 @@ import { runningSpendTotals } from "./006-running-spend-totals.js";
 import { idempotencyLeases } from "./007-idempotency-leases.js";
 import { historyByCaller } from "./008-history-by-caller.js";
 import { deliveredAnswers } from "./009-delivered-answers.js";
+import { auditTrail } from "./012-audit-trail.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   idempotencyLeases,
   historyByCaller,
   deliveredAnswers,
+  auditTrail,
 ];
