@@ -97,6 +97,22 @@ describe("payment events", () => {
     ]);
   });
 
+  it("a quote admission refuses tells refused_early too (the audit trail lists it)", async () => {
+    w = createToyWorld({ price: 3n * USD });
+    const request = w.request({ caller: "k" });
+    const quoted = await w.pipeline.quote(request, { url: w.url });
+    expect(quoted).toMatchObject({ kind: "demand", admission: { ok: false, reason: "limit_exceeded" } });
+    expect(w.events.events).toEqual([
+      expect.objectContaining({
+        kind: "refused_early",
+        scopeId: request.scopeId,
+        caller: "k",
+        service: w.url,
+        reason: "limit_exceeded",
+      }),
+    ]);
+  });
+
   it("the wallet's answers tell approval_answered, via the caller, with its wallet", async () => {
     w = createToyWorld();
     const ask = async () => {

@@ -21,7 +21,7 @@ import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x40
 import { askWallet } from "./ask-wallet.js";
 import { BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
-import { refusedEarly, tell } from "./events.js";
+import { refusedEarly, type Said, tell } from "./events.js";
 import {
   type Admitted,
   type PaymentRequest,
@@ -79,8 +79,9 @@ export class PaymentPipeline {
   /** Ask a service its price without paying, through the same admission as a payment. */
   async quote(request: PaymentRequest, input: QuoteInput): Promise<QuoteResult> {
     const limits = this.limitsFor(request);
-    const probed = await this.probe(request, buildTarget(input), limits);
-    if (probed.kind === "refused") return probed;
+    const target = buildTarget(input);
+    const probed = await this.probe(request, target, limits);
+    if (probed.kind === "refused") return this.told(request, probed, target.url);
     if (probed.kind === "free") return { kind: "free", url: probed.response.url };
     const committed = await this.committed(request);
     const remaining = { ...committed, limits };
@@ -93,6 +94,7 @@ export class PaymentPipeline {
       { wallet, limits, timeLeftMs: request.deadline - request.now(), committed, serverKey },
       this.deps.config,
     );
+    if (!admission.ok) this.told(request, admission, payee.url);
     // The payment would be signed by whoever admission names: the same answer `pay` acts on.
     const needsApproval = admission.ok ? admission.payer.by === "wallet" : undefined;
     return {
@@ -103,6 +105,12 @@ export class PaymentPipeline {
       admission,
       ...(needsApproval !== undefined ? { needsApproval } : {}),
     };
+  }
+
+  /** A refused quote is told as a refusal before any payment (the audit trail lists refusals). */
+  private told<R extends Said>(request: PaymentRequest, refusal: R, service: string): R {
+    tell(this.deps.events, () => refusedEarly(request, this.now(), { ...refusal, service }));
+    return refusal;
   }
 
   /** The ledger payments are recorded in (a payment read back by its id). */
