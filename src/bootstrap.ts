@@ -1,4 +1,5 @@
 import { approvalPrelude, createPaymentTools } from "./agent/index.js";
+import { type AuditLog, auditPaymentEvents, createAuditLog } from "./audit/index.js";
 import {
   type DevnetHandle,
   devnetUserWallets,
@@ -15,6 +16,7 @@ import type { ModelRegistry } from "./models/index.js";
 import {
   type CallerAnswer,
   createPayments,
+  fanOut,
   ledgerRebuilder,
   type PageAnswer,
   type Payments,
@@ -37,6 +39,11 @@ export interface Running {
   store?: Store;
   /** The embedded devnet this process started (not one passed in {@link BootstrapOptions}). */
   devnet?: Devnet;
+  /**
+   * The audit trail (docs/audit.md): payments' events are recorded in it; operator tools add their
+   * actions (`appendControl`) and its routes read it. Closed (flushed) by the service's shutdown.
+   */
+  audit?: AuditLog;
   /** Lines for people: URLs, wallets, the dev token. Never private keys. */
   banner: string[];
 }
@@ -135,7 +142,16 @@ export async function bootstrap(
     store = await storeOpening;
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
-    const payments = createPayments(paymentsOptions(config, sources, opened, logger, options.now));
+    const audit = createAuditLog({
+      store: opened.audit,
+      onError: (error, context) => logger.warn(context, { err: error }),
+    });
+    // What happens to payments is told to its watchers: the audit trail (others join in fanOut).
+    const events = fanOut(auditPaymentEvents(audit));
+    const payments = createPayments({
+      ...paymentsOptions(config, sources, opened, logger, options.now),
+      events,
+    });
     const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
       ...(options.models ? { models: options.models } : {}),
@@ -161,6 +177,8 @@ export async function bootstrap(
       ],
       onShutdown: async () => {
         await payments.close();
+        // The records still queued are written before the store closes.
+        await audit.close();
         await opened.close();
         await own?.stop();
       },
@@ -169,7 +187,14 @@ export async function bootstrap(
     if (devnet) mountDevnetWallets(service.app, devnetUserWallets(devnet));
     // Everything is wired: now start what runs on its own (reconciliation).
     await payments.start();
-    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner: sources.banner };
+    return {
+      service,
+      payments,
+      store: opened,
+      audit,
+      ...(own ? { devnet: own } : {}),
+      banner: sources.banner,
+    };
   } catch (error) {
     await store?.close().catch(() => {});
     await own?.stop();
