@@ -115,7 +115,9 @@ describe("what the docs name exists as named", () => {
       config.indexOf("});", config.indexOf("const envSchema")),
     );
     const names = new Set([...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? ""));
-    for (const file of readdirSync(join(ROOT, "src/cli"))) {
+    // src/cli and its folders (src/cli/operator): every source file's env reads.
+    const files = readdirSync(join(ROOT, "src/cli"), { recursive: true, encoding: "utf8" });
+    for (const file of files.filter((f) => f.endsWith(".ts"))) {
       for (const m of read(`src/cli/${file}`).matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1] ?? "");
     }
     expect(names.size).toBeGreaterThan(30);
