@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { fanOut } from "../payments/index.js";
 import { createToyWorld, type ToyWorld, USD } from "../payments/testing/index.js";
 import {
@@ -162,6 +162,25 @@ describe("the queue", () => {
       ["payment.quoted", { n: 4 }],
       ["payment.quoted", { n: 5 }],
     ]);
+  });
+
+  it("close waits for a store that does not answer only so long, and says what was left", async () => {
+    vi.useFakeTimers();
+    try {
+      const hanging = Object.assign(new FlakyStore(), { append: () => new Promise<void>(() => {}) });
+      const errors: string[] = [];
+      const log = createAuditLog({ store: hanging, onError: (_e, context) => errors.push(context) });
+      log.append(entry(1));
+      log.append(entry(2));
+      await Promise.resolve();
+      log.append(entry(3));
+      const closing = log.close();
+      await vi.advanceTimersByTimeAsync(5000);
+      await closing;
+      expect(errors).toEqual(["audit: 3 records not written at close"]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("after close, nothing more is taken (and it says so)", async () => {

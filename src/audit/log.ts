@@ -72,6 +72,8 @@ export interface AuditLogOptions {
   maxQueued?: number;
   /** Wait before a failed write is tried again (default 1 s). */
   retryMs?: number;
+  /** How long `close()` may wait for the last writes (default 5 s): a store that is down does not hold shutdown. */
+  closeTimeoutMs?: number;
 }
 
 const text = (value: string | null | undefined): string | null =>
@@ -105,6 +107,8 @@ export class AuditLog {
   private writing: Promise<boolean> | undefined;
   private retry: ReturnType<typeof setTimeout> | undefined;
   private dropped = 0;
+  /** Records taken from the queue by the write under way. */
+  private inFlight = 0;
   private closed = false;
   private lastError: unknown;
 
@@ -141,18 +145,29 @@ export class AuditLog {
     }
   }
 
-  /** Write what is queued, then take no more. What cannot be written is reported as lost. */
+  /** Write what is queued (for at most `closeTimeoutMs`), then take no more; what is left is reported lost. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    try {
-      await this.flush();
-    } catch (error) {
-      this.options.onError?.(error, `audit: ${this.queue.length} records not written at close`);
-    } finally {
-      if (this.retry) clearTimeout(this.retry);
-      this.retry = undefined;
-    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<Error>((resolve) => {
+      timer = setTimeout(
+        () => resolve(new Error("the store did not answer in time")),
+        this.options.closeTimeoutMs ?? 5000,
+      );
+    });
+    const failed = await Promise.race([
+      this.flush().then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+      late,
+    ]);
+    clearTimeout(timer);
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    const left = this.queue.length + this.dropped + this.inFlight;
+    if (failed || left > 0) this.options.onError?.(failed, `audit: ${left} records not written at close`);
   }
 
   /** An operator action (a key created, revoked or rotated, a pause set or cleared), queued. */
@@ -202,13 +217,16 @@ export class AuditLog {
         const dropped = this.dropped;
         const note =
           dropped > 0 ? [rowOf({ at: new Date(), kind: "audit.dropped", data: { count: dropped } })] : [];
+        this.inFlight = batch.length;
         await this.options.store.append([...note, ...batch]);
         this.dropped -= dropped;
+        this.inFlight = 0;
         batch = [];
       }
       return true;
     } catch (error) {
       // The batch goes back in front, in order; the oldest beyond the bound are dropped (and said).
+      this.inFlight = 0;
       this.queue.unshift(...batch);
       const over = this.queue.length - (this.options.maxQueued ?? 10_000);
       if (over > 0) {
