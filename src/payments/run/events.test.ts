@@ -113,7 +113,7 @@ describe("payment events", () => {
     ]);
   });
 
-  it("the wallet's answers tell approval_answered, via the caller, with its wallet", async () => {
+  it("the wallet's answers tell approval_answered, via the caller or the page, with its wallet", async () => {
     w = createToyWorld();
     const ask = async () => {
       const outcome = await w.pipeline.pay(w.request({ wallet: w.user }), { url: w.url });
@@ -134,7 +134,9 @@ describe("payment events", () => {
     };
     await (await w.desk.resume({ answer, wallet: w.user, signal })).run(new RecordingObserver());
     const declined = await ask();
-    await w.desk.resume({ answer: { paymentId: declined.id, kind: "reject" }, wallet: w.user, signal });
+    // The approval page's way in (its decline's signature is checked before the desk, page-decline.ts).
+    const reject = { paymentId: declined.id, kind: "reject" as const };
+    await w.desk.resume({ answer: reject, wallet: w.user, via: "page", signal });
 
     const answers = w.events.events.filter((e) => e.kind === "approval_answered");
     expect(answers).toEqual([
@@ -146,7 +148,7 @@ describe("payment events", () => {
       }),
       expect.objectContaining({
         paymentId: declined.id,
-        via: "caller",
+        via: "page",
         wallet: w.user.address,
         answer: "declined",
       }),
