@@ -1,4 +1,5 @@
 import { approvalPrelude, createPaymentTools } from "./agent/index.js";
+import { type AuditLog, auditPaymentEvents, createAuditLog } from "./audit/index.js";
 import {
   type DevnetHandle,
   devnetUserWallets,
@@ -47,6 +48,11 @@ export interface Running {
   store?: Store;
   /** The embedded devnet this process started (not one passed in {@link BootstrapOptions}). */
   devnet?: Devnet;
+  /**
+   * The audit trail (docs/audit.md): payments' events are recorded in it; operator tools add their
+   * actions (`appendControl`) and its routes read it. Closed (flushed) by the service's shutdown.
+   */
+  audit?: AuditLog;
   /** Lines for people: URLs, wallets, the dev token. Never private keys. */
   banner: string[];
   /**
@@ -138,11 +144,7 @@ export async function bootstrap(
   let devnet: DevnetHandle | undefined;
   let own: Devnet | undefined;
   try {
-    if (ownDevnet)
-      own = await startDevnet({
-        ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
-        log: (line) => logger.info("devnet", { line }),
-      });
+    if (ownDevnet) own = await startOwnDevnet(options, logger);
     devnet = p.mode !== "devnet" ? undefined : (options.devnet ?? own);
   } catch (error) {
     await storeOpening.then((opened) => opened.close()).catch(() => {});
@@ -155,11 +157,14 @@ export async function bootstrap(
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
     const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
-    const operator = await operatorControls(config, opened, logger, options, tokens.values());
+    const audit = auditLogOf(opened, logger);
+    const operator = await operatorControls(config, opened, logger, options, tokens.values(), audit);
     const payments = createPayments(
       observed(
         {
           ...paymentsOptions(config, sources, opened, logger, options.now),
+          // What happens to payments is told to its watchers: the audit trail, metrics, traces.
+          events: auditPaymentEvents(audit),
           pauses: operator.cache,
           // On the devnet, a key bound to a devnet wallet may sign with it, as the dev token does.
           ...(devnet ? { grantsMaySign: true } : {}),
@@ -168,7 +173,10 @@ export async function bootstrap(
       ),
     );
     const service = createService({ ...config, auth: { ...config.auth, tokens } }, logger, {
-      operator: { keys: operator.cache, routes: { plane: operator.plane, token: operator.token } },
+      operator: {
+        keys: operator.cache,
+        routes: { plane: operator.plane, token: operator.token, audit, logger },
+      },
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
       observe,
@@ -188,6 +196,8 @@ export async function bootstrap(
       onShutdown: async () => {
         operator.cache.stop();
         await payments.close();
+        // The records still queued are written before the store closes.
+        await audit.close();
         await opened.close();
         await own?.stop();
       },
@@ -203,13 +213,29 @@ export async function bootstrap(
     await payments.start();
     operator.cache.start();
     const banner = [...sources.banner, ...operatorBanner(config)];
-    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner, operator };
+    return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner, operator, audit };
   } catch (error) {
     await store?.close().catch(() => {});
     await own?.stop();
     if (!options.observe) await observe.shutdown().catch(() => {});
     throw error;
   }
+}
+
+/** The audit trail on the store (docs/audit.md): its writes' failures are logged, never thrown. */
+function auditLogOf(store: Store, logger: Logger): AuditLog {
+  return createAuditLog({
+    store: store.audit,
+    onError: (error, context) => logger.warn(context, { err: error }),
+  });
+}
+
+/** The embedded devnet this process runs (its manifest where the options say). */
+function startOwnDevnet(options: BootstrapOptions, logger: Logger): Promise<Devnet> {
+  return startDevnet({
+    ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
+    log: (line) => logger.info("devnet", { line }),
+  });
 }
 
 /** The store the configuration names: a PostgreSQL server, else PGlite under DATA_DIR (or in memory). */
@@ -253,6 +279,7 @@ async function operatorControls(
   logger: Logger,
   options: BootstrapOptions,
   callerNames: Iterable<string>,
+  audit: AuditLog,
 ) {
   const now = options.now;
   const cache = new OperatorCache(store.operator, {
@@ -265,15 +292,17 @@ async function operatorControls(
     callerNames,
     ...(now ? { now } : {}),
     afterChange: () => cache.refresh(),
-    onChange:
-      options.onOperatorChange ??
-      ((event) =>
-        logger.info("operator change", {
-          kind: event.kind,
-          by: event.by,
-          ...(event.key ? { key: event.key } : {}),
-          ...(event.scope ? { scope: event.scope } : {}),
-        })),
+    // Every change is an audit record (docs/audit.md) and a log line; never a token.
+    onChange: (event) => {
+      audit.appendControl(event);
+      logger.info("operator change", {
+        kind: event.kind,
+        by: event.by,
+        ...(event.key ? { key: event.key } : {}),
+        ...(event.scope ? { scope: event.scope } : {}),
+      });
+      options.onOperatorChange?.(event);
+    },
   });
   // A data dir that cannot be written (a read-only serverless file system) costs the CLI its
   // token file, not the start: the token is then this process's only (set OPERATOR_TOKEN).

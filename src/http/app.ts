@@ -3,6 +3,7 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Tracer } from "@opentelemetry/api";
 import { type Context, Hono } from "hono";
 import type { AgentDeps } from "../agent/index.js";
+import type { JwtConfig } from "../config/index.js";
 import { AppError, isAppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
@@ -13,6 +14,7 @@ import { readChatRequest } from "./chat-request.js";
 import { claimIdempotency, idempotencyKeyHeader } from "./claim.js";
 import { cors } from "./cors.js";
 import type { OutcomeRebuilder } from "./idempotency.js";
+import { createJwtVerifier } from "./jwt.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { type McpRouteDeps, mountMcp } from "./mcp.js";
 import { type MetricsRouteDeps, mountMetrics } from "./metrics.js";
@@ -37,7 +39,8 @@ export interface AppDeps {
     /** The lease of an idempotency claim (IDEMPOTENCY_LEASE_MS); default 10 s. */
     idempotencyLeaseMs?: number;
     trustProxy: boolean;
-    auth: { tokens: Map<string, string>; required: boolean };
+    /** `jwt`: bearer JWTs of the operator's identity provider (docs/deploy.md#logins-from-your-identity-provider). */
+    auth: { tokens: Map<string, string>; required: boolean; jwt?: JwtConfig };
     /** Origins whose pages may call the API (CORS_ORIGINS); none: same-origin only. */
     cors?: { origins: readonly string[] };
   };
@@ -161,6 +164,7 @@ export function createApp(deps: AppDeps): Hono {
     authTokens: deps.config.auth.tokens,
     requireAuth: deps.config.auth.required,
     ...(deps.operator ? { keys: deps.operator.keys } : {}),
+    ...(deps.config.auth.jwt ? { jwt: createJwtVerifier(deps.config.auth.jwt) } : {}),
   };
   // One per route family: an operator key may be scoped to some of them (docs/deploy.md#operating-it).
   const authChat = auth(known, "chat");

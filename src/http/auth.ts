@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { AppError } from "../errors/index.js";
 import type { KeyLookup, KeyScope } from "../operator/index.js";
+import type { JwtVerifier } from "./jwt.js";
 import type { AuthVars, Middleware } from "./vars.js";
 
 /** The operator keys as auth reads them: each instance's copy, refreshed from the store (src/operator). */
@@ -15,7 +16,16 @@ export interface Authenticate {
   requireAuth: boolean;
   /** Operator keys (docs/deploy.md#operating-it), looked up after `authTokens`. */
   keys?: KeyAuth;
+  /**
+   * Bearer JWTs of the operator's identity provider (docs/deploy.md#logins-from-your-identity-provider),
+   * tried last. Their callers are named `jwt:<claim>`, so a subject never shares a name (and so
+   * payments, history and approvals) with an operator key or an AUTH_TOKENS identity.
+   */
+  jwt?: JwtVerifier;
 }
+
+/** The prefix of every caller a JWT names. */
+export const JWT_CALLER_PREFIX = "jwt:";
 
 const ANONYMOUS: AuthVars = { caller: undefined, bearerToken: undefined, grant: undefined };
 
@@ -24,7 +34,7 @@ const ANONYMOUS: AuthVars = { caller: undefined, bearerToken: undefined, grant: 
  * for an unknown, revoked or expired one, or a missing one when required, and `forbidden` for an
  * operator key used outside its scopes (`scope`: which of them this route is).
  */
-export function authenticate(c: Context, deps: Authenticate, scope?: KeyScope): AuthVars {
+export async function authenticate(c: Context, deps: Authenticate, scope?: KeyScope): Promise<AuthVars> {
   const header = c.req.header("authorization");
   if (!header) {
     if (deps.requireAuth) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");
@@ -37,6 +47,17 @@ export function authenticate(c: Context, deps: Authenticate, scope?: KeyScope): 
   const key = deps.keys?.lookup(token) ?? { kind: "none" };
   if (key.kind === "revoked" || key.kind === "expired")
     throw new AppError("unauthorized", `This API key was ${key.kind === "revoked" ? "revoked" : "expired"}.`);
+  if (key.kind === "none" && deps.jwt) {
+    const verified = await deps.jwt(token);
+    if (verified)
+      return {
+        caller: `${JWT_CALLER_PREFIX}${verified.caller}`,
+        bearerToken: token,
+        grant: verified.grant
+          ? { ...verified.grant, name: `${JWT_CALLER_PREFIX}${verified.caller}` }
+          : undefined,
+      };
+  }
   if (key.kind !== "active") throw new AppError("unauthorized", "The bearer token is not valid.");
   if (scope && !key.scopes.includes(scope))
     throw new AppError(
@@ -57,7 +78,7 @@ export function authenticate(c: Context, deps: Authenticate, scope?: KeyScope): 
  */
 export function auth(deps: Authenticate, scope?: KeyScope): Middleware<AuthVars> {
   return async (c, next) => {
-    const { caller, bearerToken, grant } = authenticate(c, deps, scope);
+    const { caller, bearerToken, grant } = await authenticate(c, deps, scope);
     c.set("caller", caller);
     c.set("bearerToken", bearerToken);
     c.set("grant", grant);

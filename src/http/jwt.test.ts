@@ -1,10 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Hono } from "hono";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../config/index.js";
 import { AppError } from "../errors/index.js";
+import { auth } from "./auth.js";
 import { createJwtVerifier, grantOf, type JwtVerifierOptions } from "./jwt.js";
+import { problemResponse } from "./problem.js";
+import type { AuthVars } from "./vars.js";
 
 /**
  * docs/deploy.md#logins-from-your-identity-provider: bearer JWTs verified with jose against a
@@ -185,5 +189,38 @@ describe("JWT configuration", () => {
     expect(loadConfig({ ...jwt, JWKS_URL: "http://127.0.0.1:8080/jwks.json" }).auth.jwt?.jwksUrl).toBe(
       "http://127.0.0.1:8080/jwks.json",
     );
+  });
+});
+
+describe("auth with JWTs", () => {
+  // The middleware every API route runs: a verified token names the caller `jwt:<claim>`, beside
+  // AUTH_TOKENS and operator keys, so no subject can take another identity's name.
+  async function callerOf(token: string | undefined, tokens = new Map<string, string>()) {
+    const app = new Hono<{ Variables: AuthVars }>();
+    app.use("*", auth({ authTokens: tokens, requireAuth: true, jwt: createJwtVerifier(options()) }));
+    app.get("/", (c) => c.json({ caller: c.var.caller ?? null, grant: c.var.grant ?? null }));
+    app.onError((error) => problemResponse(error as AppError));
+    const res = await app.request("/", token ? { headers: { Authorization: `Bearer ${token}` } } : {});
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it("names a verified token's caller jwt:<sub>, and its limits become the grant under that name", async () => {
+    expect(await callerOf(await sign())).toEqual({
+      status: 200,
+      body: { caller: "jwt:user-123", grant: null },
+    });
+    const verify = createJwtVerifier(options({ limitsClaim: "x402" }));
+    const limited = await verify(await sign({ claims: { x402: { daily: "0.02" } } }));
+    expect(limited?.grant?.daily).toBe(20_000n);
+  });
+
+  it("refuses a token of another issuer as an unknown token, and a subject named like an AUTH_TOKENS identity stays apart", async () => {
+    expect((await callerOf(await sign({ issuer: "https://evil.example.com/" }))).status).toBe(401);
+    const named = await callerOf(
+      await sign({ claims: { sub: "alice" } }),
+      new Map([["alice-token", "alice"]]),
+    );
+    expect(named.body.caller).toBe("jwt:alice");
+    expect((await callerOf("alice-token", new Map([["alice-token", "alice"]]))).body.caller).toBe("alice");
   });
 });

@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, Hono } from "hono";
 import { AppError } from "../errors/index.js";
+import type { Logger } from "../log/index.js";
 import { type ControlPlane, KEY_NAME, type PauseTarget, pauseTargetOf } from "../operator/index.js";
 import { readJsonBody } from "./body.js";
+import { type AuditRoutesDeps, mountAuditRoutes } from "./operator-audit.js";
 import type { Middleware } from "./vars.js";
 
 /**
@@ -14,6 +16,9 @@ export interface OperatorRoutesDeps {
   plane: ControlPlane;
   /** The operator token (OPERATOR_TOKEN, or the one made at start). Never logged. */
   token: string;
+  /** The audit trail's reads (docs/audit.md): verify, export, refusals; absent: no such routes. */
+  audit?: AuditRoutesDeps["audit"];
+  logger?: Logger;
 }
 
 const BODY_MAX_BYTES = 16 * 1024;
@@ -64,6 +69,8 @@ export function mountOperatorRoutes(app: Hono, deps: OperatorRoutesDeps): void {
   const { plane } = deps;
   const guard = operatorGuard(deps.token);
   app.use("/api/operator/*", guard);
+  if (deps.audit)
+    mountAuditRoutes(app, { audit: deps.audit, guard, ...(deps.logger ? { logger: deps.logger } : {}) });
   app.get("/api/operator/keys", async (c) => c.json({ keys: await plane.listKeys() }, 200, NO_STORE));
   app.post("/api/operator/keys", async (c) => {
     const created = await plane.createKey(await body(c), operatorName(c));

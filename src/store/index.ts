@@ -2,8 +2,10 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { type AuditStore, MemoryAuditStore } from "../audit/index.js";
 import type { OperatorStore } from "../operator/index.js";
 import type { DeliveredData, Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
+import { PgAuditStore } from "./audit.js";
 import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
@@ -51,6 +53,8 @@ export interface Store {
   delivered: DeliveredData;
   /** Operator keys and pauses (docs/deploy.md#operating-it), guarded the same way. */
   operator: OperatorStore;
+  /** The audit trail's records (migration 12; src/audit reads and writes them), guarded the same way. */
+  audit: AuditStore;
   close(): Promise<void>;
 }
 
@@ -90,6 +94,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       idempotency: guardStore(new PgIdempotencyStore(db)),
       delivered: guardStore(new PgDeliveredData(db)),
       operator: guardStore(new PgOperatorStore(postgresQuery(client))),
+      audit: guardStore(new PgAuditStore(postgresQuery(client))),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -113,6 +118,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       idempotency: guardStore(new PgIdempotencyStore(db)),
       delivered: guardStore(new PgDeliveredData(db)),
       operator: guardStore(new PgOperatorStore(pgliteQuery(client))),
+      audit: guardStore(new PgAuditStore(pgliteQuery(client))),
       close: () => client.close(),
     };
   } catch (error) {
@@ -134,6 +140,7 @@ export function openMemoryStore(): Store {
     idempotency: new MemoryIdempotencyStore(),
     delivered: new MemoryDeliveredData(),
     operator: new MemoryOperatorStore(ledger),
+    audit: new MemoryAuditStore(),
     close: async () => {},
   };
 }

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
+import { formatUsd } from "../../src/money/index.js";
 import {
   type Booted,
   boot,
@@ -15,6 +16,7 @@ import {
   dropSchema,
   evmBalances,
   ledgerOf,
+  priceOf,
   rowsOf,
   useTestDevnet,
 } from "./harness.js";
@@ -102,6 +104,33 @@ describe("operator keys and the kill switch (PGlite)", () => {
     expect(latest.payments[0]?.amountUsd).toMatch(/^[0-9]+\.[0-9]{2,6}$/);
     expect(await (await operator(a, "GET", "/unclear")).json()).toEqual({ payments: [] });
     expect((await operator(a, "GET", "/payments?limit=0")).status).toBe(400);
+  });
+
+  it("a key made with a daily cap of two weather asks pays two and is refused the third, whatever the request sends", async () => {
+    const price = priceOf(devnet, "weather");
+    const token = await createKey(a, {
+      name: "two-asks",
+      wallets: [payer()],
+      daily: formatUsd(2n * price),
+    });
+    const before = await evmBalances(devnet);
+    const limits = { perTransaction: "50", perRequest: "100", daily: "100" };
+    const first = await chat(a.running, { token, wallet: payer(), spendingLimits: limits });
+    const second = await chat(a.running, { token, wallet: payer(), spendingLimits: limits });
+    expect([first.finish.finishReason, second.finish.finishReason]).toEqual([
+      "payment-complete",
+      "payment-complete",
+    ]);
+    const third = await chat(a.running, { token, wallet: payer(), spendingLimits: limits });
+    expect(third.finish.finishReason).toBe("limit-exceeded");
+    expect(third.errors[0]).toMatchObject({
+      code: "limit_exceeded",
+      limit: "daily",
+      limitUsd: formatUsd(2n * price),
+    });
+    expect(await rowsOf(a.running, third)).toEqual([]);
+    // Ledger = chain: exactly the two asks left the wallet.
+    expect((await evmBalances(devnet)).payer).toBe(before.payer - 2n * price);
   });
 
   it("holds a key to its scopes and its wallets, on the chat and on MCP", async () => {

@@ -1,3 +1,4 @@
+import { AuditLog } from "../../audit/index.js";
 import type { Config } from "../../config/index.js";
 import { AppError } from "../../errors/index.js";
 import { ControlPlane } from "../../operator/index.js";
@@ -22,7 +23,14 @@ export async function directTransport(config: Config, by: string): Promise<Opera
     ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
     dataDir: `${p.dataDir}/pglite`,
   });
-  const plane = new ControlPlane({ store: store.operator, callerNames: config.auth.tokens.values() });
+  // Changes made here are audit records as the service's own are (docs/audit.md), written before
+  // the store closes.
+  const audit = new AuditLog({ store: store.audit });
+  const plane = new ControlPlane({
+    store: store.operator,
+    callerNames: config.auth.tokens.values(),
+    onChange: (event) => audit.appendControl(event),
+  });
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -43,6 +51,9 @@ export async function directTransport(config: Config, by: string): Promise<Opera
     pause: (target, reason) => refusals(() => plane.pause(target, reason, by)),
     resume: (target) => refusals(() => plane.resume(target, by)),
     payments: (limit) => refusals(() => plane.payments(limit)),
-    close: () => store.close(),
+    close: async () => {
+      await audit.close();
+      await store.close();
+    },
   };
 }

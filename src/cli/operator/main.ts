@@ -3,7 +3,13 @@ import { parseArgs } from "node:util";
 import { type Config, loadConfig } from "../../config/index.js";
 import { type KeyView, type PauseTarget, type PauseView, readOperatorToken } from "../../operator/index.js";
 import { EXIT } from "../exit.js";
-import { auditMain } from "./audit.js";
+import {
+  type AuditBackend,
+  auditExport,
+  auditVerify,
+  directAuditBackend,
+  httpAuditBackend,
+} from "./audit.js";
 import { directTransport } from "./direct.js";
 import { httpTransport, OperatorError, type OperatorIo, type OperatorTransport } from "./transport.js";
 
@@ -25,7 +31,8 @@ export const OPERATOR_USAGE = `Usage:
   x402-chat-agent keys rotate NAME
   x402-chat-agent pause (--all | --key NAME) --reason TEXT
   x402-chat-agent resume (--all | --key NAME)
-  x402-chat-agent audit verify|export
+  x402-chat-agent audit verify
+  x402-chat-agent audit export [--since ISO-TIME]
 
 Add --json for JSON output. Over HTTP when X402_CHAT_URL is set (or the local service answers),
 with OPERATOR_TOKEN or <DATA_DIR>/operator-token; otherwise straight to the store (DATABASE_URL,
@@ -45,6 +52,7 @@ const OPTIONS = {
   all: { type: "boolean" },
   key: { type: "string" },
   reason: { type: "string" },
+  since: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -95,6 +103,37 @@ export async function chooseTransport(env: NodeJS.ProcessEnv, by: string): Promi
   // A service that wrote its token and still answers: go through it (it may hold the embedded store).
   if (token && (await answers(config.publicUrl))) return httpTransport(config.publicUrl, token, by);
   return directTransport(config, by);
+}
+
+/** The audit trail's reads, by the same road as the other commands (chooseTransport). */
+async function chooseAuditBackend(
+  env: NodeJS.ProcessEnv,
+): Promise<AuditBackend & { close(): Promise<void> }> {
+  const config: Config = loadConfig(env);
+  const token = env.OPERATOR_TOKEN?.trim() || (await readOperatorToken(config.payments.dataDir));
+  const url =
+    env.X402_CHAT_URL?.trim() || (token && (await answers(config.publicUrl)) ? config.publicUrl : "");
+  if (url) {
+    if (!token)
+      throw new OperatorError("set OPERATOR_TOKEN (the service's) to read its audit trail", "usage");
+    return { ...httpAuditBackend({ url, token }), close: async () => {} };
+  }
+  if (config.payments.dataDir === "memory://" && !config.payments.databaseUrl)
+    throw new OperatorError("DATA_DIR=memory:// keeps nothing: set X402_CHAT_URL", "usage");
+  return directAuditBackend(config.payments);
+}
+
+/** `audit verify` (exit 1 when the chain is broken) and `audit export [--since]` (JSON lines). */
+async function audit(sub: string | undefined, values: Values, io: OperatorIo): Promise<number> {
+  if (sub !== "verify" && sub !== "export") throw new Usage("audit: verify or export");
+  const since = values.since ? new Date(values.since) : new Date(0);
+  if (Number.isNaN(since.getTime())) throw new Usage(`audit export: --since ${values.since} is not a time`);
+  const backend = await chooseAuditBackend(io.env);
+  try {
+    return sub === "verify" ? await auditVerify(backend, io) : await auditExport(backend, since, io);
+  } finally {
+    await backend.close();
+  }
 }
 
 function usd(v: string | null): string {
@@ -205,7 +244,7 @@ async function run(argv: string[], io: OperatorIo, out: (s: string) => void): Pr
     out(OPERATOR_USAGE);
     return EXIT.ok;
   }
-  if (command === "audit") return auditMain(sub, io);
+  if (command === "audit") return audit(sub, values, io);
   if (!["keys", "pause", "resume"].includes(command)) throw new Usage(`unknown command: ${command}`);
   if (command === "pause" && !values.reason?.trim()) throw new Usage("pause: say why with --reason TEXT");
   const target = command === "keys" ? undefined : targetOf(values);

@@ -91,8 +91,9 @@ describe("a key's caps", () => {
     expect(asked).toMatchObject({ status: "awaiting_approval" });
     const budget = await face.budget(session(grant, { wallet: w.user }));
     expect(budget).toMatchObject({
+      // The key's day binds: the top-level day, spent and remaining are the key's.
       limits: { dailyUsd: "0.02" },
-      spentTodayUsd: "0.00",
+      spentTodayUsd: "0.01",
       remainingTodayUsd: "0.01",
       key: {
         name: KEY,

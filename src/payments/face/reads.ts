@@ -133,11 +133,13 @@ export async function budgetFor(
     limits: {
       perTransactionUsd: formatUsd(limits.perTransaction),
       perRequestUsd: formatUsd(limits.perRequest),
-      dailyUsd: formatUsd(limits.daily),
+      // The day that binds: the wallet's, or the key's over all its wallets (then spent and
+      // remaining below are the key's too, and `key.dailyBinds` says so).
+      dailyUsd: formatUsd(daily.limit),
       allowedNetworks: limits.allowedNetworks,
       allowedServices: limits.allowedServices,
     },
-    spentTodayUsd: formatUsd(s.today),
+    spentTodayUsd: formatUsd(daily.byCaller ? (s.callerToday ?? s.today) : s.today),
     spentThisRequestUsd: formatUsd(s.thisRequest),
     remainingTodayUsd: formatUsd(remaining.daily),
     ...(request.grant ? { key: keyBudget(request.grant, limits, s, daily.byCaller) } : {}),

@@ -4,6 +4,7 @@ import type { SpendingLimitsInput } from "../../protocol/request.js";
 import {
   budgetMeter,
   checkSpend,
+  dailyOf,
   type GrantCaps,
   isWalletAllowed,
   type LimitsConfig,
@@ -47,17 +48,24 @@ const grantArb: fc.Arbitrary<GrantCaps | undefined> = fc.option(
 );
 
 describe("resolveLimits with a key's grant", () => {
-  it("the key's caps bound whatever the request asks: daily 100 under a $0.02 key is $0.02", () => {
+  it("the key's caps bound whatever the request asks: under a $0.02-a-day key, the key's day is $0.02", () => {
     const limits = resolveLimits(
       server,
       { perTransaction: 50n * USD, daily: 100n * USD },
       { daily: 2n * CENT, perTransaction: CENT },
     );
+    // The wallet's day is the request's; the key's day counts the key's own spend, and both hold
+    // (dailyOf names the one that binds).
     expect(limits).toMatchObject({
       perTransaction: CENT,
       perRequest: 2n * USD,
-      daily: 2n * CENT,
+      daily: 100n * USD,
       callerDaily: 2n * CENT,
+    });
+    expect(dailyOf(limits, { today: 0n, thisRequest: 0n, callerToday: CENT })).toEqual({
+      limit: 2n * CENT,
+      remaining: CENT,
+      byCaller: true,
     });
     expect(limits.allowedWallets).toBeUndefined();
   });
@@ -79,11 +87,14 @@ describe("resolveLimits with a key's grant", () => {
     expect(resolveLimits(server, { daily: 5000n * USD })).toMatchObject({ daily: 1000n * USD });
   });
 
-  it("is min(request ?? default, key cap ?? server cap, server cap) for each amount (property)", () => {
+  it("is min(request ?? default, key cap ?? server cap, server cap) for each amount but the wallet's day (property)", () => {
     fc.assert(
       fc.property(serverArb, requestArb, grantArb, (config, request, grant) => {
         const limits = resolveLimits(config, request, grant);
-        for (const key of ["perTransaction", "perRequest", "daily"] as const) {
+        expect(limits.daily).toBe(
+          [request?.daily ?? config.defaults.daily, config.caps.daily].reduce(smaller),
+        );
+        for (const key of ["perTransaction", "perRequest"] as const) {
           const candidates = [
             request?.[key] ?? config.defaults[key],
             grant?.[key] ?? config.caps[key],

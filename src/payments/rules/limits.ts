@@ -93,8 +93,9 @@ export function normalizeOrigin(value: string): string {
  * (docs/payments.md#spending-limits, said to users as LIMITS_RULE, src/protocol/limits-rule.ts): a
  * request's limits apply up to the service's caps and the key's caps; a limit left out gets the
  * service's default, within those caps. Each amount is min(request ?? default, key's cap ??
- * server's cap, server's cap); the key's daily cap also counts over every wallet the key pays from
- * (`callerDaily`), and its wallets are the only ones that may pay. Networks and services are
+ * server's cap, server's cap), except the day: the wallet's day is min(request ?? default, server's
+ * cap), and the key's daily cap counts the key's own spend over every wallet it pays from
+ * (`callerDaily`); both hold. The key's wallets are the only ones that may pay. Networks and services are
  * intersections with the server's lists (a request list meets "any" as itself). Absent request
  * lists mean "whatever the server allows".
  */
@@ -104,7 +105,10 @@ export function resolveLimits(
   grant?: GrantCaps,
 ): EffectiveLimits {
   const amount = (key: keyof AmountLimits): bigint => {
-    const cap = minBig(grant?.[key] ?? server.caps[key], server.caps[key]);
+    // The key's daily cap counts the key's own spend (`callerDaily`), not the wallet's: another
+    // caller's payments from the same wallet must not use up this key's day.
+    const keyCap = key === "daily" ? undefined : grant?.[key];
+    const cap = minBig(keyCap ?? server.caps[key], server.caps[key]);
     return nonNegative(minBig(request?.[key] ?? server.defaults[key], cap));
   };
 

@@ -97,7 +97,23 @@ describe("payment events", () => {
     ]);
   });
 
-  it("the wallet's answers tell approval_answered, via the caller, with its wallet", async () => {
+  it("a quote admission refuses tells refused_early too (the audit trail lists it)", async () => {
+    w = createToyWorld({ price: 3n * USD });
+    const request = w.request({ caller: "k" });
+    const quoted = await w.pipeline.quote(request, { url: w.url });
+    expect(quoted).toMatchObject({ kind: "demand", admission: { ok: false, reason: "limit_exceeded" } });
+    expect(w.events.events).toEqual([
+      expect.objectContaining({
+        kind: "refused_early",
+        scopeId: request.scopeId,
+        caller: "k",
+        service: w.url,
+        reason: "limit_exceeded",
+      }),
+    ]);
+  });
+
+  it("the wallet's answers tell approval_answered, via the caller or the page, with its wallet", async () => {
     w = createToyWorld();
     const ask = async () => {
       const outcome = await w.pipeline.pay(w.request({ wallet: w.user }), { url: w.url });
@@ -118,7 +134,9 @@ describe("payment events", () => {
     };
     await (await w.desk.resume({ answer, wallet: w.user, signal })).run(new RecordingObserver());
     const declined = await ask();
-    await w.desk.resume({ answer: { paymentId: declined.id, kind: "reject" }, wallet: w.user, signal });
+    // The approval page's way in (its decline's signature is checked before the desk, page-decline.ts).
+    const reject = { paymentId: declined.id, kind: "reject" as const };
+    await w.desk.resume({ answer: reject, wallet: w.user, via: "page", signal });
 
     const answers = w.events.events.filter((e) => e.kind === "approval_answered");
     expect(answers).toEqual([
@@ -130,7 +148,7 @@ describe("payment events", () => {
       }),
       expect.objectContaining({
         paymentId: declined.id,
-        via: "caller",
+        via: "page",
         wallet: w.user.address,
         answer: "declined",
       }),

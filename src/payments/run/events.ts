@@ -83,11 +83,14 @@ export function stepEvent(
   };
 }
 
-/** A payment refused before it existed (`PaymentPipeline.refuseEarly`) as an event. */
+/** Why something was refused, as a refusal says it. */
+export type Said = { reason: Reason; message: string };
+
+/** A payment refused before it existed (`PaymentPipeline.refuseEarly`, a refused quote) as an event. */
 export function refusedEarly(
   payer: Pick<Payer, "scopeId" | "caller" | "wallet">,
   at: Date,
-  said: { reason: Reason; message: string; service?: string | undefined },
+  said: Said & { service?: string | undefined },
 ): PaymentEvent {
   return {
     kind: "refused_early",

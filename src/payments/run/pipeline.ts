@@ -22,7 +22,7 @@ import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x40
 import { askWallet } from "./ask-wallet.js";
 import { BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
-import { refusedEarly, tell } from "./events.js";
+import { refusedEarly, type Said, tell } from "./events.js";
 import {
   type Admitted,
   type PaymentRequest,
@@ -88,10 +88,11 @@ export class PaymentPipeline {
   /** Ask a service its price without paying, through the same admission as a payment. */
   async quote(request: PaymentRequest, input: QuoteInput): Promise<QuoteResult> {
     const limits = this.limitsFor(request);
+    const target = buildTarget(input);
     const refused = request.wallet && refuseWallet(request.wallet, limits);
-    if (refused) return { kind: "refused", ...refused };
-    const probed = await this.probe(request, buildTarget(input), limits);
-    if (probed.kind === "refused") return probed;
+    if (refused) return this.told(request, { kind: "refused" as const, ...refused }, target.url);
+    const probed = await this.probe(request, target, limits);
+    if (probed.kind === "refused") return this.told(request, probed, target.url);
     if (probed.kind === "free") return { kind: "free", url: probed.response.url };
     const committed = await this.committed(request);
     const remaining = { ...committed, limits };
@@ -104,6 +105,7 @@ export class PaymentPipeline {
       { wallet, limits, timeLeftMs: request.deadline - request.now(), committed, serverKey },
       this.deps.config,
     );
+    if (!admission.ok) this.told(request, admission, payee.url);
     // The payment would be signed by whoever admission names: the same answer `pay` acts on.
     const needsApproval = admission.ok ? admission.payer.by === "wallet" : undefined;
     return {
@@ -114,6 +116,12 @@ export class PaymentPipeline {
       admission,
       ...(needsApproval !== undefined ? { needsApproval } : {}),
     };
+  }
+
+  /** A refused quote is told as a refusal before any payment (the audit trail lists refusals). */
+  private told<R extends Said>(request: PaymentRequest, refusal: R, service: string): R {
+    tell(this.deps.events, () => refusedEarly(request, this.now(), { ...refusal, service }));
+    return refusal;
   }
 
   /** The ledger payments are recorded in (a payment read back by its id). */

@@ -9,6 +9,7 @@ import { historyByCaller } from "./008-history-by-caller.js";
 import { deliveredAnswers } from "./009-delivered-answers.js";
 import { operatorKeysAndPauses } from "./010-operator-keys-and-pauses.js";
 import { callerSpendTotals } from "./011-caller-spend-totals.js";
+import { auditTrail } from "./012-audit-trail.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -30,4 +31,5 @@ export const MIGRATIONS: readonly Migration[] = [
   deliveredAnswers,
   operatorKeysAndPauses,
   callerSpendTotals,
+  auditTrail,
 ];
