@@ -4,11 +4,11 @@
  * the devnet: a wrong token is refused in words; the right one signs in (kept in sessionStorage,
  * never in the URL or localStorage); a payment made before shows in Recent payments; a key is
  * created and its token read once (it works, then the page forgets it); pausing all payments with
- * a reason shows the reason and who paused, and refuses a server-key payment
- * (`payments_paused`); one key is paused and resumed; revoking the key (after a confirmation)
- * stops its token; signing out forgets the operator token, and a kept token the service no longer
- * takes signs the page out. axe-core finds no violation at each stage. Without a Chromium the
- * suite says so and is skipped.
+ * a reason shows the reason and who paused, and refuses a server-key payment (`payments_paused`,
+ * then listed under Refusals with the reason); one key is paused and resumed; revoking the key
+ * (after a confirmation) stops its token; signing out forgets the operator token, and a kept token
+ * the service no longer takes signs the page out. axe-core finds no violation at each stage.
+ * Without a Chromium the suite says so and is skipped.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -171,6 +171,13 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
     const refused = await serverKeyChat();
     expect(refused.payments.some((p) => p.status === "settled")).toBe(false);
     expect(JSON.stringify([refused.errors, refused.payments])).toContain("payments_paused");
+    // The refusal, from the audit trail, on the page at its next read: its code and the reason.
+    const refusal = page
+      .getByTestId("refusals-table")
+      .locator("[data-testid=operator-refusal]")
+      .filter({ hasText: "payments_paused" });
+    await refusal.first().waitFor();
+    expect(await refusal.first().textContent()).toContain(REASON);
     expect(await axeViolations(page), "paused").toEqual([]);
 
     await page.getByRole("button", { name: "Resume all payments" }).click();
