@@ -1,5 +1,15 @@
 import { approvalPrelude, createPaymentTools } from "./agent/index.js";
-import { type AuditLog, auditPaymentEvents, createAuditLog } from "./audit/index.js";
+import { type AuditLog, auditPaymentEvents } from "./audit/index.js";
+import {
+  auditLogOf,
+  observed,
+  openStoreOf,
+  operatorBanner,
+  operatorControls,
+  readinessChecks,
+  startOwnDevnet,
+  UNCLEAR,
+} from "./bootstrap-parts.js";
 import {
   type DevnetHandle,
   devnetUserWallets,
@@ -8,32 +18,23 @@ import {
   paymentsOptions,
 } from "./bootstrap-sources.js";
 import { approvalUrl, type Config } from "./config/index.js";
-import { type Devnet, startDevnet } from "./devnet/index.js";
+import type { Devnet } from "./devnet/index.js";
 import { mountDevnetWallets } from "./http/devnet-wallet.js";
-import { chainCheck, type ReadinessCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import type { ModelRegistry } from "./models/index.js";
-import { createObservability, type Observability, timedLedger } from "./observe/index.js";
-import {
-  ControlPlane,
-  OperatorCache,
-  type OperatorEvent,
-  operatorTokenFor,
-  operatorTokenPath,
-} from "./operator/index.js";
+import { createObservability, type Observability } from "./observe/index.js";
+import type { ControlPlane, OperatorCache, OperatorEvent } from "./operator/index.js";
 import {
   type CallerAnswer,
   createPayments,
-  fanOut,
   ledgerRebuilder,
   type PageAnswer,
   type Payments,
-  type PaymentsOptions,
   type SignerKey,
 } from "./payments/index.js";
 import { explorerTxUrl } from "./protocol/index.js";
 import { createService, type Service } from "./service.js";
-import { openStore, type Store } from "./store/index.js";
+import type { Store } from "./store/index.js";
 
 /**
  * The composition root for a running process: config -> (embedded devnet) -> store and payments ->
@@ -220,105 +221,6 @@ export async function bootstrap(
     if (!options.observe) await observe.shutdown().catch(() => {});
     throw error;
   }
-}
-
-/** The audit trail on the store (docs/audit.md): its writes' failures are logged, never thrown. */
-function auditLogOf(store: Store, logger: Logger): AuditLog {
-  return createAuditLog({
-    store: store.audit,
-    onError: (error, context) => logger.warn(context, { err: error }),
-  });
-}
-
-/** The embedded devnet this process runs (its manifest where the options say). */
-function startOwnDevnet(options: BootstrapOptions, logger: Logger): Promise<Devnet> {
-  return startDevnet({
-    ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
-    log: (line) => logger.info("devnet", { line }),
-  });
-}
-
-/** The store the configuration names: a PostgreSQL server, else PGlite under DATA_DIR (or in memory). */
-function openStoreOf(p: Config["payments"], image: Blob | undefined): Promise<Store> {
-  return openStore({
-    ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
-    ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
-    dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
-    ...(image ? { image } : {}),
-  });
-}
-
-/** GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network. */
-function readinessChecks(store: Store, networks: string[], payments: Payments): ReadinessCheck[] {
-  return [
-    { name: "store", kind: "store", check: () => store.ledger.get("readyz").then(() => undefined) },
-    ...networks.map((network) => chainCheck(network, (signal) => payments.pingChain(network, signal))),
-  ];
-}
-
-/** Payments awaiting reconciliation: `x402_unclear_payments`. */
-const UNCLEAR = ["unknown", "signed", "submitted"] as const;
-
-/**
- * Payments watched (docs/deploy.md#traces-and-metrics): their events feed the metrics and the
- * traces (beside any watcher already given), their ledger writes are timed.
- */
-function observed(options: PaymentsOptions, observe: Observability): PaymentsOptions {
-  const events = options.events ? fanOut(options.events, observe.paymentEvents) : observe.paymentEvents;
-  return { ...options, ledger: timedLedger(options.ledger, observe.metrics), events };
-}
-
-/**
- * The operator's keys and pauses (docs/deploy.md#operating-it): this instance's copy, read once
- * before the service answers and then every 500 ms; the control plane on the same store; and the
- * operator token (OPERATOR_TOKEN, else one written to `<DATA_DIR>/operator-token`).
- */
-async function operatorControls(
-  config: Config,
-  store: Store,
-  logger: Logger,
-  options: BootstrapOptions,
-  callerNames: Iterable<string>,
-  audit: AuditLog,
-) {
-  const now = options.now;
-  const cache = new OperatorCache(store.operator, {
-    ...(now ? { now } : {}),
-    onError: (error) => logger.warn("operator keys and pauses not refreshed", { err: error }),
-  });
-  await cache.refresh();
-  const plane = new ControlPlane({
-    store: store.operator,
-    callerNames,
-    ...(now ? { now } : {}),
-    afterChange: () => cache.refresh(),
-    // Every change is an audit record (docs/audit.md) and a log line; never a token.
-    onChange: (event) => {
-      audit.appendControl(event);
-      logger.info("operator change", {
-        kind: event.kind,
-        by: event.by,
-        ...(event.key ? { key: event.key } : {}),
-        ...(event.scope ? { scope: event.scope } : {}),
-      });
-      options.onOperatorChange?.(event);
-    },
-  });
-  // A data dir that cannot be written (a read-only serverless file system) costs the CLI its
-  // token file, not the start: the token is then this process's only (set OPERATOR_TOKEN).
-  const token = await operatorTokenFor(config.operatorToken, config.payments.dataDir).catch(
-    (error: unknown) => {
-      logger.warn("operator token not written; set OPERATOR_TOKEN", { err: error });
-      return operatorTokenFor(undefined, "memory://");
-    },
-  );
-  return { cache, plane, token };
-}
-
-function operatorBanner(config: Config): string[] {
-  if (config.operatorToken) return ["Operator API /api/operator/* (OPERATOR_TOKEN)"];
-  if (config.payments.dataDir === "memory://") return [];
-  return [`Operator API /api/operator/* (token in ${operatorTokenPath(config.payments.dataDir)})`];
 }
 
 /** The configured bearer tokens, and those bound to server-held keys (valid for the chat too). */

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { z } from "zod/v4";
 import { defaultUsdc } from "../chains/index.js";
-import { parseUsd } from "../money/index.js";
 import type { ModelAlias } from "../protocol/index.js";
 import { ConfigError } from "./errors.js";
+import { bool, int, optionalString, url, usd } from "./fields.js";
 import { type JwtConfig, parseJwtConfig } from "./jwt.js";
 import { list, pairs, parseModelMap, parseTokens } from "./lists.js";
 import { parseOrigins, parsePublicUrl } from "./origins.js";
@@ -95,24 +95,6 @@ export interface PaymentsEnv {
   /** The key quote ids are signed with (QUOTE_SECRET); absent: random per process. */
   quoteSecret?: string;
 }
-
-const bool = z
-  .enum(["true", "false", "1", "0", "yes", "no"])
-  .transform((v) => v === "true" || v === "1" || v === "yes");
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const optionalString = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
-const url = z.url({ protocol: /^https?$/ }).optional();
-const usd = z.string().transform((value, ctx) => {
-  const parsed = parseUsd(value);
-  if (!parsed.ok) {
-    ctx.addIssue({ code: "custom", message: `a USD amount such as 1.50 (${parsed.reason})` });
-    return z.NEVER;
-  }
-  return parsed.atomic;
-});
 
 /** USDC on networks people use, from the x402 SDK's own tables (src/chains); ASSETS adds or replaces entries. */
 export const KNOWN_USDC: Readonly<Record<string, string[]>> = defaultUsdc();

@@ -6,10 +6,8 @@ import {
   type ChatRequest,
   PROTOCOL_HEADER,
   PROTOCOL_VERSION,
-  type SpendingLimitsInput,
   type StreamEvent,
   type ValidatedApproval,
-  type Wallet,
 } from "../protocol/index.js";
 import { chooseMode, jsonResponse, type Mode, streamHeaders } from "./answer.js";
 import { EventStream } from "./event-stream.js";

@@ -1,12 +1,14 @@
+import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
-import type { SpendingLimitsInput, Wallet } from "../../protocol/index.js";
+import type { Wallet } from "../../protocol/index.js";
 import type { Ledger, Payer, PaymentEvents, PaymentPauses, SignerRegistry } from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
   type ChosenOffer,
   type Committed,
+  codeOf,
   type EffectiveLimits,
   type LimitRefusal,
   type LimitsConfig,
@@ -19,6 +21,7 @@ import {
 } from "../rules/index.js";
 import type { PaymentDemandProbe } from "../x402/index.js";
 import type { BalanceBook, BalanceReads } from "./balances.js";
+import { refusedEarly, tell } from "./events.js";
 import type { Reconciler } from "./reconciler.js";
 import type { PaymentRun } from "./run.js";
 
@@ -106,4 +109,26 @@ export interface Admitted {
 export function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): PaymentOutcome {
   const { message, details } = limitExceeded(`$${formatUsd(refusal.amountAtomic)}`, refusal);
   return run.refuse("limit_exceeded", message, details);
+}
+
+/** Why a payment was refused before any quote. */
+export interface Refusal {
+  reason: Reason;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Refused before any quote: nothing to stream but the error (and the `refused_early` event). */
+export function refuseEarly(
+  events: PaymentEvents | undefined,
+  at: Date,
+  request: PaymentRequest,
+  { reason, message, details = {} }: Refusal,
+  service?: string,
+): PaymentOutcome {
+  const code = codeOf(reason);
+  request.observer.error(new AppError(code, message, { details }));
+  tell(events, () => refusedEarly(request, at, { reason, message, service }));
+  const status = reason === "service_unavailable" || reason === "unreadable_demand" ? "failed" : "refused";
+  return { status, error: { code, reason, message, details } };
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { AppError } from "../../errors/index.js";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
 import { type Ledger, pausedMessage, type SignerAccess } from "../ports/index.js";
@@ -8,12 +7,10 @@ import {
   admit,
   type ChosenOffer,
   type Committed,
-  codeOf,
   committedOf,
   type EffectiveLimits,
   isServiceAllowed,
   type PaymentOutcome,
-  type Reason,
   refuseWallet,
   resolveLimits,
   sameTerms,
@@ -29,10 +26,12 @@ import {
   type PayOptions,
   type PipelineDeps,
   type QuoteResult,
+  type Refusal,
+  refuseEarly,
   refuseOverLimit,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
-import { signBounded } from "./sign.js";
+import { findKey, signBounded } from "./sign.js";
 
 /** What a budget read needs of a request. */
 type BudgetScope = Pick<PaymentRequest, "wallet" | "scopeId" | "now" | "caller" | "grant">;
@@ -133,23 +132,20 @@ export class PaymentPipeline {
   async pay(request: PaymentRequest, input: PayInput, options: PayOptions = {}): Promise<PaymentOutcome> {
     const wallet = request.wallet;
     if (!wallet)
-      return this.refuseEarly(
-        request,
-        "no_wallet",
-        "No wallet was given with this request, so nothing can be paid.",
-      );
+      return this.refuseEarly(request, {
+        reason: "no_wallet",
+        message: "No wallet was given with this request, so nothing can be paid.",
+      });
     const limits = this.limitsFor(request);
     const target = buildTarget(input);
     const refused = refuseWallet(wallet, limits);
-    if (refused)
-      return this.refuseEarly(request, refused.reason, refused.message, refused.details, target.url);
+    if (refused) return this.refuseEarly(request, refused, target.url);
     // The probe leaves first; the wallet's balance and the server's key are read while it answers.
     const probing = this.probe(request, target, limits);
     const balances = new BalanceReads(this.deps.balances, wallet, this.deps.config.assets, limits);
-    const finding = this.findKey(request, wallet);
+    const finding = findKey(this.deps.signers, request, wallet);
     const probed = await probing;
-    if (probed.kind === "refused")
-      return this.refuseEarly(request, probed.reason, probed.message, probed.details, target.url);
+    if (probed.kind === "refused") return this.refuseEarly(request, probed, target.url);
     if (probed.kind === "free") return { status: "free", response: probed.response };
 
     const key = await finding;
@@ -167,11 +163,15 @@ export class PaymentPipeline {
     const chosen = admission.ok ? admission : admission.chosen;
     if (!chosen) {
       const refused = admission as Extract<Admission, { ok: false }>;
-      return this.refuseEarly(request, refused.reason, refused.message, refused.details, target.url);
+      return this.refuseEarly(request, refused, target.url);
     }
     if (options.terms && !sameTerms(chosen.offer, options.terms)) {
       const message = `${probed.payee.url} now asks to be paid on other terms than quoted; not paid.`;
-      return this.refuseEarly(request, "price_changed", message, { quoted: options.terms }, target.url);
+      return this.refuseEarly(
+        request,
+        { reason: "price_changed", message: message, details: { quoted: options.terms } },
+        target.url,
+      );
     }
     const { serviceName } = options;
     const run = new PaymentRun(
@@ -208,20 +208,6 @@ export class PaymentPipeline {
       this.deps.onError?.(error, "payment");
       return run.crashed(error);
     }
-  }
-
-  /**
-   * The server-held key this request may sign with for the wallet, if any. A lookup that failed is
-   * kept, not thrown: it surfaces only for a payment admission lets go on (as the run's crash).
-   */
-  private findKey(
-    request: PaymentRequest,
-    wallet: Wallet,
-  ): Promise<{ signer?: SignerAccess } | { signer?: undefined; error: unknown }> {
-    return this.deps.signers.find(wallet, request).then(
-      (found) => (found.ok ? { signer: found.signer } : {}),
-      (error: unknown) => ({ error }),
-    );
   }
 
   /**
@@ -300,18 +286,8 @@ export class PaymentPipeline {
     });
   }
 
-  /** Refused before any quote: nothing to stream but the error (and the event). */
-  private refuseEarly(
-    request: PaymentRequest,
-    reason: Reason,
-    message: string,
-    details: Record<string, unknown> = {},
-    service?: string,
-  ): PaymentOutcome {
-    const code = codeOf(reason);
-    request.observer.error(new AppError(code, message, { details }));
-    tell(this.deps.events, () => refusedEarly(request, this.now(), { reason, message, service }));
-    const status = reason === "service_unavailable" || reason === "unreadable_demand" ? "failed" : "refused";
-    return { status, error: { code, reason, message, details } };
+  /** Refused before any quote (pipeline-types.ts, `refuseEarly`). */
+  private refuseEarly(request: PaymentRequest, refusal: Refusal, service?: string): PaymentOutcome {
+    return refuseEarly(this.deps.events, this.now(), request, refusal, service);
   }
 }

@@ -1,6 +1,8 @@
-import type { SignerAccess } from "../ports/index.js";
+import type { Wallet } from "../../protocol/index.js";
+import type { SignerAccess, SignerRegistry } from "../ports/index.js";
 import type { ChosenOffer } from "../rules/index.js";
 import { type PaymentDemandProbe, type SignedPayment, signOffer } from "../x402/index.js";
+import type { PaymentRequest } from "./pipeline-types.js";
 
 /**
  * Sign the chosen offer in memory, bounded in time (a Solana signature needs a recent blockhash
@@ -30,4 +32,19 @@ export async function signBounded(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The server-held key this request may sign with for the wallet, if any. A lookup that failed is
+ * kept, not thrown: it surfaces only for a payment admission lets go on (as the run's crash).
+ */
+export function findKey(
+  signers: SignerRegistry,
+  request: PaymentRequest,
+  wallet: Wallet,
+): Promise<{ signer?: SignerAccess } | { signer?: undefined; error: unknown }> {
+  return signers.find(wallet, request).then(
+    (found) => (found.ok ? { signer: found.signer } : {}),
+    (error: unknown) => ({ error }),
+  );
 }

@@ -1,0 +1,22 @@
+import { z } from "zod/v4";
+import { parseUsd } from "../money/index.js";
+
+/** The kinds of value environment variables hold, as zod fields (index.ts's schema is built of them). */
+
+export const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+export const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+export const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+export const url = z.url({ protocol: /^https?$/ }).optional();
+export const usd = z.string().transform((value, ctx) => {
+  const parsed = parseUsd(value);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: "custom", message: `a USD amount such as 1.50 (${parsed.reason})` });
+    return z.NEVER;
+  }
+  return parsed.atomic;
+});
