@@ -8,6 +8,7 @@ import { type Devnet, type DevnetManifest, startDevnet } from "./index.js";
 import { DEFAULT_MANIFEST_PATH, resolveManifestPath } from "./manifest.js";
 
 /** Pids of this process's children (Linux /proc), to prove the devnet spawns none. */
+/** This process's children, in ascending pid order (not /proc's listing order, which is by name). */
 function childPids(): number[] {
   if (!existsSync("/proc")) return [];
   const children: number[] = [];
@@ -21,7 +22,7 @@ function childPids(): number[] {
       // The process exited while we looked.
     }
   }
-  return children;
+  return children.sort((a, b) => a - b);
 }
 
 async function refuses(url: string): Promise<boolean> {
@@ -90,7 +91,7 @@ describe("start and stop", () => {
   });
 
   it("runs one child process, its EVM chain's, and stop() ends it and frees every port", async () => {
-    expect(childPids()).toEqual([...childrenBefore, devnet.evmChainPid()]);
+    expect(childPids()).toEqual([...childrenBefore, devnet.evmChainPid()].sort((a, b) => a - b));
     const urls = urlsOf(devnet.manifest);
     for (const url of urls) expect(await refuses(url), url).toBe(false);
     await devnet.stop();
