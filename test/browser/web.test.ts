@@ -876,14 +876,17 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
   });
 
   describe.each([
-    ["desktop", { width: 1280, height: 900 }],
-    ["phone", { width: 390, height: 844 }],
-  ] as const)("accessibility at %s width (axe-core)", (name, viewport) => {
+    ["desktop", { width: 1280, height: 900 }, "light"],
+    ["phone", { width: 390, height: 844 }, "light"],
+    // The dark theme's colours (prefers-color-scheme) need the same contrast.
+    ["desktop-dark", { width: 1280, height: 900 }, "dark"],
+  ] as const)("accessibility at %s width (axe-core)", (name, viewport, colorScheme) => {
     let context: BrowserContext;
     let page: Page;
     beforeAll(async () => {
       context = await browser.newContext({
         viewport,
+        colorScheme,
         ...(name === "phone" ? { isMobile: true, hasTouch: true } : {}),
       });
       page = await openPage(context);
