@@ -16,6 +16,7 @@ export const REASON_MAX_CHARS = 500;
 export const KEY_CAP_MAX_ATOMIC = 10n ** 18n;
 
 /** C0 and C1 controls, DEL and the line separators: a reason is one line of text (a terminal prints it). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 function field(fields: FieldError[], path: string, message: string): void {
