@@ -60,6 +60,23 @@ describe("QUOTE_SECRET", () => {
   });
 });
 
+describe("OPERATOR_TOKEN and METRICS_TOKEN", () => {
+  const chat = "c".repeat(32);
+  it("are refused at start when an AUTH_TOKENS token is the same, naming the variable, not the token", () => {
+    for (const name of ["OPERATOR_TOKEN", "METRICS_TOKEN"]) {
+      const attempt = () => loadConfig({ AUTH_TOKENS: `alice=${chat}`, [name]: chat });
+      expect(attempt).toThrow(ConfigError);
+      expect(attempt).toThrow(new RegExp(`${name}: must differ from every AUTH_TOKENS token`));
+      expect(attempt).not.toThrow(new RegExp(chat));
+    }
+    const same = "o".repeat(32);
+    expect(() => loadConfig({ OPERATOR_TOKEN: same, METRICS_TOKEN: same })).toThrow(
+      /METRICS_TOKEN: must differ/,
+    );
+    expect(loadConfig({ AUTH_TOKENS: `alice=${chat}`, OPERATOR_TOKEN: same }).operatorToken).toBe(same);
+  });
+});
+
 describe("PUBLIC_URL", () => {
   it("defaults to the listen address (a wildcard host as 127.0.0.1)", () => {
     expect(loadConfig({}).publicUrl).toBe("http://127.0.0.1:3000");
