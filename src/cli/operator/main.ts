@@ -260,9 +260,15 @@ async function run(argv: string[], io: OperatorIo, out: (s: string) => void): Pr
   return EXIT.ok;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point
+const CONTROL_RUNS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+
 export async function operatorMain(argv: string[], io: OperatorIo): Promise<number> {
   const out = (s: string) => void io.stdout.write(s);
-  const err = (s: string) => void io.stderr.write(`x402-chat-agent: ${s}\n`);
+  // One line, whatever the message holds (parseArgs' span lines; a service's detail): no control
+  // character reaches the terminal.
+  const err = (s: string) =>
+    void io.stderr.write(`x402-chat-agent: ${s.replace(CONTROL_RUNS, " ").trim()}\n`);
   try {
     return await run(argv, io, out);
   } catch (error) {
