@@ -60,6 +60,19 @@ describe("QUOTE_SECRET", () => {
   });
 });
 
+describe("AUTH_TOKENS", () => {
+  it("keeps a token whole, '=' and all (base64 padding), and refuses a jwt: name", () => {
+    const token = "YWxpY2UtdG9rZW4tYmFzZTY0=";
+    expect([
+      ...loadConfig({ AUTH_TOKENS: `alice=${token},bob=${"b".repeat(8)}=${"c".repeat(8)}` }).auth.tokens,
+    ]).toEqual([
+      [token, "alice"],
+      [`${"b".repeat(8)}=${"c".repeat(8)}`, "bob"],
+    ]);
+    expect(() => loadConfig({ AUTH_TOKENS: `jwt:bob=${"t".repeat(16)}` })).toThrow(/may not start with jwt:/);
+  });
+});
+
 describe("OPERATOR_TOKEN and METRICS_TOKEN", () => {
   const chat = "c".repeat(32);
   it("are refused at start when an AUTH_TOKENS token is the same, naming the variable, not the token", () => {
