@@ -15,9 +15,12 @@ export const REASON_MAX_CHARS = 500;
  */
 export const KEY_CAP_MAX_ATOMIC = 10n ** 18n;
 
-/** C0 and C1 controls, DEL and the line separators: a reason is one line of text (a terminal prints it). */
+/**
+ * C0 and C1 controls, DEL, the line separators and the bidirectional overrides and isolates: a
+ * reason is one line of text that reads as it is stored (a terminal and the operator page print it).
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 function field(fields: FieldError[], path: string, message: string): void {
   fields.push({ path, message });

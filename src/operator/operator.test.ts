@@ -159,7 +159,14 @@ describe("the control plane and each instance's copy", () => {
       "1000000000000.00",
     );
     // NUL fails PostgreSQL's text; escapes and newlines rewrite the operator's terminal (`pause`).
-    for (const reason of ["a\u0000b", "\u001b[2J", "two\nlines", "lone \ud800", "c1 \u009b"])
+    for (const reason of [
+      "a\u0000b",
+      "\u001b[2J",
+      "two\nlines",
+      "lone \ud800",
+      "c1 \u009b",
+      "rtl \u202egnp.exe",
+    ])
       expect((await refusal(plane.pause({ all: true }, reason, "t"))).code, JSON.stringify(reason)).toBe(
         "invalid_request",
       );
