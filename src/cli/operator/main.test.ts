@@ -1,4 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+
+vi.mock("node:os", async (original) => ({
+  ...(await original<typeof import("node:os")>()),
+  userInfo: () => ({ username: "操作员 Jörg", uid: 1, gid: 1, shell: null, homedir: "/" }),
+}));
+
 import { EXIT } from "../exit.js";
 import { operatorMain } from "./main.js";
 
@@ -60,6 +66,15 @@ describe("operator CLI errors", () => {
       "x402-chat-agent: http://service.test refused the operator token: set OPERATOR_TOKEN to the one that service uses (unauthorized)\n",
     );
     expect(run.err + run.out).not.toContain(OPERATOR_TOKEN);
+  });
+
+  it("names the operator in X-Operator with the characters the API takes, whatever the user's name", async () => {
+    const fetch = vi.fn(async (_url: string, _init?: RequestInit) => Response.json({ pauses: [] }));
+    vi.stubGlobal("fetch", fetch);
+    const run = await cli(["resume", "--all"]);
+    expect(run.code).toBe(EXIT.ok);
+    const headers = new Headers(fetch.mock.calls[0]?.[1]?.headers);
+    expect(headers.get("x-operator")).toBe("cli:___ J_rg");
   });
 
   it("a service's refusal reaches the terminal as one line without control characters", async () => {

@@ -61,7 +61,9 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
 
 function operatorName(): string {
   try {
-    return `cli:${userInfo().username}`.slice(0, 64);
+    // As the operator API takes X-Operator (src/http/operator.ts): a header holds no other
+    // character (fetch throws on one outside Latin-1), and the API would drop the whole name.
+    return `cli:${userInfo().username}`.replace(/[^\w.@: -]/g, "_").slice(0, 64);
   } catch {
     return "cli";
   }
