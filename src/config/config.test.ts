@@ -60,6 +60,36 @@ describe("QUOTE_SECRET", () => {
   });
 });
 
+describe("AUTH_TOKENS", () => {
+  it("keeps a token whole, '=' and all (base64 padding), and refuses a jwt: name", () => {
+    const token = "YWxpY2UtdG9rZW4tYmFzZTY0=";
+    expect([
+      ...loadConfig({ AUTH_TOKENS: `alice=${token},bob=${"b".repeat(8)}=${"c".repeat(8)}` }).auth.tokens,
+    ]).toEqual([
+      [token, "alice"],
+      [`${"b".repeat(8)}=${"c".repeat(8)}`, "bob"],
+    ]);
+    expect(() => loadConfig({ AUTH_TOKENS: `jwt:bob=${"t".repeat(16)}` })).toThrow(/may not start with jwt:/);
+  });
+});
+
+describe("OPERATOR_TOKEN and METRICS_TOKEN", () => {
+  const chat = "c".repeat(32);
+  it("are refused at start when an AUTH_TOKENS token is the same, naming the variable, not the token", () => {
+    for (const name of ["OPERATOR_TOKEN", "METRICS_TOKEN"]) {
+      const attempt = () => loadConfig({ AUTH_TOKENS: `alice=${chat}`, [name]: chat });
+      expect(attempt).toThrow(ConfigError);
+      expect(attempt).toThrow(new RegExp(`${name}: must differ from every AUTH_TOKENS token`));
+      expect(attempt).not.toThrow(new RegExp(chat));
+    }
+    const same = "o".repeat(32);
+    expect(() => loadConfig({ OPERATOR_TOKEN: same, METRICS_TOKEN: same })).toThrow(
+      /METRICS_TOKEN: must differ/,
+    );
+    expect(loadConfig({ AUTH_TOKENS: `alice=${chat}`, OPERATOR_TOKEN: same }).operatorToken).toBe(same);
+  });
+});
+
 describe("PUBLIC_URL", () => {
   it("defaults to the listen address (a wildcard host as 127.0.0.1)", () => {
     expect(loadConfig({}).publicUrl).toBe("http://127.0.0.1:3000");

@@ -37,17 +37,25 @@ export function parseModelMap(raw: string | undefined): Partial<Record<ModelAlia
   return map;
 }
 
-/** Parse `name=token,name2=token2` into token -> identity. */
+/**
+ * Parse `name=token,name2=token2` into token -> identity. A token is everything after the first
+ * `=` (base64 tokens end in `=`). A name may not start with `jwt:`: that prefix names the identity
+ * provider's callers (src/http/auth.ts), whose payments and approvals an identity must not share.
+ */
 export function parseTokens(raw: string | undefined): Map<string, string> {
   const tokens = new Map<string, string>();
   if (!raw) return tokens;
   for (const entry of raw.split(",")) {
-    const [name, token] = entry.split("=").map((s) => s.trim());
+    const at = entry.indexOf("=");
+    const name = at < 0 ? "" : entry.slice(0, at).trim();
+    const token = at < 0 ? "" : entry.slice(at + 1).trim();
     if (!name || !token || token.length < 16) {
       throw new ConfigError(
         "AUTH_TOKENS: expected name=token pairs separated by commas, tokens of 16+ characters",
       );
     }
+    if (name.toLowerCase().startsWith("jwt:"))
+      throw new ConfigError("AUTH_TOKENS: a name may not start with jwt: (the identity provider's callers)");
     tokens.set(token, name);
   }
   return tokens;

@@ -9,7 +9,9 @@ import { isFinal } from "../protocol/index.js";
  * - `x402_payments_total{status,reason}`: payments that reached a final status (a reconciled one
  *   when the reconciler settles it), and refusals before a payment existed (`status="refused"`);
  *   `reason` is the payment's closed reason, `none` without one;
- * - `x402_spent_usd_total{network,caller}`: USD settled (`caller` is the key's name, `anonymous`);
+ * - `x402_spent_usd_total{network,caller}`: USD settled (`caller` is the key's name or AUTH_TOKENS
+ *   identity, `jwt` for every JWT's subject, `anonymous`, and `other` past MAX_CALLER_LABELS names,
+ *   so a label set stays bounded however many subjects an identity provider has);
  *   a payment left unknown that the reconciler settles counts when this process saw it go unknown;
  * - `x402_payment_duration_seconds{status}`: from `quoted` to the final status, on the payments' clock;
  * - `x402_ledger_write_seconds{op}`: each ledger write (reserve, transition, recordAwaiting,
@@ -39,6 +41,8 @@ export interface Metrics {
 
 /** Payments remembered between `quoted` and their end (for the duration), at most. */
 const MAX_TRACKED = 10_000;
+/** How many distinct `caller` labels the spend counter takes; later ones count as `other`. */
+export const MAX_CALLER_LABELS = 200;
 
 /** The metrics, on `registry`; the gauges read `sources` at scrape time. */
 function instruments(registry: Registry, sources: MetricsSources) {
@@ -108,6 +112,16 @@ export function createMetrics(): Metrics {
     if (map.size >= MAX_TRACKED) map.delete(map.keys().next().value ?? "");
     map.set(id, value);
   };
+  const callers = new Set<string>();
+  /** A bounded label: JWT subjects are one (`jwt`), and past MAX_CALLER_LABELS names, `other`. */
+  const callerLabel = (caller: string | null | undefined): string => {
+    if (caller === null || caller === undefined) return "anonymous";
+    if (caller.startsWith("jwt:")) return "jwt";
+    if (callers.has(caller)) return caller;
+    if (callers.size >= MAX_CALLER_LABELS) return "other";
+    callers.add(caller);
+    return caller;
+  };
   const final = (status: string, reason: string | undefined) =>
     payments.inc({ status, reason: reason ?? "none" });
 
@@ -115,13 +129,13 @@ export function createMetrics(): Metrics {
     const p = event.payment;
     if (event.status === "quoted") remember(quotedAt, p.paymentId, event.at);
     if (event.status === "unknown") {
-      const facts = { network: p.network, caller: p.caller ?? "anonymous", amount: p.amount };
+      const facts = { network: p.network, caller: callerLabel(p.caller), amount: p.amount };
       remember(unclear, p.paymentId, facts);
     }
     if (!isFinal(event.status)) return;
     final(event.status, event.reason);
     if (event.status === "settled") {
-      spent.inc({ network: p.network, caller: p.caller ?? "anonymous" }, usd(p.amount));
+      spent.inc({ network: p.network, caller: callerLabel(p.caller) }, usd(p.amount));
     }
     const since = quotedAt.get(p.paymentId);
     if (since) {

@@ -17,7 +17,7 @@ import { createLogger } from "../log/index.js";
 import type { PaymentEvent, PaymentFactsSeen } from "../payments/index.js";
 import type { PaymentStatus } from "../protocol/index.js";
 import { timedLedger } from "./index.js";
-import { createMetrics } from "./metrics.js";
+import { createMetrics, MAX_CALLER_LABELS } from "./metrics.js";
 import { paymentSpans } from "./payment-spans.js";
 import { tracingWanted } from "./tracing.js";
 
@@ -187,6 +187,25 @@ describe("metrics", () => {
     expect(sample(text, 'x402_payment_duration_seconds_count{status="settled"}')).toBe(1);
     expect(sample(text, 'x402_payment_duration_seconds_sum{status="settled"}')).toBeCloseTo(0.4);
     expect(metrics.contentType).toMatch(/^text\/plain/);
+  });
+
+  it("the caller label stays bounded: JWT subjects are one label, names past the cap are `other`", async () => {
+    const metrics = createMetrics();
+    const settle = (caller: string) => {
+      const p = facts(`c-${caller}`, { caller });
+      for (const status of ["quoted", "reserved", "signed", "submitted", "settled"] as const)
+        metrics.events.emit(step(p, status));
+    };
+    for (let i = 0; i < 50; i++) settle(`jwt:user-${i}`);
+    for (let i = 0; i < MAX_CALLER_LABELS + 5; i++) settle(`key-${i}`);
+    settle("key-0");
+    const text = await metrics.render();
+    const callers = text.split("\n").filter((l) => l.startsWith("x402_spent_usd_total{"));
+    expect(callers).toHaveLength(MAX_CALLER_LABELS + 2);
+    expect(text).not.toContain("user-");
+    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="jwt"}')).toBeCloseTo(0.5);
+    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="key-0"}')).toBeCloseTo(0.02);
+    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="other"}')).toBeCloseTo(0.05);
   });
 
   it("a payment left unknown counts as spent when the reconciler settles it", async () => {

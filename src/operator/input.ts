@@ -9,6 +9,19 @@ export type PauseTarget = { all: true } | { key: string };
 
 export const REASON_MAX_CHARS = 500;
 
+/**
+ * The largest cap a key takes: a trillion USD. The store keeps caps as 64-bit atomic units, and
+ * parseUsd takes up to 15 whole digits, so a larger one would fail there (a 500), not here.
+ */
+export const KEY_CAP_MAX_ATOMIC = 10n ** 18n;
+
+/**
+ * C0 and C1 controls, DEL, the line separators and the bidirectional overrides and isolates: a
+ * reason is one line of text that reads as it is stored (a terminal and the operator page print it).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
 function field(fields: FieldError[], path: string, message: string): void {
   fields.push({ path, message });
 }
@@ -18,6 +31,10 @@ function amount(fields: FieldError[], path: string, value: unknown): bigint | nu
   const parsed = parseUsd(value);
   if (!parsed.ok) {
     field(fields, path, parsed.reason);
+    return null;
+  }
+  if (parsed.atomic > KEY_CAP_MAX_ATOMIC) {
+    field(fields, path, "must be at most 1000000000000");
     return null;
   }
   return parsed.atomic;
@@ -79,18 +96,20 @@ export function keyFromInput(input: unknown, tokenHash: string, by: string, now:
 
 export function reasonOf(value: unknown): string {
   const reason = typeof value === "string" ? value.trim() : "";
-  if (!reason || reason.length > REASON_MAX_CHARS)
-    throw new AppError("invalid_request", `Say why, in 1 to ${REASON_MAX_CHARS} characters (reason).`, {
-      fields: [{ path: "reason", message: "required" }],
-    });
+  if (!reason || reason.length > REASON_MAX_CHARS || CONTROL.test(reason) || !reason.isWellFormed())
+    throw new AppError(
+      "invalid_request",
+      `Say why, in one line of 1 to ${REASON_MAX_CHARS} characters without control characters (reason).`,
+      { fields: [{ path: "reason", message: "1 to 500 printable characters" }] },
+    );
   return reason;
 }
 
-/** `{ all: true }` or `{ key }`, from a body. */
+/** `{ all: true }` or `{ key }` (a key's name as KEY_NAME allows it), from a body. */
 export function pauseTargetOf(body: unknown): PauseTarget {
   const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
   if (b.all === true && b.key === undefined) return { all: true };
-  if (typeof b.key === "string" && b.all === undefined) return { key: b.key };
+  if (typeof b.key === "string" && KEY_NAME.test(b.key) && b.all === undefined) return { key: b.key };
   throw new AppError("invalid_request", "Name the scope: { all: true } or { key: NAME }.", {
     fields: [{ path: "key", message: "either all: true or a key's name" }],
   });

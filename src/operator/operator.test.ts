@@ -127,7 +127,7 @@ describe("the control plane and each instance's copy", () => {
     expect((await refusal(plane.createKey({ name: "ci" }, "t"))).code).toBe("key_exists");
     // Another caller's name: its payments and approvals are bound to it.
     const named = new ControlPlane({ store: new MemoryOperatorStore(), callerNames: ["alice"] });
-    for (const name of ["alice", "devnet", "signer-1"])
+    for (const name of ["alice", "devnet", "signer-1", "anonymous", "jwt", "other"])
       expect((await refusal(named.createKey({ name }, "t"))).code, name).toBe("key_exists");
     const bad = await refusal(
       plane.createKey(
@@ -143,6 +143,36 @@ describe("the control plane and each instance's copy", () => {
       "scopes",
       "wallets.0",
     ]);
+  });
+
+  it("refuses caps the store cannot keep and pause reasons a terminal would act on (400, not 500)", async () => {
+    const { plane } = setup();
+    // Caps are kept as 64-bit atomic units: 15 whole digits parse but would overflow the column.
+    for (const daily of ["999999999999999", 99_999_999_999_999, "1000000000000.000001"]) {
+      const bad = await refusal(plane.createKey({ name: "big", daily }, "t"));
+      expect([bad.code, bad.fields?.map((f) => f.path)], String(daily)).toEqual([
+        "invalid_request",
+        ["daily"],
+      ]);
+    }
+    expect((await plane.createKey({ name: "big", daily: "1000000000000" }, "t")).key.limits.daily).toBe(
+      "1000000000000.00",
+    );
+    // NUL fails PostgreSQL's text; escapes and newlines rewrite the operator's terminal (`pause`).
+    for (const reason of [
+      "a\u0000b",
+      "\u001b[2J",
+      "two\nlines",
+      "lone \ud800",
+      "c1 \u009b",
+      "rtl \u202egnp.exe",
+    ])
+      expect((await refusal(plane.pause({ all: true }, reason, "t"))).code, JSON.stringify(reason)).toBe(
+        "invalid_request",
+      );
+    expect((await plane.pause({ all: true }, "incident 7: ключ ✓", "t"))[0]?.reason).toBe(
+      "incident 7: ключ ✓",
+    );
   });
 
   it("revoke and expiry end a key; rotate replaces its token", async () => {
@@ -190,7 +220,8 @@ describe("the control plane and each instance's copy", () => {
   it("a pause's scope is all or one key, never both or neither", () => {
     expect(pauseTargetOf({ all: true })).toEqual({ all: true });
     expect(pauseTargetOf({ key: "ci" })).toEqual({ key: "ci" });
-    for (const bad of [{}, { all: false }, { all: true, key: "ci" }, null, { key: 3 }])
+    const notAName = [{ key: "" }, { key: "../ci" }, { key: "k".repeat(10_000) }, { key: "jwt:bob" }];
+    for (const bad of [{}, { all: false }, { all: true, key: "ci" }, null, { key: 3 }, [], ...notAName])
       expect(() => pauseTargetOf(bad), JSON.stringify(bad)).toThrow(AppError);
   });
 

@@ -108,9 +108,15 @@ export interface ControlPlaneDeps {
   callerNames?: Iterable<string>;
 }
 
-/** Whether a key may not be called `name`: another caller's identity (see `callerNames`). */
+/**
+ * Names no key takes: the devnet's caller, and the spend metric's own `caller` labels
+ * (docs/deploy.md#traces-and-metrics), which a key so named would be counted with.
+ */
+const RESERVED_NAMES = new Set(["devnet", "anonymous", "jwt", "other"]);
+
+/** Whether a key may not be called `name`: reserved, or another caller's identity (see `callerNames`). */
 export function nameTaken(name: string, callerNames: ReadonlySet<string> = new Set()): boolean {
-  return name === "devnet" || /^signer-[0-9]+$/.test(name) || callerNames.has(name);
+  return RESERVED_NAMES.has(name) || /^signer-[0-9]+$/.test(name) || callerNames.has(name);
 }
 
 const usdOrNull = (v: bigint | null) => (v === null ? null : formatUsd(v));
@@ -181,7 +187,10 @@ export class ControlPlane {
     const token = newToken();
     const key = keyFromInput(input, hashToken(token), by, now);
     if (nameTaken(key.name, this.callerNames))
-      throw new AppError("key_exists", `${key.name} is another caller's name (AUTH_TOKENS or the devnet's).`);
+      throw new AppError(
+        "key_exists",
+        `${key.name} is reserved or another caller's name (AUTH_TOKENS or the devnet's).`,
+      );
     if (!(await this.deps.store.createKey(key)))
       throw new AppError("key_exists", `A key named ${key.name} exists (revoke or rotate it instead).`);
     const view = await this.view(key, now);

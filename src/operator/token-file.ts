@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
@@ -21,8 +21,17 @@ export async function operatorTokenFor(configured: string | undefined, dataDir: 
   if (dataDir === "memory://") return token;
   await mkdir(dataDir, { recursive: true });
   const path = operatorTokenPath(dataDir);
-  await writeFile(path, `${token}\n`, { mode: 0o600 });
-  await chmod(path, 0o600); // a file left by an earlier start keeps its mode otherwise
+  // A new file, owner-only from its first byte ("wx": never an existing file or a link's target),
+  // renamed over the old one: a file left by an earlier start with a wider mode, or a symlink put
+  // in its place, never receives the token.
+  const fresh = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await writeFile(fresh, `${token}\n`, { mode: 0o600, flag: "wx" });
+    await rename(fresh, path);
+  } catch (error) {
+    await rm(fresh, { force: true });
+    throw error;
+  }
   return token;
 }
 

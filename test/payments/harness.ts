@@ -13,7 +13,7 @@ import { bootstrap, type Running } from "../../src/bootstrap.js";
 import { loadConfig } from "../../src/config/index.js";
 import { type Devnet, startDevnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
-import { silentLogger } from "../../src/log/index.js";
+import { type Logger, silentLogger } from "../../src/log/index.js";
 import { createOfflineModel, type ModelRegistry } from "../../src/models/index.js";
 import type { Ledger, LedgerReads, PaymentRecord } from "../../src/payments/index.js";
 import type { FinishPayload, PaymentUpdate, StreamEvent } from "../../src/protocol/index.js";
@@ -51,6 +51,8 @@ export interface BootOptions {
   schema?: string;
   /** PGlite data dir (store "pglite"); memory when absent. */
   dataDir?: string;
+  /** Where the service logs; silent when absent. */
+  logger?: Logger;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function boot(devnet: DevnetView, options: BootOptions): Promise<Bo
   };
   const clock = testClock();
   const inMemory = env.DATA_DIR === "memory://" && options.store !== "postgres";
-  const running = await bootstrap(loadConfig(env), silentLogger, {
+  const running = await bootstrap(loadConfig(env), options.logger ?? silentLogger, {
     devnet,
     devnetManifest: null,
     now: clock.now,

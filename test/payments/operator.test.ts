@@ -261,4 +261,26 @@ describe.skipIf(!process.env.DATABASE_URL)("two instances on one PostgreSQL sche
       expect(result.finish.finishReason).toBe("payment-complete");
     }
   });
+
+  it("a key's daily cap is exact when both instances pay for it at once, from two wallets", async () => {
+    const price = priceOf(devnet, "weather");
+    const wallets = [payer(), walletAddress(devnet, "evm", "payer-2")];
+    const token = await createKey(a, { name: "racing", wallets, daily: formatUsd(2n * price) });
+    await refreshB();
+    // Six turns at once, over both instances and both wallets: the wallets' own locks do not
+    // serialize them, only the key's (its caller's) does.
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        chat((i % 2 ? b : a).running, { token, wallet: wallets[Math.floor(i / 2) % 2] ?? payer() }),
+      ),
+    );
+    const finishes = results.map((r) => r.finish.finishReason);
+    expect(finishes.filter((f) => f === "payment-complete")).toHaveLength(2);
+    for (const result of results.filter((r) => r.finish.finishReason !== "payment-complete"))
+      expect(result.errors.map((e) => [e.code, e.limit])).toEqual([["limit_exceeded", "daily"]]);
+    const listed = (await (await operator(b, "GET", "/keys")).json()) as {
+      keys: Array<{ name: string; spentTodayUsd: string }>;
+    };
+    expect(listed.keys.find((k) => k.name === "racing")?.spentTodayUsd).toBe(formatUsd(2n * price));
+  });
 });

@@ -61,7 +61,9 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
 
 function operatorName(): string {
   try {
-    return `cli:${userInfo().username}`.slice(0, 64);
+    // As the operator API takes X-Operator (src/http/operator.ts): a header holds no other
+    // character (fetch throws on one outside Latin-1), and the API would drop the whole name.
+    return `cli:${userInfo().username}`.replace(/[^\w.@: -]/g, "_").slice(0, 64);
   } catch {
     return "cli";
   }
@@ -260,9 +262,15 @@ async function run(argv: string[], io: OperatorIo, out: (s: string) => void): Pr
   return EXIT.ok;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point
+const CONTROL_RUNS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+
 export async function operatorMain(argv: string[], io: OperatorIo): Promise<number> {
   const out = (s: string) => void io.stdout.write(s);
-  const err = (s: string) => void io.stderr.write(`x402-chat-agent: ${s}\n`);
+  // One line, whatever the message holds (parseArgs' span lines; a service's detail): no control
+  // character reaches the terminal.
+  const err = (s: string) =>
+    void io.stderr.write(`x402-chat-agent: ${s.replace(CONTROL_RUNS, " ").trim()}\n`);
   try {
     return await run(argv, io, out);
   } catch (error) {

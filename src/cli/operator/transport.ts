@@ -63,6 +63,11 @@ export function httpTransport(url: string, token: string, by: string): OperatorT
     } catch {
       // Not JSON: said below with the status.
     }
+    if (response.status === 401)
+      throw new OperatorError(
+        `${base} refused the operator token: set OPERATOR_TOKEN to the one that service uses`,
+        "unauthorized",
+      );
     if (!response.ok) {
       const code = typeof json.code === "string" ? json.code : `http_${response.status}`;
       const detail = typeof json.detail === "string" ? json.detail : `HTTP ${response.status}`;

@@ -304,4 +304,18 @@ describe("every reason a payment ends with", () => {
     const { outcome } = await pay({ own: true, status: "awaiting_approval", code: "", moved: false });
     expect(outcome.status).toBe("awaiting_approval");
   });
+
+  it("a pause set once the payment is signed does not stop it: it is sent, settled and recorded", async () => {
+    // The kill switch is read once, before signing (docs/deploy.md#operating-it); every later read
+    // says paused, as if the operator paused while this payment was under way.
+    let reads = 0;
+    const pauses = {
+      pausedFor: () => (reads++ === 0 ? undefined : { scope: "all" as const, key: null, reason: "late" }),
+    };
+    const { w, outcome } = await pay({ world: { pauses }, status: "paid", code: "", moved: true });
+    expect(outcome.status).toBe("paid");
+    expect(reads).toBeGreaterThan(0);
+    expect(w.chain.transactions()).toHaveLength(1);
+    expect((await w.memory.listByStatus(["settled"])).map((r) => r.status)).toEqual(["settled"]);
+  });
 });
