@@ -53,7 +53,12 @@ function keyName(c: Context): string {
 }
 
 function limitOf(c: Context): number {
-  const text = c.req.query("limit");
+  const all = c.req.queries("limit") ?? [];
+  if (all.length > 1)
+    throw new AppError("invalid_request", "Send limit once.", {
+      fields: [{ path: "limit", message: "once" }],
+    });
+  const text = all[0];
   if (text === undefined) return 50;
   const n = Number(text);
   if (!/^[0-9]{1,3}$/.test(text) || n < 1 || n > 500)

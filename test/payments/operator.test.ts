@@ -104,6 +104,8 @@ describe("operator keys and the kill switch (PGlite)", () => {
     expect(latest.payments[0]?.amountUsd).toMatch(/^[0-9]+\.[0-9]{2,6}$/);
     expect(await (await operator(a, "GET", "/unclear")).json()).toEqual({ payments: [] });
     expect((await operator(a, "GET", "/payments?limit=0")).status).toBe(400);
+    // A repeated parameter is refused, as on the audit routes, not read as its first value.
+    expect((await operator(a, "GET", "/payments?limit=1&limit=2")).status).toBe(400);
   });
 
   it("a key made with a daily cap of two weather asks pays two and is refused the third, whatever the request sends", async () => {
