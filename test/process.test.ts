@@ -40,8 +40,10 @@ class Proc {
     };
     this.child.stdout?.on("data", take);
     this.child.stderr?.on("data", take);
+    // "close", not "exit": "exit" may come before the last of stdout and stderr is read, and a
+    // test that reads the output after exiting would then miss the final lines.
     this.exited = new Promise((resolve) => {
-      this.child.on("exit", (code, signal) => resolve({ code, signal }));
+      this.child.on("close", (code, signal) => resolve({ code, signal }));
     });
   }
 
