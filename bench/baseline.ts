@@ -5,7 +5,10 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { type Cluster, startCluster } from "../scripts/cluster.js";
 import { evmUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
+import { openStore, type Store } from "../src/store/index.js";
+import { directPayer, pipelinePayer } from "./paid.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
+import { scaleLine } from "./scale-line.js";
 
 /**
  * The scale benchmark's baseline (docs/deploy.md#scale-baseline): on one devnet, side by side in one run,
@@ -17,13 +20,18 @@ import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./pos
  * signing and the reservation, whose sums the `quoted` line carries; to `settled`: the paid call
  * and the facilitator's settlement on chain; to `d:`: the answer), each bare payment to its 402
  * and to its paid answer.
- * Afterwards the payer's decrease on chain must equal what all three paid.
+ * Then the paid path alone, sequential: one payment by a bare client, one through this service's
+ * pipeline (bench/paid.ts, ledger on PostgreSQL), alternating, `rounds` each.
+ * Afterwards the payer's decrease on chain must equal what every path paid. The report's last line
+ * is the three ratios against the bare client (bench/scale-line.ts).
  */
 export interface BaselineOptions {
   /** Payments per path (default 100). */
   turns: number;
   /** In flight at once (default 50). */
   concurrency: number;
+  /** Sequential payments per side for the paid path (default 100). */
+  rounds: number;
 }
 
 interface Sample {
@@ -145,8 +153,15 @@ async function chatTurn(base: string, token: string, wallet: string): Promise<Sa
   };
 }
 
-function report(results: PathResult[], options: BaselineOptions, notes: string[]): string[] {
-  const rate = (r: PathResult) => (r.samples.filter((s) => s.ok).length / r.wallMs) * 1000;
+const rate = (r: PathResult) => (r.samples.filter((s) => s.ok).length / r.wallMs) * 1000;
+
+/** The paid path alone: p50 of each side's sequential payments. */
+interface PaidPath {
+  direct: number[];
+  pipeline: number[];
+}
+
+function report(results: PathResult[], paid: PaidPath, options: BaselineOptions, notes: string[]): string[] {
   const lines = [
     `### Scale baseline: bare @x402/fetch clients vs paid chats through one and two instances`,
     "",
@@ -188,11 +203,32 @@ function report(results: PathResult[], options: BaselineOptions, notes: string[]
       "",
       `- throughput, chats through one instance / bare clients: ${(rate(one) / rate(bare)).toFixed(2)}; through two instances / bare: ${(rate(two) / rate(bare)).toFixed(2)}; two instances / one: ${(rate(two) / rate(one)).toFixed(2)}`,
     );
-  return [...lines, ...notes];
+  const p = (xs: number[], q: number) => pct(xs, q).toFixed(1);
+  lines.push(
+    "",
+    `Paid path alone: ${options.rounds} payments per side, sequential, alternating; the pipeline's ledger on PostgreSQL.`,
+    "",
+    "| path | p50 ms | p99 ms |",
+    "|---|---|---|",
+    `| bare @x402/fetch client | ${p(paid.direct, 50)} | ${p(paid.direct, 99)} |`,
+    `| this service's pipeline | ${p(paid.pipeline, 50)} | ${p(paid.pipeline, 99)} |`,
+  );
+  return [
+    ...lines,
+    ...notes,
+    "",
+    scaleLine({
+      bareRate: bare ? rate(bare) : Number.NaN,
+      oneRate: one ? rate(one) : Number.NaN,
+      twoRate: two ? rate(two) : Number.NaN,
+      pipelineP50: pct(paid.pipeline, 50),
+      directP50: pct(paid.direct, 50),
+    }),
+  ];
 }
 
 export async function baselineScenario(
-  options: BaselineOptions = { turns: 100, concurrency: 50 },
+  options: BaselineOptions = { turns: 100, concurrency: 50, rounds: 100 },
 ): Promise<string[]> {
   const databaseUrl = benchDatabaseUrl();
   const reason = await postgresUnavailable(databaseUrl);
@@ -224,6 +260,8 @@ export async function baselineScenario(
       REQUEST_TIMEOUT_MS: "120000",
     },
   });
+  let store: Store | undefined;
+  let closePipeline: (() => Promise<void>) | undefined;
   try {
     const m = cluster.devnet.manifest;
     const weather = `${m.services.find((s) => s.id === "weather")?.url}?city=Paris`;
@@ -231,12 +269,21 @@ export async function baselineScenario(
     const [first, second] = cluster.instances.map((i) => i.url);
     if (!first || !second) throw new Error("the cluster has fewer than two instances");
     const clients = Array.from({ length: options.concurrency }, () => bareClient(cluster));
+    // The paid path's pipeline, in this process, on a ledger of its own.
+    store = await openStore({ databaseUrl, schema: `${schema}_paid` });
+    const pipeline = pipelinePayer(cluster.devnet, store, "baseline");
+    closePipeline = pipeline.close;
+    const direct = directPayer(cluster.devnet);
     // Warm-up: each path once (connections, caches, the first discovery).
     await Promise.all([
       clients[0]?.(weather),
       chatTurn(first, cluster.token, payer),
       chatTurn(second, cluster.token, payer),
     ]);
+    for (let i = 0; i < 5; i++) {
+      await direct();
+      await pipeline.pay(-i - 1);
+    }
     const before = await evmUsdcBalance(cluster.devnet, payer);
     const results = [
       await measure("bare @x402/fetch clients", options, (slot) =>
@@ -247,16 +294,28 @@ export async function baselineScenario(
         chatTurn(i % 2 ? second : first, cluster.token, payer),
       ),
     ];
-    const paid = results.reduce((n, r) => n + r.samples.filter((s) => s.ok).length, 0);
+    const paidPath: PaidPath = { direct: [], pipeline: [] };
+    for (let i = 0; i < options.rounds; i++) {
+      let start = now();
+      await direct();
+      paidPath.direct.push(now() - start);
+      start = now();
+      await pipeline.pay(i);
+      paidPath.pipeline.push(now() - start);
+    }
+    const paid = results.reduce((n, r) => n + r.samples.filter((s) => s.ok).length, 0) + 2 * options.rounds;
     const spent = before - (await evmUsdcBalance(cluster.devnet, payer));
     const price = BigInt(m.services.find((s) => s.id === "weather")?.priceAtomic ?? "0");
     const notes = [
       `- chain check: the payer's USDC fell by ${spent} atomic units for ${paid} successful payments at ${price} (${spent === BigInt(paid) * price ? "equal" : "NOT EQUAL"}).`,
     ];
     if (spent !== BigInt(paid) * price) process.exitCode = 1;
-    return report(results, options, notes);
+    return report(results, paidPath, options, notes);
   } finally {
+    await closePipeline?.();
+    await store?.close();
     await cluster.stop();
     await dropSchema(databaseUrl, schema);
+    await dropSchema(databaseUrl, `${schema}_paid`);
   }
 }

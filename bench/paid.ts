@@ -9,7 +9,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { createPaymentTools, type TurnContext } from "../src/agent/index.js";
 import { bootstrap } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
-import { startDevnet } from "../src/devnet/index.js";
+import { type Devnet, startDevnet } from "../src/devnet/index.js";
 import { silentLogger } from "../src/log/index.js";
 import { createPayments, SUGGESTED_LIMITS } from "../src/payments/index.js";
 import { closeServer, listen } from "../src/service.js";
@@ -49,25 +49,91 @@ function busyLine(paths: { label: string; times: number[] }[]): string[] {
   ];
 }
 
+/** The official client paying `url` (the weather service) with the devnet's payer, once per call. */
+export function directPayer(devnet: Devnet): () => Promise<void> {
+  const { m, url, key } = payerOf(devnet);
+  const client = new x402Client().register(
+    m.evm.network,
+    new ExactEvmScheme(privateKeyToAccount(key), { rpcUrl: m.evm.rpcUrl }),
+  );
+  client.setSpendControls(false);
+  const direct = wrapFetchWithPayment(fetch, client);
+  return async () => {
+    const res = await direct(url);
+    if (res.status !== 200) throw new Error(`direct payment failed: ${res.status}`);
+    await res.arrayBuffer();
+  };
+}
+
+function payerOf(devnet: Devnet) {
+  const m = devnet.manifest;
+  const weather = m.services.find((s) => s.id === "weather");
+  const payer = m.evm.wallets.find((w) => w.role === "payer");
+  const key = payer ? devnet.secrets.evm[payer.name] : undefined;
+  if (!weather || !payer || !key) throw new Error("devnet has no weather service or payer");
+  return { m, weather, payer, key, url: `${weather.url}?city=Paris` };
+}
+
+/**
+ * This service's payment pipeline (the pay tool over the payments face) paying the same service
+ * with the same payer, its ledger in `store`. `pay(i)` makes one payment; `close` stops it.
+ */
+export function pipelinePayer(
+  devnet: Devnet,
+  store: Store,
+  label: string,
+): { pay: (i: number) => Promise<void>; close: () => Promise<void> } {
+  const { m, weather, payer, key, url } = payerOf(devnet);
+  const payments = createPayments({
+    ledger: store.ledger,
+    delivered: store.delivered,
+    discoveryUrls: [m.discoveryUrl],
+    rpcUrls: { [m.evm.network]: m.evm.rpcUrl },
+    assets: { [m.evm.network]: [m.evm.usdc] },
+    allowPrivateOrigins: [new URL(weather.url).origin, new URL(m.facilitatorUrl).origin],
+    signerKeys: [{ chain: "evm", privateKey: key, tokens: [m.devToken] }],
+    preferredNetworks: [],
+    limits: { ...SUGGESTED_LIMITS, allowedNetworks: [m.evm.network], allowedServices: "any" },
+    maxTimeoutSeconds: 600,
+    minTimeLeftMs: 0,
+    serviceTimeoutMs: 15_000,
+    reconcileIntervalMs: 3_600_000,
+  });
+  const tools = createPaymentTools(payments.face);
+  const pay = async (i: number) => {
+    const ctx: TurnContext = {
+      payer: {
+        scopeId: `bench-${label}-${i}`,
+        wallet: { chain: "evm", address: payer.address },
+        bearerToken: m.devToken,
+      },
+      signal: new AbortController().signal,
+      deadline: Date.now() + 50_000,
+      now: Date.now,
+      emitPayment: () => {},
+      recordPayment: () => {},
+      reportError: (e) => {
+        throw e;
+      },
+    };
+    const tool = tools(ctx).pay_and_fetch;
+    if (!tool?.execute) throw new Error("no pay tool");
+    const out = (await tool.execute({ url }, { toolCallId: `t${i}`, messages: [], context: {} })) as {
+      status: string;
+    };
+    if (out.status !== "paid") throw new Error(`pipeline did not pay: ${JSON.stringify(out)}`);
+  };
+  return { pay, close: () => payments.close() };
+}
+
 export async function paidScenario(
   rounds: number,
   ledgerKeys: readonly PaidLedger[] = PAID_LEDGERS,
 ): Promise<string[]> {
   const devnet = await startDevnet({ manifestPath: null, solana: false });
   try {
-    const m = devnet.manifest;
-    const weather = m.services.find((s) => s.id === "weather");
-    const payer = m.evm.wallets.find((w) => w.role === "payer");
-    const key = payer ? devnet.secrets.evm[payer.name] : undefined;
-    if (!weather || !payer || !key) throw new Error("devnet has no weather service or payer");
-    const url = `${weather.url}?city=Paris`;
-
-    const client = new x402Client().register(
-      m.evm.network,
-      new ExactEvmScheme(privateKeyToAccount(key), { rpcUrl: m.evm.rpcUrl }),
-    );
-    client.setSpendControls(false);
-    const direct = wrapFetchWithPayment(fetch, client);
+    const { m, payer } = payerOf(devnet);
+    const directCall = directPayer(devnet);
 
     // The pipeline on each ledger: embedded PGlite (in memory), and a PostgreSQL server when one
     // answers. Every path pays the same service; rounds alternate so drift hits all equally.
@@ -115,53 +181,11 @@ export async function paidScenario(
         });
       }
     }
-    const paths = ledgers.map(({ label, store }) => {
-      const payments = createPayments({
-        ledger: store.ledger,
-        delivered: store.delivered,
-        discoveryUrls: [m.discoveryUrl],
-        rpcUrls: { [m.evm.network]: m.evm.rpcUrl },
-        assets: { [m.evm.network]: [m.evm.usdc] },
-        allowPrivateOrigins: [new URL(weather.url).origin, new URL(m.facilitatorUrl).origin],
-        signerKeys: [{ chain: "evm", privateKey: key, tokens: [m.devToken] }],
-        preferredNetworks: [],
-        limits: { ...SUGGESTED_LIMITS, allowedNetworks: [m.evm.network], allowedServices: "any" },
-        maxTimeoutSeconds: 600,
-        minTimeLeftMs: 0,
-        serviceTimeoutMs: 15_000,
-        reconcileIntervalMs: 3_600_000,
-      });
-      const tools = createPaymentTools(payments.face);
-      const pay = async (i: number) => {
-        const ctx: TurnContext = {
-          payer: {
-            scopeId: `bench-${label}-${i}`,
-            wallet: { chain: "evm", address: payer.address },
-            bearerToken: m.devToken,
-          },
-          signal: new AbortController().signal,
-          deadline: Date.now() + 50_000,
-          now: Date.now,
-          emitPayment: () => {},
-          recordPayment: () => {},
-          reportError: (e) => {
-            throw e;
-          },
-        };
-        const tool = tools(ctx).pay_and_fetch;
-        if (!tool?.execute) throw new Error("no pay tool");
-        const out = (await tool.execute({ url }, { toolCallId: `t${i}`, messages: [], context: {} })) as {
-          status: string;
-        };
-        if (out.status !== "paid") throw new Error(`pipeline did not pay: ${JSON.stringify(out)}`);
-      };
-      return { label, payments, pay, times: [] as number[] };
-    });
-    const directCall = async () => {
-      const res = await direct(url);
-      if (res.status !== 200) throw new Error(`direct payment failed: ${res.status}`);
-      await res.arrayBuffer();
-    };
+    const paths = ledgers.map(({ label, store }) => ({
+      label,
+      ...pipelinePayer(devnet, store, label),
+      times: [] as number[],
+    }));
 
     // Warm every path, then alternate so drift hits all of them equally.
     for (let i = 0; i < 5; i++) {
@@ -179,7 +203,7 @@ export async function paidScenario(
         path.times.push(ms(start));
       }
     }
-    for (const { payments } of paths) await payments.close();
+    for (const path of paths) await path.close();
     for (const ledger of ledgers) {
       await ledger.store.close();
       if (ledger.dropSchema) await dropSchema(databaseUrl, ledger.dropSchema);

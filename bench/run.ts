@@ -10,10 +10,12 @@ import { scaleScenario } from "./scale.js";
  * `npm run bench`: each scenario side by side with its baseline, in one run. Prints a Markdown
  * report headed by its date (add it to bench/results/benchmarks-history.md and update the figures
  * of docs/benchmarks.md). Options: --duration=ms per load measurement (default
- * 5000), --rounds=N paid calls (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
+ * 5000), --rounds=N sequential paid calls per path, in the paid and the baseline scenarios
+ * (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
  * scenario (default 200 and 50), --baseline-turns=N and --baseline-concurrency=N for the scale baseline
  * (bench/baseline.ts; default 100 and 50), --only=chat,paid,scale,baseline to run some scenarios only,
- * --paid-ledgers=pglite-memory,pglite-disk,postgres,postgres-busy to run some of the paid paths only. Exits 1 when a
+ * --paid-ledgers=pglite-memory,pglite-disk,postgres,postgres-busy to run some of the paid paths only.
+ * The baseline's report ends with its `scale:` line (bench/scale-line.ts). Exits 1 when a
  * scenario reports a failure (the scale scenario's failed turns or ledger/chain mismatch).
  */
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -91,6 +93,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
     baselineScenario({
       turns: Number(option("baseline-turns") ?? 100),
       concurrency: Number(option("baseline-concurrency") ?? 50),
+      rounds,
     }),
 };
 const only = option("only")?.split(",").filter(Boolean) ?? Object.keys(scenarios);
