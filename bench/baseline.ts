@@ -215,6 +215,7 @@ function report(results: PathResult[], paid: PaidPath, options: BaselineOptions,
   );
   return [
     ...lines,
+    "",
     ...notes,
     "",
     scaleLine({
