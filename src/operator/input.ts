@@ -1,11 +1,12 @@
 import { parseAddress } from "../chains/index.js";
 import { AppError, type FieldError } from "../errors/index.js";
 import { parseUsd } from "../money/index.js";
+import type { PauseTarget } from "../protocol/operator.js";
 import { KEY_NAME, KEY_SCOPES, type KeyRecord, type KeyScope, parseDuration } from "./keys.js";
 
 /** The operator's input, checked: a new key's fields, a pause's scope and reason (plane.ts). */
 
-export type PauseTarget = { all: true } | { key: string };
+export type { PauseTarget } from "../protocol/operator.js";
 
 export const REASON_MAX_CHARS = 500;
 

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { KeyGrant } from "../payments/index.js";
+import type { KeyScope, KeyStatus } from "../protocol/operator.js";
 
 /**
  * Operator keys (docs/deploy.md#operating-it): one API key per caller, kept as a SHA-256 hash of
@@ -7,8 +8,7 @@ import type { KeyGrant } from "../payments/index.js";
  * it may use, the wallets it may pay from and caps its requests can only tighten.
  */
 
-export const KEY_SCOPES = ["chat", "mcp", "history"] as const;
-export type KeyScope = (typeof KEY_SCOPES)[number];
+export { KEY_SCOPES, type KeyScope, type KeyStatus } from "../protocol/operator.js";
 
 /** What every operator key's token starts with, so a leaked one is recognisable (secret scanners). */
 export const TOKEN_PREFIX = "x4c_";
@@ -32,8 +32,6 @@ export interface KeyRecord {
   expiresAt: Date | null;
   revokedAt: Date | null;
 }
-
-export type KeyStatus = "active" | "revoked" | "expired";
 
 /** A new token: the prefix and 32 random bytes, base64url. */
 export function newToken(): string {

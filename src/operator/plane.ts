@@ -1,9 +1,11 @@
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
+import type { KeyLimitsView, KeyView, OperatorPayment, PauseView } from "../protocol/operator.js";
 import { keyFromInput, type PauseTarget, reasonOf } from "./input.js";
-import { hashToken, type KeyRecord, type KeyScope, type KeyStatus, keyStatus, newToken } from "./keys.js";
+import { hashToken, type KeyRecord, type KeyScope, keyStatus, newToken } from "./keys.js";
 import type { OperatorPaymentRow, OperatorStore, PauseRecord } from "./port.js";
 
+export type { KeyLimitsView, KeyView, OperatorPayment, PauseView } from "../protocol/operator.js";
 export { keyFromInput, type PauseTarget, pauseTargetOf } from "./input.js";
 
 /**
@@ -11,46 +13,6 @@ export { keyFromInput, type PauseTarget, pauseTargetOf } from "./input.js";
  * (src/http/operator.ts) and the CLI straight to the store (src/cli/operator) both use them. Every
  * change is told to `onChange` (the audit trail), never with a token.
  */
-
-export interface KeyLimitsView {
-  perTransaction: string | null;
-  perRequest: string | null;
-  daily: string | null;
-}
-
-export interface KeyView {
-  name: string;
-  scopes: KeyScope[];
-  wallets: string[] | null;
-  limits: KeyLimitsView;
-  status: KeyStatus;
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  spentTodayUsd: string;
-}
-
-export interface PauseView {
-  scope: "all" | "key";
-  key?: string;
-  reason: string;
-  since: string;
-  by: string;
-}
-
-/** A payment as GET /api/operator/payments and /unclear show it. */
-export interface OperatorPayment {
-  paymentId: string;
-  caller: string | null;
-  wallet: string;
-  service: string;
-  network: string;
-  amountUsd: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  txHash: string | null;
-}
 
 /** Sent, not known yet: what an operator looks at first after an incident. */
 export const UNCLEAR_STATUSES = ["unknown", "signed", "submitted"] as const;

@@ -5,48 +5,23 @@
  * becomes an `OperatorApiError` whose message is the problem+json `detail`, a sentence to show.
  */
 
-export type KeyScope = "chat" | "mcp" | "history";
-export const KEY_SCOPES: readonly KeyScope[] = ["chat", "mcp", "history"];
+import type {
+  KeyScope,
+  KeyView,
+  OperatorPayment,
+  PauseView as Pause,
+  PauseTarget,
+} from "../../../src/protocol/operator.js";
 
-export interface KeyLimits {
-  perTransaction: string | null;
-  perRequest: string | null;
-  daily: string | null;
-}
-
-export interface KeyView {
-  name: string;
-  scopes: KeyScope[];
-  /** The wallets the key may pay from; null: any. */
-  wallets: string[] | null;
-  limits: KeyLimits;
-  status: "active" | "revoked" | "expired";
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  spentTodayUsd: string;
-}
-
-export interface Pause {
-  scope: "all" | "key";
-  key?: string;
-  reason: string;
-  since: string;
-  by: string;
-}
-
-export interface OperatorPayment {
-  paymentId: string;
-  caller: string | null;
-  wallet: string;
-  service: string;
-  network: string;
-  amountUsd: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  txHash: string | null;
-}
+export {
+  KEY_SCOPES,
+  type KeyLimitsView as KeyLimits,
+  type KeyScope,
+  type KeyView,
+  type OperatorPayment,
+  type PauseTarget,
+  type PauseView as Pause,
+} from "../../../src/protocol/operator.js";
 
 export interface Refusal {
   at: string;
@@ -73,8 +48,6 @@ export interface IssuedKey {
   key: KeyView;
   token: string;
 }
-
-export type PauseTarget = { all: true } | { key: string };
 
 /** The API's refusal: `message` is a sentence for the page, `code` the stable problem code. */
 export class OperatorApiError extends Error {
