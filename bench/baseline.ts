@@ -1,13 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { x402Client } from "@x402/core/client";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { wrapFetchWithPayment } from "@x402/fetch";
-import { privateKeyToAccount } from "viem/accounts";
-import { type Cluster, startCluster } from "../scripts/cluster.js";
+import { join } from "node:path";
+import { startCluster } from "../scripts/cluster.js";
 import { evmUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
 import { openStore, type Store } from "../src/store/index.js";
+import { chatTurn, type LoadJob, type PathResult, runInWorker } from "./baseline-load.js";
 import { directPayer, pipelinePayer } from "./paid.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
+import { profileSection } from "./profile.js";
 import { scaleLine } from "./scale-line.js";
 
 /**
@@ -32,21 +31,12 @@ export interface BaselineOptions {
   concurrency: number;
   /** Sequential payments per side for the paid path (default 100). */
   rounds: number;
-}
-
-interface Sample {
-  ms: number;
-  ok: boolean;
-  /** Phase name -> ms since the previous phase. */
-  phases: Record<string, number>;
-  /** Why it failed (a finish reason, an HTTP status, an error). */
-  failure?: string;
-}
-
-interface PathResult {
-  name: string;
-  wallMs: number;
-  samples: Sample[];
+  /**
+   * Where to write CPU profiles (docs/benchmarks.md#profiles): each instance's whole life
+   * (`instance-N/*.cpuprofile`, Node's `--cpu-prof`) and this process's (the devnet, the bare
+   * clients, the paid path's pipeline) per path (`bench-<path>.cpuprofile`). None when absent.
+   */
+  profileDir?: string;
 }
 
 const now = () => performance.now();
@@ -56,101 +46,10 @@ const pct = (xs: number[], p: number) => {
 };
 const f = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(0));
 
-/** Run `turns` tasks, `concurrency` at a time; task i gets its slot (0..concurrency-1). */
-async function measure(
-  name: string,
-  options: BaselineOptions,
-  task: (slot: number, i: number) => Promise<Sample>,
-): Promise<PathResult> {
-  const samples: Sample[] = [];
-  let next = 0;
-  const started = now();
-  await Promise.all(
-    Array.from({ length: options.concurrency }, async (_, slot) => {
-      while (next < options.turns) {
-        const i = next++;
-        const sample = await task(slot, i).catch(
-          (error: unknown): Sample => ({
-            ms: Number.NaN,
-            ok: false,
-            phases: {},
-            failure: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 80) : String(error),
-          }),
-        );
-        if (sample.failure) process.stderr.write(`baseline: ${name}: ${sample.failure}\n`);
-        samples.push(sample);
-      }
-    }),
-  );
-  return { name, wallMs: now() - started, samples };
-}
-
-/** One bare client: `@x402/fetch` over a fetch that notes when the 402 came back. */
-function bareClient(cluster: Cluster): (url: string) => Promise<Sample> {
-  const m = cluster.devnet.manifest;
-  const key = cluster.devnet.secrets.evm.payer;
-  if (!key) throw new Error("no payer key");
-  let quoted = 0;
-  const timing: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    if (response.status === 402) quoted = now();
-    return response;
-  };
-  const client = new x402Client().register(m.evm.network, new ExactEvmScheme(privateKeyToAccount(key)));
-  client.setSpendControls(false);
-  const paying = wrapFetchWithPayment(timing, client);
-  return async (url) => {
-    const start = now();
-    const response = await paying(url);
-    await response.text();
-    const end = now();
-    return {
-      ms: end - start,
-      ok: response.status === 200,
-      ...(response.status === 200 ? {} : { failure: `HTTP ${response.status}` }),
-      phases: { "to 402": quoted - start, "to paid answer": end - quoted },
-    };
-  };
-}
-
-/** One paid chat turn, timed per phase from the stream's lines as they arrive. */
-async function chatTurn(base: string, token: string, wallet: string): Promise<Sample> {
-  const start = now();
-  const response = await fetch(`${base}/api/chat`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    body: JSON.stringify({
-      messages: [{ role: "user", content: "What's the weather in Paris?" }],
-      walletAddress: wallet,
-    }),
-  });
-  const at: Record<string, number> = {};
-  let text = "";
-  const decoder = new TextDecoder();
-  const reader = response.body?.getReader();
-  for (;;) {
-    const chunk = await reader?.read();
-    if (!chunk || chunk.done) break;
-    text += decoder.decode(chunk.value, { stream: true });
-    const t = now();
-    for (const status of ["quoted", "settled"])
-      if (at[status] === undefined && text.includes(`"status":"${status}"`)) at[status] = t;
-    if (at.d === undefined && /^d:/m.test(text)) at.d = t;
-  }
-  // Read once the stream is over: a line may arrive in pieces.
-  const d = /^d:(.*)$/m.exec(text)?.[1];
-  const finish = d
-    ? ((JSON.parse(d) as { finishReason?: string }).finishReason ?? "no finish reason")
-    : `HTTP ${response.status}, no d: ${text.slice(0, 300)}`;
-  const q = at.quoted ?? Number.NaN;
-  const set = at.settled ?? Number.NaN;
-  const end = at.d ?? now();
-  return {
-    ms: end - start,
-    ok: finish === "payment-complete",
-    ...(finish === "payment-complete" ? {} : { failure: finish }),
-    phases: { "to quoted": q - start, "to settled": set - q, "to d:": end - set },
-  };
+/** One path's payments, in the load worker, with this thread (the devnet's) profiled meanwhile. */
+function measure(options: BaselineOptions, job: LoadJob): Promise<PathResult> {
+  const file = `bench-${job.name.replace(/[^a-z0-9]+/gi, "-").replace(/-$/, "")}`;
+  return profileSection(options.profileDir, file, () => runInWorker(job));
 }
 
 const rate = (r: PathResult) => (r.samples.filter((s) => s.ok).length / r.wallMs) * 1000;
@@ -260,6 +159,14 @@ export async function baselineScenario(
       MIN_TIME_LEFT_MS: "35000",
       REQUEST_TIMEOUT_MS: "120000",
     },
+    ...(options.profileDir
+      ? {
+          nodeArgs: (i: number) => [
+            "--cpu-prof",
+            `--cpu-prof-dir=${join(options.profileDir as string, `instance-${i}`)}`,
+          ],
+        }
+      : {}),
   });
   let store: Store | undefined;
   let closePipeline: (() => Promise<void>) | undefined;
@@ -269,7 +176,9 @@ export async function baselineScenario(
     const payer = walletAddress(cluster.devnet, "evm", "payer");
     const [first, second] = cluster.instances.map((i) => i.url);
     if (!first || !second) throw new Error("the cluster has fewer than two instances");
-    const clients = Array.from({ length: options.concurrency }, () => bareClient(cluster));
+    const payerKey = cluster.devnet.secrets.evm.payer;
+    if (!payerKey) throw new Error("no payer key");
+    const shape = { turns: options.turns, concurrency: options.concurrency };
     // The paid path's pipeline, in this process, on a ledger of its own.
     store = await openStore({ databaseUrl, schema: `${schema}_paid` });
     const pipeline = pipelinePayer(cluster.devnet, store, "baseline");
@@ -277,7 +186,7 @@ export async function baselineScenario(
     const direct = directPayer(cluster.devnet);
     // Warm-up: each path once (connections, caches, the first discovery).
     await Promise.all([
-      clients[0]?.(weather),
+      directPayer(cluster.devnet)(),
       chatTurn(first, cluster.token, payer),
       chatTurn(second, cluster.token, payer),
     ]);
@@ -287,23 +196,42 @@ export async function baselineScenario(
     }
     const before = await evmUsdcBalance(cluster.devnet, payer);
     const results = [
-      await measure("bare @x402/fetch clients", options, (slot) =>
-        (clients[slot] as (u: string) => Promise<Sample>)(weather),
-      ),
-      await measure("paid chats, one instance", options, () => chatTurn(first, cluster.token, payer)),
-      await measure("paid chats, two instances", options, (_, i) =>
-        chatTurn(i % 2 ? second : first, cluster.token, payer),
-      ),
+      await measure(options, {
+        kind: "bare",
+        name: "bare @x402/fetch clients",
+        ...shape,
+        url: weather,
+        network: m.evm.network,
+        payerKey,
+      }),
+      await measure(options, {
+        kind: "chat",
+        name: "paid chats, one instance",
+        ...shape,
+        bases: [first],
+        token: cluster.token,
+        wallet: payer,
+      }),
+      await measure(options, {
+        kind: "chat",
+        name: "paid chats, two instances",
+        ...shape,
+        bases: [first, second],
+        token: cluster.token,
+        wallet: payer,
+      }),
     ];
     const paidPath: PaidPath = { direct: [], pipeline: [] };
-    for (let i = 0; i < options.rounds; i++) {
-      let start = now();
-      await direct();
-      paidPath.direct.push(now() - start);
-      start = now();
-      await pipeline.pay(i);
-      paidPath.pipeline.push(now() - start);
-    }
+    await profileSection(options.profileDir, "bench-paid-path", async () => {
+      for (let i = 0; i < options.rounds; i++) {
+        let start = now();
+        await direct();
+        paidPath.direct.push(now() - start);
+        start = now();
+        await pipeline.pay(i);
+        paidPath.pipeline.push(now() - start);
+      }
+    });
     const paid = results.reduce((n, r) => n + r.samples.filter((s) => s.ok).length, 0) + 2 * options.rounds;
     const spent = before - (await evmUsdcBalance(cluster.devnet, payer));
     const price = BigInt(m.services.find((s) => s.id === "weather")?.priceAtomic ?? "0");

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { baselineScenario } from "./baseline.js";
 import { CHAT_BODY } from "./fixtures.js";
@@ -14,7 +16,8 @@ import { scaleScenario } from "./scale.js";
  * (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
  * scenario (default 200 and 50), --baseline-turns=N and --baseline-concurrency=N for the scale baseline
  * (bench/baseline.ts; default 100 and 50), --only=chat,paid,scale,baseline to run some scenarios only,
- * --paid-ledgers=pglite-memory,pglite-disk,postgres,postgres-busy to run some of the paid paths only.
+ * --paid-ledgers=pglite-memory,pglite-disk,postgres,postgres-busy to run some of the paid paths only,
+ * --profile=DIR to write CPU profiles of the baseline's processes (docs/benchmarks.md#profiles).
  * The baseline's report ends with its `scale:` line (bench/scale-line.ts). Exits 1 when a
  * scenario reports a failure (the scale scenario's failed turns or ledger/chain mismatch).
  */
@@ -94,8 +97,10 @@ const scenarios: Record<string, () => Promise<string[]>> = {
       turns: Number(option("baseline-turns") ?? 100),
       concurrency: Number(option("baseline-concurrency") ?? 50),
       rounds,
+      ...(option("profile") ? { profileDir: resolve(option("profile") as string) } : {}),
     }),
 };
+if (option("profile")) mkdirSync(resolve(option("profile") as string), { recursive: true });
 const only = option("only")?.split(",").filter(Boolean) ?? Object.keys(scenarios);
 const unknown = only.filter((name) => !Object.hasOwn(scenarios, name));
 if (unknown.length > 0) {

@@ -29,6 +29,8 @@ export interface ClusterOptions {
   solana?: boolean;
   /** Where each instance's output goes (default: this process's stderr, each line prefixed). */
   output?: (instance: number, line: string) => void;
+  /** Node options before the script for each instance, given its number (e.g. `--cpu-prof`). */
+  nodeArgs?: (instance: number) => string[];
 }
 
 export interface Instance {
@@ -85,8 +87,10 @@ function startInstance(
   index: number,
   env: Record<string, string | undefined>,
   output: (instance: number, line: string) => void,
+  nodeArgs: string[] = [],
 ): Promise<{ url: string; stop: () => Promise<void>; pid: number }> {
-  const child = spawn(process.execPath, ["--import", "./src/early-signals.mjs", "src/start.mjs"], {
+  const args = [...nodeArgs, "--import", "./src/early-signals.mjs", "src/start.mjs"];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -148,7 +152,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const started = await Promise.allSettled(
       Array.from({ length: options.instances }, (_, i) => {
         const port = options.port ? options.port + i : 0;
-        return startInstance(i + 1, { ...env, PORT: String(port) }, output).then((instance) => {
+        const nodeArgs = options.nodeArgs?.(i + 1);
+        return startInstance(i + 1, { ...env, PORT: String(port) }, output, nodeArgs).then((instance) => {
           stops.push(instance.stop);
           return instance;
         });
