@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { startCluster } from "../scripts/cluster.js";
 import { evmUsdcBalance, walletAddress } from "../src/devnet/testing/index.js";
 import { openStore, type Store } from "../src/store/index.js";
 import { chatTurn, type LoadJob, type PathResult, runInWorker } from "./baseline-load.js";
+import { cpuLine, cpuSnapshot } from "./cpu.js";
 import { directPayer, pipelinePayer } from "./paid.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
 import { profileSection } from "./profile.js";
@@ -47,10 +49,16 @@ const pct = (xs: number[], p: number) => {
 const f = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(0));
 
 /** One path's payments, in the load worker, with this thread (the devnet's) profiled meanwhile. */
-function measure(options: BaselineOptions, job: LoadJob): Promise<PathResult> {
+async function measure(options: BaselineOptions, job: LoadJob, pids: number[]): Promise<Measured> {
   const file = `bench-${job.name.replace(/[^a-z0-9]+/gi, "-").replace(/-$/, "")}`;
-  return profileSection(options.profileDir, file, () => runInWorker(job));
+  const before = cpuSnapshot(pids);
+  const result = await profileSection(options.profileDir, file, () => runInWorker(job));
+  const ok = result.samples.filter((s) => s.ok).length;
+  return { ...result, cpu: cpuLine(before, cpuSnapshot(pids), ok, availableParallelism()) };
 }
+
+/** A path's result and where its CPU went (bench/cpu.ts). */
+type Measured = PathResult & { cpu: string };
 
 const rate = (r: PathResult) => (r.samples.filter((s) => s.ok).length / r.wallMs) * 1000;
 
@@ -60,7 +68,7 @@ interface PaidPath {
   pipeline: number[];
 }
 
-function report(results: PathResult[], paid: PaidPath, options: BaselineOptions, notes: string[]): string[] {
+function report(results: Measured[], paid: PaidPath, options: BaselineOptions, notes: string[]): string[] {
   const lines = [
     `### Scale baseline: bare @x402/fetch clients vs paid chats through one and two instances`,
     "",
@@ -102,6 +110,7 @@ function report(results: PathResult[], paid: PaidPath, options: BaselineOptions,
       "",
       `- throughput, chats through one instance / bare clients: ${(rate(one) / rate(bare)).toFixed(2)}; through two instances / bare: ${(rate(two) / rate(bare)).toFixed(2)}; two instances / one: ${(rate(two) / rate(one)).toFixed(2)}`,
     );
+  lines.push("", ...results.map((r) => `- ${r.name}: ${r.cpu}`));
   const p = (xs: number[], q: number) => pct(xs, q).toFixed(1);
   lines.push(
     "",
@@ -195,31 +204,44 @@ export async function baselineScenario(
       await pipeline.pay(-i - 1);
     }
     const before = await evmUsdcBalance(cluster.devnet, payer);
+    const pids = cluster.instances.map((i) => i.pid);
     const results = [
-      await measure(options, {
-        kind: "bare",
-        name: "bare @x402/fetch clients",
-        ...shape,
-        url: weather,
-        network: m.evm.network,
-        payerKey,
-      }),
-      await measure(options, {
-        kind: "chat",
-        name: "paid chats, one instance",
-        ...shape,
-        bases: [first],
-        token: cluster.token,
-        wallet: payer,
-      }),
-      await measure(options, {
-        kind: "chat",
-        name: "paid chats, two instances",
-        ...shape,
-        bases: [first, second],
-        token: cluster.token,
-        wallet: payer,
-      }),
+      await measure(
+        options,
+        {
+          kind: "bare",
+          name: "bare @x402/fetch clients",
+          ...shape,
+          url: weather,
+          network: m.evm.network,
+          payerKey,
+        },
+        pids,
+      ),
+      await measure(
+        options,
+        {
+          kind: "chat",
+          name: "paid chats, one instance",
+          ...shape,
+          bases: [first],
+          token: cluster.token,
+          wallet: payer,
+        },
+        pids,
+      ),
+      await measure(
+        options,
+        {
+          kind: "chat",
+          name: "paid chats, two instances",
+          ...shape,
+          bases: [first, second],
+          token: cluster.token,
+          wallet: payer,
+        },
+        pids,
+      ),
     ];
     const paidPath: PaidPath = { direct: [], pipeline: [] };
     await profileSection(options.profileDir, "bench-paid-path", async () => {
