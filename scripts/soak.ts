@@ -8,10 +8,14 @@
  * the process made per interval, by method, with a probe of the node's history scan. After the
  * load the reconciler sweeps for up to `--settle` seconds, then the ledger (every status, unclear
  * rows counted) is compared with the chain. A verdict line compares the last third of the run with
- * the first third after warm-up. Loopback only; it stops by itself and stops everything it
+ * the first third after warm-up. `--heap-snapshots 10,30,60 [--heap-dir DIR]` writes V8 heap snapshots
+ * at those minutes (scripts/soak/heap-diff.ts compares two). Loopback only; it stops by itself and stops everything it
  * started. Not a unit test (test/soak.test.ts runs its core for a few seconds). Exit code 1 when a
  * turn failed or the ledger disagrees with the chain; the verdict itself only prints.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ledgerLines, rpcTable, table } from "./soak/report.js";
 import { runSoak } from "./soak/run.js";
 import type { SoakOptions } from "./soak/types.js";
@@ -47,9 +51,22 @@ function parseArgs(argv: string[]): SoakOptions {
     sampleMs: number("sample", defaultSample, 3_600) * 1000,
     warmupMs: Math.min(60_000, (seconds * 1000) / 6),
     maxInFlight: 200,
+    ...heapSnapshots(value("heap-snapshots"), value("heap-dir")),
     settleMs: number("settle", 240, 3_600, -1) * 1000,
     log: (line) => process.stderr.write(`${line}\n`),
   };
+}
+
+/** `--heap-snapshots 10,30,60` (minutes after the load starts) into `--heap-dir` (default: a new temp dir). */
+function heapSnapshots(
+  minutes: string | undefined,
+  dir: string | undefined,
+): Pick<SoakOptions, "heapSnapshots"> {
+  if (minutes === undefined) return {};
+  const atMs = minutes.split(",").map((m) => Number(m) * 60_000);
+  if (atMs.some((n) => !Number.isFinite(n) || n <= 0))
+    throw new Error("--heap-snapshots: minutes after the start, comma separated (e.g. 10,30,60)");
+  return { heapSnapshots: { atMs, dir: dir ?? mkdtempSync(join(tmpdir(), "soak-heap-")) } };
 }
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//, "/"))) {

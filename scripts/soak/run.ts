@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { writeHeapSnapshot } from "node:v8";
 import { bootstrap } from "../../src/bootstrap.js";
 import { loadConfig } from "../../src/config/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
@@ -93,6 +94,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
   const payers = Object.fromEntries(chains.map((c) => [c, payerOf(devnet, c)])) as Record<SoakChain, string>;
   const before = await balances(devnet, chains, payers);
   const t0 = Date.now();
+  const snapshots = scheduleSnapshots(options);
   let load: Awaited<ReturnType<typeof drive>>;
   try {
     load = await drive(options, chains, t0, meter, {
@@ -102,6 +104,7 @@ async function soakIn(dataDir: string, options: SoakOptions, meter: RpcMeter): P
       evmChainPid: () => devnet.evmChainPid(),
     });
   } finally {
+    snapshots.cancel();
     await closeServer(server);
   }
   const reconcile = await reconcileAll(payments, options.settleMs ?? 0);
@@ -422,4 +425,25 @@ async function chatTurn(
   } catch (error) {
     return `fetch failed: ${error instanceof Error ? error.message : String(error)}`;
   }
+}
+
+/**
+ * Heap snapshots while the load runs (`--heap-snapshots`): each blocks the process for some
+ * seconds and briefly needs as much memory again as the heap, so the minute it falls in reads
+ * slower and larger; the verdict compares thirds, not minutes.
+ */
+function scheduleSnapshots(options: SoakOptions): { cancel: () => void } {
+  const plan = options.heapSnapshots;
+  if (!plan) return { cancel: () => {} };
+  const timers = plan.atMs.map((at) =>
+    setTimeout(
+      () => {
+        const minute = (at / 60_000).toFixed(1).replace(/\.0$/, "");
+        const file = writeHeapSnapshot(join(plan.dir, `soak-minute-${minute}.heapsnapshot`));
+        options.log?.(`  heap snapshot at minute ${minute}: ${file}`);
+      },
+      Math.min(at, options.durationMs - 5_000),
+    ),
+  );
+  return { cancel: () => timers.forEach(clearTimeout) };
 }

@@ -20,6 +20,11 @@ export interface SoakOptions {
   settleMs?: number;
   /** Where each sample line goes as it is taken (default: nowhere). */
   log?: (line: string) => void;
+  /**
+   * V8 heap snapshots of the soak's process (service and devnet) at these ms after the load
+   * starts, written to `dir` (scripts/soak/heap-diff.ts compares two). None by default.
+   */
+  heapSnapshots?: { atMs: number[]; dir: string };
 }
 
 export interface SoakSample {

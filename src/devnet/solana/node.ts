@@ -25,14 +25,15 @@ export interface SolanaNodeOptions {
 }
 
 /**
- * How long the LiteSVM node keeps a landed transaction: far longer than the service takes to
+ * How long the LiteSVM node keeps a landed transaction: five times what the service takes to
  * resolve an unclear payment (its reconciler sweeps every 30 s; a payment that never landed is
  * provably failed about 3 minutes after signing), so a landed payment is never dropped before it
- * is found while the service runs.
+ * is found while the service runs. Longer only grows the devnet's memory during a long run
+ * (docs/devnet.md, "How long it lasts").
  */
-export const DEFAULT_HISTORY_SECONDS = 3_600;
-/** ... and at most this many (about 1.5 KB each): a bound on memory whatever the rate. */
-export const DEFAULT_HISTORY_MAX_TRANSACTIONS = 20_000;
+export const DEFAULT_HISTORY_SECONDS = 900;
+/** ... and at most this many (about 1.5-2 KB each): a bound on memory whatever the rate. */
+export const DEFAULT_HISTORY_MAX_TRANSACTIONS = 5_000;
 
 export { loadLiteSvm };
 
