@@ -202,6 +202,7 @@ export async function baselineScenario(
     for (let i = 0; i < 5; i++) {
       await direct();
       await pipeline.pay(-i - 1);
+      await pipeline.written();
     }
     const before = await evmUsdcBalance(cluster.devnet, payer);
     const pids = cluster.instances.map((i) => i.pid);
@@ -252,6 +253,7 @@ export async function baselineScenario(
         start = now();
         await pipeline.pay(i);
         paidPath.pipeline.push(now() - start);
+        await pipeline.written();
       }
     });
     const paid = results.reduce((n, r) => n + r.samples.filter((s) => s.ok).length, 0) + 2 * options.rounds;

@@ -82,7 +82,7 @@ export function pipelinePayer(
   devnet: Devnet,
   store: Store,
   label: string,
-): { pay: (i: number) => Promise<void>; close: () => Promise<void> } {
+): { pay: (i: number) => Promise<void>; written: () => Promise<void>; close: () => Promise<void> } {
   const { m, weather, payer, key, url } = payerOf(devnet);
   const payments = createPayments({
     ledger: store.ledger,
@@ -100,6 +100,10 @@ export function pipelinePayer(
     reconcileIntervalMs: 3_600_000,
   });
   const tools = createPaymentTools(payments.face);
+  // The settlement's record, written beside the answer as in a chat turn (which waits for it
+  // before `d:`): `pay` ends at the answer, `written` waits for the record, outside the timing.
+  const held: Promise<unknown>[] = [];
+  const written = async () => void (await Promise.all(held.splice(0)));
   const pay = async (i: number) => {
     const ctx: TurnContext = {
       payer: {
@@ -115,6 +119,7 @@ export function pipelinePayer(
       reportError: (e) => {
         throw e;
       },
+      holdPayment: (work) => void held.push(work),
     };
     const tool = tools(ctx).pay_and_fetch;
     if (!tool?.execute) throw new Error("no pay tool");
@@ -123,7 +128,7 @@ export function pipelinePayer(
     };
     if (out.status !== "paid") throw new Error(`pipeline did not pay: ${JSON.stringify(out)}`);
   };
-  return { pay, close: () => payments.close() };
+  return { pay, written, close: () => payments.close() };
 }
 
 export async function paidScenario(
@@ -190,7 +195,10 @@ export async function paidScenario(
     // Warm every path, then alternate so drift hits all of them equally.
     for (let i = 0; i < 5; i++) {
       await directCall();
-      for (const path of paths) await path.pay(-i - 1);
+      for (const path of paths) {
+        await path.pay(-i - 1);
+        await path.written();
+      }
     }
     const directTimes: number[] = [];
     for (let i = 0; i < rounds; i++) {
@@ -201,6 +209,7 @@ export async function paidScenario(
         const start = process.hrtime.bigint();
         await path.pay(i);
         path.times.push(ms(start));
+        await path.written();
       }
     }
     for (const path of paths) await path.close();

@@ -21,6 +21,11 @@ export interface TurnContext {
   recordPayment(summary: PaymentSummary): void;
   /** Report a failure that should end the turn with its finish reason (an `e:` line is streamed). */
   reportError(error: AppError): void;
+  /**
+   * A payment's last ledger write, finishing beside its answer: the turn waits for it before `d:`
+   * (or, cut off, leaves it to the background). Without it a payment awaits the write itself.
+   */
+  holdPayment?(work: Promise<unknown>): void;
 }
 
 /** Builds the tools for one turn. The payments capability provides one; with none the agent only talks. */

@@ -17,7 +17,12 @@ import type { ToolProvider, TurnContext, TurnPrelude } from "./context.js";
 
 /** The turn's observer, as the payment domain sees it. */
 function observerOf(ctx: TurnContext): PaymentObserver {
-  return { update: ctx.emitPayment, summary: ctx.recordPayment, error: ctx.reportError };
+  return {
+    update: ctx.emitPayment,
+    summary: ctx.recordPayment,
+    error: ctx.reportError,
+    ...(ctx.holdPayment ? { hold: ctx.holdPayment } : {}),
+  };
 }
 
 /** The turn as the face sees it: who asks, within what, and its observer. One object per turn. */

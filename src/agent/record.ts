@@ -20,6 +20,8 @@ export class TurnRecord {
   private readonly updates = new Map<string, PaymentUpdate>();
   private readonly reported = new WeakSet<AppError>();
   private ended = false;
+  /** Payments' last ledger writes, running beside their answers: the turn waits for them before `d:`. */
+  private readonly held: Promise<unknown>[] = [];
   /** The error the turn ends with (the last one reported). */
   failure: AppError | undefined;
   readonly usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -47,6 +49,15 @@ export class TurnRecord {
   readonly recordPayment = (summary: PaymentSummary): void => {
     if (!this.ended) this.payments.set(summary.paymentId, summary);
   };
+
+  readonly holdPayment = (work: Promise<unknown>): void => {
+    if (!this.ended) this.held.push(work);
+  };
+
+  /** The held writes not yet awaited (each is handed out once). */
+  takeHeld(): Promise<unknown>[] {
+    return this.held.splice(0);
+  }
 
   /** Stream the finish event, last, and close the stream. */
   finish(by: AnsweredBy): FinishPayload {

@@ -100,15 +100,32 @@ export async function runTurn(
   } finally {
     stream.dispose();
   }
+  const unwritten = await recordsWritten(record, input.cutoff);
 
   if (input.signal.aborted || input.cutoff?.aborted) {
     const reason = abortError(input);
     if (reason && record.failure !== reason) record.reportError(reason);
   }
 
-  const background = guarded?.inFlight() ?? [];
+  const background = [...(guarded?.inFlight() ?? []), ...unwritten];
   if (background.length > 0) input.onBackground?.(Promise.allSettled(background));
   return record.finish({ model: request.model, provider: resolved.provider, modelId: resolved.modelId });
+}
+
+/**
+ * Wait for the payments' ledger writes that ran beside their answers (a settlement's record), so
+ * `d:` never says less than the ledger holds; a write may hold another (none do today), hence the
+ * loop. Cut off, the turn stops waiting: returns the writes left running, for the background.
+ */
+async function recordsWritten(
+  record: TurnRecord,
+  cutoff: AbortSignal | undefined,
+): Promise<Promise<unknown>[]> {
+  for (let held = record.takeHeld(); held.length > 0; held = record.takeHeld()) {
+    const all = Promise.allSettled(held);
+    if (!(await untilCutoff(all, cutoff))) return [all];
+  }
+  return [];
 }
 
 /** What the turn's tools know of it; their payments and errors go to the turn's record. */
@@ -121,6 +138,7 @@ function turnContext(input: TurnInput, record: TurnRecord): TurnContext {
     emitPayment: record.emitPayment,
     recordPayment: record.recordPayment,
     reportError: record.reportError,
+    holdPayment: record.holdPayment,
   };
 }
 

@@ -81,4 +81,11 @@ export interface PaymentObserver {
   update(update: PaymentUpdate): void;
   summary(summary: PaymentSummary): void;
   error(error: AppError): void;
+  /**
+   * Takes a payment's last ledger write (the move to `settled`) to finish beside the answer: the
+   * outcome is returned before the write, whose `p:` line (or failure) follows once it is durable.
+   * Whoever offers this must wait for every held write before it ends (the turn, before `d:`).
+   * Without it the run awaits the write before returning its outcome.
+   */
+  hold?(work: Promise<unknown>): void;
 }

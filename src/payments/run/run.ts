@@ -76,11 +76,7 @@ export class PaymentRun {
     this.budget = budget;
   }
 
-  /**
-   * The cost estimate, before anything leaves the process. A payment signed by a server key
-   * announces it with its reservation (whose sums give the meter); any other step announces it
-   * first if nothing has yet.
-   */
+  /** The cost estimate, before anything leaves the process (with the reservation's meter, or first). */
   quoted(): void {
     if (this.announced) return;
     this.announced = true;
@@ -192,25 +188,31 @@ export class PaymentRun {
     return undefined;
   }
 
-  /** Settled, with the service's answer: the one happy ending. */
-  async settled(
-    settlement: { transaction: string; payer?: string },
-    response: SafeResponse,
-  ): Promise<PaymentOutcome> {
+  /**
+   * Settled, with the service's answer: the one happy ending. The move to `settled` is written
+   * beside the answer when the observer holds it (the turn waits for it before `d:`), else awaited;
+   * its `p:` line follows the durable write either way. A failed write leaves the row pending for
+   * the reconciler (it finds the settlement on chain); the answer is not withheld.
+   */
+  async settled(settlement: { transaction: string; payer?: string }, response: SafeResponse) {
     const payer = settlement.payer ? { payer: settlement.payer } : {};
     const proof = { transaction: settlement.transaction, ...payer };
-    try {
-      await this.move("settled", { txHash: settlement.transaction, ...payer });
-    } catch (error) {
-      // Paid and delivered, but not on record yet: the row stays pending and the reconciler finds
-      // the settlement on chain; the answer is not withheld.
-      this.hooks.onError?.(error, "recording a settlement");
-      const message = "The payment settled but could not be recorded yet; it will be reconciled.";
-      this.step("unknown", { reason: "outcome_unrecorded", message, ...proof });
-      return this.failure("unknown", "outcome_unrecorded", message, {}, { ...proof, response });
-    }
-    this.step("settled", proof);
-    return this.outcome("paid", { ...proof, response });
+    const paid = this.outcome("paid", { ...proof, response });
+    const recording = this.move("settled", { txHash: settlement.transaction, ...payer }).then(
+      () => {
+        this.step("settled", proof);
+        return paid;
+      },
+      (error: unknown) => {
+        this.hooks.onError?.(error, "recording a settlement");
+        const message = "The payment settled but could not be recorded yet; it will be reconciled.";
+        this.step("unknown", { reason: "outcome_unrecorded", message, ...proof });
+        return this.failure("unknown", "outcome_unrecorded", message, {}, { ...proof, response });
+      },
+    );
+    if (!this.observer.hold) return recording;
+    this.observer.hold(recording);
+    return paid;
   }
 
   /** After sending, the outcome is unclear: recorded `unknown`, still counted as spent, never re-signed. */
@@ -247,10 +249,9 @@ export class PaymentRun {
   }
 
   /**
-   * A step threw (the ledger went away, say). Before the intent was recorded nothing was sent: the
-   * payment failed. After, the money may be gone: its outcome is unknown until the reconciler reads
-   * the chain, and the row (still pending) counts as spent. Either way the client hears a stable
-   * code, never the exception's text.
+   * A step threw (the ledger went away, say). Before the intent was recorded nothing was sent: it
+   * failed. After, the money may be gone: unknown until the reconciler reads the chain, the pending
+   * row counted as spent. Either way the client hears a stable code, never the exception's text.
    */
   crashed(error: unknown): PaymentOutcome {
     const crash = crashOf(this.status, this.recorded, error);
