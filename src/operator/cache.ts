@@ -31,6 +31,8 @@ export class OperatorCache implements PauseCheck {
   private pauses: PauseRecord[] = [];
   private timer: ReturnType<typeof setInterval> | undefined;
   private refreshing: Promise<void> | undefined;
+  /** The read that follows the one under way, for the calls made during it. */
+  private queued: Promise<void> | undefined;
   private readonly now: () => Date;
 
   constructor(
@@ -40,18 +42,34 @@ export class OperatorCache implements PauseCheck {
     this.now = options.now ?? (() => new Date());
   }
 
-  /** Read the keys and pauses now (one read at a time; a caller during one waits for it). */
+  /**
+   * Read the keys and pauses now: resolves once a read that began after this call has ended, so a
+   * change made before it is seen (a revoke, then `refresh()`, never answers from an older read).
+   * One read at a time: a call during one waits for it, then for one more read, which every call
+   * made meanwhile shares.
+   */
   refresh(): Promise<void> {
-    this.refreshing ??= (async () => {
-      try {
-        const [keys, pauses] = await Promise.all([this.store.listKeys(), this.store.listPauses()]);
-        this.byHash = new Map(keys.map((k) => [k.tokenHash, k]));
-        this.pauses = pauses;
-      } finally {
-        this.refreshing = undefined;
-      }
-    })();
-    return this.refreshing;
+    if (!this.refreshing) {
+      this.refreshing = this.read();
+      return this.refreshing;
+    }
+    this.queued ??= this.refreshing
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.refresh();
+      });
+    return this.queued;
+  }
+
+  private async read(): Promise<void> {
+    try {
+      const [keys, pauses] = await Promise.all([this.store.listKeys(), this.store.listPauses()]);
+      this.byHash = new Map(keys.map((k) => [k.tokenHash, k]));
+      this.pauses = pauses;
+    } finally {
+      this.refreshing = undefined;
+    }
   }
 
   /** Refresh every `intervalMs` until {@link stop}; the timer never holds the process open. */

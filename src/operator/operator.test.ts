@@ -236,4 +236,29 @@ describe("the control plane and each instance's copy", () => {
     await other.refresh();
     expect(other.lookup(token).kind).toBe("revoked");
   });
+
+  it("a refresh asked for during an older read reads again: a revoke just made is seen", async () => {
+    const { store, plane } = setup();
+    const { token } = await plane.createKey({ name: "ci" }, "t");
+    // The store answers listKeys only when the test lets it: a read under way before the revoke.
+    const gates: Array<() => void> = [];
+    const gated: typeof store = Object.create(store);
+    gated.listKeys = async () => {
+      const keys = await store.listKeys();
+      await new Promise<void>((open) => gates.push(open));
+      return keys;
+    };
+    const other = new OperatorCache(gated);
+    const older = other.refresh();
+    await new Promise((r) => setImmediate(r));
+    await plane.revokeKey("ci", "t");
+    const after = other.refresh();
+    gates.shift()?.();
+    await older;
+    expect(other.lookup(token).kind).toBe("active");
+    await new Promise((r) => setImmediate(r));
+    gates.shift()?.();
+    await after;
+    expect(other.lookup(token).kind).toBe("revoked");
+  });
 });
