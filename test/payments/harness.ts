@@ -4,6 +4,7 @@
  * over PostgreSQL in a schema of its own. Helpers read the stream, the ledger and the chains.
  */
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
 import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { getBase58Decoder } from "@solana/kit";
 import { MockLanguageModelV4 } from "ai/test";
@@ -422,4 +423,37 @@ export async function problem(
   } catch {
     return { status: response.status, raw: text.slice(0, 300) };
   }
+}
+
+/** What a loopback sidecar is asked: the request's method, path and whole body. */
+export interface SidecarRequest {
+  method: string;
+  url: string;
+  body: string;
+}
+
+/**
+ * A loopback HTTP server standing for a service the test points the service at (an OTLP
+ * receiver, an identity provider's key set): each request is read whole, then answered 200 with
+ * `answer`'s JSON (`{}` when it gives nothing).
+ */
+export async function sidecarServer(
+  answer: (request: SidecarRequest) => unknown,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const reply = answer({ method: req.method ?? "GET", url: req.url ?? "/", body }) ?? {};
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(reply));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no address");
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -5,10 +5,9 @@
  * payment's span with its phases and spend attributes beneath. GET /metrics (behind METRICS_TOKEN)
  * after real paid turns shows the settled payments and the amount spent.
  */
-import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import { type Booted, boot, chat, useTestDevnet } from "./harness.js";
+import { type Booted, boot, chat, sidecarServer, useTestDevnet } from "./harness.js";
 
 const devnet = useTestDevnet();
 const METRICS_TOKEN = "metrics-token-0123456789";
@@ -36,24 +35,11 @@ interface OtlpBody {
 /** A local OTLP/HTTP receiver: every JSON body POSTed to /v1/traces. */
 async function otlpReceiver(): Promise<{ url: string; bodies: OtlpBody[]; close(): Promise<void> }> {
   const bodies: OtlpBody[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      if (req.method === "POST" && req.url === "/v1/traces") {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpBody);
-      }
-      res.writeHead(200, { "Content-Type": "application/json" }).end("{}");
-    });
+  const server = await sidecarServer(({ method, url, body }) => {
+    if (method === "POST" && url === "/v1/traces") bodies.push(JSON.parse(body) as OtlpBody);
+    return undefined;
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (!address || typeof address === "string") throw new Error("no address");
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    bodies,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  return { ...server, bodies };
 }
 
 const attr = (span: OtlpSpan | undefined, key: string): string | number | boolean | undefined => {

@@ -6,7 +6,6 @@
  * answers, the audit export, /metrics and the spans exported over OTLP. None holds a bearer
  * token, the operator or metrics token, a wallet's key, or a payment's signature.
  */
-import { createServer, type Server } from "node:http";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
@@ -20,6 +19,7 @@ import {
   chatRequest,
   rowsOf,
   secretStrings,
+  sidecarServer,
   useTestDevnet,
 } from "./harness.js";
 
@@ -33,24 +33,12 @@ const AUDIENCE = "x402-chat";
 /** One loopback server: the identity provider's key set and an OTLP/HTTP receiver. */
 async function sidecar(jwks: unknown) {
   const bodies: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      if (req.url === "/jwks.json")
-        return res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(jwks));
-      if (req.url === "/v1/traces") bodies.push(Buffer.concat(chunks).toString("utf8"));
-      res.writeHead(200, { "Content-Type": "application/json" }).end("{}");
-    });
+  const server = await sidecarServer(({ url, body }) => {
+    if (url === "/jwks.json") return jwks;
+    if (url === "/v1/traces") bodies.push(body);
+    return undefined;
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (!address || typeof address === "string") throw new Error("no address");
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    bodies,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { ...server, bodies };
 }
 
 describe("no secret leaks from a paid turn, whichever token pays", () => {
