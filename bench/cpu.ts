@@ -90,9 +90,8 @@ export function cpuSnapshot(instancePids: readonly number[]): CpuSnapshot {
 /** CPU ms per payment by part between two snapshots, and the machine's use of its cores. */
 export function cpuLine(before: CpuSnapshot, after: CpuSnapshot, payments: number, cores: number): string {
   if (after.machine.total === 0) return "CPU per payment: not measured (no /proc)";
-  const parts = Object.keys(after.ms)
-    .map((k) => `${k} ${((after.ms[k] ?? 0) - (before.ms[k] ?? 0)) / Math.max(payments, 1)}`)
-    .map((s) => s.replace(/ (\d+(\.\d+)?)$/, (_, n: string) => ` ${Number(n).toFixed(1)}`));
+  const perPayment = (k: string) => ((after.ms[k] ?? 0) - (before.ms[k] ?? 0)) / Math.max(payments, 1);
+  const parts = Object.keys(after.ms).map((k) => `${k} ${perPayment(k).toFixed(1)}`);
   const busy = after.machine.busy - before.machine.busy;
   const total = after.machine.total - before.machine.total;
   const used = total > 0 ? ((busy / total) * 100).toFixed(0) : "-";
