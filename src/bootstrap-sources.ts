@@ -21,6 +21,8 @@ export interface PaymentSources {
   allowPrivateOrigins: string[];
   signerKeys: SignerKey[];
   banner: string[];
+  /** The embedded devnet's facilitator (tabs settle their transfers there). */
+  facilitatorUrl?: string;
 }
 
 /** What the service reads from a devnet: its manifest and the funded wallets' keys. */
@@ -78,6 +80,7 @@ export function fromDevnet(devnet: DevnetHandle): PaymentSources {
     allowPrivateOrigins: origins,
     signerKeys,
     banner,
+    facilitatorUrl: m.facilitatorUrl,
   };
 }
 

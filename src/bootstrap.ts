@@ -17,6 +17,7 @@ import {
   fromEnv,
   paymentsOptions,
 } from "./bootstrap-sources.js";
+import { tabsOptions } from "./bootstrap-tabs.js";
 import { approvalUrl, type Config } from "./config/index.js";
 import type { Devnet } from "./devnet/index.js";
 import { mountDevnetWallets } from "./http/devnet-wallet.js";
@@ -114,6 +115,8 @@ function paymentRoutes(
       view: (id: string) => face.viewApproval(id),
       answer: (input: PageAnswer) => face.answerOnPage(input),
     },
+    // /api/tabs: open, fund, read and close tabs (docs/protocol.md, "Tabs").
+    ...(payments.tabs ? { tabs: { tabs: payments.tabs } } : {}),
     // POST /mcp on the same face, wallet rules and ledger (docs/mcp.md).
     mcp: {
       face,
@@ -157,6 +160,7 @@ export async function bootstrap(
     store = await storeOpening;
     const opened = store;
     const sources = devnet ? fromDevnet(devnet) : await fromEnv(config);
+    const tabs = await tabsOptions(config, opened, sources.facilitatorUrl);
     const tokens = bearerTokens(config, sources.signerKeys, devnet !== undefined);
     const audit = auditLogOf(opened, logger);
     const operator = await operatorControls(config, opened, logger, options, tokens.values(), audit);
@@ -167,8 +171,8 @@ export async function bootstrap(
           // What happens to payments is told to its watchers: the audit trail, metrics, traces.
           events: auditPaymentEvents(audit),
           pauses: operator.cache,
-          // On the devnet, a key bound to a devnet wallet may sign with it, as the dev token does.
-          ...(devnet ? { grantsMaySign: true } : {}),
+          ...(devnet ? { grantsMaySign: true } : {}), // a key bound to a devnet wallet signs as the dev token
+          ...tabs.payments,
         },
         observe,
       ),
@@ -213,7 +217,7 @@ export async function bootstrap(
     // Everything is wired: now start what runs on its own (reconciliation, the operator's refresh).
     await payments.start();
     operator.cache.start();
-    const banner = [...sources.banner, ...operatorBanner(config)];
+    const banner = [...sources.banner, tabs.banner, ...operatorBanner(config)];
     return { service, payments, store: opened, ...(own ? { devnet: own } : {}), banner, operator, audit };
   } catch (error) {
     await store?.close().catch(() => {});

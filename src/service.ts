@@ -45,6 +45,8 @@ export interface ServiceOverrides {
   payments?: AppDeps["payments"];
   /** The approval page's endpoints (GET and POST /api/approvals/:paymentId). */
   approvals?: AppDeps["approvals"];
+  /** Tabs' routes (/api/tabs). */
+  tabs?: AppDeps["tabs"];
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: AppDeps["rebuild"];
   /** The MCP server at `/mcp`: the payments face and the approval page's address. */
@@ -102,6 +104,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.resumeApproval ? { resumeApproval: overrides.resumeApproval } : {}),
     ...(overrides.payments ? { payments: overrides.payments } : {}),
     ...(overrides.approvals ? { approvals: overrides.approvals } : {}),
+    ...(overrides.tabs ? { tabs: overrides.tabs } : {}),
     ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
     ...(overrides.mcp ? { mcp: overrides.mcp } : {}),
     ...(overrides.now ? { now: overrides.now } : {}),

@@ -26,6 +26,12 @@ const eip3009 = parseAbi([
   "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
 ]);
 
+/** The token's EIP-712 domain, as an `exact` offer's `extra` names it. */
+const DOMAIN_ABI = parseAbi([
+  "function name() view returns (string)",
+  "function version() view returns (string)",
+]);
+
 interface EvmAuthorization {
   kind: "evm-eip3009";
   from: string;
@@ -87,6 +93,12 @@ export const evm: ChainFamily<EvmKey> = {
     tokens: z.array(z.string().min(16)).min(1),
   }),
 
+  keyFromSeed: (seed) => ({
+    chain: "evm",
+    privateKey: `0x${Buffer.from(seed).toString("hex")}`,
+    tokens: ["a tab's session key: no token"],
+  }),
+
   async loadKey(key) {
     const account = privateKeyToAccount(key.privateKey);
     return {
@@ -103,6 +115,14 @@ export const evm: ChainFamily<EvmKey> = {
     const client = evmPublicClient(rpcUrl);
     return {
       wallets: evmWalletChecks(client),
+      async transferExtra(asset) {
+        const token = { address: asset as `0x${string}`, abi: DOMAIN_ABI } as const;
+        const [name, version] = await Promise.all([
+          client.readContract({ ...token, functionName: "name" }),
+          client.readContract({ ...token, functionName: "version" }),
+        ]);
+        return { name, version };
+      },
       balance: (asset, owner) =>
         client.readContract({
           address: asset as `0x${string}`,

@@ -144,6 +144,11 @@ export interface ChainConnection {
   ping(signal: AbortSignal): Promise<void>;
   /** What approvals read from this chain (EVM); absent where answers are checked offline. */
   wallets?: WalletChecks;
+  /**
+   * What an `exact` offer's `extra` holds for this asset, read from the chain (EVM: the token's
+   * EIP-712 `name` and `version`); absent where the family needs none of its own (tabs use it).
+   */
+  transferExtra?(asset: string): Promise<Record<string, unknown>>;
 }
 
 export type AddressParse = { ok: true; address: string } | { ok: false; reason: string };
@@ -169,6 +174,11 @@ export interface ChainFamily<Key extends { chain: string } = { chain: string }> 
   /** One SIGNERS_FILE entry of this family (errors must never echo key material). */
   readonly keySchema: z.ZodType<Key>;
   loadKey(key: Key): Promise<LoadedKey>;
+  /**
+   * A key made from 32 random-looking bytes (a tab's session key, derived per tab: src/payments/tabs);
+   * absent where the family cannot hold tabs yet.
+   */
+  keyFromSeed?(seed: Uint8Array): Key;
   connect(rpcUrl: string): ChainConnection;
   /**
    * Check that a signed payload is exactly what was quoted, and return what the reconciler needs

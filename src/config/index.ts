@@ -7,6 +7,7 @@ import { bool, int, optionalString, url, usd } from "./fields.js";
 import { type JwtConfig, parseJwtConfig } from "./jwt.js";
 import { list, pairs, parseModelMap, parseTokens } from "./lists.js";
 import { parseOrigins, parsePublicUrl } from "./origins.js";
+import { TAB_FIELDS, type TabsConfig, tabsConfig } from "./tabs.js";
 import { checkTokensApart } from "./tokens.js";
 
 export { ConfigError } from "./errors.js";
@@ -95,6 +96,8 @@ export interface PaymentsEnv {
   reconcileIntervalMs: number;
   /** The key quote ids are signed with (QUOTE_SECRET); absent: random per process. */
   quoteSecret?: string;
+  /** Tabs (docs/payments.md#tabs): where their transfers settle, their bounds, their keys' secret. */
+  tabs: TabsConfig;
 }
 
 /** USDC on networks people use, from the x402 SDK's own tables (src/chains); ASSETS adds or replaces entries. */
@@ -162,6 +165,7 @@ const envSchema = z.object({
   SERVICE_TIMEOUT_MS: int(100, 600_000).default(10_000),
   RECONCILE_INTERVAL_MS: int(100, 86_400_000).default(30_000),
   QUOTE_SECRET: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
+  ...TAB_FIELDS,
   METRICS_TOKEN: optionalString.refine((v) => !v || v.length >= 16, "at least 16 characters"),
   OPERATOR_TOKEN: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
@@ -279,6 +283,7 @@ function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
     serviceTimeoutMs: e.SERVICE_TIMEOUT_MS,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
     ...(e.QUOTE_SECRET ? { quoteSecret: e.QUOTE_SECRET } : {}),
+    tabs: tabsConfig(e),
   };
 }
 

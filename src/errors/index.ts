@@ -112,6 +112,10 @@ export const ERROR_CODES = {
   },
   // A quote id (docs/payments.md, "Quote ids"): not this service's, altered, or another caller's;
   // or past its expiry. Nothing was probed, signed or paid.
+  tab_invalid: { status: 400, finishReason: "error", title: "Not a usable tab for this request" },
+  tab_not_found: { status: 404, finishReason: "error", title: "No such tab" },
+  tab_closed: { status: 409, finishReason: "error", title: "The tab no longer takes this step" },
+  tab_unsupported: { status: 400, finishReason: "error", title: "Tabs cannot be opened here" },
   quote_invalid: { status: 400, finishReason: "error", title: "Not a quote id this service gave you" },
   quote_expired: { status: 400, finishReason: "error", title: "The quote has expired" },
   idempotency_conflict: { status: 409, finishReason: "error", title: "Idempotency key conflict" },

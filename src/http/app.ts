@@ -25,6 +25,7 @@ import { problemResponse } from "./problem.js";
 import { type RateLimitDeps, rateLimitPayer } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
+import { mountTabRoutes, type TabRoutesDeps } from "./tabs.js";
 import { traceRequest } from "./trace.js";
 import type { AuthVars, ChatVars, Middleware } from "./vars.js";
 
@@ -51,6 +52,8 @@ export interface AppDeps {
   payments?: Pick<PaymentRoutesDeps, "face" | "explorer">;
   /** The approval page's endpoints (/api/approvals/:paymentId); absent: payments are off, no such route. */
   approvals?: ApprovalRoutesDeps;
+  /** Tabs' routes (/api/tabs; docs/protocol.md "Tabs"); absent: the service keeps no tabs. */
+  tabs?: Pick<TabRoutesDeps, "tabs">;
   /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */
   mcp?: Pick<McpRouteDeps, "face" | "approvalUrl" | "stateSecret">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
@@ -193,6 +196,9 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.operator?.routes) mountOperatorRoutes(app, deps.operator.routes);
   if (deps.payments) {
     mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: auth(known, "history") });
+  }
+  if (deps.tabs) {
+    mountTabRoutes(app, { ...deps.tabs, auth: authChat, logger: deps.logger, lifecycle: deps.lifecycle });
   }
   if (deps.approvals) {
     const ip = clientIp(deps.config.trustProxy);

@@ -36,6 +36,7 @@ export function payer<Reads extends object>(
       bearerToken: vars.bearerToken,
       wallet: config.wallet,
       spendingLimits: config.spendingLimits,
+      ...(config.tab ? { tab: config.tab } : {}),
       scopeId,
       ...(grant ? { grant } : {}),
     };

@@ -15,6 +15,7 @@ import {
   type PipelineConfig,
   type Reconciler,
 } from "./run/index.js";
+import { createTabs, type TabDesk, type TabsOptions } from "./tabs/index.js";
 
 /**
  * The payments capability's one door: detect x402, quote, enforce limits, pay, record, all through
@@ -56,6 +57,8 @@ export interface PaymentsOptions extends PipelineConfig {
   pauses?: PaymentPauses;
   /** An operator key bound to a held key's wallet may sign with it (the embedded devnet only). */
   grantsMaySign?: boolean;
+  /** Tabs (docs/payments.md#tabs): their store and settings; absent, no tab can be opened. */
+  tabs?: TabsOptions;
 }
 
 export interface Payments {
@@ -76,6 +79,8 @@ export interface Payments {
   start(): Promise<void>;
   /** One cheap RPC call to a configured network (readiness); throws when it does not answer. */
   pingChain(network: string, signal: AbortSignal): Promise<void>;
+  /** Tabs: open, fund, read and close them (absent when the service keeps none). */
+  tabs?: TabDesk;
   close(): Promise<void>;
 }
 
@@ -119,7 +124,11 @@ export function createPayments(options: PaymentsOptions): Payments {
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.events ? { events: options.events } : {}),
   });
+  const { rpcUrls, assets } = options;
+  const tabs =
+    options.tabs && createTabs(options.tabs, { rpcUrls, assets }, chains, signers, now, options.onError);
   const pipeline = new PaymentPipeline({
+    ...(tabs ? { tabs: tabs.desk } : {}),
     config: options,
     ledger,
     signers,
@@ -170,10 +179,15 @@ export function createPayments(options: PaymentsOptions): Payments {
       // Payments a previous process left unclear are resolved first, then periodically.
       await reconciler.sweep().catch((error: unknown) => options.onError?.(error));
       reconciler.start(options.reconcileIntervalMs);
+      // Tabs a previous process left closing or unclear are taken up the same way.
+      await tabs?.keeper.tick();
+      tabs?.keeper.start(options.reconcileIntervalMs);
     },
     pingChain: (network, signal) => chains.ping(network, signal),
+    ...(tabs ? { tabs: tabs.desk } : {}),
     async close() {
       reconciler.stop();
+      await tabs?.keeper.stop();
     },
   };
 }
@@ -228,10 +242,12 @@ export type {
   PaymentPauses,
   PaymentRecord,
   StoredApproval,
+  TabStore,
 } from "./ports/index.js";
 export { fanOut } from "./ports/index.js";
 export { LEDGER_STATUSES, type PaymentObserver, SUGGESTED_LIMITS } from "./rules/index.js";
 export { ledgerRebuilder, type Rebuilt } from "./run/index.js";
+export { facilitatorSettler, type TabDesk, type TabsOptions } from "./tabs/index.js";
 
 /** Whether `value` is a `nextCursor` this service gave (GET /api/payments checks its query with it). */
 export function isPaymentCursor(value: string): boolean {

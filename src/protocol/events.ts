@@ -120,6 +120,18 @@ export interface PaymentUpdate {
   budget?: BudgetMeter;
   /** Only with status `awaiting_approval`: what the wallet signs, and until when. */
   approval?: ApprovalRequest;
+  /** A payment from a tab (docs/payments.md#tabs): which, and what it holds. */
+  tab?: TabMeter;
+}
+
+/** A tab as a payment's update shows it: `left` is what it holds beside its committed payments. */
+export interface TabMeter {
+  [key: string]: unknown;
+  id: string;
+  amount: Money;
+  left: Money;
+  /** When the tab ends (ISO-8601). */
+  endsAt: string;
 }
 
 /** An `e:` line. */

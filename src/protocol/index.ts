@@ -20,6 +20,17 @@ export type { ApprovalAnswer, ChatRequestBody, SpendingLimits, Usd } from "./req
 export * from "./status.js";
 export * from "./stream.js";
 export {
+  type FundTabBody,
+  type OpenTabBody,
+  type OpenTabRequest,
+  parseFundTab,
+  parseOpenTab,
+  parseTabToken,
+  type TabOpened,
+  type TabStatusName,
+  type TabView,
+} from "./tab.js";
+export {
   type ChainName,
   WALLET_CHAINS,
   type Wallet,

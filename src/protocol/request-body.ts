@@ -36,6 +36,11 @@ export interface ChatRequestBody {
   walletAddress?: string;
   spendingLimits?: SpendingLimits;
   approval?: ApprovalAnswer;
+  /**
+   * A tab's token (`POST /api/tabs` returned it; docs/payments.md#tabs): payments this wallet's
+   * wallet would otherwise sign one by one are paid from that tab, within every limit.
+   */
+  tab?: string;
   model?: ModelAlias;
   temperature?: number;
   maxTokens?: number;

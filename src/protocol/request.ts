@@ -7,6 +7,7 @@ import type { ChatMessage } from "./message.js";
 import { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "./models.js";
 import type { ChatRequestBody } from "./request-body.js";
 import type { Exactly, Same } from "./schema-type.js";
+import { tabTokenSchema } from "./tab-token.js";
 import type { Wallet, WalletCheck } from "./wallet.js";
 
 /** Documented bounds of a request (docs/protocol.md). */
@@ -45,6 +46,8 @@ export interface ChatRequest {
   wallet?: Wallet;
   spendingLimits?: SpendingLimitsInput;
   approval?: ValidatedApproval;
+  /** A tab's token: the tab pays what the wallet would otherwise sign (docs/payments.md#tabs). */
+  tab?: string;
   model: ModelAlias;
   temperature: number;
   maxTokens: number;
@@ -137,6 +140,7 @@ function requestSchema(checkWallet: WalletCheck) {
       walletAddress: walletAddressSchema(checkWallet).optional(),
       spendingLimits: spendingLimitsSchema.optional(),
       approval: approvalSchema.optional(),
+      tab: tabTokenSchema.optional(),
       model: z.enum(MODEL_ALIASES).default(REQUEST_DEFAULTS.model),
       temperature: z.number().min(0).max(1).default(REQUEST_DEFAULTS.temperature),
       maxTokens: z.number().int().min(1).max(REQUEST_BOUNDS.maxTokens).default(REQUEST_DEFAULTS.maxTokens),
@@ -149,7 +153,14 @@ type RequestFields = {
   walletAddress?: unknown;
   spendingLimits?: unknown;
   approval?: unknown;
+  tab?: unknown;
 };
+
+const NEEDS_WALLET = {
+  approval: "approval needs the walletAddress that signs it",
+  spendingLimits: "spendingLimits needs a walletAddress: limits apply to a wallet",
+  tab: "tab needs the walletAddress that funded it",
+} as const;
 
 /** The rules across fields: the last message, the total length, what needs a walletAddress. */
 function checkConversation(body: RequestFields, ctx: z.RefinementCtx): void {
@@ -177,19 +188,10 @@ function checkConversation(body: RequestFields, ctx: z.RefinementCtx): void {
       message: `messages must hold at most ${REQUEST_BOUNDS.maxTotalChars} characters in all`,
     });
   }
-  if (body.approval !== undefined && body.walletAddress === undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["approval"],
-      message: "approval needs the walletAddress that signs it",
-    });
-  }
-  if (body.spendingLimits !== undefined && body.walletAddress === undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["spendingLimits"],
-      message: "spendingLimits needs a walletAddress: limits apply to a wallet",
-    });
+  // What needs a wallet: an approval signs for it, limits apply to it, a tab was funded by it.
+  for (const [field, message] of Object.entries(NEEDS_WALLET)) {
+    if (body[field as keyof typeof NEEDS_WALLET] !== undefined && body.walletAddress === undefined)
+      ctx.addIssue({ code: "custom", path: [field], message });
   }
 }
 
@@ -198,6 +200,7 @@ function codeFor(issue: z.core.$ZodIssue): ErrorCode {
   if (head === "walletAddress") return "invalid_wallet";
   if (head === "spendingLimits") return "invalid_limits";
   if (head === "approval") return "approval_invalid";
+  if (head === "tab") return "tab_invalid";
   if (issue.code === "custom" && issue.params?.unsafe) return "unsafe_content";
   return "invalid_request";
 }
@@ -220,6 +223,8 @@ function invalid(error: z.ZodError, what: string): AppError {
 export interface PayerConfig {
   wallet?: Wallet;
   spendingLimits?: SpendingLimitsInput;
+  /** A tab's token (the chat request's `tab`). */
+  tab?: string;
 }
 
 function payerConfigSchema(checkWallet: WalletCheck) {

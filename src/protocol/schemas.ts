@@ -71,6 +71,7 @@ const paymentUpdate = z.looseObject({
   reason: z.optional(z.string()),
   budget: z.optional(budgetMeter),
   approval: z.optional(approvalRequest),
+  tab: z.optional(z.looseObject({ id: z.string(), amount: money, left: money, endsAt: z.string() })),
 });
 
 const errorPayload = z.looseObject({ code: z.string(), message: z.string() });

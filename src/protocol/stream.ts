@@ -32,6 +32,7 @@ export {
   type PaymentSummary,
   type PaymentUpdate,
   type StreamEvent,
+  type TabMeter,
   type WalletRequest,
 } from "./events.js";
 export type { ProtocolSchema, SchemaIssue } from "./schema-type.js";

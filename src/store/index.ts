@@ -4,7 +4,13 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { type AuditStore, MemoryAuditStore } from "../audit/index.js";
 import type { OperatorStore } from "../operator/index.js";
-import type { DeliveredData, Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
+import type {
+  DeliveredData,
+  Ledger,
+  LedgerReads,
+  PaymentHistory,
+  TabStore,
+} from "../payments/ports/index.js";
 import { PgAuditStore } from "./audit.js";
 import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
@@ -15,6 +21,7 @@ import type { DriverQuery } from "./ledger-calls.js";
 import { MemoryDeliveredData, MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrate.js";
 import { MemoryOperatorStore, PgOperatorStore } from "./operator.js";
+import { PgTabStore } from "./tabs.js";
 import { pgliteTemplateImage, prepareDataDir } from "./template.js";
 
 /**
@@ -55,6 +62,8 @@ export interface Store {
   operator: OperatorStore;
   /** The audit trail's records (migration 12; src/audit reads and writes them), guarded the same way. */
   audit: AuditStore;
+  /** Tabs (migration 13), guarded the same way; absent in memory (tabs need PostgreSQL's locks). */
+  tabs?: TabStore;
   close(): Promise<void>;
 }
 
@@ -95,6 +104,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       delivered: guardStore(new PgDeliveredData(db)),
       operator: guardStore(new PgOperatorStore(postgresQuery(client))),
       audit: guardStore(new PgAuditStore(postgresQuery(client))),
+      tabs: guardStore(new PgTabStore(db)),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -119,6 +129,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       delivered: guardStore(new PgDeliveredData(db)),
       operator: guardStore(new PgOperatorStore(pgliteQuery(client))),
       audit: guardStore(new PgAuditStore(pgliteQuery(client))),
+      tabs: guardStore(new PgTabStore(db)),
       close: () => client.close(),
     };
   } catch (error) {

@@ -59,6 +59,13 @@ const RESERVE_SQL = `select outcome, day_spent, day_pending, request_spent, requ
     $12::jsonb, $13::timestamptz, $14::timestamptz, $15::numeric, $16::numeric, $17::numeric,
     $18::text, $19::numeric)`;
 
+/** From a tab: `reserve_tab_payment` of migration 13 (the tab's lock, then the reservation above). */
+const RESERVE_TAB_SQL = `select outcome, day_spent, day_pending, request_spent, request_pending,
+    caller_spent, caller_pending, tab_left
+  from reserve_tab_payment($20, $21::timestamptz, $1, $2, $3, $4, $5, $6, $7, $8::numeric,
+    $9::jsonb, $10::jsonb, $11, $12::jsonb, $13::timestamptz, $14::timestamptz, $15::numeric,
+    $16::numeric, $17::numeric, $18::text, $19::numeric)`;
+
 /** Approving: `approve_payment` of migration 11 (the row's caller, its cap). */
 const APPROVE_SQL = `select outcome, amount, day_spent, day_pending, request_spent, request_pending,
     caller_spent, caller_pending
@@ -103,8 +110,9 @@ export async function callReserve(
   query: DriverQuery,
   input: ReserveInput,
   row: ReservedRow,
-): Promise<{ outcome: string; budget: BudgetSnapshot }> {
-  const [answer] = (await query(RESERVE_SQL, [
+): Promise<{ outcome: string; budget: BudgetSnapshot; tabLeft?: bigint }> {
+  const tab = input.tab ? [input.tab.tabId, input.tab.until.toISOString()] : [];
+  const [answer] = (await query(input.tab ? RESERVE_TAB_SQL : RESERVE_SQL, [
     input.paymentId,
     input.wallet,
     input.scopeId,
@@ -124,9 +132,11 @@ export async function callReserve(
     input.limits.daily.toString(),
     input.caller ?? null,
     capOf(input.limits.callerDaily),
-  ])) as (SnapshotRow & { outcome: string })[];
+    ...tab,
+  ])) as (SnapshotRow & { outcome: string; tab_left?: string })[];
   if (!answer) throw new Error("reserve_payment returned no row");
-  return { outcome: answer.outcome, budget: snapshotOf(answer) };
+  const tabLeft = answer.tab_left != null ? { tabLeft: BigInt(answer.tab_left) } : {};
+  return { outcome: answer.outcome, budget: snapshotOf(answer), ...tabLeft };
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type ReserveResult,
   type SpendingSummary,
   type StatusEntry,
+  type TabRefusal,
   type TransitionFields,
 } from "../payments/ports/index.js";
 import {
@@ -106,14 +107,25 @@ export class PgLedger implements Ledger, LedgerReads {
       history: steps.map((status): StatusEntry => ({ status, at })),
       authorization: input.intent ? (input.intent.authorization ?? null) : null,
     };
-    const { outcome, budget } = await callReserve(this.query, input, row);
+    const { outcome, budget, tabLeft } = await callReserve(this.query, input, row);
     if (outcome === "duplicate") throw new Error(`payment id ${input.paymentId} already exists`);
+    if (outcome.startsWith("tab:")) {
+      const tab = outcome.slice("tab:".length) as TabRefusal["tab"];
+      return { ok: false, tab, tabLeftAtomic: tabLeft ?? 0n, budget };
+    }
     if (outcome !== "reserved") {
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (check.ok) throw new Error("reserve_payment refused an amount checkSpend allows");
       return { ...check, budget };
     }
-    return { ok: true, budget, payment: reservedRecord(input, row) };
+    const record = reservedRecord(input, row);
+    if (input.tab) record.tabId = input.tab.tabId;
+    return {
+      ok: true,
+      budget,
+      payment: record,
+      ...(tabLeft !== undefined ? { tabLeftAtomic: tabLeft } : {}),
+    };
   }
 
   async recordAwaiting(input: AwaitInput): Promise<PaymentRecord> {

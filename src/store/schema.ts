@@ -1,5 +1,5 @@
 import { customType, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
-import type { StatusEntry } from "../payments/ports/index.js";
+import type { StatusEntry, TabEntry, TabStatus } from "../payments/ports/index.js";
 import type { LedgerStatus } from "../payments/rules/index.js";
 
 /**
@@ -48,6 +48,33 @@ export const payments = pgTable("payments", {
   approval: jsonb("approval").$type<unknown>(),
   caller: text("caller"),
   expiresAt: ts("expires_at"),
+  /** Migration 13: the tab this payment was paid from, if any. */
+  tabId: text("tab_id"),
+});
+
+/** Migration 13: tabs (src/payments/ports/tabs.ts). */
+export const tabs = pgTable("tabs", {
+  tabId: text("tab_id").primaryKey(),
+  wallet: text("wallet").notNull(),
+  network: text("network").notNull(),
+  asset: text("asset").notNull(),
+  session: text("session").notNull(),
+  caller: text("caller"),
+  tokenHash: text("token_hash").notNull(),
+  amount: atomicAmount("amount").notNull(),
+  status: text("status").$type<TabStatus>().notNull(),
+  history: jsonb("history").$type<TabEntry[]>().notNull(),
+  opening: jsonb("opening").$type<unknown>(),
+  funding: jsonb("funding").$type<unknown>(),
+  fundingTx: text("funding_tx"),
+  refund: jsonb("refund").$type<unknown>(),
+  refundTx: text("refund_tx"),
+  refunded: atomicAmount("refunded"),
+  error: text("error"),
+  signBy: ts("sign_by").notNull(),
+  endsAt: ts("ends_at").notNull(),
+  createdAt: ts("created_at").notNull(),
+  updatedAt: ts("updated_at").notNull(),
 });
 
 export const idempotencyKeys = pgTable("idempotency_keys", {

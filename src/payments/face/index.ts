@@ -285,6 +285,7 @@ class Face implements PaymentsFace {
       ...(session.caller ? { caller: session.caller } : {}),
       ...(session.spendingLimits ? { spendingLimits: session.spendingLimits } : {}),
       ...(session.grant ? { grant: session.grant } : {}),
+      ...(session.tab ? { tab: session.tab } : {}),
       signal: session.signal,
       deadline: session.deadline,
       now: () => this.now().getTime(),

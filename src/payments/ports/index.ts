@@ -13,3 +13,4 @@ export * from "./pauses.js";
 export * from "./payer.js";
 export * from "./signers.js";
 export * from "./stored-approval.js";
+export * from "./tabs.js";

@@ -56,6 +56,8 @@ export interface PaymentRecord {
   caller: string | null;
   /** When an approval can no longer be used. */
   expiresAt: Date | null;
+  /** The tab it was paid from (docs/payments.md#tabs), if any. */
+  tabId?: string | null;
 }
 
 /** What a payment is about, fixed when its row is written: the fields every new row starts from. */
@@ -105,7 +107,21 @@ export interface ReserveInput extends PaymentFacts {
    * reservation and the intent to send are one durable write. Without it the row is `reserved`.
    */
   intent?: { authorization: unknown };
+  /**
+   * Pay from this tab (ports/tabs.ts): the tab's row is locked first, and the payment is refused
+   * (`TabRefusal`) unless the tab is open, lasts until `until` (the signed window's end) and still
+   * holds `amount` beside its committed payments; then the limits as without a tab.
+   */
+  tab?: { tabId: string; until: Date };
   now: Date;
+}
+
+/** A tab that cannot pay: gone or not this payment's, closed, ending before the payment could, or short. */
+export interface TabRefusal {
+  ok: false;
+  tab: "missing" | "closed" | "ending" | "short";
+  /** What the tab still holds (never negative). */
+  tabLeftAtomic: bigint;
 }
 
 /**
@@ -113,7 +129,15 @@ export interface ReserveInput extends PaymentFacts {
  * way with the budget as the reservation read it, holding the wallet's lock (and the caller's, with
  * a caller cap: then the snapshot has the caller's sums), before this payment.
  */
-export type ReserveResult = ({ ok: true; payment: PaymentRecord } | LimitRefusal) & {
+export type ReserveResult = (
+  | {
+      ok: true;
+      payment: PaymentRecord /** From a tab: what it holds after this payment. */;
+      tabLeftAtomic?: bigint;
+    }
+  | LimitRefusal
+  | TabRefusal
+) & {
   budget: BudgetSnapshot;
 };
 

@@ -17,6 +17,11 @@ export interface Payer {
   /** The caller's own limits, applied up to the server's caps and the key's (docs/payments.md#spending-limits). */
   spendingLimits?: SpendingLimitsInput;
   /**
+   * A tab's token (docs/payments.md#tabs): what the wallet would sign itself is paid from that tab,
+   * when it is open, funded by this wallet and, if opened by a caller, this caller's. Never shown.
+   */
+  tab?: string;
+  /**
    * What the per-request limit counts within: a chat request's id, an MCP session's id. Stored on
    * each payment as its `scopeId` (the ledger's `request_id`).
    */

@@ -26,6 +26,8 @@ export const REASONS = {
   /** The operator paused payments (all, or the caller's key): checked before a server key signs. */
   payments_paused: "payments_paused",
   limit_exceeded: "limit_exceeded",
+  /** The request's tab token names no tab it may pay from (another caller's, another wallet's, closed). */
+  tab_unusable: "tab_invalid",
   insufficient_balance: "insufficient_balance",
   balance_unreadable: "payment_failed",
   /** A smart-contract wallet, and a token that cannot check its signature (EIP-1271). */

@@ -25,6 +25,8 @@ interface Row {
   input?: Partial<PayInput>;
   deadlineMs?: number;
   noWallet?: boolean;
+  /** A tab token the request names. */
+  tab?: string;
   status: PaymentOutcome["status"];
   code: string;
   /** Whether the toy chain moved the money. */
@@ -245,6 +247,15 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced"> = {
   },
   // In the list, but no code path ends a payment with it (a missing key asks the wallet instead).
   no_signer: "never produced",
+  // The toy world keeps no tabs: a token names none this request may use (test/payments/tabs.test.ts
+  // has tabs of another caller or wallet, and closed ones).
+  tab_unusable: {
+    own: true,
+    tab: `x4t_${"a".repeat(43)}`,
+    status: "refused",
+    code: "tab_invalid",
+    moved: false,
+  },
 };
 
 let world: World | undefined;
@@ -263,6 +274,7 @@ async function pay(
     ...(row.own ? { wallet: w.user } : {}),
     ...(row.grant ? { caller: row.grant.name, grant: row.grant } : {}),
     ...(row.deadlineMs !== undefined ? { deadline: w.clock.now() + row.deadlineMs } : {}),
+    ...(row.tab ? { tab: row.tab } : {}),
   });
   const { wallet: _wallet, ...walletless } = full;
   const request = row.noWallet ? walletless : full;

@@ -2,7 +2,14 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
 import type { Wallet } from "../../protocol/index.js";
-import type { Ledger, Payer, PaymentEvents, PaymentPauses, SignerRegistry } from "../ports/index.js";
+import type {
+  Ledger,
+  Payer,
+  PaymentEvents,
+  PaymentPauses,
+  SignerRegistry,
+  TabAccess,
+} from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
@@ -54,6 +61,8 @@ export interface PipelineDeps {
   events?: PaymentEvents;
   /** The operator's kill switch, asked before a server key signs (docs/deploy.md#operating-it). */
   pauses?: PaymentPauses;
+  /** The tabs a request may pay from (docs/payments.md#tabs); absent: none. */
+  tabs?: TabAccess;
 }
 
 /** What a payment needs to know about the request it runs for: its payer, signal, clock and observer. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import { type Ledger, pausedMessage, type SignerAccess } from "../ports/index.js";
+import { type Ledger, pausedMessage, type SignerAccess, type TabPass } from "../ports/index.js";
 import {
   type Admission,
   admit,
@@ -28,10 +28,10 @@ import {
   type QuoteResult,
   type Refusal,
   refuseEarly,
-  refuseOverLimit,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { findKey, signBounded } from "./sign.js";
+import { admitWith, findTab, fromTab, refuseReserved } from "./tab-pay.js";
 
 /** What a budget read needs of a request. */
 type BudgetScope = Pick<PaymentRequest, "wallet" | "scopeId" | "now" | "caller" | "grant">;
@@ -131,11 +131,8 @@ export class PaymentPipeline {
   /** Pay for one call and fetch its answer, or say why not. Every refusal and failure is reported. */
   async pay(request: PaymentRequest, input: PayInput, options: PayOptions = {}): Promise<PaymentOutcome> {
     const wallet = request.wallet;
-    if (!wallet)
-      return this.refuseEarly(request, {
-        reason: "no_wallet",
-        message: "No wallet was given with this request, so nothing can be paid.",
-      });
+    const noWallet = "No wallet was given with this request, so nothing can be paid.";
+    if (!wallet) return this.refuseEarly(request, { reason: "no_wallet", message: noWallet });
     const limits = this.limitsFor(request);
     const target = buildTarget(input);
     const refused = refuseWallet(wallet, limits);
@@ -144,34 +141,29 @@ export class PaymentPipeline {
     const probing = this.probe(request, target, limits);
     const balances = new BalanceReads(this.deps.balances, wallet, this.deps.config.assets, limits);
     const finding = findKey(this.deps.signers, request, wallet);
+    const tabbing = findTab(this.deps.tabs, request);
     const probed = await probing;
     if (probed.kind === "refused") return this.refuseEarly(request, probed, target.url);
     if (probed.kind === "free") return { status: "free", response: probed.response };
 
     const key = await finding;
-    const admission = admit(
+    // A server key pays as ever; else a tab the request names pays what it can (tab-pay.ts).
+    const tab = key.signer ? undefined : await tabbing;
+    if (tab && !tab.ok)
+      return this.refuseEarly(request, { reason: "tab_unusable", message: tab.message }, target.url);
+    const { admission, viaTab } = admitWith(
       probed.demand.offers,
-      {
-        wallet,
-        limits,
-        timeLeftMs: request.deadline - request.now(),
-        ...(input.maxUsd !== undefined ? { shownUsd: input.maxUsd } : {}),
-        serverKey: key.signer !== undefined,
-      },
+      { wallet, limits, timeLeftMs: request.deadline - request.now(), shownUsd: input.maxUsd },
       this.deps.config,
+      key.signer !== undefined,
+      tab?.ok ? tab.pass : undefined,
     );
     const chosen = admission.ok ? admission : admission.chosen;
-    if (!chosen) {
-      const refused = admission as Extract<Admission, { ok: false }>;
-      return this.refuseEarly(request, refused, target.url);
-    }
+    if (!chosen) return this.refuseEarly(request, admission as Extract<Admission, { ok: false }>, target.url);
     if (options.terms && !sameTerms(chosen.offer, options.terms)) {
       const message = `${probed.payee.url} now asks to be paid on other terms than quoted; not paid.`;
-      return this.refuseEarly(
-        request,
-        { reason: "price_changed", message: message, details: { quoted: options.terms } },
-        target.url,
-      );
+      const details = { quoted: options.terms };
+      return this.refuseEarly(request, { reason: "price_changed", message, details }, target.url);
     }
     const { serviceName } = options;
     const run = new PaymentRun(
@@ -202,6 +194,7 @@ export class PaymentPipeline {
       }
       if ("error" in key) throw key.error;
       // Admission named who signs: a server key (only when one was found), or the user's wallet.
+      if (viaTab) return await this.execute(admitted, viaTab.signer, viaTab);
       if (admission.payer.by === "server" && key.signer) return await this.execute(admitted, key.signer);
       return await this.askApproval(admitted);
     } catch (error) {
@@ -226,9 +219,17 @@ export class PaymentPipeline {
     return signBounded(probed, chosen, signer, this.deps.config.serviceTimeoutMs, this.deps.onError);
   }
 
-  private async execute(admitted: Admitted, signer: SignerAccess): Promise<PaymentOutcome> {
-    const { run, request, limits, probed, chosen, balances } = admitted;
+  private async execute(admitted: Admitted, signer: SignerAccess, tab?: TabPass): Promise<PaymentOutcome> {
+    const { run, request, limits, probed, chosen } = admitted;
     const { offer, amount } = chosen;
+    // From a tab, the session key's balance pays; what the tab holds is said before it (tab-pay.ts).
+    const balances = tab
+      ? fromTab(admitted, tab, this.deps.balances, this.deps.config.assets)
+      : admitted.balances;
+    if (tab && amount > tab.left) {
+      await this.announce(admitted);
+      return refuseReserved(run, { ok: false, tab: "short", tabLeftAtomic: tab.left }, tab);
+    }
     // The operator's kill switch, before anything is signed (docs/deploy.md#operating-it).
     const pause = this.deps.pauses?.pausedFor(request.caller);
     if (pause) {
@@ -257,8 +258,12 @@ export class PaymentPipeline {
       requirement: offer,
       limits,
       authorization: signed.authorization,
+      // The signed window must end within the tab (nothing from it can move money after it ends).
+      ...(tab
+        ? { tab: { tabId: tab.tabId, until: new Date(request.now() + chosen.timeoutSeconds * 1000) } }
+        : {}),
     });
-    if (refusal) return refuseOverLimit(run, refusal);
+    if (refusal) return refuseReserved(run, refusal, tab);
     balances.sent(offer, amount);
     const outcome = await deliver(this.delivery, run, probed.payee, signed.headers);
     if (outcome.status !== "paid" || outcome.error) balances.unsure(offer);

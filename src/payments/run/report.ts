@@ -1,6 +1,6 @@
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
-import type { PaymentStatus, PaymentSummary, PaymentUpdate } from "../../protocol/index.js";
+import type { PaymentStatus, PaymentSummary, PaymentUpdate, TabMeter } from "../../protocol/index.js";
 import type { PaymentFacts } from "../ports/index.js";
 import {
   type BudgetBase,
@@ -24,7 +24,15 @@ export type RunFacts = Omit<PaymentFacts, "requirement"> & {
   serviceName?: string;
   /** The bearer identity of the request that makes it (kept on its row), or null. */
   caller?: string | null;
+  /** Paid from a tab: which, and what it holds (the reservation updates it); never a ledger field. */
+  tabMeter?: TabMeter;
 };
+
+/** A payment from a tab: what the tab holds after its reservation, for the updates that follow. */
+export function tabLeft(facts: RunFacts, left: bigint | undefined): void {
+  if (facts.tabMeter && left !== undefined)
+    facts.tabMeter = { ...facts.tabMeter, left: { atomic: `${left}`, usd: formatUsd(left) } };
+}
 
 /** The `p:` update for this payment in `status`, with the budget meter when it was measured. */
 export function updateOf(
@@ -42,6 +50,7 @@ export function updateOf(
     payTo: facts.payTo,
     status,
     ...(meter ? { budget: meter } : {}),
+    ...(facts.tabMeter ? { tab: facts.tabMeter } : {}),
     ...extra,
   };
 }

@@ -2,7 +2,7 @@ import type { WalletSigningRequest } from "../../chains/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
 import { INTENT_STEPS, type PaymentStatus, type PaymentUpdate } from "../../protocol/index.js";
-import type { Ledger, PaymentRecord, TransitionFields } from "../ports/index.js";
+import type { Ledger, PaymentRecord, ReserveInput, TabRefusal, TransitionFields } from "../ports/index.js";
 import {
   assertTransition,
   type BudgetBase,
@@ -17,15 +17,14 @@ import {
   type Unclear,
 } from "../rules/index.js";
 import { type RunHooks, signatureHashOf, stepEvent, tell } from "./events.js";
-import { crashOf, outcomeOf, type RunFacts, reportFailure, summaryOf, updateOf } from "./report.js";
+import { crashOf, outcomeOf, type RunFacts, reportFailure, summaryOf, tabLeft, updateOf } from "./report.js";
 
 export type { RunFacts } from "./report.js";
 
 /**
- * One payment, from its quote to its outcome. Every step moves the ledger row, streams the `p:`
- * update and records the turn's summary together, through the state machine (`state.ts`), so the
- * three can never disagree: a step whose ledger write fails is reported as what the ledger holds;
- * each step is told to the payment events' watchers too (events.ts). docs/payments.md has the states.
+ * One payment, from its quote to its outcome. Every step moves the ledger row, streams the `p:` update
+ * and records the turn's summary together, through the state machine (`state.ts`), so the three never
+ * disagree; each step is told to the events' watchers too (events.ts). docs/payments.md has the states.
  */
 export class PaymentRun {
   private status: PaymentStatus = "quoted";
@@ -104,7 +103,7 @@ export class PaymentRun {
     expiresAt: Date;
   }): Promise<PaymentOutcome> {
     const { facts } = this;
-    const { serviceName: _name, ...row } = facts;
+    const { serviceName: _name, tabMeter: _tab, ...row } = facts;
     await this.ledger.recordAwaiting({
       ...row,
       caller: input.caller,
@@ -166,20 +165,22 @@ export class PaymentRun {
    * with the authorization the reconciler needs, before the payment leaves the process. A limit
    * that refuses it returns the refusal, and the in-memory signature is dropped unseen.
    */
-  async reserveAndRecordIntent(input: {
-    requirement: Requirement;
-    limits: SpendLimits;
-    authorization: Record<string, string>;
-  }): Promise<LimitRefusal | undefined> {
-    const { serviceName: _name, ...row } = this.facts;
+  async reserveAndRecordIntent(
+    input: Pick<ReserveInput, "limits" | "tab"> & {
+      requirement: Requirement;
+      authorization: Record<string, string>;
+    },
+  ): Promise<LimitRefusal | TabRefusal | undefined> {
+    const { serviceName: _name, tabMeter: _tab, ...row } = this.facts;
+    const { authorization, ...rest } = input;
     const reserved = await this.ledger.reserve({
       ...row,
-      requirement: input.requirement,
-      limits: input.limits,
-      intent: { authorization: input.authorization },
+      ...rest,
+      intent: { authorization },
       now: this.now(),
     });
-    this.measure({ limits: input.limits, snapshot: reserved.budget });
+    if (!("tab" in reserved)) this.measure({ limits: input.limits, snapshot: reserved.budget });
+    if (reserved.ok) tabLeft(this.facts, reserved.tabLeftAtomic);
     this.quoted();
     if (!reserved.ok) return reserved;
     this.recorded = true;

@@ -45,6 +45,7 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     if (input.amount < 0n) throw new RangeError("reserve: amount must not be negative");
+    if (input.tab) throw new Error("tabs are kept on PostgreSQL only (migration 13)");
     const caller = capped(input.caller ?? null, input.limits);
     return this.locks.with([`wallet:${input.wallet}`, ...callerLock(caller)], async () => {
       const budget = this.snapshot(input.wallet, input.scopeId, input.now, caller);

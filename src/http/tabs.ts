@@ -1,0 +1,71 @@
+import type { Context, Hono } from "hono";
+import { parseWallet } from "../chains/index.js";
+import { AppError } from "../errors/index.js";
+import type { Logger } from "../log/index.js";
+import type { TabDesk } from "../payments/index.js";
+import { parseFundTab, parseOpenTab, parseTabToken } from "../protocol/index.js";
+import { readJsonBody } from "./body.js";
+import { nodeRequest } from "./chat-request.js";
+import type { Lifecycle } from "./lifecycle.js";
+import { problemResponse } from "./problem.js";
+import type { AuthVars, Middleware, VarsContext } from "./vars.js";
+
+/**
+ * Tabs (docs/protocol.md, "Tabs"): open, fund, read, close. Behind the chat's auth: a tab opened
+ * by a caller is that caller's, and every route also needs the tab's token (in the body, or the
+ * `X-Tab-Token` header for a read). Another's tab, a wrong token and an unknown id are the same 404.
+ */
+export interface TabRoutesDeps {
+  tabs: Pick<TabDesk, "open" | "fund" | "view" | "close">;
+  auth: Middleware<AuthVars>;
+  logger: Logger;
+  lifecycle: Pick<Lifecycle, "keep">;
+}
+
+const MAX_BODY_BYTES = 16 * 1024;
+const TAB_ID = /^tab_[0-9a-f]{24}$/;
+const NO_STORE = { "Cache-Control": "no-store" };
+
+function tabId(c: Context): string {
+  const id = c.req.param("tabId") ?? "";
+  if (!TAB_ID.test(id)) throw new AppError("tab_not_found", "No such tab for this token and caller.");
+  return id;
+}
+
+async function answer(
+  c: Context,
+  deps: TabRoutesDeps,
+  work: (caller: string | undefined) => Promise<unknown>,
+) {
+  try {
+    const { caller } = (c as unknown as VarsContext<AuthVars>).var;
+    const running = work(caller);
+    // A shutdown waits for a funding or a refund under way to be recorded.
+    deps.lifecycle.keep(running);
+    return c.json(await running, 200, NO_STORE);
+  } catch (error) {
+    if (error instanceof AppError) return problemResponse(error);
+    deps.logger.warn("tab request failed", { err: error });
+    return problemResponse(new AppError("internal", "The tab could not be handled; nothing was sent."));
+  }
+}
+
+const body = (c: Context) => readJsonBody(c.req.raw, MAX_BODY_BYTES, nodeRequest(c));
+
+export function mountTabRoutes(app: Hono, deps: TabRoutesDeps): void {
+  app.post("/api/tabs", deps.auth, async (c) =>
+    answer(c, deps, async (caller) => deps.tabs.open(caller, parseOpenTab(await body(c), parseWallet))),
+  );
+  app.post("/api/tabs/:tabId/fund", deps.auth, async (c) =>
+    answer(c, deps, async (caller) => deps.tabs.fund(caller, tabId(c), parseFundTab(await body(c)))),
+  );
+  app.post("/api/tabs/:tabId/close", deps.auth, async (c) =>
+    answer(c, deps, async (caller) => {
+      const read = (await body(c)) as { token?: unknown } | null;
+      return deps.tabs.close(caller, tabId(c), parseTabToken(read?.token));
+    }),
+  );
+  app.get("/api/tabs/:tabId", deps.auth, async (c) =>
+    answer(c, deps, (caller) => deps.tabs.view(caller, tabId(c), parseTabToken(c.req.header("x-tab-token")))),
+  );
+}

@@ -1,0 +1,106 @@
+import { formatUsd } from "../../money/index.js";
+import type { TabMeter } from "../../protocol/index.js";
+import type { TabAccess, TabLookup, TabPass, TabRefusal } from "../ports/index.js";
+import {
+  type Admission,
+  type AdmissionPolicy,
+  type AdmissionRequest,
+  admit,
+  type LimitRefusal,
+  type PaymentOutcome,
+  type Requirement,
+} from "../rules/index.js";
+import { type BalanceBook, BalanceReads } from "./balances.js";
+import { type Admitted, refuseOverLimit } from "./pipeline-types.js";
+import type { PaymentRun } from "./run.js";
+
+/**
+ * Paying from a tab (docs/payments.md#tabs): the pipeline's steps that differ when the request
+ * names one. The tab's session key signs in place of the user's wallet, only offers on the tab's
+ * network and asset can use it, and the reservation checks the tab beside every limit.
+ */
+
+/** The request's tab, looked up while the service is probed (undefined: the request names none). */
+export function findTab(
+  tabs: TabAccess | undefined,
+  request: Parameters<TabAccess["find"]>[0],
+): Promise<TabLookup> | undefined {
+  if (!request.tab) return undefined;
+  if (!tabs) return Promise.resolve({ ok: false, message: "This service keeps no tabs." });
+  const finding = tabs.find(request);
+  finding.catch(() => {}); // awaited only when no server key pays; a failure then is the run's
+  return finding;
+}
+
+/**
+ * Admission for a payment: as if a server key signs, among the offers the tab can pay (its network,
+ * its asset), when the request has a tab and that lets the tab pay; else as without a tab (a server
+ * key, or the wallet asked).
+ */
+export function admitWith(
+  offers: Requirement[],
+  asked: Omit<AdmissionRequest, "serverKey" | "shownUsd"> & { shownUsd: string | undefined },
+  policy: AdmissionPolicy,
+  serverKey: boolean,
+  pass: TabPass | undefined,
+): { admission: Admission; viaTab?: TabPass } {
+  const { shownUsd, ...rest } = asked;
+  const request = { ...rest, ...(shownUsd !== undefined ? { shownUsd } : {}) };
+  const allowed = request.limits.allowedNetworks;
+  if (pass && (!allowed || allowed.includes(pass.network))) {
+    const limits = { ...request.limits, allowedNetworks: [pass.network] };
+    const assets = { [pass.network]: [pass.asset] };
+    const admission = admit(offers, { ...request, limits, serverKey: true }, { ...policy, assets });
+    if (admission.ok && admission.payer.by === "server") return { admission, viaTab: pass };
+  }
+  return { admission: admit(offers, { ...request, serverKey }, policy) };
+}
+
+const money = (atomic: bigint) => ({ atomic: atomic.toString(), usd: formatUsd(atomic) });
+
+/** A payment from the tab: its updates name it, and the session key's balance is what pays. */
+export function fromTab(
+  admitted: Admitted,
+  pass: TabPass,
+  book: BalanceBook,
+  assets: Record<string, string[]>,
+): BalanceReads {
+  admitted.run.facts.tabMeter = tabMeter(pass);
+  return new BalanceReads(book, { ...admitted.wallet, address: pass.session }, assets, admitted.limits);
+}
+
+/** What a payment's updates say of its tab. */
+export function tabMeter(pass: TabPass): TabMeter {
+  return {
+    id: pass.tabId,
+    amount: money(pass.amount),
+    left: money(pass.left),
+    endsAt: pass.endsAt.toISOString(),
+  };
+}
+
+const TAB_WORDS: Record<TabRefusal["tab"], string> = {
+  missing: "is not this payment's to use",
+  closed: "has closed",
+  ending: "ends before this payment's window would",
+  short: "holds too little",
+};
+
+/** A refusal by the reservation: a limit (as without a tab) or the tab itself, named. */
+export function refuseReserved(
+  run: PaymentRun,
+  refusal: LimitRefusal | TabRefusal,
+  pass: TabPass | undefined,
+): PaymentOutcome {
+  if (!("tab" in refusal)) return refuseOverLimit(run, refusal);
+  const tabId = pass?.tabId ?? "";
+  const leftUsd = formatUsd(refusal.tabLeftAtomic);
+  const message = `Paying $${formatUsd(run.facts.amount)} from tab ${tabId} is refused: the tab ${TAB_WORDS[refusal.tab]} ($${leftUsd} left of $${formatUsd(pass?.amount ?? 0n)}).`;
+  return run.refuse("limit_exceeded", message, {
+    limit: "tab",
+    tabId,
+    tab: refusal.tab,
+    limitUsd: formatUsd(pass?.amount ?? 0n),
+    remainingUsd: leftUsd,
+  });
+}

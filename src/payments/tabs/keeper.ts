@@ -1,0 +1,154 @@
+import { formatUsd } from "../../money/index.js";
+import type { TabRecord, TabStatus } from "../ports/index.js";
+import { sessionKey } from "./keys.js";
+import { signTransfer, transferRequirement } from "./transfer.js";
+import type { TabsConfig, TabsDeps } from "./types.js";
+
+/** How long a refund's authorization may wait to be used (the keeper resolves it after). */
+const REFUND_WINDOW_S = 120;
+
+/** What a refund keeps while it is under way (never the signature). */
+interface Refund {
+  authorization: Record<string, string>;
+  amount: string;
+}
+
+/**
+ * The tabs' own reconciler (docs/payments.md#tabs): an opening never signed in time expires; a
+ * funding left unclear is resolved on chain; an open tab past its end closes; a closing tab, once
+ * none of its payments is still in flight, returns what its session key holds to the wallet, exactly
+ * once across crashes and instances (the refund's intent is one conditional write, and an unclear
+ * refund is resolved on chain before any other is signed).
+ */
+export class TabKeeper {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly config: TabsConfig,
+    private readonly deps: TabsDeps,
+    private readonly onError: (error: unknown, context: string) => void = () => {},
+  ) {}
+
+  start(intervalMs: number): void {
+    this.timer ??= setInterval(() => void this.tick(), intervalMs);
+    this.timer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass over every tab not yet final (one at a time per process). */
+  tick(): Promise<void> {
+    this.running ??= this.sweep().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async sweep(): Promise<void> {
+    const live: TabStatus[] = ["awaiting_signature", "funding", "open", "closing"];
+    for (const tab of await this.deps.store.listByStatus(live)) {
+      await this.step(tab).catch((error: unknown) => this.onError(error, `keeping tab ${tab.tabId}`));
+    }
+  }
+
+  private async step(tab: TabRecord): Promise<void> {
+    const { store, chains } = this.deps;
+    const now = this.deps.now();
+    if (tab.status === "awaiting_signature" && tab.signBy <= now) {
+      await store.move(tab.tabId, "awaiting_signature", "expired", {}, now);
+    } else if (tab.status === "funding" && tab.signBy <= now) {
+      const found = await chains.resolve(
+        {
+          network: tab.network,
+          asset: tab.asset,
+          wallet: tab.wallet,
+          authorization: tab.funding,
+          createdAt: tab.createdAt,
+        },
+        now,
+      );
+      if (found.status === "settled")
+        await store.move(tab.tabId, "funding", "open", found.txHash ? { fundingTx: found.txHash } : {}, now);
+      if (found.status === "failed")
+        await store.move(tab.tabId, "funding", "failed", { error: found.error }, now);
+    } else if (tab.status === "open" && tab.endsAt <= now) {
+      await store.move(tab.tabId, "open", "closing", {}, now);
+      const closing = await store.get(tab.tabId);
+      if (closing) await this.finish(closing);
+    } else if (tab.status === "closing") {
+      await this.finish(tab);
+    }
+  }
+
+  /** Return what the session key holds, once every payment from the tab is final. */
+  async finish(tab: TabRecord): Promise<void> {
+    const { store, chains } = this.deps;
+    if ((await store.usage(tab.tabId)).inFlight > 0) return;
+    const now = this.deps.now();
+    const earlier = tab.refund as Refund | null;
+    if (earlier) {
+      const found = await chains.resolve(
+        { network: tab.network, asset: tab.asset, wallet: tab.session, authorization: earlier.authorization },
+        now,
+      );
+      if (found.status === "pending") return;
+      if (found.status === "settled") {
+        const fields = {
+          refunded: BigInt(earlier.amount),
+          ...(found.txHash ? { refundTx: found.txHash } : {}),
+        };
+        await store.move(tab.tabId, "closing", "closed", fields, now);
+        return;
+      }
+      // It never moved: clear it, and sign another below.
+      if (!(await store.setRefund(tab.tabId, undefined, now))) return;
+    }
+    const balance = await chains.balance(tab.network, tab.asset, tab.session);
+    if (balance === 0n) {
+      await store.move(tab.tabId, "closing", "closed", { refunded: 0n }, now);
+      return;
+    }
+    const rpcUrl = Object.hasOwn(this.config.rpcUrls, tab.network)
+      ? this.config.rpcUrls[tab.network]
+      : undefined;
+    const key = await sessionKey(this.config.secret, tab.tabId, tab.network, rpcUrl);
+    if (!key || key.address !== tab.session)
+      throw new Error(`no session key of tab ${tab.tabId} here (TAB_SECRET?)`);
+    const requirement = await transferRequirement(
+      chains,
+      tab.network,
+      tab.asset,
+      tab.wallet,
+      balance,
+      REFUND_WINDOW_S,
+    );
+    const description = `Return $${formatUsd(balance)} left in tab ${tab.tabId}`;
+    const resource = { url: `${this.config.publicUrl}/api/tabs/${tab.tabId}`, description };
+    const signed = await signTransfer(
+      requirement,
+      key.signer.schemeFor(tab.network),
+      resource,
+      Math.floor(now.getTime() / 1000),
+    );
+    const refund: Refund = { authorization: signed.authorization, amount: balance.toString() };
+    // One refund at a time: another process that recorded one first keeps it; this one is dropped unsent.
+    if (!(await store.setRefund(tab.tabId, refund, now))) return;
+    const settled = await this.config.settler.settle(signed.payload, requirement);
+    if (settled.kind === "settled") {
+      await store.move(
+        tab.tabId,
+        "closing",
+        "closed",
+        { refunded: balance, refundTx: settled.transaction },
+        this.deps.now(),
+      );
+    } else if (settled.kind === "refused") {
+      await store.setRefund(tab.tabId, undefined, this.deps.now());
+    }
+  }
+}

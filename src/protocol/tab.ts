@@ -1,0 +1,146 @@
+import { z } from "zod/v4";
+import { AppError, type FieldError } from "../errors/index.js";
+import { parseUsd } from "../money/index.js";
+import type { Money, WalletRequest } from "./events.js";
+import { tabTokenSchema } from "./tab-token.js";
+import type { Wallet, WalletCheck } from "./wallet.js";
+
+/**
+ * Tabs on the wire (docs/protocol.md, "Tabs"; docs/payments.md#tabs): `POST /api/tabs` opens one
+ * and answers what the wallet signs, `POST /api/tabs/:tabId/fund` takes the signature,
+ * `GET /api/tabs/:tabId` reads it, `POST /api/tabs/:tabId/close` returns what is left. The tab's
+ * token (answered once, at opening) goes with each of them and with every chat request paying from it.
+ */
+
+export type TabStatusName =
+  | "awaiting_signature"
+  | "funding"
+  | "open"
+  | "closing"
+  | "closed"
+  | "expired"
+  | "failed";
+
+/** A tab as the service shows it. Money as atomic units and USD text. */
+export interface TabView {
+  tabId: string;
+  status: TabStatusName;
+  wallet: string;
+  network: string;
+  /** The session key's address: it holds the tab's money and signs its payments. */
+  session: string;
+  amount: Money;
+  /** Settled payments from it. */
+  spent: Money;
+  /** What it still holds beside its committed payments (settled, pending and unclear). */
+  left: Money;
+  /** When the tab ends (ISO-8601): nothing is paid from it after, and the rest returns. */
+  endsAt: string;
+  fundingTx?: string;
+  refundTx?: string;
+  /** What returned to the wallet when it closed. */
+  refunded?: Money;
+  error?: string;
+}
+
+/** `POST /api/tabs`'s answer: the tab, its token (shown once) and what the wallet signs. */
+export interface TabOpened extends TabView {
+  token: string;
+  /** What the wallet signs to fund it: the approval's signing request (EIP-712 on EVM). */
+  sign: WalletRequest;
+  /** The signature must come before this (ISO-8601). */
+  signBy: string;
+  /** What the signature does, in words, for the wallet's prompt. */
+  words: string;
+}
+
+/** What a client sends to open a tab. */
+export interface OpenTabBody {
+  walletAddress: string;
+  /** Decimal USD: the most that can leave the wallet for this tab. */
+  amount: string | number;
+  /** How long it stays open (default and bound: the service's). */
+  seconds?: number;
+  /** The CAIP-2 network (default: the service's first network of the wallet's chain that takes tabs). */
+  network?: string;
+}
+
+/** The wallet's answer to a tab's opening, with the tab's token. */
+export type FundTabBody = { token: string } & ({ signature: `0x${string}` } | { transaction: string });
+
+export interface OpenTabRequest {
+  wallet: Wallet;
+  amount: bigint;
+  seconds?: number;
+  network?: string;
+}
+
+const openSchema = z.strictObject({
+  walletAddress: z.string().max(200),
+  amount: z.union([z.string().max(40), z.number()]),
+  seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 24 * 3600)
+    .optional(),
+  network: z.string().min(3).max(100).optional(),
+});
+
+const tokenSchema = tabTokenSchema;
+
+const fundSchema = z.union([
+  z.strictObject({ token: tokenSchema, signature: z.string().regex(/^0x[0-9a-fA-F]{130,8192}$/) }),
+  z.strictObject({ token: tokenSchema, transaction: z.string().min(1).max(8192) }),
+]);
+
+function invalid(issues: z.core.$ZodIssue[], code: "tab_invalid" | "invalid_wallet", what: string): AppError {
+  const fields: FieldError[] = issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(body)",
+    message: issue.message,
+  }));
+  const summary = fields
+    .map((f) => `${f.path}: ${f.message}`)
+    .slice(0, 3)
+    .join("; ");
+  return new AppError(code, `${what} is invalid: ${summary}`, { fields });
+}
+
+/** Check `POST /api/tabs`'s body; throws AppError 400 (`tab_invalid`, `invalid_wallet`). */
+export function parseOpenTab(body: unknown, checkWallet: WalletCheck): OpenTabRequest {
+  const result = openSchema.safeParse(body);
+  if (!result.success) throw invalid(result.error.issues, "tab_invalid", "The tab");
+  const wallet = checkWallet(result.data.walletAddress);
+  if (!wallet.ok) {
+    throw new AppError("invalid_wallet", `walletAddress: ${wallet.reason}`, {
+      fields: [{ path: "walletAddress", message: wallet.reason }],
+    });
+  }
+  const amount = parseUsd(result.data.amount);
+  if (!amount.ok || amount.atomic <= 0n) {
+    const message = amount.ok ? "must be more than 0" : amount.reason;
+    throw new AppError("tab_invalid", `The tab is invalid: amount: ${message}`, {
+      fields: [{ path: "amount", message }],
+    });
+  }
+  return {
+    wallet: wallet.wallet,
+    amount: amount.atomic,
+    ...(result.data.seconds !== undefined ? { seconds: result.data.seconds } : {}),
+    ...(result.data.network !== undefined ? { network: result.data.network } : {}),
+  };
+}
+
+/** Check a fund answer; throws AppError 400 `tab_invalid`. */
+export function parseFundTab(body: unknown): FundTabBody {
+  const result = fundSchema.safeParse(body);
+  if (!result.success) throw invalid(result.error.issues, "tab_invalid", "The tab's answer");
+  return result.data as FundTabBody;
+}
+
+/** Check a body or header that carries only the token; throws AppError 400 `tab_invalid`. */
+export function parseTabToken(token: unknown): string {
+  const result = tokenSchema.safeParse(token);
+  if (!result.success) throw invalid(result.error.issues, "tab_invalid", "The tab's token");
+  return result.data;
+}
