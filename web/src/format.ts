@@ -15,6 +15,29 @@ export function networkName(network: string | undefined, local = false): string 
   return networkLabel(network);
 }
 
+/** A CAIP-2 network id as text carries it: an EVM chain id, or a Solana genesis hash (base58). */
+const NETWORK_ID = /\b(?:eip155:\d{1,12}|solana:[1-9A-HJ-NP-Za-km-z]{32})\b/g;
+/** An ISO-8601 instant in UTC, as the service writes times ("2026-11-28T09:57:33.000Z"). */
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z\b/g;
+
+/** An instant as the approval page says it: the time of day today, else the date and time. */
+export function localTime(iso: string, now = new Date()): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  return at.toDateString() === now.toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
+}
+
+/**
+ * Text the page shows (the answer's words, a payment's message, a refusal) with network ids named
+ * as the cards name them and ISO times in local time: "on eip155:31337 ... before
+ * 2026-11-28T09:57:33.000Z" reads "on Local EVM devnet ... before 09:57:33".
+ */
+export function readable(text: string, localNetworks: ReadonlySet<string>, now = new Date()): string {
+  return text
+    .replace(NETWORK_ID, (id) => networkName(id, localNetworks.has(id)))
+    .replace(ISO_TIME, (iso) => localTime(iso, now));
+}
+
 /** "$0.01", "$1,234.50": at least cents, every digit the amount has beyond them. */
 export function usd(amount: string | undefined): string {
   if (amount === undefined) return "";
