@@ -1,6 +1,12 @@
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
-import type { PaymentStatus, PaymentSummary, PaymentUpdate } from "../../protocol/index.js";
+import {
+  networkLabel,
+  type PaymentStatus,
+  type PaymentSummary,
+  type PaymentUpdate,
+  utcClock,
+} from "../../protocol/index.js";
 import type { PaymentFacts } from "../ports/index.js";
 import {
   type BudgetBase,
@@ -24,6 +30,14 @@ export type RunFacts = Omit<PaymentFacts, "requirement"> & {
   serviceName?: string;
   /** The bearer identity of the request that makes it (kept on its row), or null. */
   caller?: string | null;
+};
+
+/** The sentences a payment's updates carry for people: the network by name, times in UTC. */
+export const sayings = {
+  quoted: (facts: RunFacts) =>
+    `${facts.service} costs $${formatUsd(facts.amount)} on ${networkLabel(facts.network)}`,
+  approve: (facts: RunFacts, expiresAt: Date) =>
+    `Approve $${formatUsd(facts.amount)} to ${facts.service} in your wallet before ${utcClock(expiresAt)}.`,
 };
 
 /** The `p:` update for this payment in `status`, with the budget meter when it was measured. */

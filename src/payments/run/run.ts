@@ -17,7 +17,7 @@ import {
   type Unclear,
 } from "../rules/index.js";
 import { type RunHooks, signatureHashOf, stepEvent, tell } from "./events.js";
-import { crashOf, outcomeOf, type RunFacts, reportFailure, summaryOf, updateOf } from "./report.js";
+import { crashOf, outcomeOf, type RunFacts, reportFailure, sayings, summaryOf, updateOf } from "./report.js";
 
 export type { RunFacts } from "./report.js";
 
@@ -80,7 +80,7 @@ export class PaymentRun {
   quoted(): void {
     if (this.announced) return;
     this.announced = true;
-    const message = `${this.facts.service} costs $${this.usd} on ${this.facts.network}`;
+    const message = sayings.quoted(this.facts);
     this.observer.update(updateOf(this.facts, "quoted", this.budget, { message }));
     this.tell("quoted", { message });
   }
@@ -116,7 +116,7 @@ export class PaymentRun {
     this.recorded = true;
     const expiresAt = input.expiresAt.toISOString();
     this.step("awaiting_approval", {
-      message: `Approve $${this.usd} to ${facts.service} in your wallet before ${expiresAt}.`,
+      message: sayings.approve(facts, input.expiresAt),
       approval: { wallet: facts.wallet, expiresAt, sign: input.sign },
     });
     return this.outcome("awaiting_approval", { approvalExpiresAt: expiresAt });
