@@ -11,6 +11,7 @@ import LongestFirst from "./test/setup/sequencer.js";
 const E2E = [
   "test/browser/static.test.ts",
   "test/browser/web.test.ts",
+  "test/browser/newcomer.test.ts",
   "test/browser/approve-page.test.ts",
   "test/browser/operator-page.test.ts",
   "test/client/package.test.ts",

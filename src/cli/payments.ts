@@ -38,14 +38,14 @@ function short(value: string | undefined): string {
   return value.length <= 11 ? value : `${value.slice(0, 6)}…${value.slice(-4)}`;
 }
 
-/** One table row: when (UTC), status, amount, service, network, transaction. */
+/** One table row: when (UTC), status, amount, service (its name when known), network, transaction. */
 export function paymentRow(item: PaymentHistoryItem): string {
   const when = plain(item.createdAt).replace("T", " ").slice(0, 16);
   return [
     cut(when, 16),
     cut(plain(item.status), 12),
     `$${plain(item.amount.usd)}`.padStart(8),
-    cut(plain(serviceOf(item.service)), 13),
+    cut(plain(item.serviceName ?? serviceOf(item.service)), 13),
     cut(plain(item.network), 13),
     plain(short(item.transaction)),
   ].join(" ");

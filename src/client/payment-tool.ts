@@ -4,6 +4,7 @@
  * the chunks; docs/clients.md#approvals-as-ai-sdk-tool-approval-parts). No import of `ai`, so the
  * package's root entry needs none.
  */
+import { utcClock } from "../protocol/clock.js";
 import { networkLabel } from "../protocol/networks.js";
 import type { ApprovalRequest, LimitMeter, PaymentStatus, PaymentUpdate } from "../protocol/stream.js";
 import { describeApproval } from "./approval.js";
@@ -101,7 +102,7 @@ export function describePaymentApproval(update: AwaitingUpdate): PaymentApproval
     kind: "x402-payment",
     summary:
       `Pay $${usd} in ${token} to ${payee} for ${service.name} (${service.url}) on ${networkName(network)}, ` +
-      `from ${update.approval.wallet}, before ${update.approval.expiresAt}.`,
+      `from ${update.approval.wallet}, before ${utcClock(update.approval.expiresAt)}.`,
     paymentId: update.paymentId,
     amount: { usd, atomic: update.amount?.atomic ?? "", token },
     payee,

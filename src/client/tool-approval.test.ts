@@ -182,7 +182,7 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
       mismatches: [],
     });
     expect(descriptor.summary).toBe(
-      `Pay $0.01 in USD Coin to ${PAYEE} for Weather now (${BASE.service.url}) on Base, from ${WALLET}, before 2026-11-25T10:00:50.000Z.`,
+      `Pay $0.01 in USD Coin to ${PAYEE} for Weather now (${BASE.service.url}) on Base, from ${WALLET}, before 10:00:50 UTC.`,
     );
     expect(message?.parts[1]).toMatchObject({ type: "data-payment", id: ID, data: AWAITING() });
   });

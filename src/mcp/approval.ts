@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CallToolResult, Notification, RequestId, ServerContext } from "@modelcontextprotocol/server";
 import type { PaymentsFace, PaymentView } from "../payments/face.js";
-import { PAYMENT_STATUS } from "../protocol/index.js";
+import { networkLabel, PAYMENT_STATUS } from "../protocol/index.js";
 import type { PayOutput } from "../tools/contract.js";
 import { okResult, refusalResult, UNTRUSTED_NOTE } from "./results.js";
 
@@ -47,7 +47,8 @@ export function describeApproval(view: PaymentView | undefined, pay: PayOutput, 
   const url = view?.service ?? pay.service;
   const name = pay.serviceName ?? view?.serviceName;
   const service = name && url ? `${name} (${url})` : (name ?? url ?? "the service");
-  const network = view?.network ?? pay.network ?? "its network";
+  const id = view?.network ?? pay.network;
+  const network = id ? networkLabel(id) : "its network";
   const expiresAt = view?.expiresAt ?? pay.approvalExpiresAt;
   let until = "";
   if (expiresAt) {

@@ -116,7 +116,8 @@ export type PaymentListQuery = Omit<HistoryQuery, "after"> & {
 
 /** A page of the caller's payments, newest first, and the cursor to the next when there is one. */
 export interface PaymentPage {
-  items: PaymentState[];
+  /** Each with the service's name when its approval recorded one (display only). */
+  items: Array<PaymentState & { serviceName?: string }>;
   nextCursor?: string;
 }
 

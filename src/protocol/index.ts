@@ -1,5 +1,6 @@
 export type { ValidatedApproval } from "./approval-answer.js";
 export type { ApprovalView } from "./approval-view.js";
+export { utcClock } from "./clock.js";
 export { cleanText, cleanUntrusted } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
 export { APPROVE_PATH, PAYMENT_ID } from "./ids.js";

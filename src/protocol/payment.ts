@@ -38,6 +38,8 @@ export interface PaymentState {
 
 /** `GET /api/payments`: one row of the caller's history, with its explorer page when the network has one. */
 export interface PaymentHistoryItem extends PaymentState {
+  /** The service's name as discovery listed it, when the payment's approval recorded one (display only). */
+  serviceName?: string;
   explorerUrl?: string;
 }
 
@@ -63,7 +65,11 @@ const paymentStateShape = {
   expiresAt: z.optional(z.string()),
 };
 const paymentState = z.looseObject(paymentStateShape);
-const paymentHistoryItem = z.looseObject({ ...paymentStateShape, explorerUrl: z.optional(z.string()) });
+const paymentHistoryItem = z.looseObject({
+  ...paymentStateShape,
+  serviceName: z.optional(z.string()),
+  explorerUrl: z.optional(z.string()),
+});
 const paymentHistory = z.object({ items: z.array(paymentHistoryItem), nextCursor: z.optional(z.string()) });
 
 type _SchemasMatchTypes = [

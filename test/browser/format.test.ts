@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES } from "../../src/protocol/index.js";
 import {
   explorerTxUrl,
+  localTime,
   networkName,
+  readable,
   STATUS_LABELS,
   shortHash,
   statusTone,
@@ -47,6 +49,47 @@ describe("networkName", () => {
     expect(networkName("solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", true)).toBe("Local Solana devnet");
     expect(networkName("eip155:31337", true)).toBe("Local EVM devnet");
     expect(networkName("eip155:999999")).toBe("eip155:999999");
+  });
+});
+
+describe("readable", () => {
+  const local = new Set(["eip155:31337", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"]);
+  const now = new Date("2026-11-28T09:57:00.000Z");
+  const clock = (iso: string) => new Date(iso).toLocaleTimeString();
+
+  it("names networks as the cards do: the devnet's as local, public ones by name, unknown ids as given", () => {
+    expect(readable("Paid $0.01 on solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1.", local, now)).toBe(
+      "Paid $0.01 on Local Solana devnet.",
+    );
+    expect(readable("costs $0.01 on eip155:31337; on eip155:8453", local, now)).toBe(
+      "costs $0.01 on Local EVM devnet; on Base",
+    );
+    expect(readable("on solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", new Set(), now)).toBe("on Solana devnet");
+    expect(readable("on eip155:999999", local, now)).toBe("on eip155:999999");
+  });
+
+  it("reads the service's public names of the devnet's networks as local too, once", () => {
+    expect(readable("Weather costs $0.01 on Local EVM network or Solana devnet.", local, now)).toBe(
+      "Weather costs $0.01 on Local EVM devnet or Local Solana devnet.",
+    );
+    expect(readable("on Local Solana devnet", local, now)).toBe("on Local Solana devnet");
+    expect(readable("on Solana devnet", new Set(), now)).toBe("on Solana devnet");
+  });
+
+  it("gives ISO and UTC times as local times of day", () => {
+    expect(readable("before 2026-11-28T09:57:33.000Z.", local, now)).toBe(
+      `before ${clock("2026-11-28T09:57:33.000Z")}.`,
+    );
+    expect(readable("before 09:57:33 UTC.", local, now)).toBe(`before ${clock("2026-11-28T09:57:33.000Z")}.`);
+    // Just past midnight UTC, an end a minute before midnight was yesterday's.
+    const late = new Date("2026-11-29T00:00:30.000Z");
+    expect(readable("before 23:59:50 UTC", local, late)).toBe(
+      `before ${localTime("2026-11-28T23:59:50.000Z", late)}`,
+    );
+    expect(readable("on 2026-11-20T08:00:00Z", local, now)).toBe(
+      `on ${localTime("2026-11-20T08:00:00Z", now)}`,
+    );
+    expect(localTime("2026-11-20T08:00:00Z", now)).toBe(new Date("2026-11-20T08:00:00Z").toLocaleString());
   });
 });
 

@@ -285,7 +285,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       expect(await card.textContent()).toContain("Local EVM devnet");
       // The budget meter as the p: update carries it: each limit, and what remains after this payment.
       expect(await card.locator(".meter").count()).toBe(3);
-      expect(await card.textContent()).toMatch(/\$1\.00 left of \$1\.00 · \$0\.99 after this/);
+      expect(await card.textContent()).toContain("Up to $1.00 per payment");
+      expect(await card.textContent()).toMatch(/\$2\.00 left of \$2\.00 · \$1\.99 after this/);
       expect(await card.getByTestId("approval").textContent()).toContain("eth_signTypedData_v4");
       await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
         "approval-required",
@@ -426,9 +427,11 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
         "limit-exceeded",
       );
-      // Refused at the quote, before any payment exists: the e: line shows where it came.
-      const refusal = page.getByTestId("stream-error").last();
-      expect(await refusal.textContent()).toMatch(/limit_exceeded.*perTransaction limit of \$0\.005/);
+      // Refused at the quote, before any payment exists: said once where it came, with its code (the
+      // e: line's box stands aside when the answer's words repeat it).
+      const answer = await page.getByTestId("assistant-message").last().textContent();
+      expect(answer).toMatch(/perTransaction limit of \$0\.005.*limit_exceeded/);
+      expect(answer?.match(/perTransaction limit of \$0\.005/g)).toHaveLength(1);
       expect(await page.locator("[data-testid=payment-card][data-status=settled]").count()).toBe(0);
       expect(log.signed.length).toBe(signed);
       // The model chosen on the page went with the request (d: names the alias asked for).

@@ -234,14 +234,16 @@ export function ApprovePage({ paymentId }: { paymentId: string }) {
   const answer = useAnswer(paymentId, view, wallet, local);
   const connect = async (option: WalletOption) => setWallet(await option.connect());
   const chain = view?.network.startsWith("solana:") ? "solana" : "evm";
-  const devnetOptions = options.filter((o) => o.source === "devnet" && o.chain === chain);
+  // Only a wallet of the payment's chain family can sign it: the menu offers no other.
+  const usable = view ? options.filter((o) => o.chain === chain) : options;
+  const devnetOptions = usable.filter((o) => o.source === "devnet");
   return (
     <div className="layout approve-layout">
       <header className="topbar">
         <Brand title="Approve a payment" subtitle="An agent asks your wallet to pay for a service." />
         <div className="topbar-actions">
           <WalletMenu
-            options={options}
+            options={usable}
             wallet={wallet}
             onConnect={connect}
             onDisconnect={() => setWallet(undefined)}

@@ -10,7 +10,7 @@ const MODEL_HINTS: Record<ModelAlias, string> = {
 };
 
 /** The public model names (docs/protocol.md): what each is backed by is the server's configuration. */
-export const MODELS = MODEL_ALIASES.map((id) => ({ id, label: `${id} (${MODEL_HINTS[id]})` }));
+export const MODELS = MODEL_ALIASES.map((id) => ({ id, hint: MODEL_HINTS[id] }));
 
 /** What a person sets on the page; kept in this browser's storage. Amounts are USD as typed. */
 export interface Settings {

@@ -1,6 +1,7 @@
+import { utcClock } from "../../protocol/index.js";
 import type { DiscoveredService, PayOutput } from "../../tools/contract.js";
 import { isPlain, mentionsDemo, summarise } from "./summary.js";
-import { oneLine, usd } from "./words.js";
+import { network, oneLine, usd } from "./words.js";
 
 /**
  * The offline model's answer after a payment: the service's data, what was paid and the
@@ -19,9 +20,9 @@ export function payReply(service: DiscoveredService, pay: PayOutput): string {
     }
     if (pay.status === "paid") {
       const amount = pay.amountUsd ? usd(pay.amountUsd) : "the quoted price";
-      const network = pay.network ? ` on ${pay.network}` : "";
+      const on = pay.network ? ` on ${network(pay.network)}` : "";
       const tx = pay.transaction ? `; transaction ${pay.transaction}` : "";
-      lines.push(`Paid ${amount}${network}${tx}.`);
+      lines.push(`Paid ${amount}${on}${tx}.`);
     } else {
       lines.push("No payment was needed.");
     }
@@ -37,9 +38,9 @@ export function payReply(service: DiscoveredService, pay: PayOutput): string {
       return `I can't tell whether the payment to ${service.name} went through: ${reason}.${txText(pay)} Please check before trying again, so you don't pay twice.`;
     case "awaiting_approval": {
       const amount = pay.amountUsd ? usd(pay.amountUsd) : "the quoted price";
-      const network = pay.network ? ` on ${pay.network}` : "";
-      const until = pay.approvalExpiresAt ? ` before ${pay.approvalExpiresAt}` : "";
-      return `To get this from ${service.name}, please approve the payment of ${amount}${network} in your wallet${until}. Nothing has been paid yet; if you decline, nothing will be.`;
+      const on = pay.network ? ` on ${network(pay.network)}` : "";
+      const until = pay.approvalExpiresAt ? ` before ${utcClock(pay.approvalExpiresAt)}` : "";
+      return `To get this from ${service.name}, please approve the payment of ${amount}${on} in your wallet${until}. Nothing has been paid yet; if you decline, nothing will be.`;
     }
     case "rejected":
       return `You declined the payment to ${service.name} in your wallet, so I didn't pay and I don't have its data. Nothing was charged.`;

@@ -8,7 +8,7 @@ import type {
   ServiceParam,
 } from "../../tools/contract.js";
 import { TOOL_NAMES } from "../../tools/contract.js";
-import { oneLine, usd } from "./words.js";
+import { network, oneLine, usd } from "./words.js";
 
 export { approvedReply, payReply } from "./pay-replies.js";
 export { usd } from "./words.js";
@@ -81,7 +81,7 @@ function priceText(service: DiscoveredService): string {
 }
 
 function networksText(networks: readonly string[]): string {
-  return networks.length > 0 ? networks.join(", ") : "network not listed";
+  return networks.length > 0 ? networks.map(network).join(", ") : "network not listed";
 }
 
 /** The list of discovered services: name, price, networks. */
@@ -133,7 +133,7 @@ function limitsText(limits: { perTransaction: LimitView; perRequest: LimitView; 
 }
 
 function offerText(offer: Offer): string {
-  return `${usd(offer.amountUsd)} on ${offer.network}`;
+  return `${usd(offer.amountUsd)} on ${network(offer.network)}`;
 }
 
 /** The answer to "what would X cost": the price, where, what remains of each limit, or why not. */
@@ -185,13 +185,13 @@ export function budgetReply(budget: BudgetOutput): string {
     budget.wallet ? `Wallet: ${budget.wallet}.` : "No wallet is set for this conversation.",
     `Limits: ${usd(limits.perTransactionUsd)} per transaction, ${usd(limits.perRequestUsd)} per request, ${usd(limits.dailyUsd)} per day.`,
     `Spent today: ${usd(budget.spentTodayUsd)}; remaining today: ${usd(budget.remainingTodayUsd)}; spent in this request: ${usd(budget.spentThisRequestUsd)}.`,
-    `Allowed networks: ${limits.allowedNetworks.length > 0 ? limits.allowedNetworks.join(", ") : "none"}; allowed services: ${
+    `Allowed networks: ${limits.allowedNetworks.length > 0 ? limits.allowedNetworks.map(network).join(", ") : "none"}; allowed services: ${
       limits.allowedServices === "any" ? "any" : limits.allowedServices.join(", ") || "none"
     }.`,
   ];
   if (budget.balances.length > 0) {
     lines.push(
-      `Balances: ${budget.balances.map((b) => `${usd(b.usd)} ${b.asset} on ${b.network}`).join(", ")}.`,
+      `Balances: ${budget.balances.map((b) => `${usd(b.usd)} ${b.asset} on ${network(b.network)}`).join(", ")}.`,
     );
   } else {
     lines.push("No balances are known.");

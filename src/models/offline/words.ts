@@ -1,4 +1,5 @@
 import { displayUsd, parseUsd } from "../../money/index.js";
+import { networkLabel } from "../../protocol/index.js";
 
 /**
  * How the offline model writes a figure or a piece of outside text into its sentences: USD as people
@@ -9,6 +10,11 @@ import { displayUsd, parseUsd } from "../../money/index.js";
 export function usd(amount: string): string {
   const parsed = parseUsd(amount);
   return parsed.ok ? displayUsd(parsed.atomic) : `$${amount}`;
+}
+
+/** A network by its name for people ("Base Sepolia"), or its id when it has none. */
+export function network(id: string): string {
+  return networkLabel(id);
 }
 
 /** Outside text on one line, without its closing full stop (the sentence puts its own). */

@@ -182,7 +182,11 @@ class Face implements PaymentsFace {
       ...(after ? { after } : {}),
     });
     const { page, nextCursor } = historyPage(records, limit, query.caller);
-    return { items: cleanUntrusted(page.map(paymentState)).value, ...(nextCursor ? { nextCursor } : {}) };
+    const items = page.map((record) => {
+      const serviceName = storedServiceName(record);
+      return { ...paymentState(record), ...(serviceName ? { serviceName } : {}) };
+    });
+    return { items: cleanUntrusted(items).value, ...(nextCursor ? { nextCursor } : {}) };
   }
 
   budget(session: PayerSession): Promise<BudgetOutput> {

@@ -1,5 +1,6 @@
 import { type Chains, ChainUnreadable, type WalletSigningRequest } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
+import { networkLabel } from "../../protocol/index.js";
 import type { PaymentRecord } from "../ports/index.js";
 
 /**
@@ -72,7 +73,7 @@ export async function checkDecline(
     if (!(error instanceof ChainUnreadable)) throw error;
     throw new AppError(
       "payment_failed",
-      `Could not check the wallet's signature on ${record.network} (${error.message}). Nothing was decided; send the same answer again.`,
+      `Could not check the wallet's signature on ${networkLabel(record.network)} (${error.message}). Nothing was decided; send the same answer again.`,
     );
   }
   if (!valid) {

@@ -38,7 +38,7 @@ describe("a stored approval against the limits in force", () => {
     expect(checkApproval(payment, { ...limits, allowedNetworks: ["eip155:8453"] }, nothing)).toEqual({
       ok: false,
       reason: "limit_exceeded",
-      message: "Paying $0.25 to https://a.example/data on eip155:84532 is no longer allowed by your limits.",
+      message: "Paying $0.25 to https://a.example/data on Base Sepolia is no longer allowed by your limits.",
       details: { paymentId: "pay_1", priceUsd: "0.25", limit: "allowedNetworks", network: "eip155:84532" },
     });
   });

@@ -1,4 +1,5 @@
 import { formatUsd } from "../../money/index.js";
+import { networkLabel } from "../../protocol/index.js";
 import {
   type Committed,
   checkSpend,
@@ -63,7 +64,7 @@ export function checkApproval(
     });
   }
   if (!isNetworkAllowed(payment.network, limits)) {
-    return refuse(`Paying ${what} on ${payment.network} is no longer allowed by your limits.`, {
+    return refuse(`Paying ${what} on ${networkLabel(payment.network)} is no longer allowed by your limits.`, {
       ...refused,
       limit: "allowedNetworks",
       network: payment.network,

@@ -10,6 +10,7 @@ import {
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { ValidatedApproval, Wallet } from "../../protocol/index.js";
+import { networkLabel } from "../../protocol/index.js";
 import type { PaymentRecord, StoredApproval } from "../ports/index.js";
 import { type ApprovalRefusal, approvalDetails } from "../rules/index.js";
 import { checkSigned } from "../x402/index.js";
@@ -97,7 +98,7 @@ export async function completeAnswer(
     if (error instanceof ChainUnreadable) {
       throw new AppError(
         "payment_failed",
-        `Could not check the wallet's signature on ${record.network} (${error.message}). Nothing was paid; send the same answer again.`,
+        `Could not check the wallet's signature on ${networkLabel(record.network)} (${error.message}). Nothing was paid; send the same answer again.`,
       );
     }
     const why = error instanceof WalletAnswerMismatch ? error.message : "the answer could not be read";
@@ -118,9 +119,13 @@ export async function checkBalance(
 ): Promise<void> {
   const balance = await chains.balance(record.network, record.asset, wallet.address).catch(() => undefined);
   if (balance === undefined) {
-    throw new AppError("payment_failed", `Could not read the wallet's balance on ${record.network}.`, {
-      details: { paymentId: record.paymentId },
-    });
+    throw new AppError(
+      "payment_failed",
+      `Could not read the wallet's balance on ${networkLabel(record.network)}.`,
+      {
+        details: { paymentId: record.paymentId },
+      },
+    );
   }
   if (balance < record.amount) {
     throw new AppError(

@@ -2,6 +2,7 @@ import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SpendingLimitsInput, ValidatedApproval, Wallet } from "../../protocol/index.js";
+import { networkLabel } from "../../protocol/index.js";
 import {
   type KeyGrant,
   type Ledger,
@@ -215,7 +216,7 @@ export class ApprovalDesk {
       );
     }
     if (probed.kind === "free" || !probed.demand.offers.some((offer) => sameOffer(offer, requirement))) {
-      const why = `${record.service} no longer asks $${formatUsd(record.amount)} on ${record.network}; nothing was paid. Ask again for a new quote.`;
+      const why = `${record.service} no longer asks $${formatUsd(record.amount)} on ${networkLabel(record.network)}; nothing was paid. Ask again for a new quote.`;
       // Only if it still waits: another answer may have approved it meanwhile (its payment goes on).
       await run.termsChanged(why).catch((error: unknown) => this.lostRace(error, record.paymentId, message));
       throw new AppError("price_changed", why, {

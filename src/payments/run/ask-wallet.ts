@@ -1,4 +1,5 @@
 import { ChainUnreadable, WalletCannotPay } from "../../chains/index.js";
+import { networkLabel } from "../../protocol/index.js";
 import { type SignerAccess, type SignerRegistry, type StoredApproval, storeGrant } from "../ports/index.js";
 import { type ChosenOffer, type Committed, checkSpend, type PaymentOutcome } from "../rules/index.js";
 import type { PaymentDemandProbe, SignedPayment } from "../x402/index.js";
@@ -50,7 +51,7 @@ export async function askWallet(steps: WalletAskSteps, admitted: Admitted): Prom
   if (cannotPay instanceof ChainUnreadable) {
     return run.fail(
       "chain_unreadable",
-      `Could not read the wallet on ${offer.network}; nothing was asked or paid.`,
+      `Could not read the wallet on ${networkLabel(offer.network)}; nothing was asked or paid.`,
     );
   }
   if (cannotPay) throw cannotPay;

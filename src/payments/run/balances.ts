@@ -1,6 +1,7 @@
 import { assetKey, type Chains, walletCanUse } from "../../chains/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { Wallet } from "../../protocol/index.js";
+import { networkLabel } from "../../protocol/index.js";
 import type { EffectiveLimits, PaymentOutcome, Requirement } from "../rules/index.js";
 import type { PaymentRun } from "./run.js";
 
@@ -147,7 +148,10 @@ export function refuseIfShort(
   network: string,
 ): PaymentOutcome | undefined {
   if (balance === undefined)
-    return run.refuse("balance_unreadable", `Could not read the wallet's balance on ${network}.`);
+    return run.refuse(
+      "balance_unreadable",
+      `Could not read the wallet's balance on ${networkLabel(network)}.`,
+    );
   if (balance < amount) {
     return run.refuse(
       "insufficient_balance",

@@ -1,6 +1,7 @@
 import type { FinishReason } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { FinishPayload, PaymentSummary, PaymentUpdate, StreamEvent } from "../../protocol/index.js";
+import { networkLabel } from "../../protocol/index.js";
 import type { Ledger, PaymentRecord } from "../ports/index.js";
 import { storedServiceName } from "../ports/index.js";
 import { isUnresolved } from "../rules/index.js";
@@ -48,7 +49,7 @@ function summary(record: PaymentRecord): PaymentSummary {
 }
 
 function sentence(record: PaymentRecord): string {
-  const what = `$${formatUsd(record.amount)} to ${record.service} on ${record.network}`;
+  const what = `$${formatUsd(record.amount)} to ${record.service} on ${networkLabel(record.network)}`;
   switch (record.status) {
     case "settled":
       return `Paid ${what}; transaction ${record.txHash ?? "(not recorded)"}.`;

@@ -1,6 +1,13 @@
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
-import type { PaymentStatus, PaymentSummary, PaymentUpdate, TabMeter } from "../../protocol/index.js";
+import {
+  networkLabel,
+  type PaymentStatus,
+  type PaymentSummary,
+  type PaymentUpdate,
+  type TabMeter,
+  utcClock,
+} from "../../protocol/index.js";
 import type { PaymentFacts } from "../ports/index.js";
 import {
   type BudgetBase,
@@ -28,11 +35,13 @@ export type RunFacts = Omit<PaymentFacts, "requirement"> & {
   tabMeter?: TabMeter;
 };
 
-/** A payment from a tab: what the tab holds after its reservation, for the updates that follow. */
-export function tabLeft(facts: RunFacts, left: bigint | undefined): void {
-  if (facts.tabMeter && left !== undefined)
-    facts.tabMeter = { ...facts.tabMeter, left: { atomic: `${left}`, usd: formatUsd(left) } };
-}
+/** The sentences a payment's updates carry for people: the network by name, times in UTC. */
+export const sayings = {
+  quoted: (facts: RunFacts) =>
+    `${facts.service} costs $${formatUsd(facts.amount)} on ${networkLabel(facts.network)}`,
+  approve: (facts: RunFacts, expiresAt: Date) =>
+    `Approve $${formatUsd(facts.amount)} to ${facts.service} in your wallet before ${utcClock(expiresAt)}.`,
+};
 
 /** The `p:` update for this payment in `status`, with the budget meter when it was measured. */
 export function updateOf(

@@ -17,7 +17,7 @@ import {
   type Unclear,
 } from "../rules/index.js";
 import { type RunHooks, signatureHashOf, stepEvent, tell } from "./events.js";
-import { crashOf, outcomeOf, type RunFacts, reportFailure, summaryOf, tabLeft, updateOf } from "./report.js";
+import { crashOf, outcomeOf, type RunFacts, reportFailure, sayings, summaryOf, updateOf } from "./report.js";
 
 export type { RunFacts } from "./report.js";
 
@@ -32,7 +32,6 @@ export class PaymentRun {
   private announced = false;
   /** Whether the ledger holds a row for this payment (from the reservation, or the approval request, on). */
   private recorded = false;
-  private readonly usd: string;
   /** The budget as it stood before this payment; every update carries the meter from it. */
   private budget: BudgetBase | undefined;
   /** The hash of the authorization the intent recorded (the `signed` step's event carries it). */
@@ -44,9 +43,7 @@ export class PaymentRun {
     readonly facts: RunFacts,
     private readonly now: () => Date,
     private readonly hooks: RunHooks = {},
-  ) {
-    this.usd = formatUsd(facts.amount);
-  }
+  ) {}
 
   get paymentId(): string {
     return this.facts.paymentId;
@@ -79,7 +76,7 @@ export class PaymentRun {
   quoted(): void {
     if (this.announced) return;
     this.announced = true;
-    const message = `${this.facts.service} costs $${this.usd} on ${this.facts.network}`;
+    const message = sayings.quoted(this.facts);
     this.observer.update(updateOf(this.facts, "quoted", this.budget, { message }));
     this.tell("quoted", { message });
   }
@@ -87,7 +84,7 @@ export class PaymentRun {
   /** Refused before anything was signed or recorded: nothing happened, and the client hears why. */
   refuse(reason: Reason, message: string, details: Record<string, unknown> = {}): PaymentOutcome {
     this.step("refused", { reason, message });
-    return this.failure("refused", reason, message, { priceUsd: this.usd, ...details });
+    return this.failure("refused", reason, message, { priceUsd: formatUsd(this.facts.amount), ...details });
   }
 
   /**
@@ -115,7 +112,7 @@ export class PaymentRun {
     this.recorded = true;
     const expiresAt = input.expiresAt.toISOString();
     this.step("awaiting_approval", {
-      message: `Approve $${this.usd} to ${facts.service} in your wallet before ${expiresAt}.`,
+      message: sayings.approve(facts, input.expiresAt),
       approval: { wallet: facts.wallet, expiresAt, sign: input.sign },
     });
     return this.outcome("awaiting_approval", { approvalExpiresAt: expiresAt });
@@ -180,7 +177,9 @@ export class PaymentRun {
       now: this.now(),
     });
     if (!("tab" in reserved)) this.measure({ limits: input.limits, snapshot: reserved.budget });
-    if (reserved.ok) tabLeft(this.facts, reserved.tabLeftAtomic);
+    const left = reserved.ok ? reserved.tabLeftAtomic : undefined;
+    if (this.facts.tabMeter && left !== undefined)
+      this.facts.tabMeter.left = { atomic: `${left}`, usd: formatUsd(left) };
     this.quoted();
     if (!reserved.ok) return reserved;
     this.recorded = true;

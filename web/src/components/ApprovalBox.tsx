@@ -1,6 +1,6 @@
 import { describeApproval } from "../../../src/client/index.js";
 import type { ApprovalRequest, PaymentUpdate } from "../chat/types.js";
-import { shortHash, usd } from "../format.js";
+import { readable, shortHash, usd } from "../format.js";
 import { ApprovalTerms } from "./ApprovalTerms.js";
 import type { ApprovalState, CardProps as Props } from "./card-types.js";
 import { approvalExpired, useNow } from "./useNow.js";
@@ -41,7 +41,8 @@ export function ApprovalBox({
   const open = tool === undefined || tool.state === "approval-requested";
   const off = !canAct || superseded || busy || expired || !open;
   const local = payment.network !== undefined && localNetworks.has(payment.network);
-  const error = approval?.error ?? tool?.error;
+  const said = approval?.error ?? tool?.error;
+  const error = said === undefined ? undefined : readable(said, localNetworks);
   return (
     <div className="approval" data-testid="approval">
       <p className="approval-text">Your wallet is asked to sign this payment:</p>

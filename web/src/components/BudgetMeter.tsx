@@ -1,11 +1,19 @@
 import type { BudgetMeter as Budget, LimitMeter } from "../chat/types.js";
 import { usd } from "../format.js";
 
+/** Each limit's label; the per-payment one is a cap on each payment, not a balance spent down. */
 const LIMITS = [
-  ["perTransaction", "Per payment"],
-  ["perRequest", "This request"],
-  ["daily", "Last 24 h"],
+  ["perTransaction", "Per payment", "cap"],
+  ["perRequest", "This request", "balance"],
+  ["daily", "Last 24 h", "balance"],
 ] as const;
+
+/** A cap reads as a cap ("Up to $1.00 per payment"); a balance as what is left of it. */
+function figures(meter: LimitMeter, kind: "cap" | "balance"): string {
+  if (kind === "cap") return `Up to ${usd(meter.limit.usd)} per payment`;
+  const after = meter.remainingAfter ? ` · ${usd(meter.remainingAfter.usd)} after this` : "";
+  return `${usd(meter.remaining.usd)} left of ${usd(meter.limit.usd)}${after}`;
+}
 
 /** Percent of `limit` that `part` is, clamped to 0..100, from atomic units (no floats until here). */
 function percent(part: bigint, limit: bigint): number {
@@ -14,7 +22,13 @@ function percent(part: bigint, limit: bigint): number {
   return Number((part * 10_000n) / limit) / 100;
 }
 
-function Meter({ label, meter }: { label: string; meter: LimitMeter }) {
+interface MeterProps {
+  label: string;
+  kind: "cap" | "balance";
+  meter: LimitMeter;
+}
+
+function Meter({ label, kind, meter }: MeterProps) {
   const limit = BigInt(meter.limit.atomic);
   const spent = BigInt(meter.spent.atomic);
   const pending = BigInt(meter.pending.atomic);
@@ -28,10 +42,7 @@ function Meter({ label, meter }: { label: string; meter: LimitMeter }) {
     <div className="meter" data-limit={label}>
       <div className="meter-head">
         <span>{label}</span>
-        <span className="meter-figures">
-          {usd(meter.remaining.usd)} left of {usd(meter.limit.usd)}
-          {meter.remainingAfter ? ` · ${usd(meter.remainingAfter.usd)} after this` : ""}
-        </span>
+        <span className="meter-figures">{figures(meter, kind)}</span>
       </div>
       <div className="meter-bar" aria-hidden="true">
         <span className="meter-spent" style={{ width: `${spentPct}%` }} />
@@ -51,8 +62,8 @@ function Meter({ label, meter }: { label: string; meter: LimitMeter }) {
 export function BudgetMeter({ budget }: { budget: Budget }) {
   return (
     <div className="budget">
-      {LIMITS.map(([key, label]) => (
-        <Meter key={key} label={label} meter={budget[key]} />
+      {LIMITS.map(([key, label, kind]) => (
+        <Meter key={key} label={label} kind={kind} meter={budget[key]} />
       ))}
     </div>
   );

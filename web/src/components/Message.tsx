@@ -1,6 +1,6 @@
 import { paymentToolStates } from "../chat/approvals.js";
 import type { ErrorPayload, FinishPayload, PaymentUIMessage, PaymentUpdate } from "../chat/types.js";
-import { shortHash } from "../format.js";
+import { readable, shortHash } from "../format.js";
 import type { PageWallet } from "../wallet/types.js";
 import { type ApprovalState, PaymentCard } from "./PaymentCard.js";
 import { approvalExpired, useNow } from "./useNow.js";
@@ -57,6 +57,12 @@ function staleAsking(message: PaymentUIMessage, asked: number[], waiting: boolea
       }
   }
   return stale;
+}
+
+/** Whether the message's words repeat a refusal word for word (then it is shown once, there). */
+function saidInWords(message: PaymentUIMessage, said: string): boolean {
+  const words = said.trim().replace(/[.!]+$/, "");
+  return words !== "" && message.parts.some((p) => p.type === "text" && p.text.includes(words));
 }
 
 /** A payment card's `e:` lines (those that name it) and its tool part's state. */
@@ -120,7 +126,7 @@ export function Message({ message, last, asked, ...cardProps }: Props) {
             return part.text.trim() ? (
               // biome-ignore lint/suspicious/noArrayIndexKey: parts have no id; their order never changes
               <div key={i} className="text">
-                {part.text}
+                {readable(part.text, cardProps.localNetworks)}
               </div>
             ) : null;
           }
@@ -138,9 +144,10 @@ export function Message({ message, last, asked, ...cardProps }: Props) {
           case "data-error": {
             const paymentId = typeof part.data.paymentId === "string" ? part.data.paymentId : undefined;
             if (paymentId && paymentIds.has(paymentId)) return null; // shown on its card
+            if (saidInWords(message, part.data.message)) return null; // the answer's words say it
             return (
               <div key={part.id ?? i} className="inline-error" role="alert" data-testid="stream-error">
-                <strong>{part.data.code}</strong> {part.data.message}
+                <strong>{part.data.code}</strong> {readable(part.data.message, cardProps.localNetworks)}
               </div>
             );
           }

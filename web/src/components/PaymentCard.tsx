@@ -1,7 +1,15 @@
 import { useEffect, useState } from "react";
 import type { PaymentStatus } from "../../../src/protocol/stream.js";
 import type { ErrorPayload, PaymentUpdate } from "../chat/types.js";
-import { explorerTxUrl, networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
+import {
+  explorerTxUrl,
+  networkName,
+  readable,
+  STATUS_LABELS,
+  shortHash,
+  statusTone,
+  usd,
+} from "../format.js";
 import { ApprovalBox } from "./ApprovalBox.js";
 import { BudgetMeter } from "./BudgetMeter.js";
 import type { CardProps as Props } from "./card-types.js";
@@ -55,8 +63,12 @@ export function PaymentCard(props: Props) {
   const local = payment.network !== undefined && props.localNetworks.has(payment.network);
   const explorer =
     payment.transaction && !local ? explorerTxUrl(payment.network, payment.transaction) : undefined;
-  const problems = cardProblems(payment, errors);
-  const note = payment.message && tone !== "bad" && !waiting ? payment.message : undefined;
+  // The service's words with its network ids and times as this card says them.
+  const problems = cardProblems(payment, errors).map((text) => readable(text, props.localNetworks));
+  const note =
+    payment.message && tone !== "bad" && !waiting
+      ? readable(payment.message, props.localNetworks)
+      : undefined;
   return (
     <article
       className={`card payment tone-${tone}`}

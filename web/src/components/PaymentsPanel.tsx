@@ -86,7 +86,10 @@ export function PaymentsPanel({ token, localNetworks, onClose }: Props) {
   );
 }
 
-/** One payment of the list. Its explorer URL comes from the service: linked only when it is https. */
+/**
+ * One payment of the list: the service by its name when its approval recorded one, its host under
+ * it (else the host alone). Its explorer URL comes from the service: linked only when it is https.
+ */
 function PaymentRow({ payment: p, local }: { payment: PaymentHistoryItem; local: boolean }) {
   const explorer = p.explorerUrl?.startsWith("https://") ? p.explorerUrl : undefined;
   return (
@@ -96,8 +99,16 @@ function PaymentRow({ payment: p, local }: { payment: PaymentHistoryItem; local:
         <span className={`status status-${statusTone(p.status)}`}>{STATUS_LABELS[p.status]}</span>
       </div>
       <div className="small">
-        {hostOf(p.service)} · {networkName(p.network, local)}
+        <span className="payment-row-service" data-testid="payment-service">
+          {p.serviceName ?? hostOf(p.service)}
+        </span>{" "}
+        · {networkName(p.network, local)}
       </div>
+      {p.serviceName ? (
+        <div className="small muted" data-testid="payment-origin">
+          {hostOf(p.service)}
+        </div>
+      ) : null}
       <div className="small">
         to <code title={p.payTo}>{shortHash(p.payTo)}</code> · {when(p.createdAt)}
       </div>

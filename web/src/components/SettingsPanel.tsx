@@ -105,18 +105,28 @@ function LimitInput({ name, label, hint, value, onChange }: LimitInputProps) {
 }
 
 function ModelFields({ settings, set }: FieldsProps) {
+  const hint = MODELS.find((m) => m.id === settings.model)?.hint;
   return (
     <fieldset>
       <legend>Model</legend>
       <label className="field">
         <span>Model</span>
-        <select name="model" value={settings.model} onChange={(e) => set("model", e.target.value)}>
+        {/* The name alone in the box (it fits the panel); what it is for is said under it. */}
+        <select
+          name="model"
+          value={settings.model}
+          aria-describedby="model-note"
+          onChange={(e) => set("model", e.target.value)}
+        >
           {MODELS.map((m) => (
             <option key={m.id} value={m.id}>
-              {m.label}
+              {m.id}
             </option>
           ))}
         </select>
+        <small className="muted" id="model-note" data-testid="model-hint">
+          {hint ?? "a model this page does not know"}
+        </small>
       </label>
       <label className="field">
         <span>Temperature {settings.temperature.toFixed(1)}</span>

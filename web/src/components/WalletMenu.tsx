@@ -137,10 +137,10 @@ function WalletPopover({ ref, id, options, wallet, busy, error, onKeyDown, ...pr
               <button type="button" disabled={busy !== undefined} onClick={() => props.onConnect(option)}>
                 {option.icon ? <img src={option.icon} alt="" width={20} height={20} /> : null}
                 <span className="wallet-name">{option.name}</span>
-                <span className="muted">
-                  {option.chain.toUpperCase()} · {SOURCE_NOTE[option.source]}
+                <span className="wallet-note muted">
+                  {option.chain === "evm" ? "EVM" : "Solana"} · {SOURCE_NOTE[option.source]}
+                  {busy === option.id ? " · connecting…" : ""}
                 </span>
-                {busy === option.id ? <span className="muted">connecting…</span> : null}
               </button>
             </li>
           ))}

@@ -1,0 +1,243 @@
+/**
+ * The chat page as a newcomer reads it, in headless Chromium (Debian's `chromium`, playwright-core)
+ * against the real service and devnet, with the devnet's test wallet and no extension: networks by
+ * name and times as clock times in every text the page shows, a per-payment cap read as a cap, the
+ * Payments list by the service's name, a refusal said once, the approval page's wallet menu offering
+ * only wallets of the payment's chain family (with room for their names), a model box that holds its
+ * name, and on a phone a Settings panel that leaves the header's buttons in reach.
+ * Without a Chromium the suite says so and is skipped.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Devnet } from "../../src/devnet/index.js";
+import { closeServer, listen } from "../../src/service.js";
+import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const CHROMIUM = [process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
+  existsSync(p),
+);
+if (!CHROMIUM) console.warn("\n*** test/browser/newcomer.test.ts SKIPPED: no Chromium found. ***\n");
+
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking"];
+/** A network id or an ISO-8601 instant, as the wire carries them: never in what a person reads. */
+const RAW = /eip155:\d+|solana:[1-9A-HJ-NP-Za-km-z]{32}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
+
+function poll<T>(read: () => Promise<T> | T) {
+  return expect.poll(read, { timeout: 30_000, interval: 50 });
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+const overlap = (a: Box, b: Box) =>
+  a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90_000 }, () => {
+  let devnet: Devnet;
+  let booted: Booted;
+  let server: Awaited<ReturnType<typeof listen>>;
+  let browser: Browser;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(ROOT, "web", "build.mjs"), "--if-stale"], { stdio: "inherit" });
+    devnet = await startTestDevnet();
+    booted = await boot(devnet, { store: "pglite" });
+    server = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server) await closeServer(server.server);
+    await booted?.close();
+    await devnet?.stop();
+  });
+
+  async function open(context: BrowserContext, path = "/"): Promise<Page> {
+    const page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(`${server.url}${path}`);
+    return page;
+  }
+
+  async function ask(page: Page, question: string): Promise<void> {
+    await page.getByPlaceholder(/ask something/i).fill(question);
+    await page.getByRole("button", { name: "Send" }).click();
+  }
+
+  async function setField(page: Page, name: string, value: string): Promise<void> {
+    await page.getByRole("button", { name: "Settings" }).click();
+    await page.locator(`[name=${name}]`).fill(value);
+    await page.getByRole("button", { name: "Close" }).click();
+  }
+
+  describe("on a desktop, with the devnet wallet", () => {
+    let context: BrowserContext;
+    let page: Page;
+
+    beforeAll(async () => {
+      context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      page = await open(context);
+      await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+      await page.getByTestId("wallet-chip").waitFor();
+      // The dev token: its payments are listed in the Payments view.
+      await setField(page, "token", devnet.manifest.devToken);
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("names the network and gives times as the cards do, in the words too; a cap reads as a cap", async () => {
+      await ask(page, "What's the weather in Paris?");
+      const card = page.locator("[data-testid=payment-card][data-status=awaiting_approval]").last();
+      await card.waitFor();
+      await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
+        "approval-required",
+      );
+      const words = (await page.locator("[data-testid=assistant-message] .text").allTextContents()).join(
+        "\n",
+      );
+      expect(words).toContain("on Local EVM devnet");
+      expect(words).toMatch(/please approve .* before \d{1,2}:\d{2}:\d{2}/);
+      expect(words).not.toMatch(RAW);
+      // The per-payment limit is a cap on each payment, not a balance spent down.
+      const cap = card.locator(".meter[data-limit='Per payment'] .meter-figures");
+      expect(await cap.textContent()).toBe("Up to $1.00 per payment");
+      expect(await card.locator(".meter[data-limit='This request'] .meter-figures").textContent()).toBe(
+        "$2.00 left of $2.00 · $1.99 after this",
+      );
+
+      await card.getByRole("button", { name: /^Approve/ }).click();
+      await page
+        .locator("[data-testid=payment-card][data-status=settled]")
+        .last()
+        .waitFor({ timeout: 60_000 });
+      await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
+        "payment-complete",
+      );
+      const after = (await page.locator("[data-testid=assistant-message] .text").allTextContents()).join(
+        "\n",
+      );
+      expect(after).toMatch(/Paid \$0\.01 on Local EVM devnet; transaction 0x/);
+      const notes = await page.locator(".card-note, .inline-error, .card-error").allTextContents();
+      for (const note of notes) expect(note).not.toMatch(RAW);
+    });
+
+    it("lists a payment by the service's name, its origin under it", async () => {
+      await page.getByRole("button", { name: "Payments" }).click();
+      const panel = page.getByTestId("payments-panel");
+      const row = panel.getByTestId("payment-row").first();
+      await row.waitFor();
+      const weather = devnet.manifest.services.find((s) => s.id === "weather");
+      expect(await row.getByTestId("payment-service").textContent()).toBe("Weather now");
+      expect(await row.getByTestId("payment-origin").textContent()).toBe(new URL(weather?.url ?? "").host);
+      await panel.getByRole("button", { name: "Close" }).click();
+    });
+
+    it("says a refusal once, though the answer's words repeat it", async () => {
+      await page.getByRole("button", { name: "New chat" }).click();
+      await setField(page, "perTransaction", "0.005");
+      try {
+        await ask(page, "What's the weather in Paris?");
+        await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
+          "limit-exceeded",
+        );
+        const shown = ((await page.locator("main").textContent()) ?? "").match(
+          /would exceed the perTransaction limit/g,
+        );
+        expect(shown).toHaveLength(1);
+      } finally {
+        await setField(page, "perTransaction", "1.00");
+      }
+    });
+
+    it("fits the model's name in its box, and says what it is for under it", async () => {
+      await page.getByRole("button", { name: "Settings" }).click();
+      const select = page.locator("select[name=model]");
+      // The chosen option's text, in the box's own font, within the box less its padding and arrow.
+      const room = await select.evaluate((el: HTMLSelectElement) => {
+        const style = getComputedStyle(el);
+        const context = document.createElement("canvas").getContext("2d");
+        if (!context) return { text: 0, box: 0 };
+        context.font = style.font;
+        const text = context.measureText(el.selectedOptions[0]?.text ?? "").width;
+        const padding = Number.parseFloat(style.paddingLeft) + Number.parseFloat(style.paddingRight);
+        return { text, box: el.clientWidth - padding - 20 };
+      });
+      expect(room.text).toBeGreaterThan(0);
+      expect(room.text).toBeLessThanOrEqual(room.box);
+      expect(await page.getByTestId("model-hint").textContent()).toBe("latest, fastest");
+      await page.getByRole("button", { name: "Close" }).click();
+    });
+
+    it("offers on an EVM approval only EVM wallets, each name on one line", async () => {
+      // A new payment waiting for the wallet, opened on the approval page in a browser with no wallet.
+      await page.getByRole("button", { name: "New chat" }).click();
+      await ask(page, "What's the weather in Rome?");
+      const card = page.locator("[data-testid=payment-card][data-status=awaiting_approval]").last();
+      await card.waitFor();
+      const id = await card.getAttribute("data-payment-id");
+      const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const approve = await open(other, `/approve/${id}`);
+        await approve.getByRole("button", { name: "Connect wallet" }).click();
+        const menu = approve.getByRole("dialog", { name: "Choose a wallet" });
+        await menu.waitFor();
+        const entries = await menu.locator("li button").allTextContents();
+        expect(entries.length).toBeGreaterThan(0);
+        for (const entry of entries) {
+          expect(entry).toContain("EVM");
+          expect(entry).not.toMatch(/solana/i);
+        }
+        const name = menu.locator(".wallet-name").first();
+        const lineHeight = await name.evaluate((el) => Number.parseFloat(getComputedStyle(el).lineHeight));
+        const box = await name.boundingBox();
+        expect(box?.height).toBeLessThan(lineHeight * 1.5);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
+  describe("on a phone", () => {
+    let context: BrowserContext;
+    let page: Page;
+    beforeAll(async () => {
+      context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        isMobile: true,
+        hasTouch: true,
+      });
+      page = await open(context);
+    });
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it("keeps the header's buttons on the screen and out from under Settings", async () => {
+      await page.getByRole("button", { name: "Settings" }).click();
+      const panel = page.getByRole("complementary", { name: "Settings" });
+      await panel.waitFor();
+      const panelBox = await panel.boundingBox();
+      expect(panelBox).not.toBeNull();
+      for (const name of ["Settings", "Payments", "Connect wallet"]) {
+        const box = await page.getByRole("button", { name, exact: true }).boundingBox();
+        expect(box, name).not.toBeNull();
+        if (!box || !panelBox) continue;
+        expect(box.x, name).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width, name).toBeLessThanOrEqual(390);
+        expect(overlap(box, panelBox), `${name} under the panel`).toBe(false);
+      }
+      // Reachable: a tap on the wallet button opens its menu.
+      await page.getByRole("button", { name: "Connect wallet", exact: true }).click();
+      await page.getByRole("dialog", { name: "Choose a wallet" }).waitFor();
+    });
+  });
+
+  it("ran without page errors", () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
