@@ -29,6 +29,8 @@ export interface CliOptions {
   yes: boolean;
   /** Wait out 429s (default) or fail at once. */
   retry: boolean;
+  /** `--tab USD`: open a tab of this much at the start (the key file signs once), close it at the end. */
+  tab: string | undefined;
 }
 
 function list(value: string | undefined): string[] | undefined {
@@ -112,7 +114,17 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     sse: values.sse ?? false,
     yes: values.yes ?? false,
     retry: !(values["no-retry"] ?? false),
+    tab: tabOf(values.tab, values["key-file"]),
   };
+}
+
+/** `--tab USD`: a decimal amount, signed by the key file (the only wallet the terminal can sign with). */
+function tabOf(tab: string | undefined, keyFile: string | undefined): string | undefined {
+  if (tab === undefined) return undefined;
+  if (!/^\d{1,9}(\.\d{1,6})?$/.test(tab) || Number(tab) <= 0)
+    throw new UsageError(`--tab ${tab}: a USD amount such as 0.05`);
+  if (!keyFile) throw new UsageError("--tab needs --key-file: your wallet signs the tab's funding");
+  return tab;
 }
 
 /** The command and the words after it (the question); `--help` and `--version` win over both. */
@@ -218,6 +230,7 @@ function parse(argv: string[]) {
       wallet: { type: "string" },
       token: { type: "string" },
       "key-file": { type: "string" },
+      tab: { type: "string" },
       yes: { type: "boolean", short: "y" },
       devnet: { type: "string" },
       "per-transaction": { type: "string" },

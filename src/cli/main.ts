@@ -8,6 +8,7 @@ import { keyFileWarning, type LocalKey, loadKeyFile } from "./keys.js";
 import { listPayments } from "./payments.js";
 import { colorFor, Renderer } from "./render.js";
 import { type Display, JsonDisplay, type Session, sendTurn } from "./session.js";
+import { openCliTab } from "./tab.js";
 
 /** `x402-chat-agent mcp`: the stdio MCP bridge (src/cli/mcp.ts); the bin dispatches to it. */
 export { mcpMain } from "./mcp.js";
@@ -117,6 +118,15 @@ export async function main(argv: string[], io: Io): Promise<number> {
     : undefined;
   const lines = rl ? new Lines(rl, errWrite) : undefined;
   const session = sessionOf(client, display, options, key, wallet, lines);
+  // --tab: one signature now, the tab's token on every turn, closed at the end (tab.ts).
+  const tab =
+    options.tab && key ? await openCliTab(options, key, display, lines && ((q) => lines.next(q))) : undefined;
+  if (options.tab && !tab) {
+    display.close();
+    rl?.close();
+    return EXIT.refused;
+  }
+  if (tab) session.fields = { ...session.fields, tab: tab.token };
 
   const interrupts = new Interrupts(lines, rl);
   rl?.on("SIGINT", interrupts.interrupt);
@@ -140,6 +150,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     );
     return await converse(session, lines, interrupts, paint("you › "), errWrite);
   } finally {
+    await tab?.close();
     process.off("SIGINT", onSignal);
     display.close();
     rl?.close();

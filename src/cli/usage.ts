@@ -15,6 +15,7 @@ Ask the x402 payment agent: one answer with a question, else interactive
   --devnet[=ROLE]       the local devnet's service, token and wallet; ROLE is
                         payer (default), payer-low or user
   --key-file PATH       sign approvals here; --yes approves without asking
+  --tab USD             sign once for a tab the agent pays from, closed at exit
   --per-transaction USD, --per-request USD, --daily USD, --approval-above USD
     A request's limits apply up to the service's caps and your key's caps; a
     limit left out gets the service's default, within those caps.
@@ -46,6 +47,9 @@ Options:
   --key-file PATH      sign approvals here: an EVM hex private key, or a
                        solana-keygen JSON array
   --yes                approve with the key file without asking
+  --tab USD            open a tab of USD at the start: the key file signs its
+                       funding once, payments on its network are paid from it
+                       without asking, and what is left returns at exit
   --devnet[=ROLE]      the local devnet's manifest ($DEVNET_MANIFEST, else
                        .data/devnet/manifest.json): its service URL, and the
                        wallet of ROLE: payer (default) or payer-low with the

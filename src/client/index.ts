@@ -97,4 +97,12 @@ export {
   type TransportSigner,
   type WalletSigners,
 } from "./signer.js";
+export {
+  awaitingOf,
+  type OpenedTab,
+  type OpenTabBody,
+  TabClient,
+  type TabOpened,
+  type TabView,
+} from "./tabs.js";
 export { type ChatResult, ChatTurn, TurnCollector } from "./turn.js";

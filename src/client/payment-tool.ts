@@ -149,6 +149,8 @@ function leftOf(meter: LimitMeter | undefined, when: string): string | undefined
  * payment; $0.09 of $0.10 left for this request; $0.32 of $1.00 left today").
  */
 export function automaticApprovalReason(update: PaymentUpdate): string {
+  // From a tab the wallet funded once: it is the budget that approved it.
+  if (update.tab) return `Paid from your tab: $${update.tab.left.usd} left of $${update.tab.amount.usd}`;
   const budget = update.budget;
   const usd = update.amount?.usd ?? "?";
   const within = budget

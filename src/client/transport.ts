@@ -115,7 +115,15 @@ export function toServiceMessages(
   return out;
 }
 
-const TURN_FIELDS = ["walletAddress", "spendingLimits", "approval", "model", "temperature", "maxTokens"];
+const TURN_FIELDS = [
+  "walletAddress",
+  "spendingLimits",
+  "approval",
+  "tab",
+  "model",
+  "temperature",
+  "maxTokens",
+];
 
 function fieldsOf(body: object | undefined): TurnFields {
   if (!body) return {};
