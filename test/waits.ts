@@ -32,9 +32,6 @@ export async function timersWaitedOut<T>(
       const delay = timer?._idleTimeout ?? 0;
       if (timer && delay >= minMs && timer._repeat == null && timer.hasRef?.() !== false) waited.push(delay);
     },
-    destroy(id) {
-      armed.delete(id);
-    },
   });
   hook.enable();
   try {
