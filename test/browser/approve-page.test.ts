@@ -9,8 +9,7 @@
  * service's answer. Accessibility checked with axe-core. Without a Chromium the suite says so and is skipped.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -31,25 +30,14 @@ import {
   serviceUrl,
   startTestDevnet,
 } from "../payments/harness.js";
+import { axeViolations } from "./axe.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const ARTIFACTS = join(ROOT, ".data", "artifacts", "web");
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const CHROMIUM = [process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
   existsSync(p),
 );
 if (!CHROMIUM) console.warn("\n*** test/browser/approve-page.test.ts SKIPPED: no Chromium found. ***\n");
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(d: Document): Promise<{ violations: unknown[] }> } }).axe;
-    return (await axe.run(document)).violations;
-  })) as Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
-  return violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id} (${v.impact}) at ${JSON.stringify(n.target)}`),
-  );
-}
 
 describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 }, () => {
   let devnet: Devnet;

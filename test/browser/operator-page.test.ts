@@ -12,8 +12,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,10 +21,10 @@ import { walletAddress } from "../../src/devnet/testing/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import { TOKEN_STORAGE_KEY } from "../../web/src/operator/model.js";
 import { type Booted, boot, chat, startTestDevnet } from "../payments/harness.js";
+import { axeViolations } from "./axe.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const ARTIFACTS = join(ROOT, ".data", "artifacts", "web");
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const CHROMIUM = [process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
   existsSync(p),
 );
@@ -35,17 +34,6 @@ const OPERATOR_TOKEN = `op-${randomBytes(24).toString("hex")}`;
 const KEY = "e2e-bot";
 const REASON = "Incident 42: the weather service overcharges";
 const OPERATOR = "Ada on call";
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(d: Document): Promise<{ violations: unknown[] }> } }).axe;
-    return (await axe.run(document)).violations;
-  })) as Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
-  return violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id} (${v.impact}) at ${JSON.stringify(n.target)}`),
-  );
-}
 
 describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }, () => {
   let devnet: Devnet;

@@ -17,7 +17,6 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import {
   createKeyPairFromBytes,
@@ -36,36 +35,12 @@ import { evmUsdcBalance } from "../../src/devnet/testing/index.js";
 import type { WalletRequest } from "../../src/protocol/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
+import { axeViolations } from "./axe.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const ARTIFACTS = join(ROOT, ".data", "artifacts", "web");
 /** Pictures docs/clients.md shows: rewritten only when asked (UPDATE_DOC_PICTURES=1), else beside the artifacts. */
 const DOC_PICTURES = process.env.UPDATE_DOC_PICTURES === "1" ? join(ROOT, "docs", "images") : ARTIFACTS;
-/** axe-core's browser bundle, evaluated in the page (through the DevTools protocol: no inline script for the CSP to refuse). */
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: unknown[]; failureSummary?: string }>;
-}
-
-/** axe-core's violations on the page as it is now, each in one line (rule, impact, where). */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document): Promise<{ violations: unknown[] }> } })
-      .axe;
-    return (await axe.run(document)).violations;
-  });
-  return (violations as AxeViolation[]).flatMap((v) =>
-    v.nodes.map(
-      (n) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(n.target)}: ${n.failureSummary ?? ""}`,
-    ),
-  );
-}
-
 /** The Chromium named by CHROMIUM_PATH when set (only it), else Debian's. */
 function findChromium(): string | undefined {
   const candidates = process.env.CHROMIUM_PATH
