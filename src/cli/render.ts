@@ -121,7 +121,10 @@ export function paymentLine(update: PaymentUpdate): string {
     update.status === "quoted" || update.status === "awaiting_approval" || update.status === "settled"
       ? budgetWords(update.budget, update.status)
       : undefined;
-  return `${name}${cost}${network} · ${statusWords(update)}${budget ? ` · ${budget}` : ""}`;
+  const tab = update.tab
+    ? ` · from your tab, ${usd(update.tab.left.usd)} left of ${usd(update.tab.amount.usd)}`
+    : "";
+  return `${name}${cost}${network} · ${statusWords(update)}${budget ? ` · ${budget}` : ""}${tab}`;
 }
 
 export class Renderer {

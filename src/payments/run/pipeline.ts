@@ -4,7 +4,6 @@ import type { PayInput, QuoteInput } from "../../tools/contract.js";
 import { type Ledger, pausedMessage, type SignerAccess, type TabPass } from "../ports/index.js";
 import {
   type Admission,
-  admit,
   type ChosenOffer,
   type Committed,
   committedOf,
@@ -99,22 +98,21 @@ export class PaymentPipeline {
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
     const serverKey = await this.deps.signers.canSign(wallet, request);
-    const admission = admit(
+    // A tab the request names pays what it can, as in `pay` (tab-pay.ts).
+    const tab = serverKey ? undefined : await findTab(this.deps.tabs, request);
+    const timeLeftMs = request.deadline - request.now();
+    const asked = { wallet, limits, timeLeftMs, committed, shownUsd: undefined };
+    const { admission } = admitWith(
       demand.offers,
-      { wallet, limits, timeLeftMs: request.deadline - request.now(), committed, serverKey },
+      asked,
       this.deps.config,
+      serverKey,
+      tab?.ok ? tab.pass : undefined,
     );
     if (!admission.ok) this.told(request, admission, payee.url);
     // The payment would be signed by whoever admission names: the same answer `pay` acts on.
-    const needsApproval = admission.ok ? admission.payer.by === "wallet" : undefined;
-    return {
-      kind: "demand",
-      url: payee.url,
-      offers: demand.offers,
-      remaining,
-      admission,
-      ...(needsApproval !== undefined ? { needsApproval } : {}),
-    };
+    const needsApproval = admission.ok ? { needsApproval: admission.payer.by === "wallet" } : {};
+    return { kind: "demand", url: payee.url, offers: demand.offers, remaining, admission, ...needsApproval };
   }
 
   /** A refused quote is told as a refusal before any payment (the audit trail lists refusals). */

@@ -9,10 +9,11 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import {
   type FundTabBody,
-  NETWORK_NAMES,
+  networkLabel,
   type OpenTabRequest,
   type TabOpened,
   type TabView,
+  utcClock,
 } from "../../protocol/index.js";
 import type { TabAccess, TabLookup, TabRecord } from "../ports/index.js";
 import type { Requirement } from "../rules/index.js";
@@ -71,7 +72,7 @@ export class TabDesk implements TabAccess {
     const session = await this.session(tabId, network);
     const now = deps.now();
     const endsAt = new Date(now.getTime() + seconds * 1000);
-    const words = `Open a tab of $${formatUsd(input.amount)} with ${config.publicUrl} on ${NETWORK_NAMES[network] ?? network}: up to that much leaves your wallet now, the agent pays from it until ${endsAt.toISOString()}, and what is left returns to you.`;
+    const words = `Open a tab of $${formatUsd(input.amount)} with ${config.publicUrl} on ${networkLabel(network)}: up to that much leaves your wallet now, the agent pays from it until ${utcClock(endsAt)}, and what is left returns to you.`;
     const requirement = await transferRequirement(
       deps.chains,
       network,
