@@ -5,6 +5,7 @@ import postgres from "postgres";
 import { type AuditStore, MemoryAuditStore } from "../audit/index.js";
 import type { OperatorStore } from "../operator/index.js";
 import type { DeliveredData, Ledger, LedgerReads, PaymentHistory } from "../payments/ports/index.js";
+import { MemorySignInStore, type SignInStore } from "../signin/index.js";
 import { PgAuditStore } from "./audit.js";
 import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
@@ -15,6 +16,7 @@ import type { DriverQuery } from "./ledger-calls.js";
 import { MemoryDeliveredData, MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrate.js";
 import { MemoryOperatorStore, PgOperatorStore } from "./operator.js";
+import { PgSignInStore } from "./signin.js";
 import { pgliteTemplateImage, prepareDataDir } from "./template.js";
 
 /**
@@ -55,6 +57,8 @@ export interface Store {
   operator: OperatorStore;
   /** The audit trail's records (migration 12; src/audit reads and writes them), guarded the same way. */
   audit: AuditStore;
+  /** Wallet sign-ins' nonces and sessions (migration 14; src/signin), guarded the same way. */
+  signIn: SignInStore;
   close(): Promise<void>;
 }
 
@@ -95,6 +99,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       delivered: guardStore(new PgDeliveredData(db)),
       operator: guardStore(new PgOperatorStore(postgresQuery(client))),
       audit: guardStore(new PgAuditStore(postgresQuery(client))),
+      signIn: guardStore(new PgSignInStore(postgresQuery(client))),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -119,6 +124,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       delivered: guardStore(new PgDeliveredData(db)),
       operator: guardStore(new PgOperatorStore(pgliteQuery(client))),
       audit: guardStore(new PgAuditStore(pgliteQuery(client))),
+      signIn: guardStore(new PgSignInStore(pgliteQuery(client))),
       close: () => client.close(),
     };
   } catch (error) {
@@ -141,6 +147,7 @@ export function openMemoryStore(): Store {
     delivered: new MemoryDeliveredData(),
     operator: new MemoryOperatorStore(ledger),
     audit: new MemoryAuditStore(),
+    signIn: new MemorySignInStore(),
     close: async () => {},
   };
 }

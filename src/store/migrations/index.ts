@@ -10,6 +10,7 @@ import { deliveredAnswers } from "./009-delivered-answers.js";
 import { operatorKeysAndPauses } from "./010-operator-keys-and-pauses.js";
 import { callerSpendTotals } from "./011-caller-spend-totals.js";
 import { auditTrail } from "./012-audit-trail.js";
+import { walletSignIn } from "./014-wallet-sign-in.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   operatorKeysAndPauses,
   callerSpendTotals,
   auditTrail,
+  walletSignIn,
 ];
