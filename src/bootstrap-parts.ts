@@ -122,13 +122,16 @@ export function operatorBanner(config: Config): string[] {
 
 /**
  * Signing in with a wallet (src/signin) on the store's nonces and sessions: the message names
- * PUBLIC_URL, and an EVM chain with an RPC here judges contract wallets' signatures.
+ * PUBLIC_URL (or a CORS_ORIGINS page that asks), and an EVM chain with an RPC here judges contract
+ * wallets' signatures.
  */
 export function walletSignInOf(
-  publicUrl: string,
+  config: Pick<Config, "publicUrl" | "cors">,
   store: Store,
   rpcUrls: Record<string, string>,
   now: (() => Date) | undefined,
 ): WalletSignIn {
-  return new WalletSignIn({ publicUrl, store: store.signIn, rpcUrls, ...(now ? { now } : {}) });
+  const { publicUrl } = config;
+  const origins = config.cors?.origins ?? [];
+  return new WalletSignIn({ publicUrl, origins, store: store.signIn, rpcUrls, ...(now ? { now } : {}) });
 }

@@ -188,7 +188,7 @@ export async function bootstrap(
         devnet ? sources.rpcUrls : {},
         config.payments.quoteSecret,
       ),
-      walletSignIn: walletSignInOf(config.publicUrl, opened, sources.rpcUrls, options.now),
+      walletSignIn: walletSignInOf(config, opened, sources.rpcUrls, options.now),
       // A key whose attempt died is answered from the ledger's rows (docs/protocol.md, "After a crash").
       rebuild: ledgerRebuilder(opened.ledger),
       idempotency: opened.idempotency,

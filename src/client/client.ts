@@ -148,8 +148,8 @@ export class ChatClient {
 
   /**
    * Sign in with a wallet (docs/clients.md, "Signing in with a wallet"): asks the service for a
-   * message (`POST /api/auth/wallet/nonce`), checks that it is this service's, for this wallet and
-   * chain, and that its text is its fields, has the wallet sign it, and sends it back (`POST
+   * message (`POST /api/auth/wallet/nonce`), checks that it names this page's site in a browser (this
+   * service's elsewhere), this wallet and chain, and that its text is its fields, has the wallet sign it, and sends it back (`POST
    * /api/auth/wallet`). Resolves to a session whose `token` reads that wallet's payments with
    * `listPayments` and `getPayment` (pass it as this client's `token`), for 12 hours. A refusal
    * rejects with a {@link ChatHttpError} (`signin_*` codes); a message that fails the checks
@@ -158,7 +158,9 @@ export class ChatClient {
   async signIn(wallet: SignInWallet, options: { signal?: AbortSignal } = {}): Promise<WalletSession> {
     const asked = { address: wallet.address, chainId: wallet.chainId };
     const challenge = await this.postJson("/api/auth/wallet/nonce", asked, signInChallengeSchema, options);
-    const base = this.options.baseUrl ?? globalThis.location?.href;
+    // The site the message must name: the page's in a browser (where its wallet compares them),
+    // else the service's.
+    const base = globalThis.location?.href ?? this.options.baseUrl;
     checkChallenge(challenge, wallet, base === undefined ? undefined : new URL(base).host);
     const { message, ...fields } = challenge;
     const signature = await wallet.signMessage(message);

@@ -27,7 +27,8 @@ export function mountWalletAuthRoutes(app: Hono, deps: WalletAuthRoutesDeps): vo
   const limit = rateLimitIp({ rateLimiter: deps.rateLimiter, clientIp: deps.clientIp });
   app.post("/api/auth/wallet/nonce", limit, async (c) => {
     const body = await readJsonBody(c.req.raw, MAX_NONCE_BODY_BYTES, nodeRequest(c));
-    const challenge = await deps.signIn.challenge(parseChallengeInput(body));
+    // A page names its site (Origin); the sign-in decides whether the message may name it.
+    const challenge = await deps.signIn.challenge(parseChallengeInput(body), c.req.header("origin"));
     return c.json(challenge, 200, { "Cache-Control": "no-store" });
   });
   app.post("/api/auth/wallet", limit, async (c) => {

@@ -4,9 +4,11 @@
  * so a nonce issued by one is taken once by any, and a session opened on one holds on all.
  */
 
-/** A nonce as issued: for one wallet on one chain, until `expiresAt`. */
+/** A nonce as issued: for one wallet on one chain, named in a message of one site, until `expiresAt`. */
 export interface IssuedNonce {
   nonce: string;
+  /** The origin the message names (its `uri`; its host is the `domain`). */
+  origin: string;
   /** Canonical (src/chains `parseWallet`). */
   address: string;
   chainId: string;

@@ -24,6 +24,11 @@ import type { IssuedNonce, SignInStore } from "./port.js";
 export interface WalletSignInDeps {
   /** This service's origin (PUBLIC_URL): the message's `uri`, and its host is the `domain`. */
   publicUrl: string;
+  /**
+   * Other sites whose pages sign in to this service (CORS_ORIGINS): a message asked from one of
+   * them (its `Origin`) names it, as a wallet compares the message with the page that asks.
+   */
+  origins?: readonly string[];
   store: SignInStore;
   /** EVM networks' RPCs: a contract wallet signs in on a chain listed here (EIP-1271, EIP-6492). */
   rpcUrls?: Record<string, string>;
@@ -61,34 +66,36 @@ function walletOn(address: string, chainId: string): Wallet {
 }
 
 export class WalletSignIn {
-  private readonly origin: URL;
+  private readonly origin: string;
+  /** The sites a message may name: this service's, then the other pages'. */
+  private readonly sites: Set<string>;
   private readonly now: () => Date;
 
   constructor(private readonly deps: WalletSignInDeps) {
-    this.origin = new URL(deps.publicUrl);
+    this.origin = new URL(deps.publicUrl).origin;
+    this.sites = new Set([this.origin, ...(deps.origins ?? []).map((o) => new URL(o).origin)]);
     this.now = deps.now ?? (() => new Date());
   }
 
-  /** A message for this wallet to sign, with a nonce kept until it is used or expires. */
-  async challenge(input: { address: string; chainId: string }): Promise<SignInChallenge> {
+  /**
+   * A message for this wallet to sign, with a nonce kept until it is used or expires. It names the
+   * asking page's site (`origin`, the request's Origin) when that is one of this service's, else
+   * this service's own (a program, or a page elsewhere).
+   */
+  async challenge(input: { address: string; chainId: string }, origin?: string): Promise<SignInChallenge> {
     const wallet = walletOn(input.address, input.chainId);
     const issuedAt = this.now();
     const expiresAt = new Date(issuedAt.getTime() + (this.deps.messageTtlMs ?? MESSAGE_TTL_MS));
-    const nonce = randomBytes(16).toString("hex");
-    await this.deps.store.issue({
-      nonce,
+    const issued: IssuedNonce = {
+      nonce: randomBytes(16).toString("hex"),
+      origin: origin !== undefined && this.sites.has(origin) ? origin : this.origin,
       address: wallet.address,
       chainId: input.chainId,
       issuedAt,
       expiresAt,
-    });
-    const fields = this.fieldsOf({
-      nonce,
-      address: wallet.address,
-      chainId: input.chainId,
-      issuedAt,
-      expiresAt,
-    });
+    };
+    await this.deps.store.issue(issued);
+    const fields = this.fieldsOf(issued);
     return { ...fields, message: signInMessage(fields) };
   }
 
@@ -102,11 +109,9 @@ export class WalletSignIn {
   async signIn(request: SignInRequest): Promise<WalletSession> {
     const wallet = walletOn(request.address, request.chainId);
     const now = this.now();
-    if (request.domain !== this.origin.host || !this.sameOrigin(request.uri))
-      throw new AppError(
-        "signin_wrong_domain",
-        `This message is for ${request.domain}, not ${this.origin.host}.`,
-      );
+    const site = this.siteOf(request.uri);
+    if (site === undefined || request.domain !== new URL(site).host)
+      throw new AppError("signin_wrong_domain", `This message is for ${request.domain}, not this service.`);
     const expiry = new Date(request.expirationTime);
     if (Number.isNaN(expiry.getTime()) || expiry <= now)
       throw new AppError("signin_expired", "The message has expired: ask for a new one.");
@@ -118,6 +123,8 @@ export class WalletSignIn {
       );
     if (issued.address !== wallet.address || issued.chainId !== request.chainId)
       throw new AppError("signin_wrong_address", "The nonce was issued for another wallet or chain.");
+    if (issued.origin !== site)
+      throw new AppError("signin_wrong_domain", `The nonce was issued for ${new URL(issued.origin).host}.`);
     // What must be signed is the text as issued, rebuilt from what the service kept.
     const message = signInMessage(this.fieldsOf(issued));
     if (!(await this.verify(wallet, request.chainId, message, request.signature)))
@@ -152,8 +159,8 @@ export class WalletSignIn {
 
   private fieldsOf(issued: IssuedNonce): SignInFields {
     return {
-      domain: this.origin.host,
-      uri: this.origin.origin,
+      domain: new URL(issued.origin).host,
+      uri: issued.origin,
       version: "1",
       chainId: issued.chainId,
       type: signatureTypeOf(issued.chainId),
@@ -165,11 +172,13 @@ export class WalletSignIn {
     };
   }
 
-  private sameOrigin(uri: string): boolean {
+  /** The site a message's `uri` names, when it is one of this service's. */
+  private siteOf(uri: string): string | undefined {
     try {
-      return new URL(uri).origin === this.origin.origin;
+      const origin = new URL(uri).origin;
+      return this.sites.has(origin) ? origin : undefined;
     } catch {
-      return false;
+      return undefined;
     }
   }
 

@@ -10,10 +10,11 @@ export class PgSignInStore implements SignInStore {
       nonce.issuedAt.toISOString(),
     ]);
     await this.query(
-      `INSERT INTO signin_nonces (nonce, address, chain_id, issued_at, expires_at)
-       VALUES ($1, $2, $3, $4::timestamptz, $5::timestamptz)`,
+      `INSERT INTO signin_nonces (nonce, origin, address, chain_id, issued_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz)`,
       [
         nonce.nonce,
+        nonce.origin,
         nonce.address,
         nonce.chainId,
         nonce.issuedAt.toISOString(),
@@ -25,12 +26,13 @@ export class PgSignInStore implements SignInStore {
   async take(nonce: string, now: Date): Promise<IssuedNonce | undefined> {
     // One statement: of two instances taking the same nonce, one gets the row and the other none.
     const [row] = await this.query(
-      `DELETE FROM signin_nonces WHERE nonce = $1 RETURNING nonce, address, chain_id, issued_at, expires_at`,
+      `DELETE FROM signin_nonces WHERE nonce = $1 RETURNING nonce, origin, address, chain_id, issued_at, expires_at`,
       [nonce],
     );
     if (!row) return undefined;
     const taken: IssuedNonce = {
       nonce: row.nonce as string,
+      origin: row.origin as string,
       address: row.address as string,
       chainId: row.chain_id as string,
       issuedAt: new Date(row.issued_at as string),

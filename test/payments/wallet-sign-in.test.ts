@@ -31,6 +31,8 @@ import { at, HOUR, payment, T0 } from "../../src/store/testing/fixtures.js";
 import { dropSchema, uniqueSchema } from "./harness.js";
 
 const SERVICE = "http://service.test";
+/** A page of another origin allowed to call the service (CORS_ORIGINS). */
+const APP = "https://app.example";
 const CAROL = "carol-token-0123456789abcdef";
 const EVM = "eip155:31337";
 const SOLANA = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
@@ -89,7 +91,12 @@ beforeAll(async () => {
     serviceTimeoutMs: 15_000,
     reconcileIntervalMs: 3_600_000,
   });
-  const signIn = new WalletSignIn({ publicUrl: SERVICE, store: store.signIn, now: () => now });
+  const signIn = new WalletSignIn({
+    publicUrl: SERVICE,
+    origins: [APP],
+    store: store.signIn,
+    now: () => now,
+  });
   const known = { authTokens: new Map([[CAROL, "carol"]]), requireAuth: false };
   app = new Hono();
   app.onError((error) => {
@@ -183,6 +190,24 @@ describe("signing in with a wallet", () => {
     const challenge = await challengeFor(alice.address);
     const other = await signed(challenge, alice, { domain: "evil.example", uri: "https://evil.example" });
     expect(await refusal(other)).toEqual({ status: 401, code: "signin_wrong_domain" });
+  });
+
+  it("names the asking page's site when it is one of the service's, and holds a nonce to it", async () => {
+    const asked = (origin: string) =>
+      app.request("/api/auth/wallet/nonce", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: origin },
+        body: JSON.stringify({ address: alice.address, chainId: EVM }),
+      });
+    const fromApp = (await (await asked(APP)).json()) as SignInChallenge;
+    expect(fromApp).toMatchObject({ domain: "app.example", uri: APP });
+    expect((await post("/api/auth/wallet", await signed(fromApp, alice))).status).toBe(200);
+    // Another site gets the service's own name, never its.
+    expect(await (await asked("https://evil.example")).json()).toMatchObject({ domain: "service.test" });
+    // A nonce issued for one site is no good in a message naming another of the service's sites.
+    const again = (await (await asked(APP)).json()) as SignInChallenge;
+    const moved = await signed(again, alice, { domain: "service.test", uri: SERVICE });
+    expect(await refusal(moved)).toEqual({ status: 401, code: "signin_wrong_domain" });
   });
 
   it("refuses a nonce used once already", async () => {

@@ -9,6 +9,7 @@ export const walletSignIn: Migration = {
   up: (s) => [
     `CREATE TABLE ${s}.signin_nonces (
         nonce text PRIMARY KEY,
+        origin text NOT NULL,
         address text NOT NULL,
         chain_id text NOT NULL,
         issued_at timestamptz NOT NULL,
