@@ -12,6 +12,7 @@ import {
   operatorTokenPath,
 } from "./operator/index.js";
 import { fanOut, type Payments, type PaymentsOptions } from "./payments/index.js";
+import { WalletSignIn } from "./signin/index.js";
 import { openStore, type Store } from "./store/index.js";
 
 /*
@@ -117,4 +118,20 @@ export function operatorBanner(config: Config): string[] {
   if (config.operatorToken) return ["Operator API /api/operator/* (OPERATOR_TOKEN)"];
   if (config.payments.dataDir === "memory://") return [];
   return [`Operator API /api/operator/* (token in ${operatorTokenPath(config.payments.dataDir)})`];
+}
+
+/**
+ * Signing in with a wallet (src/signin) on the store's nonces and sessions: the message names
+ * PUBLIC_URL (or a CORS_ORIGINS page that asks), and an EVM chain with an RPC here judges contract
+ * wallets' signatures.
+ */
+export function walletSignInOf(
+  config: Pick<Config, "publicUrl" | "cors">,
+  store: Store,
+  rpcUrls: Record<string, string>,
+  now: (() => Date) | undefined,
+): WalletSignIn {
+  const { publicUrl } = config;
+  const origins = config.cors?.origins ?? [];
+  return new WalletSignIn({ publicUrl, origins, store: store.signIn, rpcUrls, ...(now ? { now } : {}) });
 }

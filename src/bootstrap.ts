@@ -9,6 +9,7 @@ import {
   readinessChecks,
   startOwnDevnet,
   UNCLEAR,
+  walletSignInOf,
 } from "./bootstrap-parts.js";
 import {
   type DevnetHandle,
@@ -95,13 +96,10 @@ export interface BootstrapOptions {
  * GET /api/payments(/:id), the approval page's endpoints and the MCP server. `localRpcUrls`: the
  * embedded devnet's networks, on this machine only, which no public explorer has.
  */
-function paymentRoutes(
-  payments: Payments,
-  publicUrl: string,
-  localRpcUrls: Record<string, string>,
-  quoteSecret: string | undefined,
-) {
+function paymentRoutes(payments: Payments, config: Config, localRpcUrls: Record<string, string>) {
   const { face } = payments;
+  const { publicUrl } = config;
+  const { quoteSecret } = config.payments;
   return {
     tools: createPaymentTools(face),
     // Checks run before the stream opens; the delivery is the turn's first step (src/agent).
@@ -185,12 +183,8 @@ export async function bootstrap(
       ...(options.models ? { models: options.models } : {}),
       ...(options.now ? { now: options.now } : {}),
       observe,
-      ...paymentRoutes(
-        payments,
-        config.publicUrl,
-        devnet ? sources.rpcUrls : {},
-        config.payments.quoteSecret,
-      ),
+      ...paymentRoutes(payments, config, devnet ? sources.rpcUrls : {}),
+      walletSignIn: walletSignInOf(config, opened, sources.rpcUrls, options.now),
       // A key whose attempt died is answered from the ledger's rows (docs/protocol.md, "After a crash").
       rebuild: ledgerRebuilder(opened.ledger),
       idempotency: opened.idempotency,

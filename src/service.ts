@@ -49,6 +49,8 @@ export interface ServiceOverrides {
   tabs?: AppDeps["tabs"];
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: AppDeps["rebuild"];
+  /** Signing in with a wallet, and its sessions' reads of the payment history (src/signin). */
+  walletSignIn?: AppDeps["walletSignIn"];
   /** The MCP server at `/mcp`: the payments face and the approval page's address. */
   mcp?: AppDeps["mcp"];
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
@@ -107,6 +109,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.tabs ? { tabs: overrides.tabs } : {}),
     ...(overrides.rebuild ? { rebuild: overrides.rebuild } : {}),
     ...(overrides.mcp ? { mcp: overrides.mcp } : {}),
+    ...(overrides.walletSignIn ? { walletSignIn: overrides.walletSignIn } : {}),
     ...(overrides.now ? { now: overrides.now } : {}),
     ...(observe?.tracing.tracer ? { tracer: observe.tracing.tracer } : {}),
     ...(observe && config.metricsToken

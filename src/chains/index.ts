@@ -131,6 +131,7 @@ export function createChains(rpcUrls: Record<string, string>): Chains {
   };
 }
 
+export { type SignedMessage, verifyWalletMessage } from "./sign-in.js";
 export { solanaMessageHash } from "./svm.js";
 export type {
   ChainConnection,

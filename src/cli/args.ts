@@ -19,6 +19,8 @@ export interface CliOptions {
   wallet: string | undefined;
   token: string | undefined;
   keyFile: string | undefined;
+  /** `--devnet user`: `payments` signs in with the devnet's user wallet (it has no token). */
+  devnetUser: boolean;
   spendingLimits: SpendingLimits | undefined;
   model: ChatRequestBody["model"] | undefined;
   temperature: number | undefined;
@@ -106,6 +108,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     wallet,
     token: token === "" ? undefined : token,
     keyFile: values["key-file"],
+    devnetUser: values.devnet === "user",
     spendingLimits: limits,
     model: model as CliOptions["model"],
     temperature: number("temperature", values.temperature),

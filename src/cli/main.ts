@@ -87,7 +87,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const read = await readOptions(argv, io.env, outWrite, errWrite);
   if ("exit" in read) return read.exit;
   const { options, key } = read;
-  if (options.command === "payments") return listPayments(options, { out: outWrite, err: errWrite });
+  if (options.command === "payments") return listPayments(options, { out: outWrite, err: errWrite }, key);
 
   const wallet = options.wallet ?? key?.address;
   const color = colorFor(Boolean(io.stderr.isTTY), io.env);

@@ -36,7 +36,8 @@ export const USAGE_ALL = `Usage: x402-chat-agent chat [question] [options]
 
 Chat with the x402 payment agent. With a question it answers once and exits;
 without one it is interactive (Ctrl-D or /exit quits, Ctrl-C stops an answer).
-\`payments\` lists the payments of your bearer token, newest first.
+\`payments\` lists the payments of your bearer token, newest first; without one,
+those made from the --key-file's wallet (or --devnet user's), which signs in.
 
 Options:
   --url URL            the service (default $X402_CHAT_URL, else

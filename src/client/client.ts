@@ -4,9 +4,11 @@ import {
   paymentHistorySchema,
   paymentStateSchema,
 } from "../protocol/payment.js";
+import { signInChallengeSchema, type WalletSession, walletSessionSchema } from "../protocol/sign-in.js";
 import { ProtocolError } from "../protocol/stream.js";
 import { ChatHttpError, errorFromResponse } from "./errors.js";
 import type { ApprovalAnswer, ChatRequestBody } from "./request.js";
+import { checkChallenge, type SignInWallet } from "./sign-in.js";
 import { ChatTurn } from "./turn.js";
 
 /**
@@ -142,6 +144,47 @@ export class ChatClient {
     if (query.cursor) params.set("cursor", query.cursor);
     const path = `/api/payments${params.size > 0 ? `?${params}` : ""}`;
     return this.getJson(path, paymentHistorySchema, "The payment list", options.signal);
+  }
+
+  /**
+   * Sign in with a wallet (docs/clients.md, "Signing in with a wallet"): asks the service for a
+   * message (`POST /api/auth/wallet/nonce`), checks that it names this page's site in a browser (this
+   * service's elsewhere), this wallet and chain, and that its text is its fields, has the wallet sign it, and sends it back (`POST
+   * /api/auth/wallet`). Resolves to a session whose `token` reads that wallet's payments with
+   * `listPayments` and `getPayment` (pass it as this client's `token`), for 12 hours. A refusal
+   * rejects with a {@link ChatHttpError} (`signin_*` codes); a message that fails the checks
+   * rejects with a ProtocolError before the wallet is asked.
+   */
+  async signIn(wallet: SignInWallet, options: { signal?: AbortSignal } = {}): Promise<WalletSession> {
+    const asked = { address: wallet.address, chainId: wallet.chainId };
+    const challenge = await this.postJson("/api/auth/wallet/nonce", asked, signInChallengeSchema, options);
+    // The site the message must name: the page's in a browser (where its wallet compares them),
+    // else the service's.
+    const base = globalThis.location?.href ?? this.options.baseUrl;
+    checkChallenge(challenge, wallet, base === undefined ? undefined : new URL(base).host);
+    const { message, ...fields } = challenge;
+    const signature = await wallet.signMessage(message);
+    return this.postJson("/api/auth/wallet", { ...fields, signature }, walletSessionSchema, options);
+  }
+
+  /** A POST of JSON (no bearer token: signing in needs none), its answer checked against its schema. */
+  private async postJson<T>(
+    path: string,
+    body: unknown,
+    schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
+    options: { signal?: AbortSignal },
+  ): Promise<T> {
+    const url = this.options.baseUrl === undefined ? path : new URL(path, this.options.baseUrl).href;
+    const headers = new Headers(this.options.headers);
+    headers.set("Accept", "application/json");
+    headers.set("Content-Type", "application/json");
+    const doFetch = this.options.fetch ?? globalThis.fetch;
+    const init = { method: "POST", headers, body: JSON.stringify(body) };
+    const response = await doFetch(url, { ...init, ...(options.signal ? { signal: options.signal } : {}) });
+    if (!response.ok) throw await errorFromResponse(response);
+    const parsed = schema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) throw new ProtocolError(`The answer of ${path} is not what the protocol says.`);
+    return parsed.data;
   }
 
   /** A GET of the service's JSON, with the client's headers and token, checked against its schema. */

@@ -20,6 +20,15 @@ export {
   paymentStateSchema,
 } from "../protocol/payment.js";
 export {
+  type SignInChallenge,
+  type SignInFields,
+  type SignInRequest,
+  signInChallengeSchema,
+  signInMessage,
+  type WalletSession,
+  walletSessionSchema,
+} from "../protocol/sign-in.js";
+export {
   isCommitted,
   isFinal,
   PAYMENT_STATUS,
@@ -88,6 +97,15 @@ export {
   type Usd,
   withAssistantText,
 } from "./request.js";
+export {
+  base58,
+  type EvmMessageSigner,
+  eip1193SignInWallet,
+  evmSignInWallet,
+  type SignInWallet,
+  type SolanaMessageSigner,
+  solanaSignInWallet,
+} from "./sign-in.js";
 export {
   type ApprovalSignFunction,
   ApprovalSigningError,

@@ -44,6 +44,28 @@ export const ERROR_CODES = {
   // (docs/deploy.md#operating-it).
   forbidden: { status: 403, finishReason: "error", title: "Not allowed for this key" },
   key_exists: { status: 409, finishReason: "error", title: "A key with this name exists" },
+  // Signing in with a wallet (docs/protocol.md, "Signing in with a wallet"): each refusal of
+  // POST /api/auth/wallet has its own code; nothing was opened.
+  signin_wrong_domain: { status: 401, finishReason: "error", title: "The message is for another service" },
+  signin_expired: { status: 401, finishReason: "error", title: "The sign-in message has expired" },
+  signin_nonce_used: { status: 401, finishReason: "error", title: "Unknown or used sign-in nonce" },
+  signin_wrong_address: {
+    status: 401,
+    finishReason: "error",
+    title: "The message names another wallet than its nonce",
+  },
+  signin_bad_signature: {
+    status: 401,
+    finishReason: "error",
+    title: "The signature is not the wallet's over this message",
+  },
+  // A contract wallet's signature is judged by its chain, whose RPC did not answer: try again.
+  signin_chain_unavailable: {
+    status: 503,
+    finishReason: "error",
+    title: "The wallet's chain cannot be read now",
+    retryAfterS: 5,
+  },
   not_found: { status: 404, finishReason: "error", title: "Not found" },
   malformed_request: { status: 400, finishReason: "error", title: "Malformed HTTP request" },
   request_timeout: { status: 408, finishReason: "error", title: "Request timeout" },

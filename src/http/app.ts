@@ -7,6 +7,7 @@ import type { JwtConfig } from "../config/index.js";
 import { AppError, isAppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
+import type { WalletSignIn } from "../signin/index.js";
 import { type ApprovalRoutesDeps, mountApprovalRoutes } from "./approvals.js";
 import { auth, type KeyAuth } from "./auth.js";
 import { type ChatRouteDeps, handleChat, type IdempotencyStore } from "./chat.js";
@@ -28,6 +29,7 @@ import { serveWeb } from "./static.js";
 import { mountTabRoutes, type TabRoutesDeps } from "./tabs.js";
 import { traceRequest } from "./trace.js";
 import type { AuthVars, ChatVars, Middleware } from "./vars.js";
+import { mountWalletAuthRoutes } from "./wallet-auth.js";
 
 export interface AppDeps {
   agent: AgentDeps;
@@ -54,6 +56,11 @@ export interface AppDeps {
   approvals?: ApprovalRoutesDeps;
   /** Tabs' routes (/api/tabs; docs/protocol.md "Tabs"); absent: the service keeps no tabs. */
   tabs?: Pick<TabRoutesDeps, "tabs">;
+  /**
+   * Signing in with a wallet (`/api/auth/wallet/*`, src/signin) and its sessions' reads of the
+   * payment history; absent: no such route, and a wallet session token is refused everywhere.
+   */
+  walletSignIn?: Pick<WalletSignIn, "challenge" | "signIn" | "session">;
   /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */
   mcp?: Pick<McpRouteDeps, "face" | "approvalUrl" | "stateSecret">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
@@ -194,8 +201,18 @@ export function createApp(deps: AppDeps): Hono {
   const quota: RateLimitDeps = { rateLimiter: deps.rateLimiter, clientIp: clientIp(deps.config.trustProxy) };
   mountChat(app, deps, authChat, quota);
   if (deps.operator?.routes) mountOperatorRoutes(app, deps.operator.routes);
+  const signIn = deps.walletSignIn;
   if (deps.payments) {
-    mountPaymentRoutes(app, { ...deps.payments, logger: deps.logger, auth: auth(known, "history") });
+    mountPaymentRoutes(app, {
+      ...deps.payments,
+      logger: deps.logger,
+      auth: auth(known, "history"),
+      ...(signIn ? { walletSessions: (token: string) => signIn.session(token) } : {}),
+    });
+  }
+  if (signIn) {
+    const ip = clientIp(deps.config.trustProxy);
+    mountWalletAuthRoutes(app, { signIn, rateLimiter: deps.rateLimiter, clientIp: ip });
   }
   if (deps.tabs) {
     mountTabRoutes(app, { ...deps.tabs, auth: authChat, logger: deps.logger, lifecycle: deps.lifecycle });

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { AppError } from "../errors/index.js";
 import type { KeyLookup, KeyScope } from "../operator/index.js";
+import { WALLET_SESSION_PREFIX } from "../protocol/index.js";
 import type { JwtVerifier } from "./jwt.js";
 import type { AuthVars, Middleware } from "./vars.js";
 
@@ -42,6 +43,11 @@ export async function authenticate(c: Context, deps: Authenticate, scope?: KeySc
   }
   const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
   if (!token) throw new AppError("unauthorized", "The bearer token is not valid.");
+  // A wallet's session reads its payment history only (src/http/payments.ts takes it there).
+  if (token.startsWith(WALLET_SESSION_PREFIX))
+    throw new AppError("forbidden", "A wallet sign-in may only read the payment history.", {
+      details: { scope: scope ?? "chat", scopes: ["history"] },
+    });
   const identity = deps.authTokens.get(token);
   if (identity !== undefined) return { caller: identity, bearerToken: token, grant: undefined };
   const key = deps.keys?.lookup(token) ?? { kind: "none" };

@@ -1,8 +1,18 @@
 import type { Hono } from "hono";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { isPaymentCursor, type PaymentListQuery, type PaymentsFace } from "../payments/index.js";
-import { LEDGER_STATUSES, type LedgerStatus, type PaymentHistoryItem } from "../protocol/index.js";
+import {
+  type HistoryOwner,
+  isPaymentCursor,
+  type PaymentListQuery,
+  type PaymentsFace,
+} from "../payments/index.js";
+import {
+  LEDGER_STATUSES,
+  type LedgerStatus,
+  type PaymentHistoryItem,
+  WALLET_SESSION_PREFIX,
+} from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
 import type { AuthVars, Middleware, VarsContext } from "./vars.js";
 
@@ -24,13 +34,44 @@ export interface PaymentRoutesDeps {
   logger: Logger;
   /** The app's auth middleware (src/http/auth.ts): it puts the caller on `c.var.caller`. */
   auth: Middleware<AuthVars>;
+  /**
+   * The wallet of a wallet session token (`x4w_...`, src/signin), which reads the payments made
+   * from that wallet instead of a caller's; absent: such a token goes to `auth` (which refuses it).
+   */
+  walletSessions?: (token: string) => Promise<{ wallet: string } | undefined>;
 }
 
-async function getPayment(c: VarsContext<AuthVars>, deps: PaymentRoutesDeps): Promise<Response> {
+/** Who reads: the bearer identity (AuthVars), or a signed-in wallet (`walletReader`, else undefined). */
+type ReaderVars = AuthVars & { walletReader: { wallet: string } | undefined };
+
+/**
+ * A wallet session's bearer token makes the request its wallet's (the caller stays undefined);
+ * any other request goes through the app's auth. An unknown or expired session is 401.
+ */
+function readerAuth(deps: PaymentRoutesDeps): Middleware<ReaderVars> {
+  return async (c, next) => {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const token = bearer?.startsWith(WALLET_SESSION_PREFIX) ? bearer : undefined;
+    c.set("walletReader", undefined);
+    if (token === undefined || !deps.walletSessions)
+      return deps.auth(c as unknown as Parameters<typeof deps.auth>[0], next);
+    const session = await deps.walletSessions(token);
+    if (!session)
+      throw new AppError("unauthorized", "This wallet sign-in is unknown or has expired; sign in again.");
+    c.set("caller", undefined);
+    c.set("bearerToken", undefined);
+    c.set("grant", undefined);
+    c.set("walletReader", { wallet: session.wallet });
+    await next();
+  };
+}
+
+async function getPayment(c: VarsContext<ReaderVars>, deps: PaymentRoutesDeps): Promise<Response> {
   try {
-    const { caller } = c.var;
-    // The face answers only the caller's own payments (an unknown id and another's are the same).
-    const view = await deps.face.getPayment(caller, c.req.param("id") ?? "");
+    const { caller, walletReader } = c.var;
+    // The face answers only the caller's own payments (an unknown id and another's are the same),
+    // or, for a signed-in wallet, those made from it.
+    const view = await deps.face.getPayment(walletReader ?? caller, c.req.param("id") ?? "");
     if (!view) throw new AppError("not_found", "No payment of yours has this id.");
     // The page's address and the service's name are the MCP tools' (docs/mcp.md), not this route's.
     const { approvalUrl: _url, serviceName: _name, ...state } = view;
@@ -60,7 +101,7 @@ function instant(name: string, value: string | undefined): Date | undefined {
 }
 
 /** The listing's query, checked: unknown parameters, statuses, instants and bounds are refused. */
-function listQuery(url: URL, caller: string): { query: PaymentListQuery; csv: boolean } {
+function listQuery(url: URL, owner: HistoryOwner): { query: PaymentListQuery; csv: boolean } {
   for (const name of url.searchParams.keys())
     if (!LIST_PARAMS.has(name)) throw badParam(name, "unknown parameter");
   for (const name of LIST_PARAMS)
@@ -83,7 +124,7 @@ function listQuery(url: URL, caller: string): { query: PaymentListQuery; csv: bo
   if (cursor !== undefined && !isPaymentCursor(cursor))
     throw badParam("cursor", "not a cursor this service gave");
   const query: PaymentListQuery = {
-    caller,
+    ...owner,
     limit,
     ...(statuses ? { statuses: statuses as LedgerStatus[] } : {}),
     ...(since ? { since } : {}),
@@ -138,15 +179,17 @@ function csvRow(item: PaymentHistoryItem): string {
   return CSV_COLUMNS.map((c) => csvCell(cells[c] ?? "")).join(",");
 }
 
-async function listPayments(c: VarsContext<AuthVars>, deps: PaymentRoutesDeps): Promise<Response> {
+async function listPayments(c: VarsContext<ReaderVars>, deps: PaymentRoutesDeps): Promise<Response> {
   try {
-    const { caller } = c.var;
+    const { caller, walletReader } = c.var;
     const url = new URL(c.req.url);
-    // Whose payments is the bearer token's to say: without one (a wallet address is no proof of
-    // anything) nothing is listed, but the query is still checked.
-    const { query, csv } = listQuery(url, caller ?? "");
-    const { items: page, nextCursor: next } =
-      caller === undefined ? { items: [], nextCursor: undefined } : await deps.face.listPayments(query);
+    // Whose payments is the bearer token's to say: a caller's, or a wallet's that signed in. Without
+    // one (a wallet address is no proof of anything) nothing is listed, but the query is still checked.
+    const { query, csv } = listQuery(url, walletReader ?? { caller: caller ?? "" });
+    const anonymous = walletReader === undefined && caller === undefined;
+    const { items: page, nextCursor: next } = anonymous
+      ? { items: [], nextCursor: undefined }
+      : await deps.face.listPayments(query);
     const items: PaymentHistoryItem[] = page.map((item) => {
       const explorerUrl = item.transaction ? deps.explorer?.(item.network, item.transaction) : undefined;
       return { ...item, ...(explorerUrl ? { explorerUrl } : {}) };
@@ -172,6 +215,7 @@ async function listPayments(c: VarsContext<AuthVars>, deps: PaymentRoutesDeps): 
 
 /** Mount the payment routes: `GET /api/payments` (the caller's history) and `GET /api/payments/:id`. */
 export function mountPaymentRoutes(app: Hono, deps: PaymentRoutesDeps): void {
-  app.get("/api/payments", deps.auth, (c) => listPayments(c, deps));
-  app.get("/api/payments/:id", deps.auth, (c) => getPayment(c, deps));
+  const reader = readerAuth(deps);
+  app.get("/api/payments", reader, (c) => listPayments(c, deps));
+  app.get("/api/payments/:id", reader, (c) => getPayment(c, deps));
 }

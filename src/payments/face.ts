@@ -1,7 +1,7 @@
 import type { PaymentState, SpendingLimitsInput, ValidatedApproval, Wallet } from "../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayOutput, QuoteInput, QuoteOutput } from "../tools/contract.js";
 import type { ApprovalView, PageAnswer, PageOutcome } from "./face/page-approval.js";
-import type { HistoryQuery, KeyGrant, Payer } from "./ports/index.js";
+import type { HistoryFilters, HistoryOwner, KeyGrant, Payer } from "./ports/index.js";
 import type { PaymentObserver } from "./rules/index.js";
 
 export type { Payer } from "./ports/index.js";
@@ -106,13 +106,25 @@ export type PaymentView = PaymentState & {
   expiresAt?: string;
 };
 
-/** Which of the caller's payments to list: the history's filters, a bounded page and a cursor. */
-export type PaymentListQuery = Omit<HistoryQuery, "after"> & {
-  /** A `nextCursor` from the previous page (the same filters); anything else is refused. */
-  cursor?: string;
-  /** A page for an export (GET /api/payments as CSV): `limit` up to 1000 instead of 100. */
-  forExport?: boolean;
-};
+/**
+ * Which payments to list: the caller's, or a signed-in wallet's (`HistoryOwner`), the history's
+ * filters, a bounded page and a cursor.
+ */
+export type PaymentListQuery = HistoryOwner &
+  Omit<HistoryFilters, "after"> & {
+    /** A `nextCursor` from the previous page (the same filters); anything else is refused. */
+    cursor?: string;
+    /** A page for an export (GET /api/payments as CSV): `limit` up to 1000 instead of 100. */
+    forExport?: boolean;
+  };
+
+/** A wallet that signed in (docs/protocol.md, "Signing in with a wallet"): it reads what it paid. */
+export interface WalletReader {
+  wallet: string;
+}
+
+/** Who reads a payment: a bearer identity (undefined: anonymous), or a signed-in wallet. */
+export type PaymentReader = string | undefined | WalletReader;
 
 /** A page of the caller's payments, newest first, and the cursor to the next when there is one. */
 export interface PaymentPage {
@@ -128,8 +140,12 @@ export interface PaymentsFace {
   quote(session: PayerSession, target: QuoteInput): Promise<Quote>;
   /** Pay (within the limits, checked in code before any signature) and fetch the service's answer. */
   pay(session: PayerSession, what: PayWhat): Promise<PayOutput>;
-  /** One of the caller's own payments; undefined for another's or an unknown id (same answer). */
-  getPayment(caller: string | undefined, paymentId: string): Promise<PaymentView | undefined>;
+  /**
+   * One of the caller's own payments; undefined for another's or an unknown id (same answer). A
+   * signed-in wallet (`{ wallet }`) reads the payments made from it, without the service's answer
+   * (`data`, kept for the caller that asked).
+   */
+  getPayment(caller: PaymentReader, paymentId: string): Promise<PaymentView | undefined>;
   /**
    * The caller's payments, newest first, a page at a time (`limit` 1 to 100, else
    * `invalid_request`; a cursor this service did not give is `invalid_request` too).

@@ -222,13 +222,16 @@ export type {
   PayerSession,
   PaymentListQuery,
   PaymentPage,
+  PaymentReader,
   PaymentsFace,
   PaymentView,
   PayWhat,
   Quote,
   TakenApproval,
+  WalletReader,
 } from "./face.js";
 export type {
+  HistoryOwner,
   HistoryQuery,
   KeyGrant,
   Ledger,

@@ -18,6 +18,7 @@ export {
 } from "./payment.js";
 export * from "./request.js";
 export type { ApprovalAnswer, ChatRequestBody, SpendingLimits, Usd } from "./request-body.js";
+export * from "./sign-in.js";
 export * from "./status.js";
 export * from "./stream.js";
 export {

@@ -4,14 +4,17 @@ import type { Db } from "./migrate.js";
 import { payments } from "./schema.js";
 
 /**
- * A caller's payments, newest first (created_at, then payment id, both descending: a stable order
- * for keyset paging), on the index of migration 8 (caller, created_at, payment_id).
+ * A caller's payments, or a wallet's, newest first (created_at, then payment id, both descending: a
+ * stable order for keyset paging), on the index of migration 8 (caller, created_at, payment_id) or
+ * of migration 1 (wallet, created_at).
  */
 export class PgPaymentHistory implements PaymentHistory {
   constructor(private readonly db: Db) {}
 
-  async listByCaller(query: HistoryQuery): Promise<PaymentRecord[]> {
-    const where: SQL[] = [eq(payments.caller, query.caller)];
+  async listHistory(query: HistoryQuery): Promise<PaymentRecord[]> {
+    const where: SQL[] = [
+      query.wallet !== undefined ? eq(payments.wallet, query.wallet) : eq(payments.caller, query.caller),
+    ];
     if (query.statuses && query.statuses.length > 0)
       where.push(inArray(payments.status, [...query.statuses]));
     if (query.since) where.push(gte(payments.createdAt, query.since));

@@ -11,6 +11,7 @@ import type {
   PaymentHistory,
   TabStore,
 } from "../payments/ports/index.js";
+import { MemorySignInStore, type SignInStore } from "../signin/index.js";
 import { PgAuditStore } from "./audit.js";
 import { PgDeliveredData } from "./delivered.js";
 import { guardStore } from "./errors.js";
@@ -21,6 +22,7 @@ import type { DriverQuery } from "./ledger-calls.js";
 import { MemoryDeliveredData, MemoryIdempotencyStore, MemoryLedger } from "./memory/index.js";
 import { type Db, migrate, quoteIdent } from "./migrate.js";
 import { MemoryOperatorStore, PgOperatorStore } from "./operator.js";
+import { PgSignInStore } from "./signin.js";
 import { PgTabStore } from "./tabs.js";
 import { pgliteTemplateImage, prepareDataDir } from "./template.js";
 
@@ -64,6 +66,8 @@ export interface Store {
   audit: AuditStore;
   /** Tabs (migration 13), guarded the same way; absent in memory (tabs need PostgreSQL's locks). */
   tabs?: TabStore;
+  /** Wallet sign-ins' nonces and sessions (migration 14; src/signin), guarded the same way. */
+  signIn: SignInStore;
   close(): Promise<void>;
 }
 
@@ -105,6 +109,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       operator: guardStore(new PgOperatorStore(postgresQuery(client))),
       audit: guardStore(new PgAuditStore(postgresQuery(client))),
       tabs: guardStore(new PgTabStore(db)),
+      signIn: guardStore(new PgSignInStore(postgresQuery(client))),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -130,6 +135,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       operator: guardStore(new PgOperatorStore(pgliteQuery(client))),
       audit: guardStore(new PgAuditStore(pgliteQuery(client))),
       tabs: guardStore(new PgTabStore(db)),
+      signIn: guardStore(new PgSignInStore(pgliteQuery(client))),
       close: () => client.close(),
     };
   } catch (error) {
@@ -152,6 +158,7 @@ export function openMemoryStore(): Store {
     delivered: new MemoryDeliveredData(),
     operator: new MemoryOperatorStore(ledger),
     audit: new MemoryAuditStore(),
+    signIn: new MemorySignInStore(),
     close: async () => {},
   };
 }

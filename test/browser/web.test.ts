@@ -17,6 +17,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import {
   createKeyPairFromBytes,
@@ -72,6 +73,18 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
+/** A port nothing listens on now (the service listens there next). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /** What the injected wallet was asked, and how it answers. */
 interface TestWalletLog {
   signed: Array<{ address: string; primaryType: string }>;
@@ -107,8 +120,10 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     mkdirSync(ARTIFACTS, { recursive: true });
     mkdirSync(DOC_PICTURES, { recursive: true });
     devnet = await startTestDevnet();
-    booted = await boot(devnet, { store: "pglite" });
-    server = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
+    // The page is opened at PUBLIC_URL, as a wallet sign-in's message names it: a free port first.
+    const port = await freePort();
+    booted = await boot(devnet, { store: "pglite", env: { PUBLIC_URL: `http://127.0.0.1:${port}` } });
+    server = await listen(booted.running.service.app, { host: "127.0.0.1", port });
     // Playwright gives each launch a fresh, empty profile (its own temporary --user-data-dir).
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   }, 120_000);
@@ -173,6 +188,10 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
     const account = privateKeyToAccount(key);
     const other = privateKeyToAccount(devnet.secrets.evm.merchant ?? key);
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    // personal_sign (a sign-in): the message as UTF-8 hex, signed by the wallet's key.
+    await context.exposeFunction("__testWalletSignMessage", async (hex: string) =>
+      account.signMessage({ message: { raw: hex as `0x${string}` } }),
+    );
     await context.exposeFunction("__testWalletSignTypedData", async (address: string, json: string) => {
       const typedData = JSON.parse(json) as Extract<WalletRequest, { kind: "evm-typed-data" }>["typedData"];
       if (log.mode === "decline") return "declined";
@@ -188,6 +207,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       ({ address, chainId }) => {
         const w = window as unknown as {
           __testWalletSignTypedData(address: string, json: string): Promise<string>;
+          __testWalletSignMessage(hex: string): Promise<string>;
         };
         const provider = {
           async request({ method, params }: { method: string; params?: unknown[] }): Promise<unknown> {
@@ -199,6 +219,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
                 return `0x${chainId.toString(16)}`;
               case "wallet_switchEthereumChain":
                 return null;
+              case "personal_sign":
+                return w.__testWalletSignMessage(String(params?.[0]));
               case "eth_signTypedData_v4": {
                 const signed = await w.__testWalletSignTypedData(String(params?.[0]), String(params?.[1]));
                 if (signed === "declined")
@@ -489,6 +511,19 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await panel.getByTestId("payments-no-token").waitFor();
       await panel.getByText("No payments to show.").waitFor();
       expect(await panel.getByTestId("payment-row").count()).toBe(0);
+      await panel.getByRole("button", { name: "Close" }).click();
+    });
+
+    it("signs in with the wallet, and then lists what it paid", async () => {
+      await page.getByRole("button", { name: "Payments" }).click();
+      const panel = page.getByTestId("payments-panel");
+      await panel.getByRole("button", { name: "Sign in with your wallet" }).click();
+      await panel.getByTestId("payments-wallet-session").waitFor();
+      await poll(() => panel.getByTestId("payment-row").count()).toBeGreaterThan(0);
+      // Exactly the payments made from this wallet, as the ledger holds them.
+      const store = booted.running.store;
+      const rows = (await store?.history.listHistory({ wallet: address, limit: 100 })) ?? [];
+      expect(await panel.getByTestId("payment-row").count()).toBe(Math.min(rows.length, 20));
       await panel.getByRole("button", { name: "Close" }).click();
     });
   });

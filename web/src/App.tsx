@@ -9,6 +9,7 @@ import { TopBar } from "./components/TopBar.js";
 import { useSettings } from "./settings.js";
 import type { WalletOption } from "./wallet/types.js";
 import { usePageWallet } from "./wallet/usePageWallet.js";
+import { useWalletSession } from "./wallet/useWalletSession.js";
 import { useWallets } from "./wallet/useWallets.js";
 
 export function App() {
@@ -17,6 +18,7 @@ export function App() {
   const { options, devnet, localNetworks } = useWallets();
   const { wallet, connect, disconnect } = usePageWallet(options);
   const chat = usePaymentChat(settings, wallet, localNetworks);
+  const walletSession = useWalletSession(wallet);
   return (
     <div className={`layout${panels.showSettings || panels.showPayments ? " with-settings" : ""}`}>
       <TopBar
@@ -66,6 +68,7 @@ export function App() {
       {panels.showPayments ? (
         <PaymentsPanel
           token={settings.token.trim() || undefined}
+          wallet={walletSession}
           localNetworks={localNetworks}
           onClose={panels.closePayments}
         />

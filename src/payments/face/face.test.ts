@@ -147,7 +147,7 @@ describe("reading payments", () => {
     } while (cursor && pages < 10);
     expect(pages).toBe(3);
     expect(new Set(seen).size).toBe(5);
-    const alices = await w.memory.listByCaller({ caller: "alice", limit: 10 });
+    const alices = await w.memory.listHistory({ caller: "alice", limit: 10 });
     expect(seen).toEqual(alices.map((r) => r.paymentId));
     // Alice's cursor in Bob's hands reads on in Bob's payments, never in Alice's.
     const first = await face.listPayments({ caller: "alice", limit: 1 });

@@ -1,11 +1,12 @@
 import { PAYMENT_ID } from "../../protocol/index.js";
-import type { HistoryQuery, PaymentRecord } from "../ports/index.js";
+import { type HistoryOwner, type HistoryQuery, ownsPayment, type PaymentRecord } from "../ports/index.js";
 
 /**
  * One page of a caller's payment history, and the cursor to the next (docs/protocol.md, "Listing
  * payments"). One definition for every way in: GET /api/payments and the face's `listPayments`
  * (MCP's `list_payments`). The cursor is the last row's (createdAt, paymentId), opaque to clients;
- * it names a position only, never whose payments (the caller's identity decides that).
+ * it names a position only, never whose payments (the caller's identity, or the signed-in wallet,
+ * decides that).
  */
 
 /** The largest page the face lists (GET /api/payments's JSON bound). */
@@ -33,14 +34,28 @@ export function decodeCursor(value: string): HistoryQuery["after"] | undefined {
 
 /**
  * A page from rows read with `limit + 1` (one more than shown says whether there is a next page):
- * the caller's own rows only, and the cursor after the last one shown when more follow.
+ * the owner's own rows only (the caller's, or the signed-in wallet's), and the cursor after the
+ * last one shown when more follow.
  */
 export function historyPage(
   records: readonly PaymentRecord[],
   limit: number,
-  caller: string,
+  owner: HistoryOwner,
 ): { page: PaymentRecord[]; nextCursor?: string } {
-  const page = records.slice(0, limit).filter((r) => r.caller === caller);
+  const page = records.slice(0, limit).filter((r) => ownsPayment(owner, r));
   const last = page.at(-1);
   return records.length > limit && last ? { page, nextCursor: encodeCursor(last) } : { page };
+}
+
+/**
+ * Whether one payment is the reader's to read (GET /api/payments/:id): a signed-in wallet's are
+ * those paid from it; a caller's (an anonymous one's too) those it asked for.
+ */
+export function mayRead(
+  reader: string | undefined | { wallet: string },
+  row: Pick<PaymentRecord, "caller" | "wallet">,
+): boolean {
+  return typeof reader === "object"
+    ? row.wallet === reader.wallet
+    : (row.caller ?? null) === (reader ?? null);
 }

@@ -7,6 +7,7 @@ import type {
   PayerSession,
   PaymentListQuery,
   PaymentPage,
+  PaymentReader,
   PaymentsFace,
   PaymentView,
   PayWhat,
@@ -17,7 +18,7 @@ import { type PaymentHistory, storedServiceName } from "../ports/index.js";
 import type { PaymentObserver } from "../rules/index.js";
 import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
-import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage } from "./history-page.js";
+import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
 import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
 import {
   type ApprovalView,
@@ -149,10 +150,11 @@ class Face implements PaymentsFace {
     return fromOutside(payQuoted(deps, this.requestOf(session), what.quoteId));
   }
 
-  async getPayment(caller: string | undefined, paymentId: string): Promise<PaymentView | undefined> {
+  async getPayment(caller: PaymentReader, paymentId: string): Promise<PaymentView | undefined> {
     if (!PAYMENT_ID.test(paymentId)) return undefined;
     const record = await this.deps.pipeline.ledger.get(paymentId);
-    if (!record || (record.caller ?? null) !== (caller ?? null)) return undefined;
+    if (!record || !mayRead(caller, record)) return undefined;
+    const byWallet = typeof caller === "object";
     const view: PaymentView = paymentState(record);
     const serviceName = storedServiceName(record);
     if (serviceName) view.serviceName = serviceName;
@@ -160,7 +162,8 @@ class Face implements PaymentsFace {
       if (this.deps.approvalUrl) view.approvalUrl = this.deps.approvalUrl(paymentId);
       if (record.expiresAt) view.expiresAt = record.expiresAt.toISOString();
     }
-    const data = await this.deps.page?.kept(paymentId);
+    // The service's answer is kept for the caller that asked for it, not for the wallet's owner.
+    const data = byWallet ? undefined : await this.deps.page?.kept(paymentId);
     if (data) view.data = data;
     // A row holds what a service said (its payee, the name discovery gave it): the content rule
     // applies on the way out as for every answer from outside (MCP's approval message quotes it).
@@ -176,16 +179,14 @@ class Face implements PaymentsFace {
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (cursor !== undefined && !after)
       throw new AppError("invalid_request", "cursor: not a cursor this service gave.");
-    const records = await this.deps.history.listByCaller({
+    const records = await this.deps.history.listHistory({
       ...filters,
       limit: limit + 1,
       ...(after ? { after } : {}),
     });
-    const { page, nextCursor } = historyPage(records, limit, query.caller);
-    const items = page.map((record) => {
-      const serviceName = storedServiceName(record);
-      return { ...paymentState(record), ...(serviceName ? { serviceName } : {}) };
-    });
+    const { page, nextCursor } = historyPage(records, limit, query);
+    const named = (record: (typeof page)[number]) => storedServiceName(record);
+    const items = page.map((r) => ({ ...paymentState(r), ...(named(r) ? { serviceName: named(r) } : {}) }));
     return { items: cleanUntrusted(items).value, ...(nextCursor ? { nextCursor } : {}) };
   }
 

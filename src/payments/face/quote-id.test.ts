@@ -258,7 +258,7 @@ describe("paying by quote id", () => {
     expect(w.chain.transactions()).toHaveLength(1);
     expect(new Set(outputs.map((o) => o.paymentId)).size).toBe(1);
     expect(outputs.map((o) => o.status)).not.toContain("failed");
-    expect((await w.memory.listByCaller({ caller: "alice", limit: 10 })).length).toBe(1);
+    expect((await w.memory.listHistory({ caller: "alice", limit: 10 })).length).toBe(1);
     // Later, on either, it reads the one payment back.
     expect(await other.pay(session(), { quoteId: id })).toMatchObject({ status: "paid" });
     expect(w.chain.transactions()).toHaveLength(1);
@@ -272,7 +272,7 @@ describe("paying by quote id", () => {
     w.service.offer.payTo = w.chain.account("someone-else");
     expect(await face.pay(session(), { quoteId: id })).toMatchObject(refusedWith("price_changed"));
     expect(w.chain.transactions()).toEqual([]);
-    expect(await w.memory.listByCaller({ caller: "alice", limit: 10 })).toEqual([]);
+    expect(await w.memory.listHistory({ caller: "alice", limit: 10 })).toEqual([]);
   });
 
   it("for a wallet the server cannot sign for waits for approval, once", async () => {
@@ -285,6 +285,6 @@ describe("paying by quote id", () => {
       paymentId: first.paymentId,
       approvalExpiresAt: first.approvalExpiresAt,
     });
-    expect((await w.memory.listByCaller({ caller: "alice", limit: 10 })).length).toBe(1);
+    expect((await w.memory.listHistory({ caller: "alice", limit: 10 })).length).toBe(1);
   });
 });

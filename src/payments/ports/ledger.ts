@@ -233,10 +233,23 @@ export class PaymentNotFoundError extends Error {
   }
 }
 
-/** One page of a caller's payments (GET /api/payments): newest first, filtered, after a cursor. */
-export interface HistoryQuery {
-  /** The bearer identity whose payments these are; never null (an anonymous caller lists nothing). */
-  caller: string;
+/**
+ * Whose payments a history lists: a bearer identity's (each row's caller; never null: an anonymous
+ * caller lists nothing), or a wallet's (each row's paying wallet, whoever asked for the payment),
+ * for a session opened by that wallet's signature (docs/payments.md, "Who reads a payment").
+ */
+export type HistoryOwner = { caller: string; wallet?: never } | { wallet: string; caller?: never };
+
+/** Whether a row is the owner's. */
+export function ownsPayment(owner: HistoryOwner, row: Pick<PaymentRecord, "caller" | "wallet">): boolean {
+  return owner.wallet !== undefined ? row.wallet === owner.wallet : row.caller === owner.caller;
+}
+
+/** One page of an owner's payments (GET /api/payments): newest first, filtered, after a cursor. */
+export type HistoryQuery = HistoryOwner & HistoryFilters;
+
+/** A history's filters and page. */
+export interface HistoryFilters {
   statuses?: readonly LedgerStatus[];
   /** Made at or after this instant. */
   since?: Date;
@@ -247,7 +260,7 @@ export interface HistoryQuery {
   limit: number;
 }
 
-/** The ledger's read side for people: a caller's payment history (src/store implements it). */
+/** The ledger's read side for people: a caller's or a wallet's payment history (src/store implements it). */
 export interface PaymentHistory {
-  listByCaller(query: HistoryQuery): Promise<PaymentRecord[]>;
+  listHistory(query: HistoryQuery): Promise<PaymentRecord[]>;
 }

@@ -6,6 +6,7 @@ import {
   type HistoryQuery,
   type Ledger,
   type LedgerReads,
+  ownsPayment,
   type PaymentHistory,
   PaymentNotFoundError,
   type PaymentRecord,
@@ -184,8 +185,8 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
     };
   }
 
-  /** A caller's payments, newest first (PaymentHistory, as src/store/history.ts orders them). */
-  async listByCaller(query: HistoryQuery): Promise<PaymentRecord[]> {
+  /** A caller's or a wallet's payments, newest first (PaymentHistory, as src/store/history.ts orders them). */
+  async listHistory(query: HistoryQuery): Promise<PaymentRecord[]> {
     const { after, since, until, statuses } = query;
     const older = (row: PaymentRecord) =>
       !after ||
@@ -193,7 +194,7 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
       (row.createdAt.getTime() === after.createdAt.getTime() && row.paymentId < after.paymentId);
     const rows = await this.list(
       (row) =>
-        row.caller === query.caller &&
+        ownsPayment(query, row) &&
         (!statuses?.length || statuses.includes(row.status)) &&
         (!since || row.createdAt >= since) &&
         (!until || row.createdAt < until) &&

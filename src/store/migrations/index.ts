@@ -11,6 +11,7 @@ import { operatorKeysAndPauses } from "./010-operator-keys-and-pauses.js";
 import { callerSpendTotals } from "./011-caller-spend-totals.js";
 import { auditTrail } from "./012-audit-trail.js";
 import { tabs } from "./013-tabs.js";
+import { walletSignIn } from "./014-wallet-sign-in.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly Migration[] = [
   callerSpendTotals,
   auditTrail,
   tabs,
+  walletSignIn,
 ];

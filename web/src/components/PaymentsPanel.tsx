@@ -1,11 +1,21 @@
 import { useState } from "react";
-import type { PaymentHistoryItem } from "../../../src/client/index.js";
+import type { PaymentHistoryItem, WalletSession } from "../../../src/client/index.js";
 import { networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
 import { usePaymentHistory } from "./usePaymentHistory.js";
 
+/** The connected wallet's sign-in (wallet/useWalletSession.ts), offered when no token is set. */
+export interface WalletSignInState {
+  session: WalletSession | undefined;
+  /** Absent: no wallet connected, or one that cannot sign a message. */
+  signIn: (() => Promise<void>) | undefined;
+  busy: boolean;
+  error: string | undefined;
+}
+
 interface Props {
-  /** The bearer token: whose payments these are (none: nothing to list). */
+  /** The bearer token: whose payments these are (none: a signed-in wallet's, else nothing to list). */
   token: string | undefined;
+  wallet: WalletSignInState;
   /** Networks of the embedded devnet (named local). */
   localNetworks: ReadonlySet<string>;
   onClose(): void;
@@ -33,8 +43,10 @@ function when(iso: string): string {
 }
 
 /** The caller's payments (GET /api/payments): newest first, a page at a time, and a CSV export. */
-export function PaymentsPanel({ token, localNetworks, onClose }: Props) {
+export function PaymentsPanel({ token: bearer, wallet, localNetworks, onClose }: Props) {
   const [filter, setFilter] = useState("");
+  // A token set in Settings wins; without one, a wallet that signed in reads what it paid.
+  const token = bearer ?? wallet.session?.token;
   const { items, more, loading, error, exportCsv } = usePaymentHistory(token, filter);
   return (
     <aside className="settings payments-panel" aria-label="Payments" data-testid="payments-panel">
@@ -44,12 +56,7 @@ export function PaymentsPanel({ token, localNetworks, onClose }: Props) {
           Close
         </button>
       </div>
-      {token ? null : (
-        <p className="muted small" data-testid="payments-no-token">
-          Payments are listed by bearer token: set yours in Settings to see what it paid. A wallet address
-          alone shows nothing.
-        </p>
-      )}
+      {bearer ? null : <WalletSignIn wallet={wallet} />}
       <div className="payments-tools">
         <label className="field">
           <span>Show</span>
@@ -83,6 +90,35 @@ export function PaymentsPanel({ token, localNetworks, onClose }: Props) {
       ) : null}
       {loading ? <p className="muted small">Loading…</p> : null}
     </aside>
+  );
+}
+
+/** Without a token: the signed-in wallet, or the way to sign in, or what to do without a wallet. */
+function WalletSignIn({ wallet }: { wallet: WalletSignInState }) {
+  if (wallet.session)
+    return (
+      <p className="muted small" data-testid="payments-wallet-session">
+        The payments made from <code title={wallet.session.wallet}>{shortHash(wallet.session.wallet)}</code>,
+        signed in with your wallet.
+      </p>
+    );
+  return (
+    <div data-testid="payments-no-token">
+      <p className="muted small">
+        Payments are listed by bearer token (set yours in Settings), or for your wallet once it signs in: it
+        signs a message that proves it is yours, and pays nothing. A wallet address alone shows nothing.
+      </p>
+      {wallet.signIn ? (
+        <button type="button" disabled={wallet.busy} onClick={() => void wallet.signIn?.()}>
+          {wallet.busy ? "Signing in…" : "Sign in with your wallet"}
+        </button>
+      ) : null}
+      {wallet.error ? (
+        <p className="card-error" role="alert">
+          {wallet.error}
+        </p>
+      ) : null}
+    </div>
   );
 }
 

@@ -1,6 +1,6 @@
-import { createKeyPairFromBytes } from "@solana/kit";
+import { createKeyPairFromBytes, signBytes } from "@solana/kit";
 import { privateKeyToAccount } from "viem/accounts";
-import { signEvmApproval, signSolanaApproval } from "../../../src/client/index.js";
+import { base58, evmSignInWallet, signEvmApproval, signSolanaApproval } from "../../../src/client/index.js";
 import type { PageWallet, WalletOption } from "./types.js";
 
 /** What `GET /api/devnet/wallets` answers while the embedded local network runs (src/http/devnet-wallet.ts). */
@@ -42,6 +42,7 @@ export function devnetOptions(wallets: DevnetWallets): WalletOption[] {
           chain: "evm",
           address: account.address,
           approve: (payment) => signEvmApproval(payment, account),
+          signIn: evmSignInWallet(account, evm.network),
         };
       },
     });
@@ -60,6 +61,12 @@ export function devnetOptions(wallets: DevnetWallets): WalletOption[] {
           chain: "solana",
           address: solana.address,
           approve: (payment) => signSolanaApproval(payment, keyPair),
+          signIn: {
+            address: solana.address,
+            chainId: solana.network,
+            signMessage: async (message) =>
+              base58(await signBytes(keyPair.privateKey, new TextEncoder().encode(message))),
+          },
         };
       },
     });

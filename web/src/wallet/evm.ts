@@ -1,5 +1,5 @@
 import { createWalletClient, custom, type EIP1193Provider } from "viem";
-import { signEvmApproval } from "../../../src/client/index.js";
+import { evmSignInWallet, signEvmApproval } from "../../../src/client/index.js";
 import type { PageWallet, WalletOption } from "./types.js";
 
 /** Ask the wallet to use the payment's chain; a wallet that cannot switch may still sign. */
@@ -25,10 +25,17 @@ export async function connectEip1193(
   const [address] = await createWalletClient({ transport: custom(provider) }).requestAddresses();
   if (!address) throw new Error(`${meta.name} shared no account`);
   const client = createWalletClient({ account: address, transport: custom(provider) });
+  // Signing in names the chain the wallet is on (an EOA's signature holds on any).
+  const chainId = Number(await provider.request({ method: "eth_chainId" }).catch(() => "0x1"));
   return {
     ...meta,
     chain: "evm",
     address,
+    // personal_sign through viem's wallet client.
+    signIn: evmSignInWallet(
+      { address, signMessage: ({ message }) => client.signMessage({ message }) },
+      `eip155:${Number.isInteger(chainId) ? chainId : 1}`,
+    ),
     async approve(payment) {
       const sign = payment.approval?.sign;
       const chainId = sign?.kind === "evm-typed-data" ? Number(sign.typedData.domain.chainId) : Number.NaN;

@@ -1,7 +1,13 @@
-import { SolanaSignTransaction, type SolanaSignTransactionFeature } from "@solana/wallet-standard-features";
+import {
+  SolanaSignMessage,
+  type SolanaSignMessageFeature,
+  SolanaSignTransaction,
+  type SolanaSignTransactionFeature,
+} from "@solana/wallet-standard-features";
 import { getWallets } from "@wallet-standard/app";
 import type { IdentifierString, Wallet, WalletAccount } from "@wallet-standard/base";
 import { StandardConnect, type StandardConnectFeature } from "@wallet-standard/features";
+import { base58, type SignInWallet } from "../../../src/client/index.js";
 import { base64ToBytes, bytesToBase64 } from "./encoding.js";
 import type { PageWallet, WalletOption } from "./types.js";
 
@@ -28,12 +34,29 @@ function canSign(wallet: Wallet): wallet is SigningWallet {
   );
 }
 
+/** Signing in, when the wallet signs messages (`solana:signMessage`): on mainnet's chain id. */
+function signInOf(wallet: SigningWallet, account: WalletAccount): SignInWallet | undefined {
+  const feature = (wallet.features as Partial<SolanaSignMessageFeature>)[SolanaSignMessage];
+  if (!feature) return undefined;
+  return {
+    address: account.address,
+    chainId: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp",
+    async signMessage(message) {
+      const [signed] = await feature.signMessage({ account, message: new TextEncoder().encode(message) });
+      if (!signed) throw new Error(`${wallet.name} returned no signature`);
+      return base58(signed.signature);
+    },
+  };
+}
+
 async function connectStandard(wallet: SigningWallet, optionId: string): Promise<PageWallet> {
   const { accounts } = await wallet.features[StandardConnect].connect();
   const account: WalletAccount | undefined =
     accounts.find((a) => a.chains.some((c) => c.startsWith("solana:"))) ?? accounts[0];
   if (!account) throw new Error(`${wallet.name} shared no account`);
+  const signIn = signInOf(wallet, account);
   return {
+    ...(signIn ? { signIn } : {}),
     optionId,
     name: wallet.name,
     icon: wallet.icon,

@@ -1,3 +1,4 @@
+import type { SignInWallet } from "../../../src/client/index.js";
 import type { ApprovalAnswer, PaymentUpdate } from "../chat/types.js";
 
 export type ChainKind = "evm" | "solana";
@@ -21,6 +22,11 @@ export interface PageWallet {
    * prompt); resolves with the next request's `approval`.
    */
   approve(payment: PaymentUpdate, context: ApproveContext): Promise<ApprovalAnswer>;
+  /**
+   * Signs the service's sign-in message, so that the Payments view lists what this wallet paid
+   * (docs/clients.md, "Signing in with a wallet"); absent when the wallet cannot sign a message.
+   */
+  signIn?: SignInWallet;
 }
 
 /** A wallet the page found (EIP-6963, window.ethereum, the Wallet Standard, or the devnet's test wallets). */
