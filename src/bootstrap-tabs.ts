@@ -34,7 +34,7 @@ export async function tabsOptions(
         store: store.tabs,
         config: {
           secret,
-          settler: facilitatorSettler(url),
+          settler: facilitatorSettler(url, config.payments.serviceTimeoutMs),
           maxAmount: t.maxAmount,
           defaultSeconds: t.defaultSeconds,
           maxSeconds: t.maxSeconds,

@@ -1,4 +1,4 @@
-import type { OpenTabBody, TabOpened, TabView } from "../protocol/tab.js";
+import type { OpenTabBody, TabOpened, TabView } from "../protocol/tab-types.js";
 import type { ChatClientOptions } from "./client.js";
 import { errorFromResponse } from "./errors.js";
 import type { AwaitingUpdate } from "./payment-tool.js";
@@ -11,7 +11,7 @@ import { ApprovalSigningError, signApproval, type TransportSigner } from "./sign
  * session key from this wallet (the same check as an approval's).
  */
 
-export type { OpenTabBody, TabOpened, TabView } from "../protocol/tab.js";
+export type { OpenTabBody, TabOpened, TabView } from "../protocol/tab-types.js";
 
 /** A funded tab: its state and the token every request paying from it sends. */
 export interface OpenedTab {

@@ -15,7 +15,7 @@ import {
   type PipelineConfig,
   type Reconciler,
 } from "./run/index.js";
-import { createTabs, type TabDesk, type TabsOptions } from "./tabs/index.js";
+import { createTabs, type TabDesk, type TabKeeper, type TabsOptions } from "./tabs/index.js";
 
 /**
  * The payments capability's one door: detect x402, quote, enforce limits, pay, record, all through
@@ -102,6 +102,18 @@ function outbound(options: PaymentsOptions, now: () => Date) {
   return { safeFetch, discovery };
 }
 
+/** Reconciliation now: payments first, then tabs (a tab waits for its payments to be final). */
+function reconcileNow(reconciler: Reconciler, keeper: TabKeeper | undefined): Payments["reconciler"] {
+  return {
+    resolve: (paymentId) => reconciler.resolve(paymentId),
+    async sweep() {
+      const swept = await reconciler.sweep();
+      await keeper?.tick();
+      return swept;
+    },
+  };
+}
+
 /** Wire the payment parts; `start()` begins reconciliation. */
 export function createPayments(options: PaymentsOptions): Payments {
   const { ledger } = options;
@@ -174,7 +186,7 @@ export function createPayments(options: PaymentsOptions): Payments {
   });
   return {
     face,
-    reconciler: { resolve: (paymentId) => reconciler.resolve(paymentId), sweep: () => reconciler.sweep() },
+    reconciler: reconcileNow(reconciler, tabs?.keeper),
     async start() {
       // Payments a previous process left unclear are resolved first, then periodically.
       await reconciler.sweep().catch((error: unknown) => options.onError?.(error));

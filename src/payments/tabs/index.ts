@@ -33,3 +33,4 @@ export function createTabs(
   const keeper = new TabKeeper(config, deps, onError);
   return { desk: new TabDesk(config, deps, keeper), keeper };
 }
+export { signTransfer, transferRequirement } from "./transfer.js";

@@ -61,7 +61,8 @@ export class TabKeeper {
     const now = this.deps.now();
     if (tab.status === "awaiting_signature" && tab.signBy <= now) {
       await store.move(tab.tabId, "awaiting_signature", "expired", {}, now);
-    } else if (tab.status === "funding" && tab.signBy <= now) {
+    } else if (tab.status === "funding") {
+      // Unclear when it was sent: the chain says (EVM: its nonce used, or unused past validBefore).
       const found = await chains.resolve(
         {
           network: tab.network,

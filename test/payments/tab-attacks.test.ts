@@ -1,0 +1,146 @@
+/**
+ * Tabs attacked (docs/payments.md#tabs), on the real devnet: a payment whose window would outlast
+ * the tab, a funding whose settlement went unanswered (resolved from the chain), an unclear payment
+ * when the tab closes (the rest waits for it, then returns), the session key used outside the
+ * service (it moves at most what the tab still holds; the wallet loses nothing more), and two
+ * instances closing one tab at once (PostgreSQL).
+ */
+import type { PrivateKeyAccount } from "viem/accounts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createChains } from "../../src/chains/index.js";
+import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
+import {
+  facilitatorSettler,
+  sessionKey,
+  signTransfer,
+  transferRequirement,
+} from "../../src/payments/tabs/index.js";
+import { type Booted, boot, dropSchema, priceOf, useTestDevnet } from "./harness.js";
+import { ask, closeTab, openTab, readTab, TAB_ENV, TAB_SECRET, userAccount } from "./tab-helpers.js";
+
+const devnet = useTestDevnet();
+let user: PrivateKeyAccount;
+let b: Booted;
+
+beforeAll(async () => {
+  user = userAccount(devnet);
+  // A short service timeout: an unanswered settlement is unclear in a second, not ten.
+  b = await boot(devnet, { store: "pglite", env: { ...TAB_ENV, SERVICE_TIMEOUT_MS: "1500" } });
+});
+afterAll(() => b?.close());
+afterEach(() => b?.clock.reset());
+
+const sweep = () => b.running.payments?.reconciler.sweep();
+
+describe("tabs attacked", () => {
+  it("a payment whose signed window would outlast the tab is refused, naming the tab", async () => {
+    const price = priceOf(devnet, "weather");
+    const tab = await openTab(b, user, price * 2n, { seconds: 60 });
+    // Five seconds before its end: any payment window (seconds to minutes) would cross it.
+    b.clock.jumpTo(new Date(tab.endsAt).getTime() - 5_000);
+    const turn = await ask(b, tab.token, user.address);
+    expect(turn.errors[0]).toMatchObject({ code: "limit_exceeded" });
+    expect(turn.errors[0]?.message).toContain(`tab ${tab.tabId}`);
+    expect(turn.payments.some((p) => p.status === "settled")).toBe(false);
+    // Past its end the keeper closes it and returns all of it.
+    b.clock.jumpTo(new Date(tab.endsAt).getTime() + 1_000);
+    await sweep();
+    expect(await readTab(b, tab)).toMatchObject({
+      status: "closed",
+      refunded: { atomic: (price * 2n).toString() },
+    });
+  });
+
+  it("a funding settled on chain but never answered is resolved from the chain: the tab opens", async () => {
+    const price = priceOf(devnet, "weather");
+    await devnet.faults.set({ settleHangAfterChain: true });
+    const tab = await openTab(b, user, price);
+    expect(tab.fund.status).toBe("funding");
+    await devnet.faults.reset();
+    await sweep();
+    expect(await readTab(b, tab)).toMatchObject({ status: "open" });
+    expect(await evmUsdcBalance(devnet, tab.session as `0x${string}`)).toBe(price);
+    expect((await closeTab(b, tab)).refunded?.atomic).toBe(price.toString());
+  });
+
+  it("an unclear payment when the tab closes: the rest returns once it is resolved, exactly", async () => {
+    const price = priceOf(devnet, "weather");
+    const tab = await openTab(b, user, price * 3n);
+    // The facilitator holds the payment before the chain: the service gives up on it, unclear.
+    await devnet.faults.set({ settleLate: true });
+    const turn = await ask(b, tab.token, user.address);
+    expect(turn.payments.at(-1)?.status).toBe("unknown");
+    // Closing now would race the unclear payment for the session key's money: it waits.
+    const closing = await closeTab(b, tab);
+    expect(closing.status).toBe("closing");
+    expect(await evmUsdcBalance(devnet, tab.session as `0x${string}`)).toBe(price * 3n);
+    // Released, it lands late; the reconciler finds it, then the keeper returns the rest.
+    await devnet.faults.reset();
+    const status = async () => {
+      await sweep();
+      return (await readTab(b, tab)).status;
+    };
+    await expect.poll(status, { timeout: 20_000, interval: 200 }).toBe("closed");
+    const closed = await readTab(b, tab);
+    expect(closed).toMatchObject({ status: "closed", refunded: { atomic: (price * 2n).toString() } });
+    expect(closed.spent.atomic).toBe(price.toString());
+  });
+
+  it("the session key used outside the service moves at most what the tab still holds", async () => {
+    const price = priceOf(devnet, "weather");
+    const before = await evmUsdcBalance(devnet, user.address);
+    const tab = await openTab(b, user, price * 2n);
+    await ask(b, tab.token, user.address);
+    // A thief with the tab secret: the session key, and the facilitator, outside the service.
+    const { evm, facilitatorUrl } = devnet.manifest;
+    const chains = createChains({ [evm.network]: evm.rpcUrl });
+    const key = await sessionKey(Buffer.from(TAB_SECRET, "hex"), tab.tabId, evm.network, evm.rpcUrl);
+    if (!key) throw new Error("no session key");
+    expect(key.address).toBe(tab.session);
+    const thief = walletAddress(devnet, "evm", "merchant");
+    const steal = async (amount: bigint) => {
+      const requirement = await transferRequirement(chains, evm.network, evm.usdc, thief, amount, 60);
+      const resource = { url: "https://thief.example", description: "steal" };
+      const signed = await signTransfer(
+        requirement,
+        key.signer.schemeFor(evm.network),
+        resource,
+        Math.floor(Date.now() / 1000),
+      );
+      return facilitatorSettler(facilitatorUrl).settle(signed.payload, requirement);
+    };
+    expect((await steal(price * 2n)).kind).not.toBe("settled");
+    expect((await steal(price)).kind).toBe("settled");
+    expect(await evmUsdcBalance(devnet, tab.session as `0x${string}`)).toBe(0n);
+    // The wallet lost the tab and nothing more; closing returns nothing and says so.
+    expect(before - (await evmUsdcBalance(devnet, user.address))).toBe(price * 2n);
+    expect(await closeTab(b, tab)).toMatchObject({ status: "closed", refunded: { atomic: "0" } });
+  });
+});
+
+describe.runIf(process.env.DATABASE_URL)("two instances on one PostgreSQL", () => {
+  let one: Booted;
+  let two: Booted;
+  beforeAll(async () => {
+    one = await boot(devnet, { store: "postgres", env: TAB_ENV });
+    two = await boot(devnet, { store: "postgres", schema: one.schema, env: TAB_ENV });
+  });
+  afterAll(async () => {
+    await two?.close();
+    await one?.close();
+    if (one?.schema) await dropSchema(one.schema);
+  });
+
+  it("pay from one tab on both, close it on both at once: it returns once, exactly the rest", async () => {
+    const price = priceOf(devnet, "weather");
+    const tab = await openTab(one, user, price * 3n);
+    await ask(one, tab.token, user.address);
+    await ask(two, tab.token, user.address);
+    const before = await evmUsdcBalance(devnet, user.address);
+    await Promise.all([closeTab(one, tab), closeTab(two, tab)]);
+    await Promise.all([one.running.payments?.reconciler.sweep(), two.running.payments?.reconciler.sweep()]);
+    const view = await readTab(two, tab);
+    expect(view).toMatchObject({ status: "closed", refunded: { atomic: price.toString() } });
+    expect((await evmUsdcBalance(devnet, user.address)) - before).toBe(price);
+  });
+});
