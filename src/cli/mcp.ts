@@ -31,6 +31,7 @@ Options (each also from the environment):
   --limits JSON           spending limits as the chat's spendingLimits JSON ($X402_CHAT_LIMITS),
                           e.g. '{"perTransaction":"0.10","daily":"1"}'
   --devnet[=ROLE]         URL, token and wallet from the embedded devnet's manifest (payer, user...)
+  --tab TOKEN             a tab's token: pay_quote pays from that tab, no approval ($X402_CHAT_TAB)
 `;
 
 export interface BridgeOptions {
@@ -60,6 +61,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): BridgeOpti
       token: { type: "string" },
       wallet: { type: "string" },
       limits: { type: "string" },
+      tab: { type: "string" },
       devnet: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -95,6 +97,8 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): BridgeOpti
   if (token) headers.Authorization = `Bearer ${token}`;
   if (wallet) headers["X-Wallet-Address"] = wallet;
   if (limits !== undefined) headers["X-Spending-Limits"] = limits;
+  const tab = values.tab ?? env.X402_CHAT_TAB;
+  if (tab) headers["X-Tab-Token"] = tab;
   return { endpoint, headers };
 }
 

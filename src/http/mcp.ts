@@ -14,7 +14,7 @@ import {
   readMcpBody,
 } from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
-import { parsePayerConfig } from "../protocol/index.js";
+import { parsePayerConfig, parseTabToken } from "../protocol/index.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { payer } from "./payer.js";
 import { problemResponse } from "./problem.js";
@@ -31,6 +31,8 @@ interface McpMessageVars {
 /** The headers an MCP client's configuration sets (docs/mcp.md, "Session"). */
 export const WALLET_HEADER = "x-wallet-address";
 export const LIMITS_HEADER = "x-spending-limits";
+/** A tab's token: the session's payments are paid from that tab (docs/mcp.md). */
+export const TAB_HEADER = "x-tab-token";
 
 export interface McpRouteDeps {
   face: PaymentsFace;
@@ -66,17 +68,18 @@ export function readPayerHeaders(): Middleware<PayerConfigVars> {
         throw new AppError("invalid_limits", `The ${LIMITS_HEADER} header is not JSON.`);
       }
     }
-    c.set(
-      "payerConfig",
-      parsePayerConfig(
-        {
-          ...(walletAddress !== undefined ? { walletAddress } : {}),
-          ...(spendingLimits !== undefined ? { spendingLimits } : {}),
-        },
-        "The MCP session's headers",
-        parseWallet,
-      ),
+    const config = parsePayerConfig(
+      {
+        ...(walletAddress !== undefined ? { walletAddress } : {}),
+        ...(spendingLimits !== undefined ? { spendingLimits } : {}),
+      },
+      "The MCP session's headers",
+      parseWallet,
     );
+    const tab = c.req.header(TAB_HEADER);
+    if (tab !== undefined && !config.wallet)
+      throw new AppError("tab_invalid", `The ${TAB_HEADER} header needs the wallet that funded the tab.`);
+    c.set("payerConfig", tab !== undefined ? { ...config, tab: parseTabToken(tab) } : config);
     await next();
   };
 }

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../../src/devnet/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
+import { axeViolations } from "./axe.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CHROMIUM = [process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
@@ -234,6 +235,38 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
       // Reachable: a tap on the wallet button opens its menu.
       await page.getByRole("button", { name: "Connect wallet", exact: true }).click();
       await page.getByRole("dialog", { name: "Choose a wallet" }).waitFor();
+    });
+  });
+
+  describe("a tab: sign once, pay many", () => {
+    it("one signature opens a $0.05 tab; three asks are paid from it with no card; closing returns the rest", async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const page = await open(context);
+        await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+        await page.getByTestId("wallet-chip").waitFor();
+        await page.getByLabel("Tab amount in USD").fill("0.05");
+        await page.getByRole("button", { name: "Open a tab" }).click();
+        const state = () => page.getByTestId("tab-state").textContent();
+        await poll(state).toMatch(/Tab open · \$0\.05 left of \$0\.05 on Local EVM devnet/);
+        expect(await axeViolations(page)).toEqual([]);
+        for (let i = 1; i <= 3; i++) {
+          await ask(page, "What's the weather in Paris?");
+          await poll(() => page.getByTestId("finish").count()).toBe(i);
+          expect(await page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
+            "payment-complete",
+          );
+          await poll(state).toContain(`$0.0${5 - i} left of $0.05`);
+        }
+        // Paid from the tab: no card ever asked the wallet.
+        expect(await page.locator("[data-testid=payment-card][data-status=awaiting_approval]").count()).toBe(
+          0,
+        );
+        await page.getByRole("button", { name: "Close tab" }).click();
+        await poll(state).toMatch(/Tab closed · \$0\.03 spent · \$0\.02 returned to your wallet/);
+      } finally {
+        await context.close();
+      }
     });
   });
 

@@ -5,6 +5,9 @@
  * service (it moves at most what the tab still holds; the wallet loses nothing more), and two
  * instances closing one tab at once (PostgreSQL).
  */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createChains } from "../../src/chains/index.js";
@@ -15,8 +18,8 @@ import {
   signTransfer,
   transferRequirement,
 } from "../../src/payments/tabs/index.js";
-import { type Booted, boot, dropSchema, priceOf, useTestDevnet } from "./harness.js";
-import { ask, closeTab, openTab, readTab, TAB_ENV, TAB_SECRET, userAccount } from "./tab-helpers.js";
+import { type Booted, boot, dropSchema, priceOf, serviceUrl, useTestDevnet } from "./harness.js";
+import { ALICE, ask, closeTab, openTab, readTab, TAB_ENV, TAB_SECRET, userAccount } from "./tab-helpers.js";
 
 const devnet = useTestDevnet();
 let user: PrivateKeyAccount;
@@ -115,6 +118,44 @@ describe("tabs attacked", () => {
     // The wallet lost the tab and nothing more; closing returns nothing and says so.
     expect(before - (await evmUsdcBalance(devnet, user.address))).toBe(price * 2n);
     expect(await closeTab(b, tab)).toMatchObject({ status: "closed", refunded: { atomic: "0" } });
+  });
+});
+
+describe("a tab over MCP", () => {
+  it("pay_quote pays from the tab named by X-Tab-Token, with no approval; the token with another wallet pays nothing", async () => {
+    const price = priceOf(devnet, "weather");
+    const tab = await openTab(b, user, price * 2n);
+    const connect = async (wallet: string) => {
+      const transport = new StreamableHTTPClientTransport(new URL("http://service.test/mcp"), {
+        requestInit: {
+          headers: { Authorization: `Bearer ${ALICE}`, "X-Wallet-Address": wallet, "X-Tab-Token": tab.token },
+        },
+        fetch: async (url, init) => b.running.service.app.request(String(url), init),
+      });
+      const client = new Client({ name: "tab-test", version: "1" });
+      await client.connect(transport);
+      return client;
+    };
+    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
+    const payOnce = async (wallet: string) => {
+      const client = await connect(wallet);
+      const call = async (name: string, args: Record<string, unknown>) =>
+        (await client.callTool({ name, arguments: args })) as Result;
+      const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Paris" } });
+      const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+      await client.close();
+      return paid;
+    };
+    const paid = await payOnce(user.address);
+    expect(paid.isError).toBeFalsy();
+    expect(paid.structuredContent).toMatchObject({ status: "paid" });
+    const view = await readTab(b, tab);
+    expect(view).toMatchObject({ left: { atomic: price.toString() }, spent: { atomic: price.toString() } });
+    // The token with another wallet pays nothing.
+    const refused = await payOnce(walletAddress(devnet, "evm", "payer"));
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.structuredContent)).toContain("tab_invalid");
+    expect((await closeTab(b, tab)).refunded?.atomic).toBe(price.toString());
   });
 });
 

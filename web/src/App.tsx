@@ -1,10 +1,12 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { usePaymentChat } from "./chat/usePaymentChat.js";
+import { useTab } from "./chat/useTab.js";
 import { ChatError } from "./components/ChatError.js";
 import { Composer } from "./components/Composer.js";
 import { Conversation } from "./components/Conversation.js";
 import { PaymentsPanel } from "./components/PaymentsPanel.js";
 import { SettingsPanel } from "./components/SettingsPanel.js";
+import { TabBar } from "./components/TabBar.js";
 import { TopBar } from "./components/TopBar.js";
 import { useSettings } from "./settings.js";
 import type { WalletOption } from "./wallet/types.js";
@@ -17,8 +19,14 @@ export function App() {
   const panels = useSidePanels();
   const { options, devnet, localNetworks } = useWallets();
   const { wallet, connect, disconnect } = usePageWallet(options);
-  const chat = usePaymentChat(settings, wallet, localNetworks);
+  const tabs = useTab(wallet, () => settings.token.trim() || undefined, localNetworks);
+  const chat = usePaymentChat(settings, wallet, localNetworks, tabs.payingToken);
   const walletSession = useWalletSession(wallet);
+  // After each answer the tab is read again: what it holds now.
+  const { refresh } = tabs;
+  useEffect(() => {
+    if (!chat.busy) void refresh();
+  }, [chat.busy, refresh]);
   return (
     <div className={`layout${panels.showSettings || panels.showPayments ? " with-settings" : ""}`}>
       <TopBar
@@ -33,6 +41,16 @@ export function App() {
       />
       <main className="chat">
         {devnet && !wallet ? <DevnetBanner options={options} onConnect={connect} /> : null}
+        {wallet ? (
+          <TabBar
+            tab={tabs.tab}
+            busy={tabs.busy}
+            error={tabs.error}
+            localNetworks={localNetworks}
+            onOpen={(amount, seconds) => void tabs.open(amount, seconds)}
+            onClose={() => void tabs.close()}
+          />
+        ) : null}
         <Conversation
           messages={chat.messages}
           thinking={chat.status === "submitted"}

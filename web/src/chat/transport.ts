@@ -34,16 +34,23 @@ export function usePageTransport(
   walletAddress: string | undefined,
   signer: TransportSigner,
   answerWallet: RefObject<string | undefined>,
+  tab?: string,
 ): ChatTransport<PaymentUIMessage> {
   const fields = useRef<TurnFields>({});
-  fields.current = requestFields(settings, walletAddress);
+  // An open tab of this wallet pays what it can (docs/clients.md, "Tabs").
+  fields.current = { ...requestFields(settings, walletAddress), ...(tab && walletAddress ? { tab } : {}) };
   const token = useRef<string | undefined>(undefined);
   token.current = settings.token.trim() || undefined;
   return useMemo(
     () =>
       createTransport({
-        fields: () =>
-          answerWallet.current ? { ...fields.current, walletAddress: answerWallet.current } : fields.current,
+        fields: () => {
+          const other = answerWallet.current;
+          if (!other || other === fields.current.walletAddress) return fields.current;
+          // Another wallet answers a card: the tab is not its own.
+          const { tab: _tab, ...rest } = fields.current;
+          return { ...rest, walletAddress: other };
+        },
         token: () => token.current,
         signer,
       }),

@@ -18,9 +18,10 @@ export function usePaymentChat(
   settings: Settings,
   wallet: PageWallet | undefined,
   localNetworks: ReadonlySet<string>,
+  tab?: string,
 ) {
   const { signer, approvals, setApprovals, answerWallet } = usePageApprovals(wallet, localNetworks);
-  const transport = usePageTransport(settings, wallet?.address, signer, answerWallet);
+  const transport = usePageTransport(settings, wallet?.address, signer, answerWallet, tab);
   // A limit the page cannot read would be left out of the request (the server's default would
   // apply instead of what was typed): nothing is sent until it is fixed.
   const invalid = settingsProblems(settings);
