@@ -55,6 +55,11 @@ export class TabClient {
     }) as Promise<TabView>;
   }
 
+  /** A signed-in wallet's tabs (the client's token is its `signIn` session), newest first. */
+  async list(signal?: AbortSignal): Promise<TabView[]> {
+    return ((await this.send("GET", "/api/tabs", undefined, signal)) as { items: TabView[] }).items;
+  }
+
   /** Close it: nothing more is paid from it, and what is left returns to the wallet. */
   close(tabId: string, token: string, signal?: AbortSignal): Promise<TabView> {
     return this.send(

@@ -215,7 +215,14 @@ export function createApp(deps: AppDeps): Hono {
     mountWalletAuthRoutes(app, { signIn, rateLimiter: deps.rateLimiter, clientIp: ip });
   }
   if (deps.tabs) {
-    mountTabRoutes(app, { ...deps.tabs, auth: authChat, logger: deps.logger, lifecycle: deps.lifecycle });
+    const sessions = signIn ? { walletSessions: (token: string) => signIn.session(token) } : {};
+    mountTabRoutes(app, {
+      ...deps.tabs,
+      ...sessions,
+      auth: authChat,
+      logger: deps.logger,
+      lifecycle: deps.lifecycle,
+    });
   }
   if (deps.approvals) {
     const ip = clientIp(deps.config.trustProxy);

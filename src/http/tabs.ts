@@ -16,7 +16,9 @@ import type { AuthVars, Middleware, VarsContext } from "./vars.js";
  * `X-Tab-Token` header for a read). Another's tab, a wrong token and an unknown id are the same 404.
  */
 export interface TabRoutesDeps {
-  tabs: Pick<TabDesk, "open" | "fund" | "view" | "close">;
+  tabs: Pick<TabDesk, "open" | "fund" | "view" | "close" | "listForWallet">;
+  /** The wallet of a wallet session token (`x4w_...`, src/signin): GET /api/tabs lists its tabs. */
+  walletSessions?: (token: string) => Promise<{ wallet: string } | undefined>;
   auth: Middleware<AuthVars>;
   logger: Logger;
   lifecycle: Pick<Lifecycle, "keep">;
@@ -63,6 +65,15 @@ export function mountTabRoutes(app: Hono, deps: TabRoutesDeps): void {
     answer(c, deps, async (caller) => {
       const read = (await body(c)) as { token?: unknown } | null;
       return deps.tabs.close(caller, tabId(c), parseTabToken(read?.token));
+    }),
+  );
+  // A wallet signed in (src/signin) lists its own tabs; any other bearer is refused.
+  app.get("/api/tabs", async (c) =>
+    answer(c, deps, async () => {
+      const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+      const session = bearer && deps.walletSessions ? await deps.walletSessions(bearer) : undefined;
+      if (!session) throw new AppError("unauthorized", "Sign in with the wallet to list its tabs.");
+      return { items: await deps.tabs.listForWallet(session.wallet) };
     }),
   );
   app.get("/api/tabs/:tabId", deps.auth, async (c) =>

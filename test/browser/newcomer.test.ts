@@ -262,6 +262,10 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
         expect(await page.locator("[data-testid=payment-card][data-status=awaiting_approval]").count()).toBe(
           0,
         );
+        // A reload finds the tab again, and can still close it.
+        await page.reload();
+        await page.getByTestId("wallet-chip").waitFor();
+        await poll(state).toContain("$0.02 left of $0.05");
         await page.getByRole("button", { name: "Close tab" }).click();
         await poll(state).toMatch(/Tab closed · \$0\.03 spent · \$0\.02 returned to your wallet/);
       } finally {

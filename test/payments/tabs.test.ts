@@ -7,6 +7,7 @@
  */
 import type { PrivateKeyAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChatClient, evmSignInWallet, TabClient } from "../../src/client/index.js";
 import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
@@ -19,6 +20,7 @@ import {
   useTestDevnet,
 } from "./harness.js";
 import {
+  ALICE,
   ask,
   call,
   closeTab,
@@ -79,6 +81,22 @@ describe.each(STORES)("tabs on %s", (store) => {
     // Closed: nothing more is paid from it.
     const after = await ask(b, tab.token, user.address);
     expect(after.errors[0]).toMatchObject({ code: "tab_invalid" });
+
+    // The wallet is the account: signed in with it, it lists its tabs (no token in them).
+    const fetchApp = (async (url: string | URL | Request, init?: RequestInit) =>
+      b.running.service.app.request(String(url), init)) as typeof fetch;
+    const baseUrl = "http://127.0.0.1:3000";
+    const session = await new ChatClient({ baseUrl, fetch: fetchApp }).signIn(
+      evmSignInWallet(user, devnet.manifest.evm.network),
+    );
+    const listed = await new TabClient({ baseUrl, token: session.token, fetch: fetchApp }).list();
+    expect(listed.find((t) => t.tabId === tab.tabId)).toMatchObject({
+      status: "closed",
+      spent: { atomic: (price * 3n).toString() },
+    });
+    expect(JSON.stringify(listed)).not.toContain(tab.token);
+    const asCaller = await call(b, "GET", "/api/tabs", ALICE);
+    expect(await problem(asCaller)).toMatchObject({ status: 401, code: "unauthorized" });
   });
 
   it("the token serves neither another caller nor another wallet, and the funding is used once", async () => {

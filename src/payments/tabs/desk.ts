@@ -196,6 +196,12 @@ export class TabDesk implements TabAccess {
     return this.read(tabId);
   }
 
+  /** A signed-in wallet's tabs (docs/protocol.md, "Tabs"), newest first: no token, no key. */
+  async listForWallet(wallet: string, limit = 50): Promise<TabView[]> {
+    const tabs = await this.deps.store.listByWallet(wallet, limit);
+    return Promise.all(tabs.map(async (tab) => viewOf(tab, await this.deps.store.usage(tab.tabId))));
+  }
+
   /** TabAccess: the tab a request's token names, if this request may pay from it. */
   async find(request: Parameters<TabAccess["find"]>[0]): Promise<TabLookup> {
     if (!request.tab) return { ok: false, message: "This request names no tab." };

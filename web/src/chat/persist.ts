@@ -67,3 +67,21 @@ export function loadAsked(): AskedMarks {
 export function saveAsked(marks: AskedMarks): void {
   write(ASKED, Object.keys(marks).length > 0 ? JSON.stringify(marks) : undefined);
 }
+
+const TAB = "x402-chat-agent.tab";
+
+/** The open tab's id and token (this browser tab only): a reload can still pay from it and close it. */
+export function loadTab(): { tabId: string; token: string } | undefined {
+  try {
+    const saved = JSON.parse(read(TAB) ?? "null") as { tabId?: unknown; token?: unknown } | null;
+    return typeof saved?.tabId === "string" && typeof saved.token === "string"
+      ? { tabId: saved.tabId, token: saved.token }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function saveTab(tab: { tabId: string; token: string } | undefined): void {
+  write(TAB, tab ? JSON.stringify(tab) : undefined);
+}

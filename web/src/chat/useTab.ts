@@ -1,6 +1,7 @@
-import { useCallback, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { TabClient, type TabView } from "../../../src/client/index.js";
 import type { PageWallet } from "../wallet/types.js";
+import { loadTab, saveTab } from "./persist.js";
 import { describeError } from "./transport.js";
 
 /** The page's tab: which, its token (kept in this page's memory only), and what it holds. */
@@ -27,6 +28,19 @@ export function useTab(
   const client = useMemo(() => new TabClient({ token: () => tokenRef.current() }), []);
   const mine =
     tab && wallet && tab.view.wallet.toLowerCase() === wallet.address.toLowerCase() ? tab : undefined;
+
+  // A reload finds the tab again (its token kept in this browser tab's storage until it closes).
+  useEffect(() => {
+    const saved = loadTab();
+    if (!saved) return;
+    client.get(saved.tabId, saved.token).then(
+      (view) => (view.status === "closed" ? saveTab(undefined) : setTab({ view, token: saved.token })),
+      () => saveTab(undefined),
+    );
+  }, [client]);
+  useEffect(() => {
+    if (tab) saveTab(tab.view.status === "closed" ? undefined : { tabId: tab.view.tabId, token: tab.token });
+  }, [tab]);
 
   const run = useCallback(async (work: () => Promise<void>) => {
     setBusy(true);
