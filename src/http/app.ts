@@ -23,7 +23,7 @@ import { mountOperatorRoutes, type OperatorRoutesDeps } from "./operator.js";
 import { payer } from "./payer.js";
 import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
-import { type RateLimitDeps, rateLimitPayer } from "./rate-limit.js";
+import { type RateLimitDeps, rateLimitIp, rateLimitPayer } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
 import { serveWeb } from "./static.js";
 import { mountTabRoutes, type TabRoutesDeps } from "./tabs.js";
@@ -220,6 +220,7 @@ export function createApp(deps: AppDeps): Hono {
       ...deps.tabs,
       ...sessions,
       auth: authChat,
+      limit: rateLimitIp(quota),
       logger: deps.logger,
       lifecycle: deps.lifecycle,
     });

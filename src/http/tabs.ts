@@ -8,7 +8,7 @@ import { readJsonBody } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { problemResponse } from "./problem.js";
-import type { AuthVars, Middleware, VarsContext } from "./vars.js";
+import type { AuthVars, Middleware, QuotaVars, VarsContext } from "./vars.js";
 
 /**
  * Tabs (docs/protocol.md, "Tabs"): open, fund, read, close. Behind the chat's auth: a tab opened
@@ -20,6 +20,8 @@ export interface TabRoutesDeps {
   /** The wallet of a wallet session token (`x4w_...`, src/signin): GET /api/tabs lists its tabs. */
   walletSessions?: (token: string) => Promise<{ wallet: string } | undefined>;
   auth: Middleware<AuthVars>;
+  /** The per-IP quota (rate-limit.ts), before anything is opened, signed or settled. */
+  limit: Middleware<QuotaVars>;
   logger: Logger;
   lifecycle: Pick<Lifecycle, "keep">;
 }
@@ -55,20 +57,20 @@ async function answer(
 const body = (c: Context) => readJsonBody(c.req.raw, MAX_BODY_BYTES, nodeRequest(c));
 
 export function mountTabRoutes(app: Hono, deps: TabRoutesDeps): void {
-  app.post("/api/tabs", deps.auth, async (c) =>
+  app.post("/api/tabs", deps.limit, deps.auth, async (c) =>
     answer(c, deps, async (caller) => deps.tabs.open(caller, parseOpenTab(await body(c), parseWallet))),
   );
-  app.post("/api/tabs/:tabId/fund", deps.auth, async (c) =>
+  app.post("/api/tabs/:tabId/fund", deps.limit, deps.auth, async (c) =>
     answer(c, deps, async (caller) => deps.tabs.fund(caller, tabId(c), parseFundTab(await body(c)))),
   );
-  app.post("/api/tabs/:tabId/close", deps.auth, async (c) =>
+  app.post("/api/tabs/:tabId/close", deps.limit, deps.auth, async (c) =>
     answer(c, deps, async (caller) => {
       const read = (await body(c)) as { token?: unknown } | null;
       return deps.tabs.close(caller, tabId(c), parseTabToken(read?.token));
     }),
   );
   // A wallet signed in (src/signin) lists its own tabs; any other bearer is refused.
-  app.get("/api/tabs", async (c) =>
+  app.get("/api/tabs", deps.limit, async (c) =>
     answer(c, deps, async () => {
       const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
       const session = bearer && deps.walletSessions ? await deps.walletSessions(bearer) : undefined;

@@ -19,7 +19,17 @@ import {
   transferRequirement,
 } from "../../src/payments/tabs/index.js";
 import { type Booted, boot, dropSchema, priceOf, serviceUrl, useTestDevnet } from "./harness.js";
-import { ALICE, ask, closeTab, openTab, readTab, TAB_ENV, TAB_SECRET, userAccount } from "./tab-helpers.js";
+import {
+  ALICE,
+  ask,
+  call,
+  closeTab,
+  openTab,
+  readTab,
+  TAB_ENV,
+  TAB_SECRET,
+  userAccount,
+} from "./tab-helpers.js";
 
 const devnet = useTestDevnet();
 let user: PrivateKeyAccount;
@@ -183,5 +193,21 @@ describe.runIf(process.env.DATABASE_URL)("two instances on one PostgreSQL", () =
     const view = await readTab(two, tab);
     expect(view).toMatchObject({ status: "closed", refunded: { atomic: price.toString() } });
     expect((await evmUsdcBalance(devnet, user.address)) - before).toBe(price);
+  });
+});
+
+describe("opening tabs in a flood", () => {
+  let flooded: Booted;
+  beforeAll(async () => {
+    flooded = await boot(devnet, { store: "pglite", env: { ...TAB_ENV, RATE_LIMIT_ANONYMOUS_POINTS: "3" } });
+  });
+  afterAll(() => flooded?.close());
+
+  it("is held to the per-IP quota: 429 with Retry-After before anything is drafted or stored", async () => {
+    const body = { walletAddress: user.address, amount: "0.01" };
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await call(flooded, "POST", "/api/tabs", ALICE, body));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429]);
+    expect(answers[3]?.headers.get("retry-after")).toBe("50");
   });
 });
