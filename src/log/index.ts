@@ -29,12 +29,16 @@ const SECRET_FIELDS = [
   "apiKey",
   "payment-signature",
   "x-payment",
+  "tab",
+  "x-tab-token",
 ];
 export const REDACTED_PATHS = SECRET_FIELDS.flatMap((f) => [`["${f}"]`, `*["${f}"]`, `*.headers["${f}"]`]);
 
 const SECRET_TEXT: [RegExp, string][] = [
   [/Bearer\s+\S+/gi, "Bearer [redacted]"],
   [/0x[0-9a-fA-F]{128,}/g, "0x[redacted]"],
+  // Tabs' tokens and wallet sessions' tokens (src/payments/tabs, src/signin).
+  [/\bx4[tw]_[A-Za-z0-9_-]{20,}/g, "x4_[redacted]"],
   [/("?(?:private|secret)Key"?\s*[:=]\s*)("[^"]*"|\[[^\]]*\]|\S+)/gi, "$1[redacted]"],
 ];
 

@@ -50,6 +50,20 @@ describe("the logger", () => {
     expect(text).toContain("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
   });
 
+  it("redacts tabs' and wallet sessions' tokens, as fields and in text", () => {
+    const { logger, lines } = capture();
+    const tab = `x4t_${"Q".repeat(43)}`;
+    const session = `x4w_${"R".repeat(43)}`;
+    logger.warn("tab request", {
+      tab,
+      body: { tab },
+      err: new Error(`no tab for ${tab} (session ${session})`),
+    });
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain("Q".repeat(43));
+    expect(text).not.toContain("R".repeat(43));
+  });
+
   it("writes the process id exactly once per line, also when a caller passes it again", () => {
     const raw: string[] = [];
     const logger = createLogger({ destination: { write: (line: string) => raw.push(line) } });
