@@ -149,8 +149,13 @@ function payingModel(payUrl: () => string): Server {
   });
 }
 
-/** The idempotency lease the service runs with here (the dead process's claim lapses after it). */
-const LEASE_MS = 1500;
+/**
+ * The idempotency lease the service runs with here (the dead process's claim lapses after it). A
+ * live process counts its claim lost after two thirds of it without a renewal: at 1.5 s, a busy
+ * 2-core machine (browser tests beside it) stalled the service that long and it gave up its own
+ * claim mid-payment. 5 s holds through such stalls and costs the wait after each kill.
+ */
+const LEASE_MS = 5000;
 
 /** Until the dead process's claim has lapsed: before that, 409 is the right answer (it may still run). */
 const leaseLapsed = (killedAt: number) =>
@@ -216,8 +221,8 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
       DISCOVERY_URLS: m.discoveryUrl,
       ALLOW_PRIVATE_ORIGINS: [...new Set(origins)].join(","),
       SIGNERS_FILE: join(dir, "signers.json"),
-      // The dead process's claim lapses before the restarted one listens (a start takes seconds); long
-      // enough that a live attempt renewing every third of it does not lose it on a loaded machine.
+      // The dead process's claim lapses soon after the restarted one listens; long enough that a live
+      // attempt renewing every third of it does not lose it on a loaded machine (LEASE_MS above).
       IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
       ...(schema && process.env.DATABASE_URL
         ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: schema }
