@@ -107,7 +107,11 @@ describe("tabs attacked", () => {
     // A thief with the tab secret: the session key, and the facilitator, outside the service.
     const { evm, facilitatorUrl } = devnet.manifest;
     const chains = createChains({ [evm.network]: evm.rpcUrl });
-    const key = await sessionKey(Buffer.from(TAB_SECRET, "hex"), tab.tabId, evm.network, evm.rpcUrl);
+    const key = await sessionKey(
+      { secret: Buffer.from(TAB_SECRET, "hex"), rpcUrls: { [evm.network]: evm.rpcUrl } },
+      tab.tabId,
+      evm.network,
+    );
     if (!key) throw new Error("no session key");
     expect(key.address).toBe(tab.session);
     const thief = walletAddress(devnet, "evm", "merchant");

@@ -265,8 +265,7 @@ export class TabDesk implements TabAccess {
   }
 
   private async session(tabId: string, network: string) {
-    const rpcUrl = Object.hasOwn(this.config.rpcUrls, network) ? this.config.rpcUrls[network] : undefined;
-    const key = await sessionKey(this.config.secret, tabId, network, rpcUrl);
+    const key = await sessionKey(this.config, tabId, network);
     if (!key) throw new AppError("tab_unsupported", `No tab can be held on ${network}.`);
     return key;
   }

@@ -114,10 +114,7 @@ export class TabKeeper {
       await store.move(tab.tabId, "closing", "closed", { refunded: 0n }, now);
       return;
     }
-    const rpcUrl = Object.hasOwn(this.config.rpcUrls, tab.network)
-      ? this.config.rpcUrls[tab.network]
-      : undefined;
-    const key = await sessionKey(this.config.secret, tab.tabId, tab.network, rpcUrl);
+    const key = await sessionKey(this.config, tab.tabId, tab.network);
     if (!key || key.address !== tab.session)
       throw new Error(`no session key of tab ${tab.tabId} here (TAB_SECRET?)`);
     const requirement = await transferRequirement(

@@ -34,18 +34,18 @@ export interface SessionKey {
   signer: SignerAccess;
 }
 
-/** The session key of a tab on `network`; undefined where its chain family cannot hold tabs. */
+/** The session key of a tab on `network` (its RPC from `rpcUrls`); undefined where its family cannot hold tabs. */
 export async function sessionKey(
-  secret: Uint8Array,
+  config: { secret: Uint8Array; rpcUrls: Record<string, string> },
   tabId: string,
   network: string,
-  rpcUrl: string | undefined,
 ): Promise<SessionKey | undefined> {
   const family = familyOf(network);
   if (!family?.keyFromSeed) return undefined;
-  const seed = createHmac("sha256", secret).update(`x402-chat-agent tab session ${tabId}`).digest();
+  const seed = createHmac("sha256", config.secret).update(`x402-chat-agent tab session ${tabId}`).digest();
   const key = family.keyFromSeed(seed) as SignerKey;
   const loaded = await loadKey(key);
+  const rpcUrl = Object.hasOwn(config.rpcUrls, network) ? config.rpcUrls[network] : undefined;
   return {
     address: loaded.address,
     signer: { schemeFor: (n) => loaded.schemesFor(n, rpcUrl) },
