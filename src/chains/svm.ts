@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from "node:crypto";
 import {
   type Address,
   address,
@@ -25,6 +26,7 @@ import {
   solanaMessageHash,
   solanaResolver,
 } from "./svm-landed.js";
+import { svmOwnTransfers } from "./svm-transfers.js";
 import { type ChainFamily, WalletAnswerMismatch } from "./types.js";
 
 export { solanaMessageHash } from "./svm-landed.js";
@@ -67,6 +69,20 @@ function usdcTable(): Record<string, string[]> {
 
 const timeout = () => ({ abortSignal: AbortSignal.timeout(RPC_TIMEOUT_MS) });
 
+/** PKCS#8's wrapping of a 32-byte ed25519 private key (RFC 8410), to read its public key. */
+const ED25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
+
+/** solana-keygen's 64 bytes (private seed, then public key) of the ed25519 key made from `seed`. */
+function keypairBytes(seed: Uint8Array): Uint8Array {
+  const key = createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+    format: "der",
+    type: "pkcs8",
+  });
+  const publicKey = createPublicKey(key).export({ format: "der", type: "spki" }).subarray(-32);
+  return Uint8Array.from(Buffer.concat([seed, publicKey]));
+}
+
 export const svm: ChainFamily<SolanaKey> = {
   name: "solana",
   namespace: "solana",
@@ -97,6 +113,12 @@ export const svm: ChainFamily<SolanaKey> = {
       .length(64, "64 bytes (solana-keygen JSON)")
       .transform((bytes) => Uint8Array.from(bytes)),
     tokens: z.array(z.string().min(16)).min(1),
+  }),
+
+  keyFromSeed: (seed) => ({
+    chain: "solana",
+    secretKey: keypairBytes(seed),
+    tokens: ["a tab's session key: no token"],
   }),
 
   async loadKey(key) {
@@ -137,6 +159,9 @@ export const svm: ChainFamily<SolanaKey> = {
       // Settled when a transaction with its message landed; failed only when the chain proves it
       // can no longer land and the payer's history since signing holds none (svm-landed.ts).
       resolve: (payment, now) => resolver.resolve(payment, now),
+
+      // A tab's session key needs its token account opened before it can be paid (svm-transfers.ts).
+      own: svmOwnTransfers(rpc),
 
       async ping(signal) {
         await rpc.getSlot().send({ abortSignal: signal });

@@ -149,6 +149,42 @@ export interface ChainConnection {
    * EIP-712 `name` and `version`); absent where the family needs none of its own (tabs use it).
    */
   transferExtra?(asset: string): Promise<Record<string, unknown>>;
+  /**
+   * A tab's funding and return as transactions the service builds and sends itself, where an x402
+   * `exact` payment through a facilitator cannot do them (Solana: a transfer's receiver must already
+   * have a token account, and the `exact` scheme cannot open one). Absent where `exact` suffices.
+   */
+  own?: OwnTransfers;
+}
+
+/** What a transaction the service sent itself came to. */
+export type Sent =
+  | { kind: "landed"; transaction: string }
+  /** Refused before it could move anything (or failed on chain, having moved nothing but a fee). */
+  | { kind: "rejected"; error: string }
+  /** Sent, or maybe sent, with no word from the chain yet: it decides later (`resolve`). */
+  | { kind: "unclear"; error: string };
+
+/** Transfers a tab needs that are not x402 payments (see {@link ChainConnection.own}). */
+export interface OwnTransfers {
+  /**
+   * The unsigned transaction (base64 wire) by which `from`, its fee payer, opens `to`'s token
+   * account of `asset`, moves `amount` into it, and leaves `to` what its own return will cost; all
+   * of that but the fees comes back with {@link OwnTransfers.returnAll}.
+   */
+  funding(from: string, to: string, asset: string, amount: bigint, memo: string): Promise<string>;
+  /**
+   * Everything the key made from `seed` holds (its tokens of `asset`, its token account's rent,
+   * its own balance) back to `to`, signed by it; undefined when it holds nothing.
+   */
+  returnAll(
+    seed: Uint8Array,
+    to: string,
+    asset: string,
+    memo: string,
+  ): Promise<{ transaction: string; amount: bigint } | undefined>;
+  /** Send a signed transaction (base64 wire) and wait for the chain's word. */
+  send(transaction: string): Promise<Sent>;
 }
 
 export type AddressParse = { ok: true; address: string } | { ok: false; reason: string };

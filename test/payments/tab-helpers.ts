@@ -1,4 +1,12 @@
 /** Opening and using tabs in tests (tabs.test.ts, tab-attacks.test.ts): what a client does, over HTTP. */
+import {
+  address,
+  createKeyPairSignerFromBytes,
+  createSolanaRpc,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  type Transaction,
+} from "@solana/kit";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { expect } from "vitest";
 import type { TabOpened, TabView } from "../../src/protocol/index.js";
@@ -84,3 +92,41 @@ export const ask = (b: Booted, tab: string, wallet: string, as = ALICE) =>
     token: as,
     body: { messages: [{ role: "user", content: WEATHER_PARIS }], walletAddress: wallet, tab },
   });
+
+/** What a Solana wallet does with the opening's transaction: add its signature, change nothing else. */
+export async function signSolanaOpening(opened: TabOpened, secret: Uint8Array): Promise<string> {
+  const sign = opened.sign;
+  if (sign.kind !== "solana-transaction") throw new Error("not a Solana opening");
+  const signer = await createKeyPairSignerFromBytes(secret);
+  const tx = getTransactionDecoder().decode(Buffer.from(sign.transaction, "base64")) as Transaction;
+  const [signatures] = await signer.signTransactions([
+    tx as Parameters<typeof signer.signTransactions>[0][number],
+  ]);
+  return getBase64EncodedWireTransaction({ ...tx, signatures: { ...tx.signatures, ...signatures } });
+}
+
+/** A Solana wallet's tab: opened, its transaction signed by `secret`, funded. */
+export async function openSolanaTab(
+  b: Booted,
+  wallet: { address: string; secret: Uint8Array },
+  amount: bigint,
+): Promise<TabOpened & { fund: TabView }> {
+  const body = { walletAddress: wallet.address, amount: (Number(amount) / 1e6).toFixed(6) };
+  const opened = (await (await call(b, "POST", "/api/tabs", ALICE, body)).json()) as TabOpened;
+  expect(opened.status).toBe("awaiting_signature");
+  const transaction = await signSolanaOpening(opened, wallet.secret);
+  const funded = await call(b, "POST", `/api/tabs/${opened.tabId}/fund`, ALICE, {
+    token: opened.token,
+    transaction,
+  });
+  expect(funded.status).toBe(200);
+  return { ...opened, fund: (await funded.json()) as TabView };
+}
+
+/** An account's lamports on the devnet's Solana node. */
+export async function lamportsOf(devnet: TestDevnet, owner: string): Promise<bigint> {
+  const rpcUrl = devnet.manifest.solana?.rpcUrl;
+  if (!rpcUrl) throw new Error("Solana is not running");
+  const { value } = await createSolanaRpc(rpcUrl).getBalance(address(owner)).send();
+  return BigInt(value);
+}

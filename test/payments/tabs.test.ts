@@ -8,7 +8,7 @@
 import type { PrivateKeyAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient, evmSignInWallet, TabClient } from "../../src/client/index.js";
-import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
+import { evmUsdcBalance, solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import {
   type Booted,
   boot,
@@ -24,7 +24,9 @@ import {
   ask,
   call,
   closeTab,
+  lamportsOf,
   MALLORY,
+  openSolanaTab,
   openTab,
   readTab,
   signOpening,
@@ -138,5 +140,43 @@ describe.each(STORES)("tabs on %s", (store) => {
       refunded: { atomic: "0" },
       spent: { atomic: (price * 2n).toString() },
     });
+  });
+
+  it("Solana: one signature opens it, three asks settle from it, closing returns the rest and the account's rent", async () => {
+    const price = priceOf(devnet, "weather");
+    const amount = price * 3n + price / 2n;
+    const secret = devnet.secrets.solana.user;
+    if (!secret) throw new Error("the devnet has no Solana user wallet");
+    const wallet = { address: walletAddress(devnet, "solana", "user"), secret };
+    const [before, lamportsBefore] = await Promise.all([
+      solanaUsdcBalance(devnet, wallet.address),
+      lamportsOf(devnet, wallet.address),
+    ]);
+    const tab = await openSolanaTab(b, wallet, amount);
+    expect(tab.sign.kind).toBe("solana-transaction");
+    expect(tab.fund).toMatchObject({ status: "open", amount: { atomic: amount.toString() } });
+    expect(await solanaUsdcBalance(devnet, tab.session)).toBe(amount);
+
+    for (let i = 0; i < 3; i++) {
+      const turn = await ask(b, tab.token, wallet.address);
+      expect(turn.payments.some((p) => p.status === "awaiting_approval")).toBe(false);
+      const settled = turn.payments.find((p) => p.status === "settled");
+      expect(settled?.tab).toMatchObject({ left: { atomic: (amount - price * BigInt(i + 1)).toString() } });
+      expect(settled?.payer).toBe(tab.session);
+    }
+    const fourth = await ask(b, tab.token, wallet.address);
+    expect(fourth.errors[0]).toMatchObject({ code: "limit_exceeded" });
+    expect(fourth.errors[0]?.message).toContain(tab.tabId);
+
+    const closed = await closeTab(b, tab);
+    expect(closed).toMatchObject({ status: "closed", refunded: { atomic: (price / 2n).toString() } });
+    // Ledger = chain: down by exactly three prices; the session holds nothing, not even an account.
+    expect(before - (await solanaUsdcBalance(devnet, wallet.address))).toBe(price * 3n);
+    expect(await solanaUsdcBalance(devnet, tab.session)).toBe(0n);
+    expect(await lamportsOf(devnet, tab.session)).toBe(0n);
+    // In SOL the tab cost the wallet two base fees: its funding's and the session's return's.
+    expect(lamportsBefore - (await lamportsOf(devnet, wallet.address))).toBe(10_000n);
+    const rows = await ledgerOf(b.running).listByStatus(["settled"]);
+    expect(rows.filter((r) => r.tabId === tab.tabId)).toHaveLength(3);
   });
 });

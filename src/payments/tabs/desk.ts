@@ -19,7 +19,7 @@ import type { TabAccess, TabLookup, TabRecord } from "../ports/index.js";
 import type { Requirement } from "../rules/index.js";
 import type { TabKeeper } from "./keeper.js";
 import { newToken, sessionKey, tabIdOf, tokenHash, tokenMatches } from "./keys.js";
-import { signTransfer, transferRequirement } from "./transfer.js";
+import { settleTransfer, transferRequirement, unsignedFunding } from "./transfer.js";
 import type { TabsConfig, TabsDeps } from "./types.js";
 import { viewOf } from "./view.js";
 
@@ -83,15 +83,17 @@ export class TabDesk implements TabAccess {
     );
     const draft = deps.signers.draftFor(input.wallet, network);
     const nowS = Math.floor(now.getTime() / 1000);
-    const signed = await signTransfer(
+    const payload = await unsignedFunding(
+      deps.chains,
       requirement,
-      draft.schemes,
+      { address: input.wallet.address, schemes: draft.schemes },
       { url: `${config.publicUrl}/api/tabs/${tabId}`, description: words },
       nowS,
+      `x402-chat-agent ${tabId}`,
     );
-    const sign = draft.request(signed.payload);
-    const signBy = new Date(draft.expiresAt(signed.payload, nowS) * 1000);
-    const opening: Opening = { payload: signed.payload, sign, requirement };
+    const sign = draft.request(payload);
+    const signBy = new Date(draft.expiresAt(payload, nowS) * 1000);
+    const opening: Opening = { payload, sign, requirement };
     const tab = await deps.store.create({
       tabId,
       wallet: input.wallet.address,
@@ -162,7 +164,7 @@ export class TabDesk implements TabAccess {
     if (!(await deps.store.move(tabId, "awaiting_signature", "funding", { funding: authorization }, now))) {
       throw new AppError("tab_closed", "The tab was answered already.", { details: { status: "funding" } });
     }
-    const settled = await config.settler.settle(payload, opening.requirement);
+    const settled = await settleTransfer(deps.chains, config.settler, payload, opening.requirement);
     if (settled.kind === "settled") {
       await deps.store.move(tabId, "funding", "open", { fundingTx: settled.transaction }, deps.now());
     } else if (settled.kind === "refused") {

@@ -1,7 +1,6 @@
-import { formatUsd } from "../../money/index.js";
 import type { TabRecord, TabStatus } from "../ports/index.js";
 import { sessionKey } from "./keys.js";
-import { signTransfer, transferRequirement } from "./transfer.js";
+import { settleTransfer, signedReturn } from "./transfer.js";
 import type { TabsConfig, TabsDeps } from "./types.js";
 
 /** How long a refund's authorization may wait to be used (the keeper resolves it after). */
@@ -109,40 +108,35 @@ export class TabKeeper {
       // It never moved: clear it, and sign another below.
       if (!(await store.setRefund(tab.tabId, undefined, now))) return;
     }
-    const balance = await chains.balance(tab.network, tab.asset, tab.session);
-    if (balance === 0n) {
-      await store.move(tab.tabId, "closing", "closed", { refunded: 0n }, now);
-      return;
-    }
     const key = await sessionKey(this.config, tab.tabId, tab.network);
     if (!key || key.address !== tab.session)
       throw new Error(`no session key of tab ${tab.tabId} here (TAB_SECRET?)`);
-    const requirement = await transferRequirement(
+    const back = await signedReturn(
       chains,
-      tab.network,
-      tab.asset,
-      tab.wallet,
-      balance,
+      tab,
+      key,
+      {
+        url: `${this.config.publicUrl}/api/tabs/${tab.tabId}`,
+        description: `Return what is left in tab ${tab.tabId}`,
+      },
       REFUND_WINDOW_S,
-    );
-    const description = `Return $${formatUsd(balance)} left in tab ${tab.tabId}`;
-    const resource = { url: `${this.config.publicUrl}/api/tabs/${tab.tabId}`, description };
-    const signed = await signTransfer(
-      requirement,
-      key.signer.schemeFor(tab.network),
-      resource,
       Math.floor(now.getTime() / 1000),
+      `x402-chat-agent ${tab.tabId} return`,
     );
-    const refund: Refund = { authorization: signed.authorization, amount: balance.toString() };
+    if (!back) {
+      await store.move(tab.tabId, "closing", "closed", { refunded: 0n }, now);
+      return;
+    }
+    const refund: Refund = { authorization: back.authorization, amount: back.amount.toString() };
     // One refund at a time: another process that recorded one first keeps it; this one is dropped unsent.
     if (!(await store.setRefund(tab.tabId, refund, now))) return;
-    const settled = await this.config.settler.settle(signed.payload, requirement);
+    const settled = await settleTransfer(chains, this.config.settler, back.payload, back.requirement);
     if (settled.kind === "settled") {
       await store.move(
         tab.tabId,
         "closing",
         "closed",
-        { refunded: balance, refundTx: settled.transaction },
+        { refunded: back.amount, refundTx: settled.transaction },
         this.deps.now(),
       );
     } else if (settled.kind === "refused") {

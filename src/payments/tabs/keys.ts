@@ -32,6 +32,8 @@ export function tokenMatches(token: string, hash: string): boolean {
 export interface SessionKey {
   address: string;
   signer: SignerAccess;
+  /** What the key is made from, for a family that signs a tab's return itself (Solana). */
+  seed: Uint8Array;
 }
 
 /** The session key of a tab on `network` (its RPC from `rpcUrls`); undefined where its family cannot hold tabs. */
@@ -49,5 +51,6 @@ export async function sessionKey(
   return {
     address: loaded.address,
     signer: { schemeFor: (n) => loaded.schemesFor(n, rpcUrl) },
+    seed,
   };
 }
