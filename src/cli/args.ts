@@ -182,7 +182,8 @@ function identityOf(values: Values, env: NodeJS.ProcessEnv) {
     const identity = devnetIdentity(role, env);
     // The dev token lets the server sign for the payer wallets; the user wallet approves itself.
     if (role !== "user") token = values.token ?? identity.token;
-    wallet = values.wallet ?? identity.wallet;
+    // A key file names its own wallet (EVM or Solana): the role's EVM wallet is for the rest.
+    wallet = values.wallet ?? (values["key-file"] ? undefined : identity.wallet);
     url = values.url ?? identity.url ?? url;
   }
   return { token, wallet, url };

@@ -6,6 +6,7 @@ import {
   type PaymentUpdate,
   type StreamEvent,
 } from "../client/index.js";
+import { networkLabel } from "../protocol/networks.js";
 
 /**
  * How the terminal chat shows a turn. The answer's words go to stdout as they stream; everything
@@ -116,7 +117,7 @@ export function serviceName(service: PaymentUpdate["service"]): string {
 export function paymentLine(update: PaymentUpdate): string {
   const name = serviceName(update.service);
   const cost = update.amount ? ` ${usd(update.amount.usd)}` : "";
-  const network = update.network ? ` on ${update.network}` : "";
+  const network = update.network ? ` on ${networkLabel(update.network)}` : "";
   const budget =
     update.status === "quoted" || update.status === "awaiting_approval" || update.status === "settled"
       ? budgetWords(update.budget, update.status)

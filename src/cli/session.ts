@@ -14,6 +14,8 @@ import {
   type StreamEvent,
   withAssistantText,
 } from "../client/index.js";
+import { utcClock } from "../protocol/clock.js";
+import { networkLabel } from "../protocol/networks.js";
 import { EXIT, exitCodeFor } from "./exit.js";
 import { canSign, type LocalKey, signWith } from "./keys.js";
 
@@ -168,7 +170,7 @@ async function decide(
   const { display, key } = session;
   const summary = describeApproval(update);
   display.note(
-    `Approval needed: ${summary.amountUsd ? `$${summary.amountUsd}` : "a payment"} to ${summary.payTo ?? "?"} on ${summary.network ?? "?"} for ${summary.service}, from ${summary.wallet}, before ${summary.expiresAt}.`,
+    `Approval needed: ${summary.amountUsd ? `$${summary.amountUsd}` : "a payment"} to ${summary.payTo ?? "?"} on ${summary.network ? networkLabel(summary.network) : "?"} for ${summary.service}, from ${summary.wallet}, before ${utcClock(summary.expiresAt)}.`,
   );
   if (summary.mismatches.length > 0) {
     for (const m of summary.mismatches)

@@ -1,4 +1,5 @@
 import { type OpenedTab, TabClient } from "../client/index.js";
+import { utcClock } from "../protocol/clock.js";
 import { networkLabel } from "../protocol/networks.js";
 import type { CliOptions } from "./args.js";
 import { type LocalKey, signWith } from "./keys.js";
@@ -44,7 +45,7 @@ export async function openCliTab(
     );
     return undefined;
   }
-  const until = new Date(tab.endsAt).toLocaleTimeString();
+  const until = utcClock(tab.endsAt);
   display.note(
     `Tab ${tab.tabId} open: $${tab.amount.usd} on ${networkLabel(tab.network)} until ${until}; its payments need no signature.`,
   );

@@ -102,6 +102,10 @@ describe("command line", () => {
       token: undefined,
       question: "hello",
     });
+    // A key file names its own wallet (a Solana key pays from Solana): the role's EVM wallet stays out.
+    const keyed = parseCliArgs(["chat", "--devnet", "user", "--key-file", "k.json", "hello"], env);
+    expect(keyed).toMatchObject({ keyFile: "k.json", token: undefined });
+    expect(keyed.wallet).toBeUndefined();
   });
 
   it("--devnet: a mistyped role is an error listing the roles, never the question; --devnet=ROLE always works", () => {
@@ -246,10 +250,10 @@ describe("rendering", () => {
 
   it("a status line: cost, network, status and the budget the meter leaves", () => {
     expect(paymentLine(QUOTED)).toBe(
-      "Weather now $0.01 on eip155:31337 · quoted · leaves $1.99 of $2.00 this request, $9.99 of $10.00 today",
+      "Weather now $0.01 on Local EVM network · quoted · leaves $1.99 of $2.00 this request, $9.99 of $10.00 today",
     );
     expect(paymentLine({ ...QUOTED, status: "submitted" })).toBe(
-      "Weather now $0.01 on eip155:31337 · settling",
+      "Weather now $0.01 on Local EVM network · settling",
     );
     expect(
       paymentLine({ ...QUOTED, status: "refused", reason: "perTransaction", budget: undefined }),
@@ -268,7 +272,7 @@ describe("rendering", () => {
     expect(c.out()).toBe("Paying now.\nSunny.\n");
     const lines = c.err().trim().split("\n");
     expect(lines).toHaveLength(3); // quoted, signing (once), settled
-    expect(lines[2]).toContain("✓ Weather now $0.01 on eip155:31337 · settled, tx 0xfeed");
+    expect(lines[2]).toContain("✓ Weather now $0.01 on Local EVM network · settled, tx 0xfeed");
     expect(c.err()).not.toContain("\x1b");
   });
 

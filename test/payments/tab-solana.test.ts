@@ -1,0 +1,83 @@
+/**
+ * Solana tabs whose transactions' answers are lost (docs/payments.md#tabs): the service sends the
+ * funding and the return itself, so a connection dropped after the node took one must neither lose
+ * the tab nor return it twice. A proxy in front of the devnet's Solana RPC forwards every call and,
+ * when told, drops the answer to `sendTransaction` after the node has it.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
+import { type Booted, boot, priceOf, useTestDevnet } from "./harness.js";
+import { closeTab, lamportsOf, openSolanaTab, readTab, TAB_ENV } from "./tab-helpers.js";
+
+const devnet = useTestDevnet();
+let b: Booted;
+let proxy: Server;
+let dropSends = false;
+
+/** Forwards JSON-RPC to `target`; while `dropSends`, a send reaches the node and its answer is lost. */
+function rpcProxy(target: string): Promise<Server> {
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString("utf8");
+    const answer = await fetch(target, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    const text = await answer.text();
+    if (dropSends && body.includes('"sendTransaction"')) {
+      res.socket?.destroy();
+      return;
+    }
+    res.writeHead(answer.status, { "content-type": "application/json" }).end(text);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+beforeAll(async () => {
+  const solana = devnet.manifest.solana;
+  if (!solana) throw new Error("the devnet runs no Solana node");
+  proxy = await rpcProxy(solana.rpcUrl);
+  const rpcUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const view = { ...devnet, manifest: { ...devnet.manifest, solana: { ...solana, rpcUrl } } };
+  b = await boot(view, { store: "pglite", env: TAB_ENV });
+});
+afterAll(async () => {
+  await b?.close();
+  await new Promise((resolve) => proxy?.close(resolve));
+});
+
+describe("Solana tabs with lost answers", () => {
+  it("a funding the node took but never answered opens from the chain; a lost return closes once", async () => {
+    const price = priceOf(devnet, "weather");
+    const secret = devnet.secrets.solana.user;
+    if (!secret) throw new Error("the devnet has no Solana user wallet");
+    const wallet = { address: walletAddress(devnet, "solana", "user"), secret };
+    const before = await lamportsOf(devnet, wallet.address);
+
+    dropSends = true;
+    const tab = await openSolanaTab(b, wallet, price * 2n);
+    expect(tab.fund.status).toBe("funding");
+    dropSends = false;
+    // The chain has it: the sweep finds the funding in the wallet's history, and the tab opens.
+    await b.running.payments?.reconciler.sweep();
+    expect(await readTab(b, tab)).toMatchObject({ status: "open" });
+    expect(await solanaUsdcBalance(devnet, tab.session)).toBe(price * 2n);
+
+    dropSends = true;
+    expect(await closeTab(b, tab)).toMatchObject({ status: "closing" });
+    dropSends = false;
+    // The return landed unanswered: resolved from the session's history, never signed again.
+    await b.running.payments?.reconciler.sweep();
+    expect(await readTab(b, tab)).toMatchObject({
+      status: "closed",
+      refunded: { atomic: (price * 2n).toString() },
+    });
+    expect(await solanaUsdcBalance(devnet, tab.session)).toBe(0n);
+    expect(await lamportsOf(devnet, tab.session)).toBe(0n);
+    expect(before - (await lamportsOf(devnet, wallet.address))).toBe(10_000n);
+  });
+});
