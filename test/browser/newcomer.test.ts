@@ -274,6 +274,34 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
     });
   });
 
+  describe("a Solana tab", () => {
+    it("the Solana devnet wallet opens a $0.02 tab with one signature; one ask is paid from it; closing returns the rest", async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const page = await open(context);
+        await page.getByRole("button", { name: /devnet wallet \(Solana\)/ }).click();
+        await page.getByTestId("wallet-chip").waitFor();
+        await page.getByLabel("Tab amount in USD").fill("0.02");
+        await page.getByRole("button", { name: "Open a tab" }).click();
+        const state = () => page.getByTestId("tab-state").textContent();
+        await poll(state).toMatch(/Tab open · \$0\.02 left of \$0\.02 on Local Solana devnet/);
+        await ask(page, "What's the weather in Paris?");
+        await poll(() => page.getByTestId("finish").count()).toBe(1);
+        expect(await page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
+          "payment-complete",
+        );
+        await poll(state).toContain("$0.01 left of $0.02");
+        expect(await page.locator("[data-testid=payment-card][data-status=awaiting_approval]").count()).toBe(
+          0,
+        );
+        await page.getByRole("button", { name: "Close tab" }).click();
+        await poll(state).toMatch(/Tab closed · \$0\.01 spent · \$0\.01 returned to your wallet/);
+      } finally {
+        await context.close();
+      }
+    });
+  });
+
   it("ran without page errors", () => {
     expect(pageErrors).toEqual([]);
   });
