@@ -53,6 +53,11 @@ export interface BudgetMeter {
   daily: LimitMeter;
   /** Above this amount the user's wallet approves even where a server key could sign (absent: none set). */
   approvalAbove?: Money;
+  /**
+   * The open tab the request names (docs/payments.md#tabs), and what it holds, whether or not this
+   * payment is paid from it; absent when the request names none (or a server key pays).
+   */
+  tab?: TabMeter;
 }
 
 /** The EIP-712 typed data of an EIP-3009 `TransferWithAuthorization`, as `eth_signTypedData_v4` takes it. */

@@ -31,11 +31,14 @@ const limitMeter = z.looseObject({
   remainingAfter: z.optional(money),
 });
 
+const tabMeter = z.looseObject({ id: z.string(), amount: money, left: money, endsAt: z.string() });
+
 const budgetMeter = z.looseObject({
   perTransaction: limitMeter,
   perRequest: limitMeter,
   daily: limitMeter,
   approvalAbove: z.optional(money),
+  tab: z.optional(tabMeter),
 });
 
 const walletRequest = z.discriminatedUnion("kind", [
@@ -71,7 +74,7 @@ const paymentUpdate = z.looseObject({
   reason: z.optional(z.string()),
   budget: z.optional(budgetMeter),
   approval: z.optional(approvalRequest),
-  tab: z.optional(z.looseObject({ id: z.string(), amount: money, left: money, endsAt: z.string() })),
+  tab: z.optional(tabMeter),
 });
 
 const errorPayload = z.looseObject({ code: z.string(), message: z.string() });

@@ -258,6 +258,10 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
           );
           await poll(state).toContain(`$0.0${5 - i} left of $0.05`);
         }
+        // The cards' budget meter shows the tab beside the limits.
+        expect(await page.locator("[data-limit='Your tab']").last().textContent()).toContain(
+          "$0.02 left of $0.05",
+        );
         // Paid from the tab: no card ever asked the wallet.
         expect(await page.locator("[data-testid=payment-card][data-status=awaiting_approval]").count()).toBe(
           0,

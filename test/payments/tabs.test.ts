@@ -67,11 +67,16 @@ describe.each(STORES)("tabs on %s", (store) => {
       const left = (amount - price * BigInt(i + 1)).toString();
       expect(settled?.tab).toMatchObject({ id: tab.tabId, left: { atomic: left } });
       expect(settled?.payer?.toLowerCase()).toBe(tab.session.toLowerCase());
+      // The budget meter of every update with one shows the tab, before and after the payment.
+      const quoted = turn.payments.find((p) => p.status === "quoted");
+      expect(quoted?.budget?.tab).toMatchObject({ id: tab.tabId });
+      expect(settled?.budget?.tab).toMatchObject({ id: tab.tabId, left: { atomic: left } });
     }
     const fourth = await ask(b, tab.token, user.address);
     expect(fourth.errors[0]).toMatchObject({ code: "limit_exceeded" });
     expect(fourth.errors[0]?.message).toContain(tab.tabId);
     expect(fourth.payments.at(-1)?.status).toBe("refused");
+    expect(fourth.payments.at(-1)?.budget?.tab?.left.atomic).toBe((price / 2n).toString());
 
     const closed = await closeTab(b, tab);
     expect(closed).toMatchObject({ status: "closed", refunded: { atomic: (price / 2n).toString() } });

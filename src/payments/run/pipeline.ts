@@ -30,7 +30,7 @@ import {
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { findKey, signBounded } from "./sign.js";
-import { admitWith, findTab, fromTab, refuseReserved } from "./tab-pay.js";
+import { admitWith, findTab, fromTab, refuseReserved, tabMeter } from "./tab-pay.js";
 
 /** What a budget read needs of a request. */
 type BudgetScope = Pick<PaymentRequest, "wallet" | "scopeId" | "now" | "caller" | "grant">;
@@ -178,6 +178,7 @@ export class PaymentPipeline {
         asset: chosen.offer.asset,
         payTo: chosen.offer.payTo,
         amount: chosen.amount,
+        ...(tab?.ok ? { openTab: tabMeter(tab.pass) } : {}),
       },
       this.now,
       { onError: this.deps.onError, events: this.deps.events, limits },

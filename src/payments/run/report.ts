@@ -33,6 +33,8 @@ export type RunFacts = Omit<PaymentFacts, "requirement"> & {
   caller?: string | null;
   /** Paid from a tab: which, and what it holds (the reservation updates it); never a ledger field. */
   tabMeter?: TabMeter;
+  /** The open tab the request names, paying or not: the budget meter shows it. Never a ledger field. */
+  openTab?: TabMeter;
 };
 
 /** The sentences a payment's updates carry for people: the network by name, times in UTC. */
@@ -58,7 +60,7 @@ export function updateOf(
     network: facts.network,
     payTo: facts.payTo,
     status,
-    ...(meter ? { budget: meter } : {}),
+    ...(meter ? { budget: facts.openTab ? { ...meter, tab: facts.openTab } : meter } : {}),
     ...(facts.tabMeter ? { tab: facts.tabMeter } : {}),
     ...extra,
   };

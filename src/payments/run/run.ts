@@ -100,7 +100,7 @@ export class PaymentRun {
     expiresAt: Date;
   }): Promise<PaymentOutcome> {
     const { facts } = this;
-    const { serviceName: _name, tabMeter: _tab, ...row } = facts;
+    const { serviceName: _name, tabMeter: _tab, openTab: _open, ...row } = facts;
     await this.ledger.recordAwaiting({
       ...row,
       caller: input.caller,
@@ -168,7 +168,7 @@ export class PaymentRun {
       authorization: Record<string, string>;
     },
   ): Promise<LimitRefusal | TabRefusal | undefined> {
-    const { serviceName: _name, tabMeter: _tab, ...row } = this.facts;
+    const { serviceName: _name, tabMeter: _tab, openTab: _open, ...row } = this.facts;
     const { authorization, ...rest } = input;
     const reserved = await this.ledger.reserve({
       ...row,

@@ -65,7 +65,8 @@ export function fromTab(
   book: BalanceBook,
   assets: Record<string, string[]>,
 ): BalanceReads {
-  admitted.run.facts.tabMeter = tabMeter(pass);
+  // One meter: what the reservation says the tab holds is what the budget shows too.
+  admitted.run.facts.tabMeter = admitted.run.facts.openTab ?? tabMeter(pass);
   return new BalanceReads(book, { ...admitted.wallet, address: pass.session }, assets, admitted.limits);
 }
 

@@ -58,6 +58,23 @@ function Meter({ label, kind, meter }: MeterProps) {
   );
 }
 
+/** Atomic USD (6 decimals) as dollars, at least two decimals: 30000n -> "0.03". */
+function usdOf(atomic: bigint): string {
+  const cents = (atomic % 1_000_000n)
+    .toString()
+    .padStart(6, "0")
+    .replace(/0{1,4}$/, "");
+  return `${atomic / 1_000_000n}.${cents.padEnd(2, "0")}`;
+}
+
+/** An open tab as a balance: what it was funded with, what its committed payments left. */
+function tabAsMeter(tab: NonNullable<Budget["tab"]>): LimitMeter {
+  const spent = BigInt(tab.amount.atomic) - BigInt(tab.left.atomic);
+  const zero = { atomic: "0", usd: "0.00" };
+  const spentMoney = spent > 0n ? { atomic: spent.toString(), usd: usdOf(spent) } : zero;
+  return { limit: tab.amount, spent: spentMoney, pending: zero, remaining: tab.left };
+}
+
 /** The live budget a `p:` update carries, drawn as it is: one bar per limit. */
 export function BudgetMeter({ budget }: { budget: Budget }) {
   return (
@@ -65,6 +82,7 @@ export function BudgetMeter({ budget }: { budget: Budget }) {
       {LIMITS.map(([key, label, kind]) => (
         <Meter key={key} label={label} kind={kind} meter={budget[key]} />
       ))}
+      {budget.tab ? <Meter label="Your tab" kind="balance" meter={tabAsMeter(budget.tab)} /> : null}
     </div>
   );
 }
