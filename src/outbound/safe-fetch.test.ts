@@ -395,11 +395,10 @@ describe("DNS pinning (real server on 127.0.0.2)", () => {
 describe("failures", () => {
   it("times out a server that never answers", async () => {
     const safeFetch = createSafeFetch({ ...base, allowOrigins: [main.origin], timeoutMs: 150 });
-    const started = Date.now();
+    // The server never answers: only the timeout can end the call, and the message says it did.
     const error = await appError(safeFetch(`${main.origin}/never`));
     expect(error.code).toBe("service_unavailable");
     expect(error.message).toBe(`${main.origin} did not answer within 150 ms`);
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it("times out a body that stalls after the headers", async () => {

@@ -146,14 +146,18 @@ describe("a hostile paid service", () => {
     const { ask } = await askViaProxy();
     const signature = await signEvm(ask);
     const never = gate();
+    let gaveUp = false;
     proxy.onProbe = async () => {
-      await within(never.promise, 20_000);
+      await within(never.promise, 20_000).catch((error: unknown) => {
+        gaveUp = true;
+        throw error;
+      });
       return "forward";
     };
-    const started = Date.now();
     const response = await post(resumeBody(evmUser, { paymentId: ask.paymentId, signature }));
     expect(await problem(response)).toMatchObject({ status: 503, code: "service_unavailable" });
-    expect(Date.now() - started).toBeLessThan(19_000);
+    // The service's own timeout answered, not the proxy giving up: its probe was still held.
+    expect(gaveUp).toBe(false);
     never.open();
     expect((await ledger().get(ask.paymentId))?.status).toBe("awaiting_approval");
     // The same answer once the service is back: paid (the refused attempt used nothing up).
