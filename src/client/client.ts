@@ -167,6 +167,21 @@ export class ChatClient {
     return this.postJson("/api/auth/wallet", { ...fields, signature }, walletSessionSchema, options);
   }
 
+  /**
+   * Sign out (`DELETE /api/auth/wallet`): the session's token reads nothing more, on any instance
+   * of the service. `token` is the session's (`signIn`'s answer); resolves once it has ended.
+   */
+  async signOut(token: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    const path = "/api/auth/wallet";
+    const url = this.options.baseUrl === undefined ? path : new URL(path, this.options.baseUrl).href;
+    const headers = new Headers(this.options.headers);
+    headers.set("Authorization", `Bearer ${token}`);
+    const doFetch = this.options.fetch ?? globalThis.fetch;
+    const init = { method: "DELETE", headers, ...(options.signal ? { signal: options.signal } : {}) };
+    const response = await doFetch(url, init);
+    if (!response.ok) throw await errorFromResponse(response);
+  }
+
   /** A POST of JSON (no bearer token: signing in needs none), its answer checked against its schema. */
   private async postJson<T>(
     path: string,

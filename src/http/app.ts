@@ -60,7 +60,7 @@ export interface AppDeps {
    * Signing in with a wallet (`/api/auth/wallet/*`, src/signin) and its sessions' reads of the
    * payment history; absent: no such route, and a wallet session token is refused everywhere.
    */
-  walletSignIn?: Pick<WalletSignIn, "challenge" | "signIn" | "session">;
+  walletSignIn?: Pick<WalletSignIn, "challenge" | "signIn" | "signOut" | "session">;
   /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */
   mcp?: Pick<McpRouteDeps, "face" | "approvalUrl" | "stateSecret">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */

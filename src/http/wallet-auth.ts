@@ -9,11 +9,11 @@ import { rateLimitIp } from "./rate-limit.js";
  * Signing in with a wallet (docs/protocol.md, "Signing in with a wallet"): `POST
  * /api/auth/wallet/nonce` issues the message a wallet signs, `POST /api/auth/wallet` takes it back
  * signed and answers a session token that reads that wallet's payment history (GET /api/payments,
- * /api/payments/:id) and nothing else. No bearer identity; rate-limited by the client's IP.
+ * /api/payments/:id) and nothing else; `DELETE /api/auth/wallet` with that token signs out. No bearer identity; rate-limited by the client's IP.
  * Refusals are AppErrors (the app's problem+json); the token is never logged.
  */
 export interface WalletAuthRoutesDeps {
-  signIn: Pick<WalletSignIn, "challenge" | "signIn">;
+  signIn: Pick<WalletSignIn, "challenge" | "signIn" | "signOut">;
   rateLimiter: RateLimiter;
   clientIp: (c: Context) => string;
 }
@@ -35,5 +35,12 @@ export function mountWalletAuthRoutes(app: Hono, deps: WalletAuthRoutesDeps): vo
     const body = await readJsonBody(c.req.raw, MAX_SIGN_IN_BODY_BYTES, nodeRequest(c));
     const session = await deps.signIn.signIn(parseSignInRequest(body));
     return c.json(session, 200, { "Cache-Control": "no-store" });
+  });
+  // Signing out: the session's own token ends it (204, also when it had ended already: nothing to
+  // tell a caller that does not hold a live one).
+  app.delete("/api/auth/wallet", limit, async (c) => {
+    const bearer = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+    if (bearer) await deps.signIn.signOut(bearer);
+    return c.body(null, 204, { "Cache-Control": "no-store" });
   });
 }

@@ -21,6 +21,10 @@ export class MemorySignInStore implements SignInStore {
     this.sessions.set(session.tokenHash, { ...session });
   }
 
+  async closeSession(tokenHash: string): Promise<boolean> {
+    return this.sessions.delete(tokenHash);
+  }
+
   async session(tokenHash: string, now: Date): Promise<SessionRecord | undefined> {
     const found = this.sessions.get(tokenHash);
     return found && found.expiresAt > now ? { ...found } : undefined;

@@ -34,4 +34,6 @@ export interface SignInStore {
   openSession(session: SessionRecord): Promise<void>;
   /** The session of this token hash; undefined when unknown or expired at `now`. */
   session(tokenHash: string, now: Date): Promise<SessionRecord | undefined>;
+  /** Ends the session of this token hash on every instance; false when there was none. */
+  closeSession(tokenHash: string): Promise<boolean>;
 }

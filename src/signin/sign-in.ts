@@ -150,6 +150,12 @@ export class WalletSignIn {
     };
   }
 
+  /** Signs out: the session token reads nothing more, on any instance. False when it was none. */
+  async signOut(token: string): Promise<boolean> {
+    if (!token.startsWith(WALLET_SESSION_PREFIX)) return false;
+    return this.deps.store.closeSession(hashToken(token));
+  }
+
   /** The wallet of a session token; undefined for anything else (not one, unknown, expired). */
   async session(token: string): Promise<SessionWallet | undefined> {
     if (!token.startsWith(WALLET_SESSION_PREFIX)) return undefined;

@@ -58,6 +58,13 @@ export class PgSignInStore implements SignInStore {
     );
   }
 
+  async closeSession(tokenHash: string): Promise<boolean> {
+    const rows = await this.query(`DELETE FROM wallet_sessions WHERE token_hash = $1 RETURNING token_hash`, [
+      tokenHash,
+    ]);
+    return rows.length > 0;
+  }
+
   async session(tokenHash: string, now: Date): Promise<SessionRecord | undefined> {
     const [row] = await this.query(
       `SELECT token_hash, wallet, chain_id, created_at, expires_at FROM wallet_sessions

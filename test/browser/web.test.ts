@@ -524,6 +524,10 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       const store = booted.running.store;
       const rows = (await store?.history.listHistory({ wallet: address, limit: 100 })) ?? [];
       expect(await panel.getByTestId("payment-row").count()).toBe(Math.min(rows.length, 20));
+      // Signing out ends the session: the list is empty again, and the way to sign in is back.
+      await panel.getByRole("button", { name: "Sign out" }).click();
+      await panel.getByTestId("payments-no-token").waitFor();
+      await poll(() => panel.getByTestId("payment-row").count()).toBe(0);
       await panel.getByRole("button", { name: "Close" }).click();
     });
   });

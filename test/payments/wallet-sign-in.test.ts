@@ -180,6 +180,18 @@ describe("signing in with a wallet", () => {
     expect(page.items.map((p) => p.paymentId)).toEqual(paid.bob);
   });
 
+  it("signs out: the session's token then reads nothing, and signing out again changes nothing", async () => {
+    const session = await client().signIn(evmSignInWallet(alice, EVM));
+    expect((await client(session.token).listPayments()).items.length).toBeGreaterThan(0);
+    await client().signOut(session.token);
+    await expect(client(session.token).listPayments()).rejects.toMatchObject({ status: 401 });
+    await client().signOut(session.token);
+    // Another session of the same wallet is its own: still open.
+    const other = await client().signIn(evmSignInWallet(alice, EVM));
+    await client().signOut(session.token);
+    expect((await client(other.token).listPayments()).items.length).toBeGreaterThan(0);
+  });
+
   it("signs a Solana wallet in with ed25519", async () => {
     const session = await client().signIn(solanaSignInWallet(sol, SOLANA));
     expect(session.wallet).toBe(sol.address);

@@ -8,6 +8,8 @@ export interface WalletSignInState {
   session: WalletSession | undefined;
   /** Absent: no wallet connected, or one that cannot sign a message. */
   signIn: (() => Promise<void>) | undefined;
+  /** Present while signed in: ends the session on the service. */
+  signOut?: (() => Promise<void>) | undefined;
   busy: boolean;
   error: string | undefined;
 }
@@ -97,10 +99,17 @@ export function PaymentsPanel({ token: bearer, wallet, localNetworks, onClose }:
 function WalletSignIn({ wallet }: { wallet: WalletSignInState }) {
   if (wallet.session)
     return (
-      <p className="muted small" data-testid="payments-wallet-session">
-        The payments made from <code title={wallet.session.wallet}>{shortHash(wallet.session.wallet)}</code>,
-        signed in with your wallet.
-      </p>
+      <div data-testid="payments-wallet-session">
+        <p className="muted small">
+          The payments made from <code title={wallet.session.wallet}>{shortHash(wallet.session.wallet)}</code>
+          , signed in with your wallet.
+        </p>
+        {wallet.signOut ? (
+          <button type="button" disabled={wallet.busy} onClick={() => void wallet.signOut?.()}>
+            Sign out
+          </button>
+        ) : null}
+      </div>
     );
   return (
     <div data-testid="payments-no-token">

@@ -6,7 +6,7 @@ import type { PageWallet } from "./types.js";
 /**
  * The connected wallet's sign-in (docs/clients.md, "Signing in with a wallet"): its session token
  * reads the payments made from it. Kept in memory only, while the page is open; another wallet
- * (or none), or the session's end, drops it.
+ * (or none), or the session's end, drops it; signing out ends it on the service as well.
  */
 export function useWalletSession(wallet: PageWallet | undefined) {
   const [session, setSession] = useState<WalletSession>();
@@ -33,5 +33,20 @@ export function useWalletSession(wallet: PageWallet | undefined) {
         }
       }
     : undefined;
-  return { session: current, signIn, busy, error };
+  // Signing out ends the session on the service too (its token reads nothing more), then here.
+  const signOut = current
+    ? async () => {
+        setBusy(true);
+        setError(undefined);
+        try {
+          await new ChatClient().signOut(current.token);
+          setSession(undefined);
+        } catch (e) {
+          setError(describeError(e));
+        } finally {
+          setBusy(false);
+        }
+      }
+    : undefined;
+  return { session: current, signIn, signOut, busy, error };
 }
