@@ -58,9 +58,14 @@ export async function verifyWalletMessage(
   const { signature } = signed;
   if (signature.length > MAX_EVM_SIGNATURE_HEX || !/^0x(?:[0-9a-fA-F]{2})+$/.test(signature)) return false;
   const args = { address: signed.address as Hex, message: signed.message, signature: signature as Hex };
-  if (!evmRpcUrl) return verifyMessage(args).catch(() => false);
+  // A plain key's signature needs no chain.
+  if (await verifyMessage(args).catch(() => false)) return true;
+  if (!evmRpcUrl) return false;
+  const client = evmPublicClient(evmRpcUrl);
   try {
-    return await evmPublicClient(evmRpcUrl).verifyMessage(args);
+    // viem reads an eth_call the endpoint failed as a bad signature: the chain must answer first.
+    await client.getCode({ address: args.address });
+    return await client.verifyMessage(args);
   } catch (error) {
     if (transportFailed(error)) throw new ChainUnreadable("the network's RPC did not answer");
     return false;

@@ -104,7 +104,8 @@ export class WalletSignIn {
    * another service's message (`signin_wrong_domain`), past its expiry (`signin_expired`), a nonce
    * unknown or already used (`signin_nonce_used`), another wallet or chain than the nonce's
    * (`signin_wrong_address`), a signature that is not the wallet's over the issued text
-   * (`signin_bad_signature`). The nonce is spent by any attempt that reaches it.
+   * (`signin_bad_signature`). The nonce is spent by any attempt that reaches it, except one whose
+   * chain could not be read (`signin_chain_unavailable`): nothing was judged, and it can be retried.
    */
   async signIn(request: SignInRequest): Promise<WalletSession> {
     const wallet = walletOn(request.address, request.chainId);
@@ -127,7 +128,7 @@ export class WalletSignIn {
       throw new AppError("signin_wrong_domain", `The nonce was issued for ${new URL(issued.origin).host}.`);
     // What must be signed is the text as issued, rebuilt from what the service kept.
     const message = signInMessage(this.fieldsOf(issued));
-    if (!(await this.verify(wallet, request.chainId, message, request.signature)))
+    if (!(await this.verify(wallet, request.chainId, message, request.signature, issued)))
       throw new AppError(
         "signin_bad_signature",
         "The signature is not this wallet's over the issued message.",
@@ -193,6 +194,7 @@ export class WalletSignIn {
     chainId: string,
     message: string,
     signature: string,
+    issued: IssuedNonce,
   ): Promise<boolean> {
     const rpcUrls = this.deps.rpcUrls ?? {};
     const rpcUrl = wallet.chain === "evm" && Object.hasOwn(rpcUrls, chainId) ? rpcUrls[chainId] : undefined;
@@ -200,6 +202,8 @@ export class WalletSignIn {
       return await verifyWalletMessage(wallet.chain, { address: wallet.address, message, signature }, rpcUrl);
     } catch (error) {
       if (!(error instanceof ChainUnreadable)) throw error;
+      // Nothing was judged: the nonce is given back, so the same signed message can be sent again.
+      await this.deps.store.issue(issued);
       throw new AppError("signin_chain_unavailable", `The RPC of ${chainId} did not answer; try again.`);
     }
   }
