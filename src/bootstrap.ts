@@ -112,6 +112,8 @@ function paymentRoutes(payments: Payments, config: Config, localRpcUrls: Record<
     approvals: {
       view: (id: string) => face.viewApproval(id),
       answer: (input: PageAnswer) => face.answerOnPage(input),
+      // A tab opened through MCP is funded on the same page (docs/mcp.md, "Tabs").
+      ...(payments.tabs ? { tabs: payments.tabs } : {}),
     },
     // /api/tabs: open, fund, read and close tabs (docs/protocol.md, "Tabs").
     ...(payments.tabs ? { tabs: { tabs: payments.tabs } } : {}),
@@ -119,6 +121,7 @@ function paymentRoutes(payments: Payments, config: Config, localRpcUrls: Record<
     mcp: {
       face,
       approvalUrl: (id: string) => approvalUrl(publicUrl, id),
+      ...(payments.tabs ? { tabs: payments.tabs } : {}),
       // requestState is sealed under QUOTE_SECRET, so any instance that shares it opens it.
       ...(quoteSecret ? { stateSecret: quoteSecret } : {}),
     },

@@ -62,7 +62,7 @@ export interface AppDeps {
    */
   walletSignIn?: Pick<WalletSignIn, "challenge" | "signIn" | "signOut" | "session">;
   /** The MCP server at `/mcp` on the payments face (absent: no such route; docs/mcp.md). */
-  mcp?: Pick<McpRouteDeps, "face" | "approvalUrl" | "stateSecret">;
+  mcp?: Pick<McpRouteDeps, "face" | "approvalUrl" | "stateSecret" | "tabs">;
   /** Rebuilds the answer of an idempotency key whose attempt died, from the ledger. */
   rebuild?: OutcomeRebuilder;
   /** The clock of every request (deadlines, idempotency leases); default the system's. */

@@ -8,6 +8,7 @@ import {
   handleMcpHttp,
   MCP_SESSION_HEADER,
   type McpEra,
+  type McpServerOptions,
   mcpCountsAgainstQuota,
   mcpEraOf,
   mcpSessionOf,
@@ -38,6 +39,8 @@ export interface McpRouteDeps {
   face: PaymentsFace;
   /** This service's approval page for a payment: `${PUBLIC_URL}/approve/<paymentId>`. */
   approvalUrl: (paymentId: string) => string;
+  /** Tabs that serve their caller (`open_tab`, `close_tab`); absent: no such tools. */
+  tabs?: McpServerOptions["tabs"];
   auth: Middleware<AuthVars>;
   quota: RateLimitDeps;
   requestTimeoutMs: number;
@@ -161,6 +164,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
           face: deps.face,
           answers,
           approvalUrl: deps.approvalUrl,
+          ...(deps.tabs ? { tabs: deps.tabs } : {}),
           callTimeoutMs: deps.requestTimeoutMs,
           ...(deps.now ? { now: deps.now } : {}),
           ...(stateKey ? { stateKey } : {}),

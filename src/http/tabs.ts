@@ -3,7 +3,7 @@ import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { TabDesk } from "../payments/index.js";
-import { parseFundTab, parseOpenTab, parseTabToken } from "../protocol/index.js";
+import { parseFundTab, parseOpenTab, parseTabToken, TAB_ID } from "../protocol/index.js";
 import { readJsonBody } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -27,7 +27,6 @@ export interface TabRoutesDeps {
 }
 
 const MAX_BODY_BYTES = 16 * 1024;
-const TAB_ID = /^tab_[0-9a-f]{24}$/;
 const NO_STORE = { "Cache-Control": "no-store" };
 
 function tabId(c: Context): string {

@@ -13,6 +13,7 @@ import { PAYMENT_STATUS } from "../protocol/index.js";
 import { awaitApproval, endedResult } from "./approval.js";
 import { type ApprovalState, approvalStateCodec, askApproval, resumeApproval } from "./input-required.js";
 import { okResult, refusalResult, thrownResult, UNTRUSTED_NOTE } from "./results.js";
+import { type McpTabOptions, registerTabTools } from "./tabs.js";
 import { MCP_TOOLS, TOOL_INPUTS } from "./tools.js";
 
 export interface McpServerOptions {
@@ -48,6 +49,8 @@ export interface McpServerOptions {
   stateKey?: Uint8Array;
   /** Sends a notification on a call's stream (stateless HTTP: its transport; see approval.ts). */
   notify?: (notification: Notification, requestId: RequestId) => Promise<void>;
+  /** Tabs (`open_tab`, `close_tab`; tabs.ts); absent: the service keeps none, no such tools. */
+  tabs?: McpTabOptions["tabs"];
 }
 
 type Extra = ServerContext;
@@ -149,6 +152,10 @@ export function createMcpServer(face: PaymentsFace, payer: Payer, options: McpSe
     }),
   );
   registerReads(server, face, payer, sessionFor, options);
+  if (options.tabs) {
+    const { approvalUrl, onError } = options;
+    registerTabTools(server, payer, { tabs: options.tabs, approvalUrl, ...(onError ? { onError } : {}) });
+  }
   return server;
 }
 

@@ -59,7 +59,7 @@ const statuses = LEDGER_STATUSES as unknown as [LedgerStatus, ...LedgerStatus[]]
  * A zod schema as the MCP SDK takes it: validated by zod itself (strict objects), described to
  * clients by the JSON Schema zod writes (the Standard JSON Schema interface the SDK reads).
  */
-function standard<T extends z.ZodType>(schema: T): StandardSchemaWithJSON<z.input<T>, z.output<T>> {
+export function standard<T extends z.ZodType>(schema: T): StandardSchemaWithJSON<z.input<T>, z.output<T>> {
   const json = {
     input: () => z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>,
     output: () =>

@@ -262,7 +262,7 @@ export type {
 export { fanOut } from "./ports/index.js";
 export { LEDGER_STATUSES, type PaymentObserver, SUGGESTED_LIMITS } from "./rules/index.js";
 export { ledgerRebuilder, type Rebuilt } from "./run/index.js";
-export { facilitatorSettler, type TabDesk, type TabsOptions } from "./tabs/index.js";
+export { facilitatorSettler, type TabDesk, type TabOnPage, type TabsOptions } from "./tabs/index.js";
 
 /** Whether `value` is a `nextCursor` this service gave (GET /api/payments checks its query with it). */
 export function isPaymentCursor(value: string): boolean {

@@ -24,4 +24,9 @@ export interface ApprovalView {
   approval?: ApprovalRequest;
   /** While it can still be approved, EVM only: what the wallet signs to decline it (a message naming the payment and the wallet). */
   decline?: ApprovalRequest["sign"];
+  /**
+   * Present when this is a tab's funding, not a payment (docs/protocol.md, "Tabs"): the funding in
+   * words, when the tab ends, and the tab's own status (`paymentId` is then the tab's id).
+   */
+  tab?: { words: string; endsAt: string; status: string };
 }

@@ -3,7 +3,7 @@ export type { ApprovalView } from "./approval-view.js";
 export { utcClock } from "./clock.js";
 export { cleanText, cleanUntrusted } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
-export { APPROVE_PATH, PAYMENT_ID } from "./ids.js";
+export { APPROVE_PATH, PAYMENT_ID, TAB_ID } from "./ids.js";
 export { LIMITS_RULE } from "./limits-rule.js";
 export { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "./models.js";
 export { NETWORK_NAMES, networkLabel } from "./networks.js";
@@ -27,6 +27,7 @@ export {
   type OpenTabRequest,
   parseFundTab,
   parseOpenTab,
+  parsePageFund,
   parseTabToken,
   type TabOpened,
   type TabStatusName,

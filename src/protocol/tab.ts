@@ -77,6 +77,25 @@ export function parseOpenTab(body: unknown, checkWallet: WalletCheck): OpenTabRe
   };
 }
 
+/** The page sends what it sends for a payment: the id it answers and the wallet beside the answer. */
+const pageFields = {
+  paymentId: z.string().max(40).optional(),
+  walletAddress: z.string().max(200).optional(),
+};
+const pageFundSchema = z.union([
+  z.strictObject({ signature: z.string().regex(/^0x[0-9a-fA-F]{130,8192}$/), ...pageFields }),
+  z.strictObject({ transaction: z.string().min(1).max(8192), ...pageFields }),
+]);
+
+/** Check the approval page's answer to a tab's funding (no token); throws AppError 400 `tab_invalid`. */
+export function parsePageFund(body: unknown): { signature: `0x${string}` } | { transaction: string } {
+  const result = pageFundSchema.safeParse(body);
+  if (!result.success) throw invalid(result.error.issues, "tab_invalid", "The tab's answer");
+  return "signature" in result.data
+    ? { signature: result.data.signature as `0x${string}` }
+    : { transaction: result.data.transaction };
+}
+
 /** Check a fund answer; throws AppError 400 `tab_invalid`. */
 export function parseFundTab(body: unknown): FundTabBody {
   const result = fundSchema.safeParse(body);

@@ -1,4 +1,4 @@
-import { customType, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { boolean, customType, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import type { StatusEntry, TabEntry, TabStatus } from "../payments/ports/index.js";
 import type { LedgerStatus } from "../payments/rules/index.js";
 
@@ -61,6 +61,7 @@ export const tabs = pgTable("tabs", {
   session: text("session").notNull(),
   caller: text("caller"),
   tokenHash: text("token_hash").notNull(),
+  servesCaller: boolean("serves_caller").notNull().default(false),
   amount: atomicAmount("amount").notNull(),
   status: text("status").$type<TabStatus>().notNull(),
   history: jsonb("history").$type<TabEntry[]>().notNull(),

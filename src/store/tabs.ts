@@ -91,6 +91,23 @@ export class PgTabStore implements TabStore {
       .limit(limit);
   }
 
+  async findServing(caller: string, wallet: string): Promise<TabRecord | undefined> {
+    const [row] = await this.db
+      .select()
+      .from(tabs)
+      .where(
+        and(
+          eq(tabs.servesCaller, true),
+          eq(tabs.status, "open"),
+          eq(tabs.caller, caller),
+          eq(tabs.wallet, wallet),
+        ),
+      )
+      .orderBy(desc(tabs.createdAt))
+      .limit(1);
+    return row;
+  }
+
   async usage(tabId: string) {
     const rows = await this.db
       .select({ status: payments.status, amount: payments.amount })

@@ -51,7 +51,8 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     execFileSync(process.execPath, [join(ROOT, "web", "build.mjs"), "--if-stale"], { stdio: "inherit" });
     mkdirSync(ARTIFACTS, { recursive: true });
     devnet = await startTestDevnet();
-    booted = await boot(devnet, { store: "pglite" });
+    // A tab secret: tabs opened through MCP are funded on this page too.
+    booted = await boot(devnet, { store: "pglite", env: { TAB_SECRET: "5e".repeat(32) } });
     server = await listen(booted.running.service.app, { host: "127.0.0.1", port: 0 });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -180,6 +181,45 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     const again = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
     expect(again.structuredContent).toMatchObject({ paymentId });
     expect(await evmBalances(devnet, "user")).toEqual(after);
+    await client.close();
+    await page.context().close();
+  });
+
+  it("a tab opened through MCP: the page shows it in words, the wallet funds it once, pay_quote then asks nothing", async () => {
+    const user = walletAddress(devnet, "evm", "user");
+    const price = priceOf(devnet, "weather");
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: {
+        headers: { Authorization: `Bearer ${devnet.manifest.devToken}`, "X-Wallet-Address": user },
+      },
+    });
+    const client = new Client({ name: "tab-on-page", version: "1" }, { capabilities: {} });
+    await client.connect(transport);
+    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as unknown as Result;
+    const opened = await call("open_tab", { amountUsd: "0.03" });
+    const { tabId, approvalUrl: url } = opened.structuredContent as { tabId: string; approvalUrl: string };
+    const before = await evmBalances(devnet, "user");
+
+    expect(url).toMatch(new RegExp(`/approve/${tabId}$`));
+    const page = await open(approvalUrl(server.url, tabId));
+    await page.getByTestId("approve-tab-words").waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId("approve-tab-words").textContent()).toMatch(/Open a tab of \$0\.03/);
+    expect(await axeViolations(page), "a tab to approve").toEqual([]);
+    await page.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+    await page.getByTestId("wallet-chip").waitFor();
+    await page.getByRole("button", { name: /^Approve \$0\.03/ }).click();
+    await page.locator("[data-testid=approve-result][data-status=open]").waitFor({ timeout: 60_000 });
+    expect(await axeViolations(page), "the tab open").toEqual([]);
+
+    const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Paris" } });
+    const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    expect(paid.structuredContent).toMatchObject({ status: "paid" });
+    const closed = await call("close_tab", { tabId });
+    expect(closed.structuredContent).toMatchObject({ status: "closed" });
+    // Ledger = chain: the wallet is down by the one payment; the rest of the tab came back.
+    expect(before.payer - (await evmBalances(devnet, "user")).payer).toBe(price);
     await client.close();
     await page.context().close();
   });

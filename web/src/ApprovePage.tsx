@@ -5,7 +5,7 @@ import { ApprovalBox } from "./components/ApprovalBox.js";
 import type { ApprovalState } from "./components/card-types.js";
 import { Brand } from "./components/TopBar.js";
 import { WalletMenu } from "./components/WalletMenu.js";
-import { networkName, shortHash, usd } from "./format.js";
+import { networkName, readable, shortHash, usd } from "./format.js";
 import type { PageWallet, WalletOption } from "./wallet/types.js";
 import { useWallets } from "./wallet/useWallets.js";
 
@@ -31,6 +31,9 @@ const STATUS_WORDS: Record<string, string> = {
   failed: "The payment failed: nothing was taken from your wallet.",
   expired: "The time to approve has passed: nothing was signed or paid.",
   rejected: "Declined: nothing was paid, and this payment can no longer be approved.",
+  // A tab's funding (MCP's open_tab), answered here.
+  open: "Your tab is open: the agent that asked pays from it without asking again until it ends, and what is left then returns to your wallet.",
+  funding: "Sent: the tab opens once the chain has the funding. Do not sign it again.",
 };
 
 async function problemText(response: Response): Promise<string> {
@@ -183,12 +186,13 @@ function PaymentSection({
         {usd(view.amount.usd)} to {view.service.name ?? view.service.url}
       </h2>
       <p className="muted small">
-        On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>. Payment{" "}
-        {shortHash(view.paymentId, 8)}.
+        On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>.{" "}
+        {view.tab ? "Tab" : "Payment"} {shortHash(view.paymentId, 8)}.
         {view.expiresAt && view.approval
           ? ` Approve before ${new Date(view.expiresAt).toLocaleTimeString()}, or nothing is paid.`
           : ""}
       </p>
+      {view.tab ? <p data-testid="approve-tab-words">{readable(view.tab.words, localNetworks)}</p> : null}
       {!wallet && devnetOptions.length > 0 && view.approval && !outcome ? (
         <div className="devnet-actions">
           {devnetOptions.map((option) => (
@@ -219,7 +223,8 @@ function PaymentSection({
         />
       ) : (
         <p role="status" data-testid="approve-status" data-status={view.status}>
-          {STATUS_WORDS[view.status] ?? `This payment is ${view.status}.`}
+          {STATUS_WORDS[view.tab?.status ?? view.status] ??
+            `This ${view.tab ? "tab" : "payment"} is ${view.tab?.status ?? view.status}.`}
         </p>
       )}
     </section>

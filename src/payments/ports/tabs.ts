@@ -52,6 +52,11 @@ export interface TabRecord {
   caller: string | null;
   /** SHA-256 (hex) of the tab's token; the token itself is never stored. */
   tokenHash: string;
+  /**
+   * Opened for its caller through MCP and funded on the approval page: that caller's requests for
+   * its wallet pay from it without a token (the token was never handed out).
+   */
+  servesCaller: boolean;
   amount: bigint;
   status: TabStatus;
   history: TabEntry[];
@@ -101,6 +106,8 @@ export interface TabStore {
   listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]>;
   /** A wallet's tabs, newest first. */
   listByWallet(wallet: string, limit: number): Promise<TabRecord[]>;
+  /** The newest open tab that serves `caller` for `wallet` (servesCaller), if any. */
+  findServing(caller: string, wallet: string): Promise<TabRecord | undefined>;
   /** The tab's payments as they count against it: committed (state.ts), and those not yet final. */
   usage(tabId: string): Promise<{ committed: bigint; settled: bigint; inFlight: number }>;
 }
@@ -126,6 +133,10 @@ export interface TabAccess {
   /**
    * The tab a request's token names, when this request may pay from it: the token's tab, funded by
    * the request's wallet, opened by the request's caller (or by no caller), open and not ended.
+   * Without a token: the open tab that serves the request's caller for its wallet; undefined when
+   * there is none (the request pays as without tabs).
    */
-  find(request: Pick<import("./payer.js").Payer, "tab" | "caller" | "wallet">): Promise<TabLookup>;
+  find(
+    request: Pick<import("./payer.js").Payer, "tab" | "caller" | "wallet">,
+  ): Promise<TabLookup | undefined>;
 }

@@ -20,13 +20,17 @@ import type { PaymentRun } from "./run.js";
  * network and asset can use it, and the reservation checks the tab beside every limit.
  */
 
-/** The request's tab, looked up while the service is probed (undefined: the request names none). */
+/**
+ * The request's tab, looked up while the service is probed: the one its token names, or the one
+ * that serves its caller for its wallet (undefined: none).
+ */
 export function findTab(
   tabs: TabAccess | undefined,
   request: Parameters<TabAccess["find"]>[0],
-): Promise<TabLookup> | undefined {
-  if (!request.tab) return undefined;
-  if (!tabs) return Promise.resolve({ ok: false, message: "This service keeps no tabs." });
+): Promise<TabLookup | undefined> | undefined {
+  if (!tabs)
+    return request.tab ? Promise.resolve({ ok: false, message: "This service keeps no tabs." }) : undefined;
+  if (!request.tab && !request.caller) return undefined;
   const finding = tabs.find(request);
   finding.catch(() => {}); // awaited only when no server key pays; a failure then is the run's
   return finding;

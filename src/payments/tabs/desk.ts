@@ -2,26 +2,21 @@ import type { PaymentPayload } from "@x402/core/types";
 import {
   ChainUnreadable,
   familyOf,
+  type WalletAnswer,
   WalletAnswerMismatch,
   type WalletSigningRequest,
 } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
-import { formatUsd } from "../../money/index.js";
-import {
-  type FundTabBody,
-  networkLabel,
-  type OpenTabRequest,
-  type TabOpened,
-  type TabView,
-  utcClock,
-} from "../../protocol/index.js";
+import type { FundTabBody, OpenTabRequest, TabOpened, TabView } from "../../protocol/index.js";
 import type { TabAccess, TabLookup, TabRecord } from "../ports/index.js";
 import type { Requirement } from "../rules/index.js";
+import { passFor } from "./access.js";
 import type { TabKeeper } from "./keeper.js";
 import { newToken, sessionKey, tabIdOf, tokenHash, tokenMatches } from "./keys.js";
+import { tabTerms } from "./terms.js";
 import { settleTransfer, transferRequirement, unsignedFunding } from "./transfer.js";
 import type { TabsConfig, TabsDeps } from "./types.js";
-import { viewOf } from "./view.js";
+import { fundingWords, type TabOnPage, viewOf } from "./view.js";
 
 /** What the wallet's opening keeps: the unsigned funding, what the wallet signs, and the terms. */
 interface Opening {
@@ -42,37 +37,27 @@ export class TabDesk implements TabAccess {
     private readonly keeper: TabKeeper,
   ) {}
 
-  async open(caller: string | undefined, input: OpenTabRequest): Promise<TabOpened> {
+  /**
+   * A new tab: what the wallet signs, and its token. `serves`: opened for its caller (MCP's
+   * `open_tab`), funded on the approval page, and paid from by that caller's requests for its
+   * wallet with no token; only an identified caller may have one.
+   */
+  async open(
+    caller: string | undefined,
+    input: OpenTabRequest,
+    options: { serves?: boolean } = {},
+  ): Promise<TabOpened> {
     const { config, deps } = this;
-    const network = input.network ?? this.networkFor(input.wallet.chain);
-    const asset = network ? config.assets[network]?.[0] : undefined;
-    if (
-      !network ||
-      !asset ||
-      !familyOf(network)?.keyFromSeed ||
-      familyOf(network)?.name !== input.wallet.chain
-    ) {
-      throw new AppError(
-        "tab_unsupported",
-        `No tab can be opened for this wallet on ${network ?? "any network"} here.`,
-        {
-          details: { networks: Object.keys(config.assets).filter((n) => familyOf(n)?.keyFromSeed) },
-        },
-      );
-    }
-    if (input.amount > config.maxAmount) {
-      throw new AppError("tab_invalid", `A tab holds at most $${formatUsd(config.maxAmount)} here.`, {
-        details: { maxUsd: formatUsd(config.maxAmount) },
-      });
-    }
-    const seconds = Math.min(input.seconds ?? config.defaultSeconds, config.maxSeconds);
+    if (options.serves && !caller)
+      throw new AppError("tab_invalid", "Only a caller with a bearer token can open a tab that serves it.");
+    const { network, asset, seconds } = tabTerms(config, input);
     const token = newToken();
     const hash = tokenHash(token);
     const tabId = tabIdOf(hash);
     const session = await this.session(tabId, network);
     const now = deps.now();
     const endsAt = new Date(now.getTime() + seconds * 1000);
-    const words = `Open a tab of $${formatUsd(input.amount)} with ${config.publicUrl} on ${networkLabel(network)}: up to that much leaves your wallet now, the agent pays from it until ${utcClock(endsAt)}, and what is left returns to you.`;
+    const words = fundingWords(config.publicUrl, input.amount, network, endsAt);
     const requirement = await transferRequirement(
       deps.chains,
       network,
@@ -102,6 +87,7 @@ export class TabDesk implements TabAccess {
       session: session.address,
       caller: caller ?? null,
       tokenHash: hash,
+      servesCaller: options.serves === true,
       amount: input.amount,
       opening,
       signBy,
@@ -114,8 +100,37 @@ export class TabDesk implements TabAccess {
 
   /** The wallet signed: check it signs exactly the funding, record the intent, settle it. */
   async fund(caller: string | undefined, tabId: string, body: FundTabBody): Promise<TabView> {
-    const { deps, config } = this;
     const tab = await this.owned(caller, tabId, body.token);
+    const answer = "signature" in body ? { signature: body.signature } : { transaction: body.transaction };
+    return this.settleFunding(tab, answer);
+  }
+
+  /**
+   * The wallet's answer from the approval page, for a tab that serves its caller: no token (it was
+   * never handed out); only the tab's wallet's signature over exactly its funding opens it.
+   */
+  async fundOnPage(tabId: string, answer: WalletAnswer): Promise<TabView> {
+    const tab = await this.deps.store.get(tabId);
+    if (!tab?.servesCaller) throw new AppError("tab_not_found", "No tab with this id waits for a wallet.");
+    return this.settleFunding(tab, answer);
+  }
+
+  /** What the approval page shows of a tab that serves its caller: the funding to sign, in words. */
+  async onPage(tabId: string): Promise<TabOnPage | undefined> {
+    const tab = await this.deps.store.get(tabId);
+    if (!tab?.servesCaller) return undefined;
+    return {
+      tab: viewOf(tab, await this.deps.store.usage(tabId)),
+      sign: (tab.opening as Opening).sign,
+      signBy: tab.signBy.toISOString(),
+      words: fundingWords(this.config.publicUrl, tab.amount, tab.network, tab.endsAt),
+      service: this.config.publicUrl,
+    };
+  }
+
+  private async settleFunding(tab: TabRecord, answer: WalletAnswer): Promise<TabView> {
+    const { deps, config } = this;
+    const { tabId } = tab;
     const now = deps.now();
     if (tab.status !== "awaiting_signature") {
       throw new AppError("tab_closed", `The tab is ${tab.status}: it takes no signature now.`, {
@@ -131,7 +146,6 @@ export class TabDesk implements TabAccess {
     const opening = tab.opening as Opening;
     const family = familyOf(tab.network);
     if (!family) throw new Error(`no chain family for ${tab.network}`);
-    const answer = "signature" in body ? { signature: body.signature } : { transaction: body.transaction };
     let payload: PaymentPayload;
     try {
       payload = await family.completeForWallet(
@@ -180,7 +194,19 @@ export class TabDesk implements TabAccess {
 
   /** Close now: nothing more is paid from it; the rest returns once its payments are final. */
   async close(caller: string | undefined, tabId: string, token: string): Promise<TabView> {
-    const tab = await this.owned(caller, tabId, token);
+    return this.closeTab(await this.owned(caller, tabId, token));
+  }
+
+  /** Close a tab that serves `caller` (MCP's `close_tab`): its own caller only, no token. */
+  async closeServing(caller: string, tabId: string): Promise<TabView> {
+    const tab = await this.deps.store.get(tabId);
+    if (!tab?.servesCaller || tab.caller !== caller)
+      throw new AppError("tab_not_found", "No such tab of this caller.");
+    return this.closeTab(tab);
+  }
+
+  private async closeTab(tab: TabRecord): Promise<TabView> {
+    const { tabId } = tab;
     const now = this.deps.now();
     if (tab.status === "awaiting_signature")
       await this.deps.store.move(tabId, "awaiting_signature", "expired", {}, now);
@@ -204,9 +230,18 @@ export class TabDesk implements TabAccess {
     return Promise.all(tabs.map(async (tab) => viewOf(tab, await this.deps.store.usage(tab.tabId))));
   }
 
-  /** TabAccess: the tab a request's token names, if this request may pay from it. */
-  async find(request: Parameters<TabAccess["find"]>[0]): Promise<TabLookup> {
-    if (!request.tab) return { ok: false, message: "This request names no tab." };
+  /**
+   * TabAccess: the tab a request's token names, if this request may pay from it; without a token,
+   * the open tab that serves the request's caller for its wallet, if there is one (else undefined).
+   */
+  async find(request: Parameters<TabAccess["find"]>[0]): Promise<TabLookup | undefined> {
+    if (!request.tab) {
+      if (!request.caller || !request.wallet) return undefined;
+      const serving = await this.deps.store.findServing(request.caller, request.wallet.address);
+      // One that cannot pay now (ended, not yet closed) leaves the request as without a tab.
+      const lookup = serving ? await passFor(this.config, this.deps, serving) : undefined;
+      return lookup?.ok ? lookup : undefined;
+    }
     const tab = await this.deps.store.get(tabIdOf(tokenHash(request.tab)));
     const mine =
       tab &&
@@ -215,34 +250,7 @@ export class TabDesk implements TabAccess {
       tab.wallet === request.wallet?.address;
     if (!tab || !mine)
       return { ok: false, message: "The request's tab token names no tab of this caller and wallet." };
-    const now = this.deps.now();
-    if (tab.status !== "open" || tab.endsAt.getTime() <= now.getTime()) {
-      return {
-        ok: false,
-        message: `The tab ${tab.tabId} is ${tab.status === "open" ? "ended" : tab.status}: nothing more is paid from it.`,
-      };
-    }
-    const usage = await this.deps.store.usage(tab.tabId);
-    const session = await this.session(tab.tabId, tab.network);
-    if (session.address !== tab.session) {
-      return {
-        ok: false,
-        message: `This instance's tab secret is not the one tab ${tab.tabId} was opened with.`,
-      };
-    }
-    return {
-      ok: true,
-      pass: {
-        tabId: tab.tabId,
-        network: tab.network,
-        asset: tab.asset,
-        session: session.address,
-        amount: tab.amount,
-        left: tab.amount > usage.committed ? tab.amount - usage.committed : 0n,
-        endsAt: tab.endsAt,
-        signer: session.signer,
-      },
-    };
+    return passFor(this.config, this.deps, tab);
   }
 
   private async read(tabId: string): Promise<TabView> {
@@ -258,12 +266,6 @@ export class TabDesk implements TabAccess {
       throw new AppError("tab_not_found", "No such tab for this token and caller.");
     }
     return tab;
-  }
-
-  private networkFor(chain: string): string | undefined {
-    return Object.keys(this.config.assets).find(
-      (n) => familyOf(n)?.name === chain && familyOf(n)?.keyFromSeed,
-    );
   }
 
   private async session(tabId: string, network: string) {

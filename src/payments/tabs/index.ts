@@ -7,6 +7,7 @@ export { TabKeeper } from "./keeper.js";
 export { newToken, sessionKey, tabIdOf, tokenHash } from "./keys.js";
 export { facilitatorSettler, type Settlement, type TabSettler } from "./settle.js";
 export type { TabsConfig, TabsDeps } from "./types.js";
+export type { TabOnPage } from "./view.js";
 
 import type { Chains } from "../../chains/index.js";
 import type { SignerRegistry, TabStore } from "../ports/index.js";

@@ -1,5 +1,6 @@
+import type { WalletSigningRequest } from "../../chains/index.js";
 import { formatUsd } from "../../money/index.js";
-import type { TabView } from "../../protocol/index.js";
+import { networkLabel, type TabView, utcClock } from "../../protocol/index.js";
 import type { TabRecord } from "../ports/index.js";
 
 const money = (atomic: bigint) => ({ atomic: atomic.toString(), usd: formatUsd(atomic) });
@@ -23,4 +24,19 @@ export function viewOf(tab: TabRecord, usage: { committed: bigint; settled: bigi
     ...(tab.refunded !== null ? { refunded: money(tab.refunded) } : {}),
     ...(tab.error ? { error: tab.error } : {}),
   };
+}
+
+/** A tab that serves its caller, as the approval page shows it: its state, what to sign, by when. */
+export interface TabOnPage {
+  tab: TabView;
+  sign: WalletSigningRequest;
+  signBy: string;
+  words: string;
+  /** This service's URL (PUBLIC_URL): who asks. */
+  service: string;
+}
+
+/** The funding in words, as the wallet's prompt and the approval page say it. */
+export function fundingWords(publicUrl: string, amount: bigint, network: string, endsAt: Date): string {
+  return `Open a tab of $${formatUsd(amount)} with ${publicUrl} on ${networkLabel(network)}: up to that much leaves your wallet now, the agent pays from it until ${utcClock(endsAt)}, and what is left returns to you.`;
 }

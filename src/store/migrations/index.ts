@@ -12,6 +12,7 @@ import { callerSpendTotals } from "./011-caller-spend-totals.js";
 import { auditTrail } from "./012-audit-trail.js";
 import { tabs } from "./013-tabs.js";
 import { walletSignIn } from "./014-wallet-sign-in.js";
+import { tabsForCallers } from "./015-tabs-for-callers.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly Migration[] = [
   auditTrail,
   tabs,
   walletSignIn,
+  tabsForCallers,
 ];
