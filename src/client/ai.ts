@@ -16,3 +16,4 @@ export {
   type TurnFields,
   toServiceMessages,
 } from "./transport.js";
+export { TransportTab, type TransportTabOption, type TransportTabState } from "./transport-tab.js";

@@ -101,7 +101,7 @@ export function awaitingOf(opened: TabOpened): AwaitingUpdate {
   return {
     paymentId: opened.tabId,
     status: "awaiting_approval",
-    service: { url: `/api/tabs/${opened.tabId}`, name: "Open a tab" },
+    service: { url: `/api/tabs/${opened.tabId}`, name: "a tab for your agent" },
     amount: { atomic: opened.amount.atomic, usd: opened.amount.usd },
     network: opened.network,
     payTo: opened.session,

@@ -14,7 +14,9 @@ import { ChatClient, type ChatClientOptions } from "./client.js";
 import { ChatHttpError } from "./errors.js";
 import type { ApprovalAnswer, ChatMessage, ChatRequestBody } from "./request.js";
 import type { TransportSigner } from "./signer.js";
+import { TabClient } from "./tabs.js";
 import { openPaymentParts, PaymentToolParts, type PaymentTools } from "./tool-parts.js";
+import { TransportTab, type TransportTabOption } from "./transport-tab.js";
 
 /**
  * A `ChatTransport` for the AI SDK's `useChat` (ai 7): each turn is one `POST /api/chat`, and its
@@ -86,6 +88,12 @@ export interface PaymentChatTransportOptions extends ChatClientOptions {
   signer?: TransportSigner;
   /** Emit the `tool-x402_payment` approval parts (default true); `false` keeps only the data parts. */
   approvalParts?: boolean;
+  /**
+   * Open a tab before the first turn (transport-tab.ts): one approval part asks the wallet to fund
+   * it, and later turns pay from it without asking. A function is asked before each turn (the
+   * page's current choice); undefined: no tab.
+   */
+  tab?: TransportTabOption | (() => TransportTabOption | undefined);
 }
 
 const SERVICE_BOUNDS = { maxMessages: 100, maxChars: 64_000 };
@@ -137,10 +145,13 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
   private readonly client: ChatClient;
   private readonly options: PaymentChatTransportOptions;
   private readonly requests = new AwaitingRequests();
+  /** The tab this transport opened, if any (`tab` option): `tab.state`, `tab.close()`. */
+  readonly tab: TransportTab;
 
   constructor(options: PaymentChatTransportOptions = {}) {
     this.options = options;
     this.client = options.client ?? new ChatClient(options);
+    this.tab = new TransportTab(new TabClient(options));
   }
 
   async sendMessages(
@@ -158,6 +169,8 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
     const open =
       this.options.approvalParts === false || last?.role !== "assistant" ? [] : openPaymentParts(last);
     let answered: string | undefined;
+    /** The tab's part closed by this request (its funding), before the turn it held up. */
+    let before: StreamEvent[] = [];
     if (fields.approval) {
       answered = open.some((p) => p.toolCallId === fields.approval?.paymentId)
         ? fields.approval.paymentId
@@ -168,8 +181,16 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
         answered = responded.toolCallId;
         const outcome = await answerFor(responded, last, this.requests, this.options.signer);
         if ("error" in outcome) return refusedAnswerStream(answered, outcome.error, outcome.retry);
-        fields.approval = outcome.answer;
+        if (answered === this.tab.asking) {
+          before = await this.tab.answer(outcome.answer, options.abortSignal);
+          this.requests.forget(answered);
+        } else fields.approval = outcome.answer;
       }
+    }
+    if (fields.tab === undefined && this.tab.token) fields.tab = this.tab.token;
+    if (!answered && !fields.approval && fields.tab === undefined) {
+      const asking = await this.askForTab(fields, open, options.abortSignal);
+      if (asking) return asking;
     }
     const body: ChatRequestBody = {
       ...fields,
@@ -178,12 +199,22 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
         ...(this.options.maxChars ? { maxChars: this.options.maxChars } : {}),
       }),
     };
+    const request = {
+      ...(options.abortSignal ? { signal: options.abortSignal } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
+    };
+    if (before.length > 0) {
+      // The tab's part is closed first; the turn it held up follows (an error there ends the stream).
+      const tools = new PaymentToolParts(
+        open.map((p) => p.toolCallId),
+        answered,
+      );
+      const turn = this.client.chat(body, request);
+      return eventsToChunks(this.remembering(then(before, turn)), tools);
+    }
     let turn: AsyncIterable<StreamEvent>;
     try {
-      turn = await this.client.chat(body, {
-        ...(options.abortSignal ? { signal: options.abortSignal } : {}),
-        ...(options.headers ? { headers: options.headers } : {}),
-      });
+      turn = await this.client.chat(body, request);
     } catch (error) {
       // A refused answer: its tool part asks again while the payment waits, else ends (refusedAnswerStream).
       if (!answered || !last || options.abortSignal?.aborted || (error as Error)?.name === "AbortError")
@@ -204,18 +235,46 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
     return eventsToChunks(this.remembering(turn), tools);
   }
 
-  /** The events as they are, each request awaiting approval remembered on its way (for the signer). */
+  /**
+   * The events as they are, each request awaiting approval remembered on its way (for the signer);
+   * a tab the service no longer takes (`tab_invalid`) is forgotten, so the next turn asks again.
+   */
   private async *remembering(events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
     for await (const event of events) {
       if (event.type === "payment") this.requests.remember(event.payment);
+      if (event.type === "error" && event.error.code === "tab_invalid") this.tab.forget();
       yield event;
     }
+  }
+
+  /** A turn that only asks the wallet to fund the tab, when one is wanted and none is open. */
+  private async askForTab(
+    fields: TurnFields,
+    open: { toolCallId: string }[],
+    signal: AbortSignal | undefined,
+  ): Promise<ReadableStream<UIMessageChunk> | undefined> {
+    const want = typeof this.options.tab === "function" ? this.options.tab() : this.options.tab;
+    if (!want || !fields.walletAddress || this.options.approvalParts === false) return undefined;
+    const asked = await this.tab.ask(want, fields.walletAddress, signal);
+    if (!asked) return undefined;
+    this.requests.remember(asked.update);
+    const tools = new PaymentToolParts(open.map((p) => p.toolCallId));
+    return eventsToChunks(then(asked.events), tools);
   }
 
   /** The service keeps no stream to reconnect to: a dropped turn is not resumable. */
   async reconnectToStream(): Promise<ReadableStream<UIMessageChunk> | null> {
     return null;
   }
+}
+
+/** `first`'s events, then (once they are out) those of `rest`. */
+async function* then(
+  first: StreamEvent[],
+  rest?: Promise<AsyncIterable<StreamEvent>>,
+): AsyncGenerator<StreamEvent> {
+  yield* first;
+  if (rest) yield* await rest;
 }
 
 /** The body option that resumes a turn with the wallet's answer: `sendMessage(undefined, approvalBody(answer))`. */

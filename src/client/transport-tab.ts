@@ -1,0 +1,135 @@
+import type { FinishPayload, PaymentUpdate, StreamEvent } from "../protocol/stream.js";
+import type { TabOpened, TabView } from "../protocol/tab-types.js";
+import type { ApprovalAnswer } from "./request.js";
+import { awaitingOf, type TabClient } from "./tabs.js";
+import type { AwaitingUpdate } from "./tool-parts.js";
+
+/**
+ * A tab the `PaymentChatTransport` opens for `useChat` (docs/clients.md, "Tabs"): before the first
+ * turn that would pay, one approval part asks the wallet to fund it ("Pay $0.05 to a tab for your agent"); once the user
+ * approves and the transport's signer signs, it is funded and every later turn sends its token, so
+ * payments it can pay arrive as parts approved automatically ("Paid from your tab: ..."). Declined,
+ * the turn goes on without one, and each payment asks as before.
+ */
+export interface TransportTabOption {
+  /** Decimal USD: the most the wallet funds it with. */
+  amount: string;
+  /** How long it stays open (default and bound: the service's). */
+  seconds?: number;
+}
+
+/** What the transport knows of its tab: none yet, one waiting for the wallet, or one funded. */
+export type TransportTabState =
+  | { status: "none"; error?: string }
+  | { status: "asking"; tab: TabOpened }
+  | { status: "open"; tab: TabView; token: string };
+
+const NO_USAGE = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
+/** A turn's end as the service says it, for the turn the transport ends itself (the tab's question). */
+function finishOf(update: AwaitingUpdate): FinishPayload {
+  return {
+    finishReason: "approval-required",
+    transactions: [],
+    payments: [],
+    usage: NO_USAGE,
+    model: "",
+    provider: "client",
+    modelId: "",
+    approvals: [{ paymentId: update.paymentId, expiresAt: update.approval.expiresAt }],
+  };
+}
+
+export class TransportTab {
+  state: TransportTabState = { status: "none" };
+
+  constructor(private readonly tabs: TabClient) {}
+
+  /** The token a turn sends: only while the tab is open. */
+  get token(): string | undefined {
+    return this.state.status === "open" ? this.state.token : undefined;
+  }
+
+  /** The id of the tab whose opening waits for the wallet, if one does. */
+  get asking(): string | undefined {
+    return this.state.status === "asking" ? this.state.tab.tabId : undefined;
+  }
+
+  /**
+   * Open one for `walletAddress`: the events of a turn that only asks the wallet (its approval
+   * part). Undefined when the service opens none (no tabs there, none for this wallet): the turn
+   * then goes on without one, and `state.error` says why.
+   */
+  async ask(
+    want: TransportTabOption,
+    walletAddress: string,
+    signal?: AbortSignal,
+  ): Promise<{ events: StreamEvent[]; update: AwaitingUpdate } | undefined> {
+    let opened: TabOpened;
+    try {
+      const body = { walletAddress, amount: want.amount, ...(want.seconds ? { seconds: want.seconds } : {}) };
+      opened = await this.tabs.open(body, signal);
+    } catch (error) {
+      this.state = { status: "none", error: error instanceof Error ? error.message : String(error) };
+      return undefined;
+    }
+    this.state = { status: "asking", tab: opened };
+    const update = awaitingOf(opened);
+    return {
+      events: [
+        { type: "payment", payment: update },
+        { type: "finish", finish: finishOf(update) },
+      ],
+      update,
+    };
+  }
+
+  /** The wallet's answer to the opening: funded (or declined), as the update that closes its part. */
+  async answer(answer: ApprovalAnswer, signal?: AbortSignal): Promise<StreamEvent[]> {
+    if (this.state.status !== "asking") return [];
+    const opened = this.state.tab;
+    const asked = awaitingOf(opened);
+    const { approval: _approval, ...base } = asked;
+    const ended = (status: PaymentUpdate["status"], extra: Partial<PaymentUpdate> = {}): StreamEvent[] => [
+      { type: "payment", payment: { ...base, status, ...extra } },
+    ];
+    if ("reject" in answer) {
+      this.state = { status: "none" };
+      return ended("rejected", { message: "Declined: no tab was opened; each payment asks your wallet." });
+    }
+    const { paymentId: _id, ...signed } = answer;
+    let view: TabView;
+    try {
+      view = await this.tabs.fund(
+        opened,
+        signed as { signature: `0x${string}` } | { transaction: string },
+        signal,
+      );
+    } catch (error) {
+      this.state = { status: "none", error: error instanceof Error ? error.message : String(error) };
+      return ended("failed", { message: `The tab was not opened: ${this.state.error}` });
+    }
+    if (view.status !== "open") {
+      this.state = { status: "none", error: view.error ?? `the tab is ${view.status}` };
+      return ended(view.status === "funding" ? "unknown" : "failed", {
+        message: `The tab is ${view.status}${view.error ? `: ${view.error}` : ""}.`,
+      });
+    }
+    this.state = { status: "open", tab: view, token: opened.token };
+    const meter = { id: view.tabId, amount: view.amount, left: view.left, endsAt: view.endsAt };
+    return ended("settled", { ...(view.fundingTx ? { transaction: view.fundingTx } : {}), tab: meter });
+  }
+
+  /** The service no longer takes its token (it ended, or was closed elsewhere): ask again next turn. */
+  forget(): void {
+    if (this.state.status === "open") this.state = { status: "none" };
+  }
+
+  /** Close it: nothing more is paid from it, and what is left returns to the wallet. */
+  async close(signal?: AbortSignal): Promise<TabView | undefined> {
+    if (this.state.status !== "open") return undefined;
+    const closed = await this.tabs.close(this.state.tab.tabId, this.state.token, signal);
+    this.state = { status: "none" };
+    return closed;
+  }
+}
