@@ -20,7 +20,8 @@ export interface TransportTabOption {
 
 /** What the transport knows of its tab: none yet, one waiting for the wallet, or one funded. */
 export type TransportTabState =
-  | { status: "none"; error?: string }
+  /** `declined`: the user said no; no later turn asks again until `askAgain()`. */
+  | { status: "none"; error?: string; declined?: boolean }
   | { status: "asking"; tab: TabOpened }
   | { status: "open"; tab: TabView; token: string };
 
@@ -94,7 +95,7 @@ export class TransportTab {
       { type: "payment", payment: { ...base, status, ...extra } },
     ];
     if ("reject" in answer) {
-      this.state = { status: "none" };
+      this.state = { status: "none", declined: true };
       return ended("rejected", { message: "Declined: no tab was opened; each payment asks your wallet." });
     }
     const { paymentId: _id, ...signed } = answer;
@@ -118,6 +119,16 @@ export class TransportTab {
     this.state = { status: "open", tab: view, token: opened.token };
     const meter = { id: view.tabId, amount: view.amount, left: view.left, endsAt: view.endsAt };
     return ended("settled", { ...(view.fundingTx ? { transaction: view.fundingTx } : {}), tab: meter });
+  }
+
+  /** Whether a turn may ask for a tab now: none open or asked for, and the user did not say no. */
+  get mayAsk(): boolean {
+    return this.state.status === "none" && this.state.declined !== true;
+  }
+
+  /** After a decline: the next turn asks again. */
+  askAgain(): void {
+    if (this.state.status === "none") this.state = { status: "none" };
   }
 
   /** The service no longer takes its token (it ended, or was closed elsewhere): ask again next turn. */

@@ -254,7 +254,8 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
     signal: AbortSignal | undefined,
   ): Promise<ReadableStream<UIMessageChunk> | undefined> {
     const want = typeof this.options.tab === "function" ? this.options.tab() : this.options.tab;
-    if (!want || !fields.walletAddress || this.options.approvalParts === false) return undefined;
+    if (!want || !fields.walletAddress || this.options.approvalParts === false || !this.tab.mayAsk)
+      return undefined;
     const asked = await this.tab.ask(want, fields.walletAddress, signal);
     if (!asked) return undefined;
     this.requests.remember(asked.update);

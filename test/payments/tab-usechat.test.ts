@@ -118,5 +118,11 @@ describe("a tab through useChat", () => {
       state: "approval-requested",
     });
     expect(await evmUsdcBalance(devnet, user.address)).toBe(before);
+    // Said no: the next question is not asked again.
+    const next = settled();
+    await chat.sendMessage({ text: WEATHER_PARIS });
+    await next;
+    expect(toolParts(chat).some((p) => p.title === "Pay $0.03 to a tab for your agent")).toBe(false);
+    expect(paying.tab.state).toMatchObject({ status: "none", declined: true });
   });
 });
