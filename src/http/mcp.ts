@@ -152,6 +152,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
     payer<PayerConfigVars & McpMessageVars>((vars) => ({
       config: vars.payerConfig,
       scopeId: vars.mcpSessionId,
+      servedTabs: true,
     })),
     // Tool calls count; the handshake, tools/list, notifications and answers do not.
     rateLimitPayer<PayerVars & McpMessageVars>(deps.quota, (vars) => mcpCountsAgainstQuota(vars.mcpBody)),

@@ -8,6 +8,8 @@ import type { AuthVars, Middleware, PayerVars, VarsContext } from "./vars.js";
 export type PayerSource<Reads extends object> = (vars: Readonly<AuthVars & Reads>) => {
   config: PayerConfig;
   scopeId: string;
+  /** An MCP session: the caller's serving tab may pay (Payer.servedTabs). */
+  servedTabs?: boolean;
 };
 
 /**
@@ -22,7 +24,7 @@ export function payer<Reads extends object>(
 ): Middleware<PayerVars, AuthVars & Reads> {
   return async (c, next) => {
     const vars = c.var as Readonly<AuthVars & Reads>;
-    const { config, scopeId } = source(vars);
+    const { config, scopeId, servedTabs } = source(vars);
     const { grant } = vars;
     // A key bound to wallets pays only from them: refused before anything runs (docs/deploy.md#operating-it).
     if (grant?.wallets && config.wallet && !walletAllowed(grant.wallets, config.wallet.address))
@@ -38,6 +40,7 @@ export function payer<Reads extends object>(
       spendingLimits: config.spendingLimits,
       ...(config.tab ? { tab: config.tab } : {}),
       scopeId,
+      ...(servedTabs ? { servedTabs } : {}),
       ...(grant ? { grant } : {}),
     };
     (c as unknown as VarsContext<PayerVars>).set("payer", built);

@@ -10,7 +10,7 @@ import type { PrivateKeyAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { evmUsdcBalance } from "../../src/devnet/testing/index.js";
 import type { ApprovalView, TabOpened } from "../../src/protocol/index.js";
-import { type Booted, boot, priceOf, serviceUrl, useTestDevnet } from "./harness.js";
+import { type Booted, boot, chat, priceOf, serviceUrl, useTestDevnet, WEATHER_PARIS } from "./harness.js";
 import { ALICE, MALLORY, signOpening, TAB_ENV, userAccount } from "./tab-helpers.js";
 
 const devnet = useTestDevnet();
@@ -71,6 +71,13 @@ describe("a tab opened through MCP, funded on the approval page", () => {
     // Alice's pay_quote pays from it: no approval asked.
     const paid = await alice.payWeather();
     expect(paid.structuredContent).toMatchObject({ status: "paid" });
+    // Alice's chat, with no tab token: the serving tab is MCP's only, so the wallet is asked.
+    const chatted = await chat(b.running, {
+      token: ALICE,
+      body: { messages: [{ role: "user", content: WEATHER_PARIS }], walletAddress: user.address },
+    });
+    expect(chatted.payments.some((p) => p.status === "awaiting_approval")).toBe(true);
+    expect(chatted.payments.some((p) => p.status === "settled")).toBe(false);
     // Mallory, with the same wallet header: not her tab, so the wallet is asked.
     const mallory = await session(MALLORY);
     const asked = await mallory.payWeather();

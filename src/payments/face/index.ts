@@ -291,6 +291,7 @@ class Face implements PaymentsFace {
       ...(session.spendingLimits ? { spendingLimits: session.spendingLimits } : {}),
       ...(session.grant ? { grant: session.grant } : {}),
       ...(session.tab ? { tab: session.tab } : {}),
+      ...(session.servedTabs ? { servedTabs: true } : {}),
       signal: session.signal,
       deadline: session.deadline,
       now: () => this.now().getTime(),

@@ -22,6 +22,11 @@ export interface Payer {
    */
   tab?: string;
   /**
+   * An MCP session's: with no `tab`, the open tab this caller opened through MCP (`open_tab`) for
+   * this wallet pays (docs/mcp.md, "Tabs"). Other routes (the chat) pay from a tab only by its token.
+   */
+  servedTabs?: boolean;
+  /**
    * What the per-request limit counts within: a chat request's id, an MCP session's id. Stored on
    * each payment as its `scopeId` (the ledger's `request_id`).
    */

@@ -133,10 +133,10 @@ export interface TabAccess {
   /**
    * The tab a request's token names, when this request may pay from it: the token's tab, funded by
    * the request's wallet, opened by the request's caller (or by no caller), open and not ended.
-   * Without a token: the open tab that serves the request's caller for its wallet; undefined when
-   * there is none (the request pays as without tabs).
+   * Without a token, in an MCP session (`servedTabs`): the open tab that serves the request's
+   * caller for its wallet; undefined when there is none (the request pays as without tabs).
    */
   find(
-    request: Pick<import("./payer.js").Payer, "tab" | "caller" | "wallet">,
+    request: Pick<import("./payer.js").Payer, "tab" | "caller" | "wallet" | "servedTabs">,
   ): Promise<TabLookup | undefined>;
 }

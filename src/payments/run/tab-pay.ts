@@ -30,7 +30,7 @@ export function findTab(
 ): Promise<TabLookup | undefined> | undefined {
   if (!tabs)
     return request.tab ? Promise.resolve({ ok: false, message: "This service keeps no tabs." }) : undefined;
-  if (!request.tab && !request.caller) return undefined;
+  if (!request.tab && !(request.servedTabs && request.caller)) return undefined;
   const finding = tabs.find(request);
   finding.catch(() => {}); // awaited only when no server key pays; a failure then is the run's
   return finding;

@@ -236,7 +236,7 @@ export class TabDesk implements TabAccess {
    */
   async find(request: Parameters<TabAccess["find"]>[0]): Promise<TabLookup | undefined> {
     if (!request.tab) {
-      if (!request.caller || !request.wallet) return undefined;
+      if (!request.servedTabs || !request.caller || !request.wallet) return undefined;
       const serving = await this.deps.store.findServing(request.caller, request.wallet.address);
       // One that cannot pay now (ended, not yet closed) leaves the request as without a tab.
       const lookup = serving ? await passFor(this.config, this.deps, serving) : undefined;
