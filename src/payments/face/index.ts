@@ -281,21 +281,9 @@ class Face implements PaymentsFace {
     return memory;
   }
 
-  /** A session as the pipeline takes it: the facts, the face's clock and an observer. */
+  /** A session as the pipeline takes it: the payer's facts as they are, the face's clock and an observer. */
   private requestOf(session: PayerSession): PaymentRequest {
-    return {
-      scopeId: session.scopeId,
-      ...(session.wallet ? { wallet: session.wallet } : {}),
-      ...(session.bearerToken ? { bearerToken: session.bearerToken } : {}),
-      ...(session.caller ? { caller: session.caller } : {}),
-      ...(session.spendingLimits ? { spendingLimits: session.spendingLimits } : {}),
-      ...(session.grant ? { grant: session.grant } : {}),
-      ...(session.tab ? { tab: session.tab } : {}),
-      ...(session.servedTabs ? { servedTabs: true } : {}),
-      signal: session.signal,
-      deadline: session.deadline,
-      now: () => this.now().getTime(),
-      observer: session.observer ?? SILENT,
-    };
+    const { observer, ...payer } = session;
+    return { ...payer, now: () => this.now().getTime(), observer: observer ?? SILENT };
   }
 }
