@@ -8,6 +8,8 @@ import {
   createNoopSigner,
   createTransactionMessage,
   getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
   type Instruction,
   isSolanaError,
   pipe,
@@ -203,20 +205,41 @@ async function send(rpc: SolanaRpc, transaction: string): Promise<Sent> {
       isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE) ||
       isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE);
     const message = error instanceof Error ? error.message : String(error);
-    return { kind: refused ? "rejected" : "unclear", error: message.slice(0, 200) };
+    if (!refused) return { kind: "unclear", error: message.slice(0, 200) };
+    // Refused, or already processed: the same signed transaction may have landed already (the wallet,
+    // its fee payer, can send it too). The chain says which.
+    const landed = await statusOf(rpc, signatureOf(transaction));
+    if (landed === "unreadable") return { kind: "unclear", error: message.slice(0, 200) };
+    return landed ?? { kind: "rejected", error: message.slice(0, 200) };
   }
+  return confirm(rpc, signature);
+}
+
+/** The fee payer's signature: the transaction's id on chain. */
+function signatureOf(transaction: string): Signature {
+  return getSignatureFromTransaction(getTransactionDecoder().decode(Buffer.from(transaction, "base64")));
+}
+
+/** What the chain says of a signature now: landed or failed, unknown to it (undefined), or unreadable. */
+async function statusOf(rpc: SolanaRpc, signature: Signature): Promise<Sent | undefined | "unreadable"> {
+  const statuses = await rpc
+    .getSignatureStatuses([signature], { searchTransactionHistory: true })
+    .send(rpcTimeout())
+    .catch(() => undefined);
+  if (!statuses) return "unreadable";
+  const status = statuses.value[0];
+  if (!status || status.confirmationStatus === "processed") return undefined;
+  return status.err
+    ? { kind: "rejected", error: `failed on chain: ${plain(status.err)}`.slice(0, 200) }
+    : { kind: "landed", transaction: signature };
+}
+
+/** Wait for the chain's word on a sent transaction, about a blockhash's life. */
+async function confirm(rpc: SolanaRpc, signature: Signature): Promise<Sent> {
   const until = Date.now() + CONFIRM_MS;
   while (Date.now() < until) {
-    const statuses = await rpc
-      .getSignatureStatuses([signature])
-      .send(rpcTimeout())
-      .catch(() => undefined);
-    const status = statuses?.value[0];
-    if (status && status.confirmationStatus !== "processed") {
-      return status.err
-        ? { kind: "rejected", error: `failed on chain: ${plain(status.err)}`.slice(0, 200) }
-        : { kind: "landed", transaction: signature };
-    }
+    const found = await statusOf(rpc, signature);
+    if (found && found !== "unreadable") return found;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   return { kind: "unclear", error: "no confirmation in time" };

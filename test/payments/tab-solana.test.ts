@@ -6,10 +6,21 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type Base64EncodedWireTransaction, createSolanaRpc } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
+import type { TabOpened } from "../../src/protocol/index.js";
 import { type Booted, boot, priceOf, useTestDevnet } from "./harness.js";
-import { closeTab, lamportsOf, openSolanaTab, readTab, TAB_ENV } from "./tab-helpers.js";
+import {
+  ALICE,
+  call,
+  closeTab,
+  lamportsOf,
+  openSolanaTab,
+  readTab,
+  signSolanaOpening,
+  TAB_ENV,
+} from "./tab-helpers.js";
 
 const devnet = useTestDevnet();
 let b: Booted;
@@ -79,5 +90,29 @@ describe("Solana tabs with lost answers", () => {
     expect(await solanaUsdcBalance(devnet, tab.session)).toBe(0n);
     expect(await lamportsOf(devnet, tab.session)).toBe(0n);
     expect(before - (await lamportsOf(devnet, wallet.address))).toBe(10_000n);
+  });
+
+  it("a funding the wallet sent itself first is open, not failed: the chain has it", async () => {
+    const price = priceOf(devnet, "weather");
+    const secret = devnet.secrets.solana.user;
+    const rpcUrl = devnet.manifest.solana?.rpcUrl;
+    if (!secret || !rpcUrl) throw new Error("the devnet has no Solana user wallet");
+    const address = walletAddress(devnet, "solana", "user");
+    const body = { walletAddress: address, amount: (Number(price) / 1e6).toFixed(6) };
+    const opened = (await (await call(b, "POST", "/api/tabs", ALICE, body)).json()) as TabOpened;
+    const transaction = await signSolanaOpening(opened, secret);
+    // The wallet (its fee payer) broadcasts it before handing it back.
+    await createSolanaRpc(rpcUrl)
+      .sendTransaction(transaction as Base64EncodedWireTransaction, { encoding: "base64" })
+      .send();
+    const funded = await call(b, "POST", `/api/tabs/${opened.tabId}/fund`, ALICE, {
+      token: opened.token,
+      transaction,
+    });
+    expect(await funded.json()).toMatchObject({ status: "open" });
+    expect(await solanaUsdcBalance(devnet, opened.session)).toBe(price);
+    expect((await closeTab(b, { tabId: opened.tabId, token: opened.token })).refunded?.atomic).toBe(
+      price.toString(),
+    );
   });
 });
