@@ -75,7 +75,8 @@ export interface PaymentListQuery {
 /** A client for one service. */
 export class ChatClient {
   private readonly url: string;
-  private readonly options: ChatClientOptions;
+  /** What it was made with (its base URL, token, headers and fetch), for clients beside it (tabs). */
+  readonly options: ChatClientOptions;
 
   constructor(options: ChatClientOptions = {}) {
     this.options = options;

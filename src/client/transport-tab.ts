@@ -20,9 +20,14 @@ export interface TransportTabOption {
 
 /** What the transport knows of its tab: none yet, one waiting for the wallet, or one funded. */
 export type TransportTabState =
-  /** `declined`: the user said no; no later turn asks again until `askAgain()`. */
+  /**
+   * `declined`: the user said no; `error`: the service opened none, or its funding failed. Either
+   * way no later turn asks again until `askAgain()`.
+   */
   | { status: "none"; error?: string; declined?: boolean }
   | { status: "asking"; tab: TabOpened }
+  /** Its funding was sent but its outcome is not known yet: read again before the next turn. */
+  | { status: "checking"; tab: TabOpened }
   | { status: "open"; tab: TabView; token: string };
 
 const NO_USAGE = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -46,9 +51,28 @@ export class TransportTab {
 
   constructor(private readonly tabs: TabClient) {}
 
-  /** The token a turn sends: only while the tab is open. */
-  get token(): string | undefined {
-    return this.state.status === "open" ? this.state.token : undefined;
+  /** The token a turn of `walletAddress` sends: only while the tab is open, and only for its own wallet. */
+  tokenFor(walletAddress: string | undefined): string | undefined {
+    if (this.state.status !== "open" || walletAddress === undefined) return undefined;
+    const own = this.state.tab.wallet;
+    return own === walletAddress ||
+      (own.startsWith("0x") && own.toLowerCase() === walletAddress.toLowerCase())
+      ? this.state.token
+      : undefined;
+  }
+
+  /**
+   * Before a turn: a funding whose outcome was unclear is read again (open: its token is used;
+   * still funding: not yet; anything else: no tab). A question left unanswered is dropped.
+   */
+  async refresh(openParts: readonly string[], signal?: AbortSignal): Promise<void> {
+    const state = this.state;
+    if (state.status === "asking" && !openParts.includes(state.tab.tabId)) this.state = { status: "none" };
+    if (state.status !== "checking") return;
+    const view = await this.tabs.get(state.tab.tabId, state.tab.token, signal).catch(() => undefined);
+    if (view?.status === "open") this.state = { status: "open", tab: view, token: state.tab.token };
+    else if (view && view.status !== "funding")
+      this.state = { status: "none", error: `the tab is ${view.status}` };
   }
 
   /** The id of the tab whose opening waits for the wallet, if one does. */
@@ -107,14 +131,22 @@ export class TransportTab {
         signal,
       );
     } catch (error) {
-      this.state = { status: "none", error: error instanceof Error ? error.message : String(error) };
-      return ended("failed", { message: `The tab was not opened: ${this.state.error}` });
+      // The answer did not come back: the funding may still have gone through. Kept, and read again.
+      this.state = { status: "checking", tab: opened };
+      const why = error instanceof Error ? error.message : String(error);
+      return ended("unknown", {
+        message: `The tab's funding may have gone through (${why}); it is checked before the next question.`,
+      });
+    }
+    if (view.status === "funding") {
+      this.state = { status: "checking", tab: opened };
+      return ended("unknown", {
+        message: "The tab's funding is being settled; it is checked before the next question.",
+      });
     }
     if (view.status !== "open") {
       this.state = { status: "none", error: view.error ?? `the tab is ${view.status}` };
-      return ended(view.status === "funding" ? "unknown" : "failed", {
-        message: `The tab is ${view.status}${view.error ? `: ${view.error}` : ""}.`,
-      });
+      return ended("failed", { message: `The tab is ${view.status}${view.error ? `: ${view.error}` : ""}.` });
     }
     this.state = { status: "open", tab: view, token: opened.token };
     const meter = { id: view.tabId, amount: view.amount, left: view.left, endsAt: view.endsAt };
@@ -123,10 +155,10 @@ export class TransportTab {
 
   /** Whether a turn may ask for a tab now: none open or asked for, and the user did not say no. */
   get mayAsk(): boolean {
-    return this.state.status === "none" && this.state.declined !== true;
+    return this.state.status === "none" && this.state.declined !== true && this.state.error === undefined;
   }
 
-  /** After a decline: the next turn asks again. */
+  /** After a decline or a failure: the next turn asks again. */
   askAgain(): void {
     if (this.state.status === "none") this.state = { status: "none" };
   }

@@ -151,7 +151,7 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
   constructor(options: PaymentChatTransportOptions = {}) {
     this.options = options;
     this.client = options.client ?? new ChatClient(options);
-    this.tab = new TransportTab(new TabClient(options));
+    this.tab = new TransportTab(new TabClient(this.client.options));
   }
 
   async sendMessages(
@@ -168,6 +168,10 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
     const last = options.messages.at(-1);
     const open =
       this.options.approvalParts === false || last?.role !== "assistant" ? [] : openPaymentParts(last);
+    await this.tab.refresh(
+      open.map((p) => p.toolCallId),
+      options.abortSignal,
+    );
     let answered: string | undefined;
     /** The tab's part closed by this request (its funding), before the turn it held up. */
     let before: StreamEvent[] = [];
@@ -187,7 +191,9 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
         } else fields.approval = outcome.answer;
       }
     }
-    if (fields.tab === undefined && this.tab.token) fields.tab = this.tab.token;
+    const ours = this.tab.tokenFor(fields.walletAddress);
+    if (fields.tab === undefined && ours) fields.tab = ours;
+    const sendsOurs = ours !== undefined && fields.tab === ours;
     if (!answered && !fields.approval && fields.tab === undefined) {
       const asking = await this.askForTab(fields, open, options.abortSignal);
       if (asking) return asking;
@@ -210,7 +216,7 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
         answered,
       );
       const turn = this.client.chat(body, request);
-      return eventsToChunks(this.remembering(then(before, turn)), tools);
+      return eventsToChunks(this.remembering(then(before, turn), sendsOurs), tools);
     }
     let turn: AsyncIterable<StreamEvent>;
     try {
@@ -232,17 +238,21 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
       open.map((p) => p.toolCallId),
       answered,
     );
-    return eventsToChunks(this.remembering(turn), tools);
+    return eventsToChunks(this.remembering(turn, sendsOurs), tools);
   }
 
   /**
    * The events as they are, each request awaiting approval remembered on its way (for the signer);
-   * a tab the service no longer takes (`tab_invalid`) is forgotten, so the next turn asks again.
+   * the transport's tab, when this turn sent its token and the service no longer takes it
+   * (`tab_invalid`: it ended), is forgotten, so the next turn asks again.
    */
-  private async *remembering(events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
+  private async *remembering(
+    events: AsyncIterable<StreamEvent>,
+    sentTab = false,
+  ): AsyncGenerator<StreamEvent> {
     for await (const event of events) {
       if (event.type === "payment") this.requests.remember(event.payment);
-      if (event.type === "error" && event.error.code === "tab_invalid") this.tab.forget();
+      if (sentTab && event.type === "error" && event.error.code === "tab_invalid") this.tab.forget();
       yield event;
     }
   }

@@ -39,7 +39,7 @@ export function mountWalletAuthRoutes(app: Hono, deps: WalletAuthRoutesDeps): vo
   // Signing out: the session's own token ends it (204, also when it had ended already: nothing to
   // tell a caller that does not hold a live one).
   app.delete("/api/auth/wallet", limit, async (c) => {
-    const bearer = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
     if (bearer) await deps.signIn.signOut(bearer);
     return c.body(null, 204, { "Cache-Control": "no-store" });
   });

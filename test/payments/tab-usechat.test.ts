@@ -51,11 +51,19 @@ const toolParts = (chat: Chat<PaymentUIMessage>) =>
     approval?: { id: string; isAutomatic?: boolean; reason?: string };
   }>;
 
-function transport() {
+/** The service, as fetch; `lose(path)` answers that request but loses its answer (the connection dropped). */
+function serviceFetch(lose?: (path: string) => boolean): typeof fetch {
+  return (async (url: string | URL | Request, init?: RequestInit) => {
+    const response = await b.running.service.app.request(String(url), init);
+    if (lose?.(new URL(String(url)).pathname)) throw new TypeError("fetch failed");
+    return response;
+  }) as typeof fetch;
+}
+
+function transport(fetch = serviceFetch()) {
   return new PaymentChatTransport({
     baseUrl: "http://127.0.0.1:3000",
-    fetch: (async (url: string | URL | Request, init?: RequestInit) =>
-      b.running.service.app.request(String(url), init)) as typeof fetch,
+    fetch,
     fields: { walletAddress: user.address },
     signer: (update) => signEvmApproval(update, user),
     tab: { amount: "0.03" },
@@ -124,5 +132,26 @@ describe("a tab through useChat", () => {
     await next;
     expect(toolParts(chat).some((p) => p.title === "Pay $0.03 to a tab for your agent")).toBe(false);
     expect(paying.tab.state).toMatchObject({ status: "none", declined: true });
+  });
+
+  it("a funding whose answer was lost is read again: the next question pays from the tab", async () => {
+    let lost = 0;
+    const paying = transport(serviceFetch((path) => path.endsWith("/fund") && lost++ === 0));
+    const { chat, settled } = chatWith(paying);
+    await chat.sendMessage({ text: WEATHER_PARIS });
+    const [opening] = toolParts(chat);
+    const done = settled();
+    await chat.addToolApprovalResponse({ id: opening?.toolCallId ?? "", approved: true });
+    await done;
+    // The tab was funded, but the transport does not know it yet: it keeps the token and checks.
+    expect(paying.tab.state.status).toBe("checking");
+    const next = settled();
+    await chat.sendMessage({ text: WEATHER_PARIS });
+    await next;
+    expect(paying.tab.state.status).toBe("open");
+    const paid = toolParts(chat);
+    expect(paid).toHaveLength(1);
+    expect(paid[0]?.approval?.reason).toMatch(/^Paid from your tab/);
+    expect(await paying.tab.close()).toMatchObject({ status: "closed" });
   });
 });
