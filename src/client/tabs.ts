@@ -3,6 +3,7 @@ import type { ChatClientOptions } from "./client.js";
 import { errorFromResponse } from "./errors.js";
 import type { AwaitingUpdate } from "./payment-tool.js";
 import { ApprovalSigningError, signApproval, type TransportSigner } from "./signer.js";
+import { checkSolanaFunding } from "./tab-funding.js";
 
 /**
  * Tabs from the client (docs/clients.md, "Tabs"): open one, have the wallet sign its funding once,
@@ -42,6 +43,7 @@ export class TabClient {
   /** Open, sign with the wallet, fund: one call, one signature. Rejects if the wallet refuses. */
   async openWith(body: OpenTabBody, signer: TransportSigner, signal?: AbortSignal): Promise<OpenedTab> {
     const opened = await this.open(body, signal);
+    await checkSolanaFunding(opened);
     const answer = await signApproval(signer, awaitingOf(opened));
     if ("reject" in answer) throw new ApprovalSigningError("The wallet declined to open the tab.");
     const { paymentId: _id, ...signed } = answer;

@@ -1,0 +1,117 @@
+import {
+  address,
+  appendTransactionMessageInstructions,
+  type Blockhash,
+  compileTransaction,
+  createNoopSigner,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  type Instruction,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from "@solana/kit";
+import { getTransferSolInstruction } from "@solana-program/system";
+import {
+  findAssociatedTokenPda,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getTransferCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from "@solana-program/token";
+import { describe, expect, it } from "vitest";
+import type { TabOpened } from "../protocol/tab-types.js";
+import { checkSolanaFunding } from "./tab-funding.js";
+
+/**
+ * The client's check of a Solana tab's funding before the wallet signs it: what the service builds
+ * passes; a funding that moves another amount, pays someone else, sends the session key too much
+ * SOL, calls another program or is paid for by another fee payer is refused, unsigned.
+ */
+
+const MINT = address("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
+const AMOUNT = 50_000n;
+
+async function parties() {
+  const wallet = createNoopSigner((await generateKeyPairSigner()).address);
+  const session = (await generateKeyPairSigner()).address;
+  const thief = (await generateKeyPairSigner()).address;
+  const ata = async (owner: typeof session) =>
+    (await findAssociatedTokenPda({ owner, mint: MINT, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
+  return { wallet, session, thief, source: await ata(wallet.address), target: await ata(session), ata };
+}
+
+type Parties = Awaited<ReturnType<typeof parties>>;
+
+/** The funding's instructions as the service builds them (src/chains/svm-transfers.ts), changed by `change`. */
+function instructions(p: Parties, change: { amount?: bigint; lamports?: bigint; to?: typeof p.target } = {}) {
+  return [
+    getCreateAssociatedTokenIdempotentInstruction({
+      payer: p.wallet,
+      ata: p.target,
+      owner: p.session,
+      mint: MINT,
+    }),
+    getTransferCheckedInstruction({
+      source: p.source,
+      mint: MINT,
+      destination: change.to ?? p.target,
+      authority: p.wallet,
+      amount: change.amount ?? AMOUNT,
+      decimals: 6,
+    }),
+    getTransferSolInstruction({
+      source: p.wallet,
+      destination: p.session,
+      amount: change.lamports ?? 895_880n,
+    }),
+  ] as Instruction[];
+}
+
+async function opening(p: Parties, ixs: Instruction[], feePayer = p.wallet): Promise<TabOpened> {
+  const blockhash = {
+    blockhash: (await generateKeyPairSigner()).address as unknown as Blockhash,
+    lastValidBlockHeight: 1n,
+  };
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(feePayer, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(blockhash, m),
+    (m) => appendTransactionMessageInstructions(ixs, m),
+  );
+  const transaction = getBase64EncodedWireTransaction(compileTransaction(message));
+  return {
+    wallet: p.wallet.address,
+    session: p.session,
+    amount: { atomic: AMOUNT.toString(), usd: "0.05" },
+    sign: { kind: "solana-transaction", method: "signTransaction", transaction },
+  } as unknown as TabOpened;
+}
+
+describe("checking a Solana tab's funding before signing", () => {
+  it("passes the funding the service builds", async () => {
+    const p = await parties();
+    await expect(checkSolanaFunding(await opening(p, instructions(p)))).resolves.toBeUndefined();
+  });
+
+  it("refuses another amount, another payee, too much SOL, another program, another fee payer", async () => {
+    const p = await parties();
+    const refused = async (ixs: Instruction[], feePayer = p.wallet) =>
+      expect(checkSolanaFunding(await opening(p, ixs, feePayer))).rejects.toThrow(/nothing was signed/);
+    await refused(instructions(p, { amount: AMOUNT * 2n }));
+    await refused(instructions(p, { to: await p.ata(p.thief) }));
+    await refused(instructions(p, { lamports: 2_000_000_000n }));
+    // Many small transfers are as many as one large one.
+    const small = getTransferSolInstruction({ source: p.wallet, destination: p.session, amount: 9_000_000n });
+    await refused([...instructions(p), small, small]);
+    await refused([
+      ...instructions(p),
+      getTransferSolInstruction({ source: p.wallet, destination: p.thief, amount: 1n }),
+    ]);
+    await refused([
+      ...instructions(p),
+      { programAddress: address("Stake11111111111111111111111111111111111111") },
+    ]);
+    await refused(instructions(p), createNoopSigner(p.session));
+  });
+});
