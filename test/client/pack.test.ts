@@ -100,7 +100,8 @@ describe("the packed client package", () => {
     expect(packages.map((p) => p.slice(p.lastIndexOf("node_modules/") + 13))).toEqual([
       "@x402-chat-agent/client",
     ]);
-    expect(own).toBeLessThan(0.5);
+    // 0.52 MB with tabs (the useChat transport's tab, the Solana funding check) and their source maps.
+    expect(own).toBeLessThan(0.6);
     expect(installed).toBeLessThan(5);
     // Plain Node imports it by name, with no peer installed.
     const { stdout: names } = await run(
