@@ -132,6 +132,11 @@ describe("a tab through useChat", () => {
     await next;
     expect(toolParts(chat).some((p) => p.title === "Pay $0.03 to a tab for your agent")).toBe(false);
     expect(paying.tab.state).toMatchObject({ status: "none", declined: true });
+    // askAgain(): the next question asks once more.
+    paying.tab.askAgain();
+    await chat.sendMessage({ text: WEATHER_PARIS });
+    expect(toolParts(chat).map((p) => p.title)).toEqual(["Pay $0.03 to a tab for your agent"]);
+    expect(paying.tab.state.status).toBe("asking");
   });
 
   it("a funding whose answer was lost is read again: the next question pays from the tab", async () => {
