@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Devnet } from "../src/devnet/index.js";
 import { walletAddress } from "../src/devnet/testing/index.js";
 import type { StreamEvent } from "../src/protocol/index.js";
@@ -65,7 +65,10 @@ class Proc {
       const match = this.out.match(/listening on (http:\/\/\S+)/);
       if (match?.[1]) return match[1];
       if (this.child.exitCode !== null) throw new Error(`exited before listening:\n${this.out.slice(-2000)}`);
-      await new Promise((resolve) => this.child.stdout?.once("data", resolve));
+      await new Promise((resolve) => {
+        this.child.stdout?.once("data", resolve);
+        this.child.once("exit", resolve);
+      });
     }
   }
 
@@ -229,8 +232,11 @@ describe.each(STORES)("a process killed once a payment settled (%s)", { timeout:
         : {}),
     };
   });
-  afterAll(async () => {
+  // One process at a time on the store, as in production: the restarted one ends with its test.
+  afterEach(async () => {
     for (const p of procs) await p.kill9();
+  });
+  afterAll(async () => {
     await dropSchema(schema);
   });
   const start = async () => {

@@ -1,3 +1,5 @@
+import { mkdir } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -14,6 +16,7 @@ import type {
 import { MemorySignInStore, type SignInStore } from "../signin/index.js";
 import { PgAuditStore } from "./audit.js";
 import { PgDeliveredData } from "./delivered.js";
+import { holdDataDir } from "./dir-lock.js";
 import { guardStore } from "./errors.js";
 import { PgPaymentHistory } from "./history.js";
 import { type IdempotencyStore, PgIdempotencyStore } from "./idempotency.js";
@@ -71,6 +74,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
+export { DataDirInUse } from "./dir-lock.js";
 export { guardStore, isStoreUnavailable, toStoreError } from "./errors.js";
 
 export const DEFAULT_DATA_DIR = ".data/pglite";
@@ -115,12 +119,23 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   }
 
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
+  const onDisk = !dataDir.startsWith("memory://");
+  // One process at a time in the directory (dir-lock.ts), held until the store closes.
+  if (onDisk) await mkdir(dirname(resolve(dataDir)), { recursive: true });
+  const lock = onDisk ? await holdDataDir(dataDir) : undefined;
+  const opened = await openPglite(dataDir, schema, options.image).catch(async (error: unknown) => {
+    await lock?.release();
+    throw error;
+  });
+  return { ...opened, close: () => opened.close().finally(() => lock?.release()) };
+}
+
+/** PGlite in `dataDir` (or memory), migrated, as the store. */
+async function openPglite(dataDir: string, schema: string, callerImage: Blob | undefined): Promise<Store> {
   // A new directory starts as a copy of an initialised one when there is one (src/store/template.ts).
   if (!dataDir.startsWith("memory://")) await prepareDataDir(dataDir);
   // An in-memory database starts from an image when there is one: the caller's, else the template's.
-  const image = dataDir.startsWith("memory://")
-    ? (options.image ?? (await pgliteTemplateImage()))
-    : undefined;
+  const image = dataDir.startsWith("memory://") ? (callerImage ?? (await pgliteTemplateImage())) : undefined;
   const client = image ? new PGlite(dataDir, { loadDataDir: image }) : new PGlite(dataDir);
   try {
     await client.exec(`SET search_path TO ${quoteIdent(schema)}`);

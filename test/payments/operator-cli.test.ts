@@ -130,6 +130,12 @@ describe("straight to the store", () => {
       expect(await store.operator.listPauses()).toMatchObject([
         { scope: "key", key: "local", reason: "test" },
       ]);
+      // While a process holds the store (a service would), the CLI does not open it beside it.
+      const refused = await cli(["keys", "list"], env);
+      expect(refused.code).toBe(3);
+      expect(refused.err).toContain(`in use by process ${process.pid}`);
+      expect(refused.err).toContain("X402_CHAT_URL");
+      expect(refused.err).toContain("(store_in_use)");
     } finally {
       await store.close();
     }

@@ -2,7 +2,7 @@ import { AuditLog } from "../../audit/index.js";
 import type { Config } from "../../config/index.js";
 import { AppError } from "../../errors/index.js";
 import { ControlPlane } from "../../operator/index.js";
-import { openStore } from "../../store/index.js";
+import { DataDirInUse, openStore } from "../../store/index.js";
 import { OperatorError, type OperatorTransport } from "./transport.js";
 
 /**
@@ -22,6 +22,11 @@ export async function directTransport(config: Config, by: string): Promise<Opera
     ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
     ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
     dataDir: `${p.dataDir}/pglite`,
+  }).catch((error: unknown) => {
+    // A service runs on it (store/dir-lock.ts): its operator API is the way in.
+    if (!(error instanceof DataDirInUse)) throw error;
+    const how = "set X402_CHAT_URL to the running service's address to reach it over HTTP";
+    throw new OperatorError(`${error.message} (${how})`, "store_in_use");
   });
   // Changes made here are audit records as the service's own are (docs/audit.md), written before
   // the store closes.

@@ -1,0 +1,115 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { DataDirInUse, HEARTBEAT_MS, holdDataDir, STALE_MS } from "./dir-lock.js";
+import { openStore } from "./index.js";
+
+/**
+ * One process at a time in an embedded database's directory (dir-lock.ts): PGlite has no lock of
+ * its own, and a second process on the same directory would keep a ledger of its own beside the
+ * first's. Integration: a real second process holds the lock, and real PGlite stores open.
+ */
+
+let root: string;
+let dir: string;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "dir-lock-"));
+  dir = join(root, "pglite");
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const child of children.splice(0)) child.kill("SIGKILL");
+  await rm(root, { recursive: true, force: true });
+});
+
+/** Another process on this host that wrote the lock as a holder does, and waits. */
+async function holderProcess(): Promise<ChildProcess> {
+  const script = `require("fs").writeFileSync(${JSON.stringify(`${dir}.lock`)}, JSON.stringify({ pid: process.pid, host: require("os").hostname(), since: new Date().toISOString() }), { flag: "wx" }); console.log("held"); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(child);
+  await new Promise((resolve, reject) => {
+    child.stdout?.once("data", resolve);
+    child.once("exit", reject);
+  });
+  return child;
+}
+
+describe("holdDataDir", () => {
+  it("refuses a second holder in this process until the first releases; the file goes with it", async () => {
+    const first = await holdDataDir(dir);
+    await expect(holdDataDir(dir)).rejects.toThrow(DataDirInUse);
+    await expect(holdDataDir(dir)).rejects.toThrow(`in use by process ${process.pid}`);
+    await first.release();
+    expect(existsSync(`${dir}.lock`)).toBe(false);
+    const again = await holdDataDir(dir);
+    await again.release();
+  });
+
+  it("refuses while another live process holds it, naming it; takes it at once after a kill -9", async () => {
+    const child = await holderProcess();
+    const refused = await holdDataDir(dir).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DataDirInUse);
+    expect((refused as DataDirInUse).message).toContain(`process ${child.pid} on ${hostname()}`);
+    expect((refused as DataDirInUse).message).toContain("DATABASE_URL");
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    const taken = await holdDataDir(dir);
+    await taken.release();
+  });
+
+  it("from another host: in force while touched within STALE_MS, taken over after", async () => {
+    const other = { pid: 1, host: `not-${hostname()}`, since: new Date().toISOString() };
+    await writeFile(`${dir}.lock`, JSON.stringify(other));
+    await expect(holdDataDir(dir)).rejects.toThrow(`process 1 on not-${hostname()}`);
+    const old = new Date(Date.now() - STALE_MS - 1000);
+    await utimes(`${dir}.lock`, old, old);
+    const taken = await holdDataDir(dir);
+    await taken.release();
+  });
+
+  it("its holder touches the file every HEARTBEAT_MS, so another host sees it in force", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    let clock = Date.parse("2026-11-28T12:00:00Z");
+    const held = await holdDataDir(dir, () => clock);
+    clock += 60_000;
+    vi.advanceTimersByTime(HEARTBEAT_MS);
+    await expect.poll(async () => (await stat(`${dir}.lock`)).mtimeMs).toBe(clock);
+    await held.release();
+  });
+});
+
+describe("openStore on a directory", () => {
+  it("a second store on the same directory is refused; the first keeps its rows, and a reopen sees them", async () => {
+    const first = await openStore({ dataDir: dir });
+    await expect(openStore({ dataDir: dir })).rejects.toThrow(DataDirInUse);
+    const now = new Date();
+    const limits = { perTransaction: 10n ** 7n, perRequest: 10n ** 7n, daily: 10n ** 7n };
+    const reserved = await first.ledger.reserve({
+      paymentId: "pay_one_holder",
+      wallet: "0xholder",
+      scopeId: "req_1",
+      service: "https://a.example/x",
+      network: "eip155:31337",
+      asset: "0xasset",
+      payTo: "0xpayee",
+      amount: 10n ** 6n,
+      requirement: { scheme: "exact" },
+      limits,
+      now,
+    });
+    expect(reserved.ok).toBe(true);
+    await first.close();
+    expect(existsSync(`${dir}.lock`)).toBe(false);
+    const reopened = await openStore({ dataDir: dir });
+    try {
+      expect(await reopened.ledger.get("pay_one_holder")).toMatchObject({ status: "reserved" });
+    } finally {
+      await reopened.close();
+    }
+  });
+});
