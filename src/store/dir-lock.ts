@@ -19,8 +19,8 @@ export const HEARTBEAT_MS = 2_000;
 /** A lock from another host untouched for this long is left behind by a process that is gone. */
 export const STALE_MS = 15_000;
 
-/** Directories this process holds (a second open in the same process is refused too). */
-const held = new Set<string>();
+/** Directories this process holds, and as whom (a second open in the same process is refused too). */
+const held = new Map<string, Holder>();
 
 interface Holder {
   pid: number;
@@ -54,20 +54,22 @@ export async function holdDataDir(
   const mine: Holder = { pid: process.pid, host: hostname(), since: new Date(now()).toISOString() };
   const text = JSON.stringify(mine);
   for (let attempt = 0; ; attempt++) {
-    if (held.has(dir)) throw new DataDirInUse(dir, mine);
+    const here = held.get(dir);
+    if (here) throw new DataDirInUse(dir, here);
     try {
       await writeFile(file, text, { flag: "wx" });
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
     const found = await readFile(file, "utf8").catch(() => undefined);
     const holder = parse(found);
-    if (await inForce(file, holder, now)) throw new DataDirInUse(dir, holder);
+    // Taken over once; a second lock in between is another process's that won the race.
+    if (attempt > 0 || (await inForce(file, holder, now))) throw new DataDirInUse(dir, holder);
     // Left behind by a process that is gone: taken over, unless it changed since it was read.
     if ((await readFile(file, "utf8").catch(() => undefined)) === found) await unlink(file).catch(() => {});
   }
-  held.add(dir);
+  held.set(dir, mine);
   const beat = setInterval(() => {
     const at = new Date(now());
     utimes(file, at, at).catch(() => {});
