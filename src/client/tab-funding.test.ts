@@ -20,6 +20,8 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
+import type { SolanaRpc } from "../chains/svm-history.js";
+import { svmOwnTransfers } from "../chains/svm-transfers.js";
 import type { TabOpened } from "../protocol/tab-types.js";
 import { checkSolanaFunding } from "./tab-funding.js";
 
@@ -88,9 +90,32 @@ async function opening(p: Parties, ixs: Instruction[], feePayer = p.wallet): Pro
   } as unknown as TabOpened;
 }
 
+/**
+ * The service's own builder (src/chains/svm-transfers.ts) over an RPC that answers its three reads:
+ * the mint (owned by the token program, 6 decimals), the rent minimum and a blockhash.
+ */
+async function builtByService(p: Parties): Promise<TabOpened> {
+  const answer = (value: unknown) => ({ send: async () => value });
+  const mint = new Uint8Array(82);
+  mint[44] = 6;
+  const blockhash = (await generateKeyPairSigner()).address;
+  const rpc = {
+    getAccountInfo: () =>
+      answer({
+        value: { owner: TOKEN_PROGRAM_ADDRESS, data: [Buffer.from(mint).toString("base64"), "base64"] },
+      }),
+    getMinimumBalanceForRentExemption: () => answer(890_880n),
+    getLatestBlockhash: () => answer({ value: { blockhash, lastValidBlockHeight: 1n } }),
+  } as unknown as SolanaRpc;
+  const transaction = await svmOwnTransfers(rpc).funding(p.wallet.address, p.session, MINT, AMOUNT, "tab_x");
+  const sign = { kind: "solana-transaction", method: "signTransaction", transaction };
+  return { ...(await opening(p, [])), sign } as TabOpened;
+}
+
 describe("checking a Solana tab's funding before signing", () => {
-  it("passes the funding the service builds", async () => {
+  it("passes the funding the service builds (its own builder), and what this file builds like it", async () => {
     const p = await parties();
+    await expect(checkSolanaFunding(await builtByService(p))).resolves.toBeUndefined();
     await expect(checkSolanaFunding(await opening(p, instructions(p)))).resolves.toBeUndefined();
   });
 

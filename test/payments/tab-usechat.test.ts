@@ -40,7 +40,16 @@ function chatWith(transport: PaymentChatTransport) {
   });
   const settled = (turns = 1) =>
     new Promise<void>((resolve) => waiters.push({ at: finished + turns, resolve }));
-  return { chat, settled };
+  /** Ask a question, answer the tab's opening part, and wait for the turn; the opening part. */
+  const answerOpening = async (approved: boolean) => {
+    await chat.sendMessage({ text: WEATHER_PARIS });
+    const [opening] = toolParts(chat);
+    const done = settled();
+    await chat.addToolApprovalResponse({ id: opening?.toolCallId ?? "", approved });
+    await done;
+    return opening;
+  };
+  return { chat, settled, answerOpening };
 }
 
 const toolParts = (chat: Chat<PaymentUIMessage>) =>
@@ -113,12 +122,8 @@ describe("a tab through useChat", () => {
   it("declined: no tab, and the question's payment asks the wallet as before", async () => {
     const before = await evmUsdcBalance(devnet, user.address);
     const paying = transport();
-    const { chat, settled } = chatWith(paying);
-    await chat.sendMessage({ text: WEATHER_PARIS });
-    const [opening] = toolParts(chat);
-    const done = settled();
-    await chat.addToolApprovalResponse({ id: opening?.toolCallId ?? "", approved: false });
-    await done;
+    const { chat, settled, answerOpening } = chatWith(paying);
+    const opening = await answerOpening(false);
     expect(paying.tab.state.status).toBe("none");
     const parts = toolParts(chat);
     expect(parts[0]).toMatchObject({ toolCallId: opening?.toolCallId, state: "output-denied" });
@@ -142,12 +147,8 @@ describe("a tab through useChat", () => {
   it("a funding whose answer was lost is read again: the next question pays from the tab", async () => {
     let lost = 0;
     const paying = transport(serviceFetch((path) => path.endsWith("/fund") && lost++ === 0));
-    const { chat, settled } = chatWith(paying);
-    await chat.sendMessage({ text: WEATHER_PARIS });
-    const [opening] = toolParts(chat);
-    const done = settled();
-    await chat.addToolApprovalResponse({ id: opening?.toolCallId ?? "", approved: true });
-    await done;
+    const { chat, settled, answerOpening } = chatWith(paying);
+    await answerOpening(true);
     // The tab was funded, but the transport does not know it yet: it keeps the token and checks.
     expect(paying.tab.state.status).toBe("checking");
     const next = settled();
