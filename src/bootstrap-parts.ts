@@ -37,14 +37,30 @@ export function startOwnDevnet(options: { devnetManifest?: string | null }, logg
   });
 }
 
-/** The store the configuration names: a PostgreSQL server, else PGlite under DATA_DIR (or in memory). */
-export function openStoreOf(p: Config["payments"], image: Blob | undefined): Promise<Store> {
-  return openStore({
+/**
+ * The store the configuration names: a PostgreSQL server, else PGlite under DATA_DIR (or in
+ * memory). `held` settles once its data directory is this process's (a few ms; at once for
+ * PostgreSQL), or the opening failed: the embedded devnet starts only then, so a second process on
+ * the directory is refused before its devnet could overwrite the running one's manifest
+ * (docs/deploy.md, "One process per DATA_DIR").
+ */
+export function openStoreOf(
+  p: Config["payments"],
+  image: Blob | undefined,
+): { opening: Promise<Store>; held: Promise<void> } {
+  let onHeld = () => {};
+  const dirHeld = new Promise<void>((resolve) => {
+    onHeld = resolve;
+  });
+  const opening = openStore({
     ...(p.databaseUrl ? { databaseUrl: p.databaseUrl } : {}),
     ...(p.databaseSchema ? { schema: p.databaseSchema } : {}),
     dataDir: p.dataDir === "memory://" ? "memory://" : `${p.dataDir}/pglite`,
     ...(image ? { image } : {}),
+    onHeld,
   });
+  opening.catch(() => {}); // awaited by the caller; not an unhandled rejection meanwhile
+  return { opening, held: Promise.race([dirHeld, opening.then(() => {})]) };
 }
 
 /** GET /readyz: a primary-key lookup on the ledger (no row), and one RPC call per network. */

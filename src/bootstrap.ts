@@ -143,13 +143,12 @@ export async function bootstrap(
   }
   const ownDevnet = p.mode === "devnet" && !options.devnet;
   // The store needs nothing from the devnet: it opens while the devnet starts (start-up time,
-  // docs/benchmarks.md). If either fails, the other is closed before the error goes on.
-  const storeOpening = openStoreOf(p, options.storeImage);
-  storeOpening.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+  // docs/benchmarks.md), once its directory is held. If either fails, the other is closed first.
+  const { opening: storeOpening, held } = openStoreOf(p, options.storeImage);
   let devnet: DevnetHandle | undefined;
   let own: Devnet | undefined;
   try {
-    if (ownDevnet) own = await startOwnDevnet(options, logger);
+    if (ownDevnet) own = await held.then(() => startOwnDevnet(options, logger));
     devnet = p.mode !== "devnet" ? undefined : (options.devnet ?? own);
   } catch (error) {
     await storeOpening.then((opened) => opened.close()).catch(() => {});

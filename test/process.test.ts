@@ -282,14 +282,22 @@ describe("the service process", { timeout: 120_000 }, () => {
     });
 
     it("exits 0 with the devnet running and a stream open, and stops the devnet", async () => {
-      const child = proc({ ...devnetEnv("running"), ...modelEnv, SHUTDOWN_GRACE_MS: "500" });
+      // On disk, so that a second process on the same DATA_DIR is refused (docs/deploy.md).
+      // (An empty DATABASE_URL is none: the embedded store, whatever the runner's environment.)
+      const env = { ...devnetEnv("running"), DATA_DIR: join(dir, "data"), DATABASE_URL: "" };
+      const child = proc({ ...env, ...modelEnv, SHUTDOWN_GRACE_MS: "500" });
       const url = await child.url();
-      const manifest = JSON.parse(await readFile(join(dir, "running.json"), "utf8")) as {
-        evm: { rpcUrl: string };
-        chatUrl?: string;
-      };
+      const written = await readFile(join(dir, "running.json"), "utf8");
+      const manifest = JSON.parse(written) as { evm: { rpcUrl: string }; chatUrl?: string };
       // Where `npm run chat -- --devnet` connects: the service that runs this devnet.
       expect(manifest.chatUrl).toBe(url);
+      // Started again by mistake: refused before its own devnet starts, so the running service's
+      // manifest (what `npm run chat -- --devnet` reads) is left as it was.
+      const second = proc({ ...env, ...modelEnv });
+      expect((await second.exited).code).toBe(1);
+      expect(second.output).toContain(`in use by process ${child.child.pid}`);
+      expect(second.output).not.toContain('"msg":"devnet"');
+      expect(await readFile(join(dir, "running.json"), "utf8")).toBe(written);
       const stream = await openStream(url);
       child.term();
       expect(await child.exited).toEqual({ code: 0, signal: null });

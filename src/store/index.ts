@@ -50,6 +50,12 @@ export interface StoreOptions {
    * one it starts as the template's image (src/store/template.ts) when `npm install` made it.
    */
   image?: Blob;
+  /**
+   * Called once the data directory is this process's (dir-lock.ts), before the database opens; at
+   * once for PostgreSQL and memory. The service starts its devnet only then: a second process on
+   * the directory is refused before it writes anything (bootstrap.ts).
+   */
+  onHeld?: () => void;
 }
 
 export interface Store {
@@ -87,6 +93,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
 
   if (options.databaseUrl) {
+    options.onHeld?.();
     const client = postgres(options.databaseUrl, {
       max: 10,
       // A server that does not answer is reported as unavailable in seconds, not after 30 s, and
@@ -123,6 +130,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   // One process at a time in the directory (dir-lock.ts), held until the store closes.
   if (onDisk) await mkdir(dirname(resolve(dataDir)), { recursive: true });
   const lock = onDisk ? await holdDataDir(dataDir) : undefined;
+  options.onHeld?.();
   const opened = await openPglite(dataDir, schema, options.image).catch(async (error: unknown) => {
     await lock?.release();
     throw error;
