@@ -149,6 +149,7 @@ async function openPglite(dataDir: string, schema: string, callerImage: Blob | u
     await client.exec(`SET search_path TO ${quoteIdent(schema)}`);
     const db: Db = drizzlePglite(client);
     await migrate(db, schema);
+    if (!dataDir.startsWith("memory://")) await lapseLeftClaims(client, schema);
     return {
       kind: "pglite",
       ledger: guardStore(new PgLedger(db, pgliteQuery(client))),
@@ -165,6 +166,18 @@ async function openPglite(dataDir: string, schema: string, callerImage: Blob | u
     await client.close();
     throw error;
   }
+}
+
+/**
+ * On a directory this process holds (dir-lock.ts) no other process runs an attempt, so a claim
+ * still in progress was left by one that died: its lease lapses now (no lease counts as lapsed,
+ * idempotency.ts), and a retry sent right after the restart is answered from the ledger instead of
+ * with 409 until IDEMPOTENCY_LEASE_MS has passed (docs/protocol.md, "After a crash").
+ */
+async function lapseLeftClaims(client: PGlite, schema: string): Promise<void> {
+  await client.exec(
+    `UPDATE ${quoteIdent(schema)}.idempotency_keys SET lease_until = NULL WHERE state = 'in-progress'`,
+  );
 }
 
 /**
