@@ -124,6 +124,10 @@ export class TabKeeper {
       `x402-chat-agent ${tab.tabId} return`,
     );
     if (!back) {
+      // Nothing left: none was ever left, or another finisher (a close beside a sweep, another
+      // instance) recorded its refund after `tab` was read and that refund has moved it. Then the
+      // refund's finisher, or the next sweep on chain, records what it returned: not 0.
+      if ((await store.get(tab.tabId))?.refund) return;
       await store.move(tab.tabId, "closing", "closed", { refunded: 0n }, now);
       return;
     }
