@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DataDirInUse, HEARTBEAT_MS, holdDataDir, STALE_MS } from "./dir-lock.js";
 import { openStore } from "./index.js";
@@ -60,6 +61,62 @@ describe("holdDataDir", () => {
     await new Promise((resolve) => child.once("exit", resolve));
     const taken = await holdDataDir(dir);
     await taken.release();
+  });
+
+  it("two processes taking over a dead holder's lock at the same moment: never both hold it", async () => {
+    // Each round: a lock left by a process that is gone, and two processes that try to take it over
+    // at one instant and keep it for half a round. Before takeover moved the dead lock aside, the
+    // slower taker removed the faster one's new lock by name and both held it (3 rounds in 10).
+    const rounds = 20;
+    const gap = 150;
+    for (let round = 0; round < rounds; round++) {
+      await mkdir(join(root, `r${round}`));
+      const dead = { pid: 999_999_999, host: hostname(), since: new Date().toISOString() };
+      await writeFile(join(root, `r${round}`, "pglite.lock"), JSON.stringify(dead));
+    }
+    const module = JSON.stringify(fileURLToPath(new URL("./dir-lock.ts", import.meta.url)));
+    const script = `import { holdDataDir } from ${module};
+      const [root, base] = process.argv.slice(-2);
+      const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+      const held = [];
+      for (let round = 0; round < ${rounds}; round++) {
+        await sleep(Number(base) + round * ${gap} - Date.now());
+        try {
+          const lock = await holdDataDir(root + "/r" + round + "/pglite");
+          const from = Date.now();
+          await sleep(${gap / 2});
+          held.push([round, from, Date.now()]);
+          await lock.release();
+        } catch (error) {
+          if (error.name !== "DataDirInUse") throw error;
+        }
+      }
+      console.log(JSON.stringify(held));`;
+    const base = String(Date.now() + 3000);
+    const run = () =>
+      new Promise<[number, number, number][]>((resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          ["--import", "tsx", "--input-type=module", "-e", script, root, base],
+          { stdio: ["ignore", "pipe", "inherit"] },
+        );
+        children.push(child);
+        let out = "";
+        child.stdout?.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+        });
+        child.once("exit", (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}`)),
+        );
+      });
+    const [one, two] = await Promise.all([run(), run()]);
+    for (let round = 0; round < rounds; round++) {
+      const spans = [...(one ?? []), ...(two ?? [])].filter(([r]) => r === round);
+      // Someone takes a dead lock over; two holders' spans never overlap.
+      expect(spans.length, `round ${round}`).toBeGreaterThan(0);
+      const [a, b] = spans.sort((x, y) => x[1] - y[1]);
+      if (a && b) expect(b[1], `round ${round}: both held it`).toBeGreaterThanOrEqual(a[2]);
+    }
   });
 
   it("from another host: in force while touched within STALE_MS, taken over after", async () => {

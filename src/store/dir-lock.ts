@@ -1,4 +1,5 @@
-import { readFile, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { link, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 
@@ -66,8 +67,7 @@ export async function holdDataDir(
     const holder = parse(found);
     // Taken over once; a second lock in between is another process's that won the race.
     if (attempt > 0 || (await inForce(file, holder, now))) throw new DataDirInUse(dir, holder);
-    // Left behind by a process that is gone: taken over, unless it changed since it was read.
-    if ((await readFile(file, "utf8").catch(() => undefined)) === found) await unlink(file).catch(() => {});
+    await moveAsideIfStill(file, found, dir);
   }
   held.set(dir, mine);
   const beat = setInterval(() => {
@@ -85,6 +85,31 @@ export async function holdDataDir(
       if ((await readFile(file, "utf8").catch(() => undefined)) === text) await unlink(file).catch(() => {});
     },
   };
+}
+
+/**
+ * A lock left behind by a process that is gone is taken over by moving it aside (one rename: of
+ * two processes taking it over at once, one moves it) and only if what was moved is the lock that
+ * was judged dead. Removing it by name instead let a slower taker remove the lock the faster one
+ * had just written, and both held the directory. A live lock moved by mistake is put back, and
+ * this process is refused.
+ */
+async function moveAsideIfStill(file: string, found: string | undefined, dir: string): Promise<void> {
+  const aside = `${file}.${process.pid}.${randomUUID()}`;
+  if (
+    !(await rename(file, aside).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return; // gone already: the next attempt creates it, or finds who did
+  const moved = await readFile(aside, "utf8").catch(() => undefined);
+  if (moved !== found) {
+    await link(aside, file).catch(() => {});
+    await unlink(aside).catch(() => {});
+    throw new DataDirInUse(dir, parse(moved));
+  }
+  await unlink(aside).catch(() => {});
 }
 
 function parse(text: string | undefined): Holder | undefined {
