@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,6 +62,29 @@ describe("holdDataDir", () => {
     const taken = await holdDataDir(dir);
     await taken.release();
   });
+
+  it.runIf(process.platform === "linux")(
+    "takes over at once from a holder killed but not yet reaped (a zombie)",
+    async () => {
+      // `sh` forks a child that exits at once, then becomes `sleep`, which never reaps it.
+      const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 60"], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      children.push(parent);
+      const pid = Number(
+        await new Promise<string>((resolve) => parent.stdout?.once("data", (c) => resolve(String(c)))),
+      );
+      await expect
+        .poll(async () => (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]?.[0])
+        .toBe("Z");
+      await writeFile(
+        `${dir}.lock`,
+        JSON.stringify({ pid, host: hostname(), since: new Date().toISOString() }),
+      );
+      const taken = await holdDataDir(dir);
+      await taken.release();
+    },
+  );
 
   it("two processes taking over a dead holder's lock at the same moment: never both hold it", async () => {
     // Each round: a lock left by a process that is gone, and two processes that try to take it over

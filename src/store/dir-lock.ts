@@ -127,7 +127,7 @@ async function inForce(file: string, holder: Holder | undefined, now: () => numb
     // This process's own pid in a file it does not hold: a process of an earlier life (a container's
     // pid 1 after a restart).
     if (holder.pid === process.pid) return false;
-    return alive(holder.pid);
+    return alive(holder.pid) && !(await exited(holder.pid));
   }
   // Another host's lock, or one half written: in force while it is fresh.
   const touched = await stat(file).then(
@@ -135,6 +135,17 @@ async function inForce(file: string, holder: Holder | undefined, now: () => numb
     () => 0,
   );
   return now() - touched < STALE_MS;
+}
+
+/**
+ * Killed but not yet reaped (Linux: state Z or X in /proc): it holds nothing any more, yet the
+ * kernel still answers for its pid. A container's init, or none, may leave it so for seconds after
+ * a kill -9, which would keep the restarted service out for no reason.
+ */
+async function exited(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+  const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state === "Z" || state === "X";
 }
 
 function alive(pid: number): boolean {
