@@ -4,6 +4,7 @@ import {
   ChatHttpError,
   type ChatMessage,
   type ChatRequestBody,
+  checkSolanaApproval,
   describeApproval,
   type FinishPayload,
   type Framing,
@@ -172,9 +173,9 @@ async function decide(
   display.note(
     `Approval needed: ${summary.amountUsd ? `$${summary.amountUsd}` : "a payment"} to ${summary.payTo ?? "?"} on ${summary.network ? networkLabel(summary.network) : "?"} for ${summary.service}, from ${summary.wallet}, before ${utcClock(summary.expiresAt)}.`,
   );
-  if (summary.mismatches.length > 0) {
-    for (const m of summary.mismatches)
-      display.alert(`✗ what would be signed disagrees with the quote: ${m}`);
+  const mismatches = [...summary.mismatches, ...(await checkSolanaApproval(update))];
+  if (mismatches.length > 0) {
+    for (const m of mismatches) display.alert(`✗ what would be signed disagrees with the quote: ${m}`);
     display.alert("Not signing it; rejecting the payment.");
     return rejectApproval(update.paymentId);
   }

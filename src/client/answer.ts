@@ -2,7 +2,7 @@ import type { UIMessage, UIMessageChunk } from "ai";
 import type { PaymentUpdate } from "../protocol/stream.js";
 import { rejectApproval } from "./approval.js";
 import type { ApprovalAnswer } from "./request.js";
-import { signApproval, signingErrorText, type TransportSigner } from "./signer.js";
+import { ApprovalSigningError, signApproval, signingErrorText, type TransportSigner } from "./signer.js";
 import {
   type AwaitingUpdate,
   describePaymentApproval,
@@ -65,6 +65,7 @@ export async function answerFor(
   message: Pick<UIMessage, "parts">,
   requests: AwaitingRequests,
   signer: TransportSigner | undefined,
+  tabFunding = false,
 ): Promise<AnswerOutcome> {
   const paymentId = part.toolCallId;
   if (part.approval.approved !== true) return { answer: rejectApproval(paymentId) };
@@ -76,10 +77,10 @@ export async function answerFor(
       error: "No wallet was given to sign the payment (the transport's `signer` option): nothing was signed.",
     };
   try {
-    return { answer: await signApproval(signer, update) };
+    return { answer: await signApproval(signer, update, { tabFunding }) };
   } catch (error) {
-    // Typed data that disagrees with the quote is never signed, so it is not asked again.
-    const retry = describePaymentApproval(update).mismatches.length === 0 ? update : undefined;
+    // What disagrees with the quote is never signed, so it is not asked again.
+    const retry = error instanceof ApprovalSigningError && error.mismatch ? undefined : update;
     return { error: `${signingErrorText(error)} Nothing was paid.`, ...(retry ? { retry } : {}) };
   }
 }

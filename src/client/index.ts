@@ -115,6 +115,8 @@ export {
   type TransportSigner,
   type WalletSigners,
 } from "./signer.js";
+export { checkSolanaApproval } from "./solana-payment.js";
+export { checkSolanaFunding } from "./tab-funding.js";
 export {
   awaitingOf,
   type OpenedTab,

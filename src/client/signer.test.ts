@@ -1,9 +1,9 @@
 import {
-  AccountRole,
   address,
   appendTransactionMessageInstruction,
   blockhash,
   compileTransaction,
+  createNoopSigner,
   createTransactionMessage,
   generateKeyPairSigner,
   getBase64EncodedWireTransaction,
@@ -14,6 +14,11 @@ import {
   setTransactionMessageFeePayer,
   setTransactionMessageLifetimeUsingBlockhash,
 } from "@solana/kit";
+import {
+  findAssociatedTokenPda,
+  getTransferCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from "@solana-program/token";
 import { describe, expect, it } from "vitest";
 import { signApproval } from "./signer.js";
 import type { AwaitingUpdate } from "./tool-parts.js";
@@ -25,8 +30,30 @@ const HASHES = [
   "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcSmmRUSzhpE",
 ];
 
-/** A wire transaction as the service sends it: fee payer (the facilitator) and the wallet sign; no signatures yet. */
-function wireTransaction(wallet: string, feePayer: string, hash = HASHES[0] as string): string {
+const USDC = address("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
+const PAYEE = address("9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin");
+
+/**
+ * A wire transaction as the service sends it (an x402 payment of 0.01 USDC to the payee): the fee
+ * payer (the facilitator) and the wallet sign; no signatures yet.
+ */
+async function wireTransaction(
+  wallet: string,
+  feePayer: string,
+  hash = HASHES[0] as string,
+): Promise<string> {
+  const ata = async (owner: string) =>
+    (
+      await findAssociatedTokenPda({ owner: address(owner), mint: USDC, tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    )[0];
+  const transfer = getTransferCheckedInstruction({
+    source: await ata(wallet),
+    mint: USDC,
+    destination: await ata(PAYEE),
+    authority: createNoopSigner(address(wallet)),
+    amount: 10_000n,
+    decimals: 6,
+  });
   const message = pipe(
     createTransactionMessage({ version: 0 }),
     (m) => setTransactionMessageFeePayer(address(feePayer), m),
@@ -35,15 +62,7 @@ function wireTransaction(wallet: string, feePayer: string, hash = HASHES[0] as s
         { blockhash: blockhash(hash), lastValidBlockHeight: 100n },
         m,
       ),
-    (m) =>
-      appendTransactionMessageInstruction(
-        {
-          programAddress: address("11111111111111111111111111111111"),
-          accounts: [{ address: address(wallet), role: AccountRole.WRITABLE_SIGNER }],
-          data: new Uint8Array([2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]),
-        },
-        m,
-      ),
+    (m) => appendTransactionMessageInstruction(transfer, m),
   );
   return getBase64EncodedWireTransaction(compileTransaction(message));
 }
@@ -54,7 +73,8 @@ function update(wallet: string, transaction: string): AwaitingUpdate {
     status: "awaiting_approval",
     service: { url: "http://127.0.0.1:4021/weather" },
     amount: { atomic: "10000", usd: "0.01" },
-    network: "solana:devnet",
+    network: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+    payTo: PAYEE,
     approval: {
       wallet,
       expiresAt: "2026-11-25T10:00:50.000Z",
@@ -68,7 +88,7 @@ const decode = (base64: string) => getTransactionDecoder().decode(getBase64Encod
 describe("signApproval with a Solana signing function", () => {
   it("sends what the wallet signed: the same message with the wallet's signature", async () => {
     const [wallet, facilitator] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
-    const asked = update(wallet.address, wireTransaction(wallet.address, facilitator.address));
+    const asked = update(wallet.address, await wireTransaction(wallet.address, facilitator.address));
     const given: string[] = [];
     const answer = await signApproval(
       {
@@ -90,8 +110,8 @@ describe("signApproval with a Solana signing function", () => {
 
   it("refuses a transaction whose message the wallet changed, and one the wallet did not sign", async () => {
     const [wallet, facilitator] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
-    const asked = update(wallet.address, wireTransaction(wallet.address, facilitator.address));
-    const other = wireTransaction(wallet.address, facilitator.address, HASHES[1]);
+    const asked = update(wallet.address, await wireTransaction(wallet.address, facilitator.address));
+    const other = await wireTransaction(wallet.address, facilitator.address, HASHES[1]);
     const changed = async () =>
       getBase64EncodedWireTransaction(await partiallySignTransaction([wallet.keyPair], decode(other)));
     await expect(signApproval({ solana: changed }, asked)).rejects.toThrow(/changed the transaction/);
@@ -101,7 +121,7 @@ describe("signApproval with a Solana signing function", () => {
 
   it("refuses without a wallet for the payment's chain", async () => {
     const [wallet, facilitator] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
-    const asked = update(wallet.address, wireTransaction(wallet.address, facilitator.address));
+    const asked = update(wallet.address, await wireTransaction(wallet.address, facilitator.address));
     await expect(signApproval({ evm: { request: async () => "0x00" } }, asked)).rejects.toThrow(
       /No Solana wallet was given/,
     );

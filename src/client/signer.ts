@@ -7,6 +7,7 @@ import {
 } from "./approval.js";
 import type { AwaitingUpdate } from "./payment-tool.js";
 import type { ApprovalAnswer } from "./request.js";
+import { checkSolanaApproval } from "./solana-payment.js";
 
 /**
  * The wallet `PaymentChatTransport` signs approvals with when a `useChat` UI answers a payment's
@@ -48,6 +49,12 @@ export type TransportSigner = WalletSigners | ApprovalSignFunction;
 /** Signing did not happen (no wallet for the chain, the wallet declined or failed, a mismatch). */
 export class ApprovalSigningError extends Error {
   override name = "ApprovalSigningError";
+  /** What to sign disagrees with the quote: it is never signed, so it is not asked again. */
+  readonly mismatch: boolean;
+  constructor(message: string, { mismatch = false }: { mismatch?: boolean } = {}) {
+    super(message);
+    this.mismatch = mismatch;
+  }
 }
 
 /** The wallet's words for a refusal: EIP-1193 code 4001 is the user declining. */
@@ -134,14 +141,24 @@ async function signWithWallets(wallets: WalletSigners, update: AwaitingUpdate): 
 }
 
 /**
- * Have the signer answer a payment awaiting approval. Refuses (ApprovalSigningError) typed data
- * that disagrees with the quote, and an answer for another payment or of the wrong kind.
+ * Have the signer answer a payment awaiting approval. Refuses (ApprovalSigningError) typed data or a
+ * Solana transaction that disagrees with the quote (`describeApproval`, `checkSolanaApproval`), and
+ * an answer for another payment or of the wrong kind. `tabFunding`: the update is a tab's opening
+ * (`awaitingOf`), whose Solana transaction `checkSolanaFunding` checked when it was opened.
  */
-export async function signApproval(signer: TransportSigner, update: AwaitingUpdate): Promise<ApprovalAnswer> {
-  const { mismatches } = describeApproval(update);
+export async function signApproval(
+  signer: TransportSigner,
+  update: AwaitingUpdate,
+  { tabFunding = false }: { tabFunding?: boolean } = {},
+): Promise<ApprovalAnswer> {
+  const mismatches = [
+    ...describeApproval(update).mismatches,
+    ...(tabFunding ? [] : await checkSolanaApproval(update)),
+  ];
   if (mismatches.length > 0)
     throw new ApprovalSigningError(
       `Not signed: the data to sign disagrees with the quote (${mismatches.join("; ")}).`,
+      { mismatch: true },
     );
   const answer = typeof signer === "function" ? await signer(update) : await signWithWallets(signer, update);
   if (answer?.paymentId !== update.paymentId)

@@ -1,4 +1,5 @@
 import {
+  type Address,
   address,
   appendTransactionMessageInstructions,
   type Blockhash,
@@ -46,7 +47,10 @@ async function parties() {
 type Parties = Awaited<ReturnType<typeof parties>>;
 
 /** The funding's instructions as the service builds them (src/chains/svm-transfers.ts), changed by `change`. */
-function instructions(p: Parties, change: { amount?: bigint; lamports?: bigint; to?: typeof p.target } = {}) {
+function instructions(
+  p: Parties,
+  change: { amount?: bigint; lamports?: bigint; to?: typeof p.target; mint?: Address } = {},
+) {
   return [
     getCreateAssociatedTokenIdempotentInstruction({
       payer: p.wallet,
@@ -56,7 +60,7 @@ function instructions(p: Parties, change: { amount?: bigint; lamports?: bigint; 
     }),
     getTransferCheckedInstruction({
       source: p.source,
-      mint: MINT,
+      mint: change.mint ?? MINT,
       destination: change.to ?? p.target,
       authority: p.wallet,
       amount: change.amount ?? AMOUNT,
@@ -84,6 +88,7 @@ async function opening(p: Parties, ixs: Instruction[], feePayer = p.wallet): Pro
   const transaction = getBase64EncodedWireTransaction(compileTransaction(message));
   return {
     wallet: p.wallet.address,
+    network: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
     session: p.session,
     amount: { atomic: AMOUNT.toString(), usd: "0.05" },
     sign: { kind: "solana-transaction", method: "signTransaction", transaction },
@@ -138,5 +143,12 @@ describe("checking a Solana tab's funding before signing", () => {
       { programAddress: address("Stake11111111111111111111111111111111111111") },
     ]);
     await refused(instructions(p), createNoopSigner(p.session));
+  });
+
+  it("refuses a funding in another token than the network's USDC", async () => {
+    const p = await parties();
+    const other = (await generateKeyPairSigner()).address;
+    const opened = await opening(p, instructions(p, { mint: other }));
+    await expect(checkSolanaFunding(opened)).rejects.toThrow(`moves the token ${other}, not USDC`);
   });
 });

@@ -1,4 +1,14 @@
 import type { TabOpened } from "../protocol/tab-types.js";
+import { notUsdc } from "../protocol/usdc.js";
+import {
+  ATA_PROGRAM,
+  decodeSolanaMessage,
+  MEMO_PROGRAM,
+  SYSTEM_PROGRAM,
+  TOKEN_PROGRAMS,
+  TRANSFER_CHECKED,
+  u64,
+} from "./solana-message.js";
 
 /**
  * What a Solana tab's funding may do, checked before the wallet is asked (docs/clients.md, "Tabs"):
@@ -7,7 +17,8 @@ import type { TabOpened } from "../protocol/tab-types.js";
  *
  * - create the session key's token account (Associated Token program, idempotent), paid by the
  *   wallet, owned by the session key;
- * - one `TransferChecked` from the wallet of exactly the tab's amount into that account;
+ * - one `TransferChecked` from the wallet of exactly the tab's amount into that account, of the
+ *   network's USDC where it is known (src/protocol/usdc.ts);
  * - system transfers from the wallet to the session key of at most {@link MAX_LAMPORTS} in all (what
  *   its return's fee and its account need, returned when the tab closes);
  * - a memo.
@@ -15,41 +26,21 @@ import type { TabOpened } from "../protocol/tab-types.js";
  * Throws a TypeError naming what is wrong; EVM fundings are checked as approvals are (typed data).
  */
 
-const ATA_PROGRAM = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
-const TOKEN_PROGRAMS = new Set([
-  "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-  "TokenzQdBN2tyFbJ9XrUbjPXLpkbKjrzD1oU6YPMGuPxG",
-]);
-const SYSTEM_PROGRAM = "11111111111111111111111111111111";
-const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 /** 0.01 SOL: far above a system account's rent-exempt minimum and a fee, far below anything worth taking. */
 const MAX_LAMPORTS = 10_000_000n;
 
-function u64(data: Uint8Array, at: number): bigint {
-  return new DataView(data.buffer, data.byteOffset, data.byteLength).getBigUint64(at, true);
-}
-
 export async function checkSolanaFunding(opened: TabOpened): Promise<void> {
   if (opened.sign.kind !== "solana-transaction") return;
-  const { getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder } = await import(
-    "@solana/kit"
-  );
-  const wire = getTransactionDecoder().decode(getBase64Encoder().encode(opened.sign.transaction));
-  const message = getCompiledTransactionMessageDecoder().decode(wire.messageBytes);
-  const keys = message.staticAccounts as readonly string[];
+  const message = await decodeSolanaMessage(opened.sign.transaction);
   const fail = (what: string): never => {
     throw new TypeError(`The tab's funding transaction ${what}: nothing was signed.`);
   };
-  if (keys[0] !== opened.wallet) fail(`is not paid for by your wallet ${opened.wallet}`);
-  if (((message as { addressTableLookups?: unknown[] }).addressTableLookups?.length ?? 0) > 0)
-    fail("reads accounts from lookup tables");
+  if (message.feePayer !== opened.wallet) fail(`is not paid for by your wallet ${opened.wallet}`);
+  if (message.usesLookupTables) fail("reads accounts from lookup tables");
   let account: string | undefined;
   let moved = 0;
   let lamports = 0n;
-  for (const ix of message.instructions) {
-    const program = keys[ix.programAddressIndex];
-    const accounts = (ix.accountIndices ?? []).map((i) => keys[i]);
-    const data = Uint8Array.from(ix.data ?? []);
+  for (const { program, accounts, data } of message.instructions) {
     if (program === MEMO_PROGRAM) continue;
     if (program === ATA_PROGRAM) {
       // CreateIdempotent: payer, account, owner, mint, system program, token program.
@@ -58,8 +49,10 @@ export async function checkSolanaFunding(opened: TabOpened): Promise<void> {
       account = accounts[1];
     } else if (program && TOKEN_PROGRAMS.has(program)) {
       // TransferChecked (12): source, mint, destination, authority; amount, decimals.
-      if (data[0] !== 12 || data.length < 10)
+      if (data[0] !== TRANSFER_CHECKED || data.length < 10)
         fail("asks the token program for something else than a transfer");
+      const token = notUsdc(opened.network, accounts[1] ?? "");
+      if (token) fail(token);
       if (accounts[3] !== opened.wallet) fail("moves tokens your wallet does not own");
       if (account === undefined || accounts[2] !== account)
         fail("moves tokens elsewhere than the session key");

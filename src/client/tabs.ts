@@ -44,7 +44,7 @@ export class TabClient {
   async openWith(body: OpenTabBody, signer: TransportSigner, signal?: AbortSignal): Promise<OpenedTab> {
     const opened = await this.open(body, signal);
     await checkSolanaFunding(opened);
-    const answer = await signApproval(signer, awaitingOf(opened));
+    const answer = await signApproval(signer, awaitingOf(opened), { tabFunding: true });
     if ("reject" in answer) throw new ApprovalSigningError("The wallet declined to open the tab.");
     const { paymentId: _id, ...signed } = answer;
     const tab = await this.fund(opened, signed, signal);

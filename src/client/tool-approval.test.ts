@@ -34,17 +34,27 @@ const TYPED_DATA = {
     name: "USD Coin",
     version: "2",
     chainId: 8453,
-    verifyingContract: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    verifyingContract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", // Base's USDC
   },
   types: {
     TransferWithAuthorization: [
       { name: "from", type: "address" },
       { name: "to", type: "address" },
       { name: "value", type: "uint256" },
+      { name: "validAfter", type: "uint256" },
+      { name: "validBefore", type: "uint256" },
+      { name: "nonce", type: "bytes32" },
     ],
   },
   primaryType: "TransferWithAuthorization",
-  message: { from: WALLET, to: PAYEE, value: "10000" },
+  message: {
+    from: WALLET,
+    to: PAYEE,
+    value: "10000",
+    validAfter: "0",
+    validBefore: "1795000000",
+    nonce: `0x${"ab".repeat(32)}`,
+  },
 };
 const AWAITING = (typedData = TYPED_DATA): PaymentUpdate => ({
   ...BASE,

@@ -183,9 +183,10 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
       const responded = open.find((p) => p.state === "approval-responded");
       if (responded && last) {
         answered = responded.toolCallId;
-        const outcome = await answerFor(responded, last, this.requests, this.options.signer);
+        const tabFunding = answered === this.tab.asking;
+        const outcome = await answerFor(responded, last, this.requests, this.options.signer, tabFunding);
         if ("error" in outcome) return refusedAnswerStream(answered, outcome.error, outcome.retry);
-        if (answered === this.tab.asking) {
+        if (tabFunding) {
           before = await this.tab.answer(outcome.answer, options.abortSignal);
           this.requests.forget(answered);
         } else fields.approval = outcome.answer;

@@ -28,6 +28,7 @@ import {
   ledgerOf,
   priceOf,
   serviceUrl,
+  solanaBalances,
   startTestDevnet,
 } from "../payments/harness.js";
 import { axeViolations } from "./axe.js";
@@ -128,6 +129,23 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
       transaction: row?.txHash,
       data: { untrusted: true },
     });
+    await page.context().close();
+  });
+
+  it("Solana: the page checks the transaction against the card, the devnet wallet signs, and it settles", async () => {
+    const user = walletAddress(devnet, "solana", "user");
+    const price = priceOf(devnet, "weather");
+    const ask = awaiting(await chat(booted.running, { wallet: user, token: devnet.manifest.devToken }));
+    const before = await solanaBalances(devnet, "user");
+    const page = await open(approvalUrl(server.url, ask.paymentId));
+    await page.getByRole("heading", { name: /\$0\.01 to Weather now/ }).waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: /devnet wallet \(Solana\)/ }).click();
+    await page.getByTestId("wallet-chip").waitFor();
+    await page.getByRole("button", { name: /^Approve \$0\.01/ }).click();
+    await page.locator("[data-testid=approve-result][data-status=settled]").waitFor({ timeout: 60_000 });
+    const after = await solanaBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(price);
+    expect(after.merchant - before.merchant).toBe(price);
     await page.context().close();
   });
 

@@ -34,13 +34,22 @@ const user = privateKeyToAccount(USER_KEY);
 const payTo = privateKeyToAccount(OTHER_KEY).address;
 
 /** A `p:` update awaiting approval, in the shape docs/protocol.md gives (uint256 as decimal strings). */
-function evmUpdate(overrides: { value?: string; to?: string } = {}): PaymentUpdate {
+function evmUpdate(
+  overrides: {
+    value?: string;
+    to?: string;
+    network?: string;
+    chainId?: string;
+    token?: string;
+    primaryType?: string;
+  } = {},
+): PaymentUpdate {
   return {
     paymentId: "pay_00000000-0000-4000-8000-000000000001",
     status: "awaiting_approval",
     service: { url: "http://127.0.0.1:4021/weather", name: "Weather now" },
     amount: { atomic: "10000", usd: "0.01", asset: "0x5FbDB2315678afecb367f032d93F642f64180aa3" },
-    network: "eip155:31337",
+    network: overrides.network ?? "eip155:31337",
     payTo,
     approval: {
       wallet: user.address,
@@ -52,8 +61,8 @@ function evmUpdate(overrides: { value?: string; to?: string } = {}): PaymentUpda
           domain: {
             name: "USDC",
             version: "2",
-            chainId: "31337",
-            verifyingContract: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+            chainId: overrides.chainId ?? "31337",
+            verifyingContract: overrides.token ?? "0x5FbDB2315678afecb367f032d93F642f64180aa3",
           },
           types: {
             EIP712Domain: [
@@ -71,7 +80,7 @@ function evmUpdate(overrides: { value?: string; to?: string } = {}): PaymentUpda
               { name: "nonce", type: "bytes32" },
             ],
           },
-          primaryType: "TransferWithAuthorization",
+          primaryType: overrides.primaryType ?? "TransferWithAuthorization",
           message: {
             from: user.address,
             to: overrides.to ?? payTo,
@@ -148,6 +157,28 @@ describe("EVM approval", () => {
       expect.stringContaining("signs value 99990000"),
     ]);
     expect(describeApproval(evmUpdate({ to: user.address })).mismatches).toHaveLength(1);
+  });
+
+  it("flags typed data for another chain, a token that is not the network's USDC, another struct", () => {
+    const BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+    const base = { network: "eip155:8453", chainId: "8453" };
+    expect(describeApproval(evmUpdate({ ...base, token: BASE_USDC })).mismatches).toEqual([]);
+    // Checksum case carries no meaning.
+    expect(describeApproval(evmUpdate({ ...base, token: BASE_USDC.toLowerCase() })).mismatches).toEqual([]);
+    // Another 6-decimal token on Base, signed as if it were the quote's USDC.
+    expect(describeApproval(evmUpdate(base)).mismatches).toEqual([
+      "moves the token 0x5FbDB2315678afecb367f032d93F642f64180aa3, not USDC",
+    ]);
+    // The quote says Base Sepolia (test money); the signature is good on Base (real money).
+    expect(
+      describeApproval(evmUpdate({ network: "eip155:84532", chainId: "8453", token: BASE_USDC })).mismatches,
+    ).toEqual(["signs for chain 8453, the quote says eip155:84532"]);
+    expect(describeApproval(evmUpdate({ primaryType: "Permit" })).mismatches).toEqual([
+      "signs a Permit, not a USDC transfer authorization",
+    ]);
+    expect(
+      describeApproval(evmUpdate({ network: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1" })).mismatches,
+    ).toEqual(["the quote names no EVM network (solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1)"]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { checkSolanaApproval } from "../../src/client/index.js";
 import type { ApprovalView } from "../../src/protocol/approval-view.js";
 import type { PaymentUpdate } from "./chat/types.js";
 import { ApprovalBox } from "./components/ApprovalBox.js";
@@ -155,7 +156,20 @@ function useAnswer(
     await signAndSend({ ...payment, approval: { ...payment.approval, sign } }, { reject: true });
   };
 
-  return { approval, outcome, declined, approve: signAndSend, decline };
+  /** A Solana transaction is checked against the card before the wallet sees it (EVM: ApprovalBox). */
+  const approve = async (payment: PaymentUpdate) => {
+    const mismatches = await checkSolanaApproval(payment);
+    if (mismatches.length > 0) {
+      setApproval({
+        phase: "idle",
+        error: `Not signing: the transaction does not match this card (${mismatches.join("; ")}).`,
+      });
+      return;
+    }
+    await signAndSend(payment);
+  };
+
+  return { approval, outcome, declined, approve, decline };
 }
 
 interface SectionProps {
