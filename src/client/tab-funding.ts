@@ -37,6 +37,8 @@ export async function checkSolanaFunding(opened: TabOpened): Promise<void> {
   };
   if (message.feePayer !== opened.wallet) fail(`is not paid for by your wallet ${opened.wallet}`);
   if (message.usesLookupTables) fail("reads accounts from lookup tables");
+  if (typeof opened.network !== "string" || !opened.network.startsWith("solana:"))
+    fail(`is for no Solana network (${String(opened.network)})`);
   let account: string | undefined;
   let moved = 0;
   let lamports = 0n;
