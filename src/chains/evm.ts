@@ -78,6 +78,7 @@ export const evm: ChainFamily<EvmKey> = {
     if (mixed && !isAddress(input, { strict: true })) {
       return { ok: false, reason: "the EIP-55 checksum of this mixed-case EVM address does not match" };
     }
+    if (/^0x0{40}$/i.test(input)) return { ok: false, reason: "the zero address is no one's wallet" };
     return { ok: true, address: getAddress(input.toLowerCase()) };
   },
 

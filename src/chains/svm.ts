@@ -43,6 +43,21 @@ export interface SolanaKey {
 }
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+/** Solana's native and token programs whose addresses are on the curve: no wallet has their key. */
+const PROGRAMS: ReadonlySet<string> = new Set([
+  "11111111111111111111111111111111",
+  "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+  "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
+  "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL",
+  "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+  "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
+  "ComputeBudget111111111111111111111111111111",
+  "Stake11111111111111111111111111111111111111",
+  "Config1111111111111111111111111111111111111",
+  "AddressLookupTab1e1111111111111111111111111",
+  "BPFLoader2111111111111111111111111111111111",
+  "BPFLoaderUpgradeab1e11111111111111111111111",
+]);
 const RPC_TIMEOUT_MS = 5000;
 /**
  * How long a wallet has to approve a Solana payment: a transaction lives as long as its blockhash
@@ -90,9 +105,12 @@ export const svm: ChainFamily<SolanaKey> = {
   usdc: Object.freeze(usdcTable()),
 
   // Base58 of 32 bytes on the ed25519 curve: a program-derived address cannot sign, so it cannot pay.
+  // Nor can a program: one the service's transactions call, as their fee payer, cannot even be built.
   parseAddress(input) {
     if (!BASE58.test(input)) return undefined;
     if (!isAddress(input)) return { ok: false, reason: "a Solana address is base58 of 32 bytes" };
+    if (PROGRAMS.has(input))
+      return { ok: false, reason: "this Solana address is a program's, not a wallet's" };
     if (isOffCurveAddress(input)) {
       return {
         ok: false,

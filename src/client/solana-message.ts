@@ -7,7 +7,7 @@
 export const ATA_PROGRAM = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
 export const TOKEN_PROGRAMS: ReadonlySet<string> = new Set([
   "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-  "TokenzQdBN2tyFbJ9XrUbjPXLpkbKjrzD1oU6YPMGuPxG",
+  "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
 ]);
 export const SYSTEM_PROGRAM = "11111111111111111111111111111111";
 export const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";

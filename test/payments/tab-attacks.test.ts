@@ -46,6 +46,21 @@ afterEach(() => b?.clock.reset());
 const sweep = () => b.running.payments?.reconciler.sweep();
 
 describe("tabs attacked", () => {
+  it("a program's address or the zero address as the wallet is a 400, not a funding that cannot be built", async () => {
+    const token = devnet.manifest.devToken;
+    for (const walletAddress of [
+      "11111111111111111111111111111111",
+      "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+      "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL",
+      "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+      "0x0000000000000000000000000000000000000000",
+    ]) {
+      const res = await call(b, "POST", "/api/tabs", token, { walletAddress, amount: "1" });
+      expect(res.status, walletAddress).toBe(400);
+      expect((await res.json()) as { code: string }).toMatchObject({ code: "invalid_wallet" });
+    }
+  });
+
   it("a payment whose signed window would outlast the tab is refused, naming the tab", async () => {
     const price = priceOf(devnet, "weather");
     const tab = await openTab(b, user, price * 2n, { seconds: 60 });
