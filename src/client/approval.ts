@@ -249,16 +249,41 @@ function evmMismatches(
   return mismatches;
 }
 
+/** Seconds an EVM authorization may outlive its approval's window: the service's margin to submit it. */
+const SUBMIT_SLACK_SECONDS = 60;
+
+/**
+ * Where the authorization outlives the window the card shows: signed, it could still be sent after
+ * the person saw the approval expire. The service asks for `validBefore` 10 s past `expiresAt`.
+ */
+function lifetimeMismatches(approval: ApprovalRequest): string[] {
+  if (approval.sign.kind !== "evm-typed-data") return [];
+  const ends = Date.parse(approval.expiresAt);
+  const raw = approval.sign.typedData.message.validBefore;
+  const validBefore = typeof raw === "string" || typeof raw === "number" ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(ends)) return ["the approval names no time it ends"];
+  if (!Number.isFinite(validBefore) || validBefore > Math.floor(ends / 1000) + SUBMIT_SLACK_SECONDS) {
+    const until =
+      Number.isFinite(validBefore) && validBefore < 1e11
+        ? new Date(validBefore * 1000).toISOString()
+        : String(raw);
+    return [`stays valid until ${until}, after the approval ends (${approval.expiresAt})`];
+  }
+  return [];
+}
+
 /**
  * Describe an update awaiting approval. EVM typed data is checked against the update: a USDC
  * transfer authorization, on the update's network, of that network's USDC where it is known, of
- * its amount to its payee. A Solana transaction is checked before it is signed
+ * its amount to its payee, valid no longer than the approval's window. A Solana transaction is checked before it is signed
  * ({@link checkSolanaApproval}: decoding it needs `@solana/kit`, loaded on demand).
  */
 export function describeApproval(update: PaymentUpdate): ApprovalSummary {
   const approval = requestOf(update);
   const mismatches =
-    approval.sign.kind === "evm-typed-data" ? evmMismatches(update, approval.wallet, approval.sign) : [];
+    approval.sign.kind === "evm-typed-data"
+      ? [...evmMismatches(update, approval.wallet, approval.sign), ...lifetimeMismatches(approval)]
+      : [];
   return {
     paymentId: update.paymentId,
     wallet: approval.wallet,

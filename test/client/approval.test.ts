@@ -42,6 +42,7 @@ function evmUpdate(
     chainId?: string;
     token?: string;
     primaryType?: string;
+    validBefore?: string;
   } = {},
 ): PaymentUpdate {
   return {
@@ -86,7 +87,7 @@ function evmUpdate(
             to: overrides.to ?? payTo,
             value: overrides.value ?? "10000",
             validAfter: "0",
-            validBefore: String(Math.floor(Date.now() / 1000) + 300),
+            validBefore: overrides.validBefore ?? String(Math.floor(Date.now() / 1000) + 300),
             nonce: `0x${"ab".repeat(32)}`,
           },
         },
@@ -173,6 +174,11 @@ describe("EVM approval", () => {
     expect(
       describeApproval(evmUpdate({ network: "eip155:84532", chainId: "8453", token: BASE_USDC })).mismatches,
     ).toEqual(["signs for chain 8453, the quote says eip155:84532"]);
+    // Valid for a year: signed, it could be sent long after the card said the approval lapsed.
+    const yearLong = String(Math.floor(Date.now() / 1000) + 365 * 86_400);
+    expect(describeApproval(evmUpdate({ validBefore: yearLong })).mismatches).toEqual([
+      expect.stringMatching(/^stays valid until .*, after the approval ends/),
+    ]);
     expect(describeApproval(evmUpdate({ primaryType: "Permit" })).mismatches).toEqual([
       "signs a Permit, not a USDC transfer authorization",
     ]);
