@@ -69,6 +69,8 @@ describe("operator audit routes", () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ code: "invalid_request", errors: [{ path: "since" }] });
     expect((await get("/api/operator/audit?until=2026-03-01")).status).toBe(400);
+    // Year 0: JavaScript reads it, PostgreSQL refuses it. The caller's error, not the store's.
+    expect((await get("/api/operator/audit?since=0000-01-01")).status).toBe(400);
   });
 
   it("refusals: newest first, bounded by limit", async () => {

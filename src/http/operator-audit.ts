@@ -2,6 +2,7 @@ import type { Hono, MiddlewareHandler } from "hono";
 import type { AuditLog } from "../audit/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
+import { isStorableInstant } from "../protocol/clock.js";
 import { problemResponse } from "./problem.js";
 
 /**
@@ -40,7 +41,7 @@ export function parseSince(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const ok = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value);
   const date = ok ? new Date(value) : undefined;
-  return date && !Number.isNaN(date.getTime()) ? date : undefined;
+  return date && isStorableInstant(date) ? date : undefined;
 }
 
 function failed(error: unknown, deps: AuditRoutesDeps, what: string): Response {

@@ -7,6 +7,7 @@ import {
   type PaymentListQuery,
   type PaymentsFace,
 } from "../payments/index.js";
+import { isStorableInstant } from "../protocol/clock.js";
 import {
   LEDGER_STATUSES,
   type LedgerStatus,
@@ -96,7 +97,7 @@ function badParam(path: string, message: string): AppError {
 function instant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const date = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value) ? new Date(value) : undefined;
-  if (!date || Number.isNaN(date.getTime())) throw badParam(name, "an ISO-8601 date or instant");
+  if (!date || !isStorableInstant(date)) throw badParam(name, "an ISO-8601 date or instant, years 1 to 9999");
   return date;
 }
 

@@ -209,6 +209,13 @@ describe("GET /api/payments", () => {
       ["?limit=101", "limit"],
       ["?limit=1e2", "limit"],
       ["?cursor=bm9wZQ", "cursor"],
+      // Dates JavaScript reads and PostgreSQL refuses (no year 0) or cannot read (+275760).
+      ["?since=0000-01-01", "since"],
+      ["?until=9999-12-31T23:00:00-02:00", "until"],
+      [
+        `?cursor=${Buffer.from(`0000-01-01T00:00:00.000Z|pay_${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`).toString("base64url")}`,
+        "cursor",
+      ],
       ["?format=xml", "format"],
       ["?status=settled&status=failed", "status"],
       ["?wallet=0xabc", "wallet"],

@@ -1,3 +1,4 @@
+import { isStorableInstant } from "../../protocol/clock.js";
 import { PAYMENT_ID } from "../../protocol/index.js";
 import { type HistoryOwner, type HistoryQuery, ownsPayment, type PaymentRecord } from "../ports/index.js";
 
@@ -27,7 +28,7 @@ export function decodeCursor(value: string): HistoryQuery["after"] | undefined {
   if (value.length > CURSOR_MAX_CHARS || !/^[A-Za-z0-9_-]+$/.test(value)) return undefined;
   const [at, paymentId, ...rest] = Buffer.from(value, "base64url").toString("utf8").split("|");
   const createdAt = new Date(at ?? "");
-  if (rest.length > 0 || !paymentId || !PAYMENT_ID.test(paymentId) || Number.isNaN(createdAt.getTime()))
+  if (rest.length > 0 || !paymentId || !PAYMENT_ID.test(paymentId) || !isStorableInstant(createdAt))
     return undefined;
   return { createdAt, paymentId };
 }
