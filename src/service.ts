@@ -149,6 +149,10 @@ export function createService(config: Config, logger: Logger, overrides: Service
   };
 }
 
+/** How long a request's headers, then its whole body, may take to arrive (not its answer). */
+export const HEADERS_TIMEOUT_MS = 20_000;
+export const REQUEST_BODY_TIMEOUT_MS = 30_000;
+
 /**
  * Listen on config.host:config.port (0 = a free port) and resolve with the bound URL. Requests
  * Node's parser refuses get a problem+json answer too (src/http/client-error.ts).
@@ -156,6 +160,10 @@ export function createService(config: Config, logger: Logger, overrides: Service
 export function listen(
   app: Hono,
   config: Pick<Config, "host" | "port">,
+  timeouts: { headersMs: number; bodyMs: number } = {
+    headersMs: HEADERS_TIMEOUT_MS,
+    bodyMs: REQUEST_BODY_TIMEOUT_MS,
+  },
 ): Promise<{ server: ServerType; url: string }> {
   return new Promise((resolve, reject) => {
     const options = {
@@ -165,6 +173,13 @@ export function listen(
       // The adapter would close a connection whose body is still arriving 500 ms after the answer,
       // losing the answer to a reset; the rest is read and dropped instead (below).
       autoCleanupIncoming: false,
+      serverOptions: {
+        // A request's headers and body (at most 256 KiB) arrive in seconds; one still arriving after
+        // these is answered 408 and closed, instead of holding a connection for Node's 300 s.
+        headersTimeout: timeouts.headersMs,
+        requestTimeout: timeouts.bodyMs,
+        connectionsCheckingInterval: Math.min(2_000, Math.ceil(timeouts.bodyMs / 4)),
+      },
     };
     const server = serve(options, (info) => {
       server.off("error", reject);

@@ -233,3 +233,30 @@ describe("a 50 MB body", () => {
     },
   );
 });
+
+describe("a request whose body never finishes", () => {
+  it("is answered 408 request_timeout and closed, not held for Node's 300 s", async () => {
+    const slow = await listen(
+      buildService().app,
+      { host: "127.0.0.1", port: 0 },
+      { headersMs: 300, bodyMs: 600 },
+    );
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(slow.url).port), "127.0.0.1");
+        const chunks: Buffer[] = [];
+        socket.on("data", (chunk) => chunks.push(chunk));
+        socket.on("error", reject);
+        socket.on("close", () => resolve(Buffer.concat(chunks).toString()));
+        // 1,000 bytes announced, 46 sent, and then nothing.
+        socket.write(
+          'POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"messages":[{"role":"user","content":"hi"}]}',
+        );
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain('"code":"request_timeout"');
+    } finally {
+      await closeServer(slow.server);
+    }
+  });
+});
