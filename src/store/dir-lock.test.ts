@@ -66,10 +66,15 @@ describe("holdDataDir", () => {
   it.runIf(process.platform === "linux")(
     "takes over at once from a holder killed but not yet reaped (a zombie)",
     async () => {
-      // `sh` forks a child that exits at once, then becomes `sleep`, which never reaps it.
-      const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 60"], {
-        stdio: ["ignore", "pipe", "inherit"],
-      });
+      // Perl forks a child that exits at once and never reaps it. (`sh -c 'true & exec sleep 60'`
+      // did not always: sh could reap the child before it became `sleep`.)
+      const parent = spawn(
+        "perl",
+        ["-e", '$| = 1; my $p = fork(); exit 0 unless $p; print "$p\\n"; sleep 60'],
+        {
+          stdio: ["ignore", "pipe", "inherit"],
+        },
+      );
       children.push(parent);
       const pid = Number(
         await new Promise<string>((resolve) => parent.stdout?.once("data", (c) => resolve(String(c)))),
