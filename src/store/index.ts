@@ -199,9 +199,16 @@ export function openMemoryStore(): Store {
   };
 }
 
-/** The ledger's hot queries on postgres.js (a pooled connection, parameters as given). */
+/**
+ * The ledger's hot queries on postgres.js (a pooled connection, parameters as given), as named
+ * prepared statements: `unsafe` alone sends every call with parameters as two round trips (parse
+ * and describe, then bind and execute). Prepared, a connection parses a statement once and each
+ * later call is one round trip. Every text passed here is one of a fixed set (no values in it), so
+ * a connection holds a bounded number of statements.
+ */
 export function postgresQuery(client: postgres.Sql): DriverQuery {
-  return (text, params) => client.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+  return (text, params) =>
+    client.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
 }
 
 /** The ledger's hot queries on PGlite. */

@@ -6,7 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "./index.js";
+import { openStore, postgresQuery } from "./index.js";
 import { migrate } from "./migrate.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { describeLedger } from "./testing/ledger-suite.js";
@@ -127,6 +127,21 @@ if (databaseUrl) {
       const reopened = await openStore({ databaseUrl, schema });
       expect(await reopened.ledger.get("pay_shared")).toMatchObject({ status: "reserved" });
       await reopened.close();
+    });
+
+    it("sends the ledger's hot calls as prepared statements, parsed once per connection", async () => {
+      // Unprepared, each call with parameters is two round trips (parse and describe, then run).
+      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        const query = postgresQuery(sql);
+        const text = "select $1::int + 1 as n, $2::text as tag";
+        expect(await query(text, [1, "first"])).toEqual([{ n: 2, tag: "first" }]);
+        expect(await query(text, [41, "second"])).toEqual([{ n: 42, tag: "second" }]);
+        const prepared = await sql`select statement from pg_prepared_statements where statement = ${text}`;
+        expect(prepared).toHaveLength(1);
+      } finally {
+        await sql.end();
+      }
     });
   });
 } else {
