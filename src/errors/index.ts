@@ -141,6 +141,10 @@ export const ERROR_CODES = {
   quote_invalid: { status: 400, finishReason: "error", title: "Not a quote id this service gave you" },
   quote_expired: { status: 400, finishReason: "error", title: "The quote has expired" },
   idempotency_conflict: { status: 409, finishReason: "error", title: "Idempotency key conflict" },
+  // The paid service answered the agent's call with a 4xx (other than 402, 408 and 429) before
+  // any payment: the call, not the service, is at fault (a bad input, an unknown path). Nothing
+  // was paid; asking again unchanged gets the same answer.
+  service_refused: { status: 422, finishReason: "error", title: "The x402 service refused the call" },
   service_unavailable: {
     status: 503,
     finishReason: "service-unavailable",

@@ -205,6 +205,29 @@ describe("each code provoked carries its documented fields", () => {
     expectDocumented(error, ["httpStatus"]);
   });
 
+  it("service_refused (the service answers the call's input with a 400: nothing paid, never a 5xx)", async () => {
+    // The devnet's services refuse a field longer than 200 characters before asking for money.
+    const message = models.script("problems-refused", [
+      [payCall(devnet, "weather", { query: { city: "x".repeat(201) } })],
+    ]);
+    const result = await chat(booted.running, { wallet: payer(), token: token(), message });
+    const error = lastError(result);
+    expect(error).toMatchObject({ code: "service_refused", httpStatus: 400 });
+    expectDocumented(error);
+    expect(result.finish.finishReason).toBe("error");
+    expect(result.payments).toEqual([]);
+    // As one JSON answer, its status is the code's (422): the call was at fault, not the server.
+    const json = await booted.running.service.app.request(
+      "/api/chat",
+      chatRequest(
+        { messages: [{ role: "user", content: message }], walletAddress: payer() },
+        { Authorization: `Bearer ${token()}`, Accept: "application/json" },
+      ),
+    );
+    expect(json.status).toBe(422);
+    expect((await json.json()).errors).toMatchObject([{ code: "service_refused", httpStatus: 400 }]);
+  });
+
   it("price_changed", async () => {
     await devnet.faults.set({ requoteMultiplier: 50 });
     const result = await chat(booted.running, { wallet: payer(), token: token() });

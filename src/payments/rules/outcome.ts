@@ -13,6 +13,8 @@ export const REASONS = {
   origin_not_allowed: "limit_exceeded",
   target_blocked: "payment_unavailable",
   service_unavailable: "service_unavailable",
+  /** The service answered the unpaid call with a 4xx other than 402, 408 or 429: the call is at fault. */
+  service_refused: "service_refused",
   unreadable_demand: "payment_failed",
   network_not_allowed: "limit_exceeded",
   no_acceptable_offer: "payment_unavailable",

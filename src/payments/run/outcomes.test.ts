@@ -70,6 +70,14 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced"> = {
     code: "service_unavailable",
     moved: false,
   },
+  service_refused: {
+    setup: (w) => {
+      w.service.refuses = 400;
+    },
+    status: "refused",
+    code: "service_refused",
+    moved: false,
+  },
   unreadable_demand: {
     setup: (w) => {
       w.service.unreadable = true;

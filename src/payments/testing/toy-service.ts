@@ -55,6 +55,8 @@ export class ToyService {
   blocked = false;
   /** Answer unpaid calls with a 402 that carries no readable x402 demand. */
   unreadable = false;
+  /** Answer unpaid calls with this 4xx (the call's input is refused), when set. */
+  refuses: number | undefined;
   readonly offer: ToyOffer;
   readonly calls: ToyCall[] = [];
   readonly data = { city: "Paris", temperatureC: 18 };
@@ -104,6 +106,7 @@ export class ToyService {
     if (this.down) throw new TypeError("fetch failed: connection refused");
     if (this.free) return respond(url, method, 200, {}, this.data);
     if (this.unreadable) return respond(url, method, 402, {}, { pay: "somehow" });
+    if (this.refuses !== undefined) return respond(url, method, this.refuses, {}, { error: "bad input" });
     return respond(
       url,
       method,

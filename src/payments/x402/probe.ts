@@ -82,12 +82,28 @@ export async function probe(
     return { kind: "demand", demand, payee };
   }
   if (response.status >= 200 && response.status < 300) return { kind: "free", response };
+  if (refusesTheCall(response.status)) {
+    return {
+      kind: "refused",
+      reason: "service_refused",
+      message: `The service refused the call (HTTP ${response.status}): check what was asked of it.`,
+      details: { service: target.url, httpStatus: response.status },
+    };
+  }
   return {
     kind: "refused",
     reason: "service_unavailable",
     message: `The service answered HTTP ${response.status}.`,
     details: { service: target.url, httpStatus: response.status },
   };
+}
+
+/**
+ * A 4xx that says the call itself is wrong (bad input, unknown path, not allowed): asking again
+ * unchanged gets the same answer. 408 and 429 say "not now", which is the service's state.
+ */
+function refusesTheCall(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
 export function parseJson(response: SafeResponse): unknown {
