@@ -1,7 +1,14 @@
 import { DEFAULT_ASSETS } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { EVM_NETWORK_CHAIN_ID_MAP, ExactEvmSchemeV1 } from "@x402/evm/v1";
-import { erc20Abi, getAddress, isAddress, parseAbi } from "viem";
+import {
+  erc20Abi,
+  getAddress,
+  isAddress,
+  parseAbi,
+  parseEventLogs,
+  TransactionReceiptNotFoundError,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod/v4";
 import { completeForWallet, draftForWallet } from "./evm-approval.js";
@@ -163,6 +170,30 @@ export const evm: ChainFamily<EvmKey> = {
         if (block.timestamp > BigInt(auth.validBefore))
           return { status: "failed", error: "authorization expired unused" };
         return { status: "pending" };
+      },
+
+      // The claimed transaction's receipt: succeeded, and the token says it used this authorization.
+      async confirm(payment, transaction) {
+        const auth = evmAuthorization(payment);
+        if (!auth || !/^0x[0-9a-fA-F]{64}$/.test(transaction)) return undefined;
+        const receipt = await client
+          .getTransactionReceipt({ hash: transaction as `0x${string}` })
+          .catch((error: unknown) => {
+            if (error instanceof TransactionReceiptNotFoundError) return undefined;
+            throw error;
+          });
+        if (receipt?.status !== "success") return undefined;
+        const used = parseEventLogs({
+          abi: eip3009,
+          eventName: "AuthorizationUsed",
+          logs: receipt.logs,
+        }).some(
+          (log) =>
+            sameAddress(log.address, payment.asset) &&
+            sameAddress(log.args.authorizer, auth.from) &&
+            log.args.nonce.toLowerCase() === auth.nonce.toLowerCase(),
+        );
+        return used ? { payer: auth.from } : undefined;
       },
 
       async ping() {

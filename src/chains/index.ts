@@ -106,6 +106,15 @@ export interface Chains {
   /** The network's connection, for the checks that read it (undefined without an RPC URL). */
   connection(network: string): ChainConnection | undefined;
   resolve(payment: PaymentOnChain, now: Date): Promise<Resolution>;
+  /**
+   * A paid service's word that `transaction` settled the payment, checked on chain: its payer when
+   * the chain shows it; `unconfirmed` when it does not, or cannot be read now; `unchecked` when no
+   * RPC is configured for the network (nothing here can read it, the reconciler neither).
+   */
+  confirm(
+    payment: PaymentOnChain,
+    transaction: string,
+  ): Promise<{ payer: string } | "unconfirmed" | "unchecked">;
   ping(network: string, signal: AbortSignal): Promise<void>;
 }
 
@@ -127,6 +136,14 @@ export function createChains(rpcUrls: Record<string, string>): Chains {
     balance: (network, asset, owner) => connection(network).balance(asset, owner),
     connection: (network) => (Object.hasOwn(rpcUrls, network) ? connection(network) : undefined),
     resolve: (payment, now) => connection(payment.network).resolve(payment, now),
+    async confirm(payment, transaction) {
+      if (!Object.hasOwn(rpcUrls, payment.network) || !familyOf(payment.network)) return "unchecked";
+      try {
+        return (await connection(payment.network).confirm(payment, transaction)) ?? "unconfirmed";
+      } catch {
+        return "unconfirmed";
+      }
+    },
     ping: (network, signal) => connection(network).ping(signal),
   };
 }

@@ -4,6 +4,7 @@ import {
   createSolanaRpc,
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
+  isSignature,
   type Signature,
 } from "@solana/kit";
 import { PAGE_SIZE, payerHistory, rpcTimeout, type SolanaRpc } from "./svm-history.js";
@@ -172,6 +173,25 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
   }
 
   return {
+    /** Whether `signature` landed, succeeded and carries this payment's message (svm.ts, `confirm`). */
+    async confirm(payment: PaymentOnChain, signature: string): Promise<{ payer: string } | undefined> {
+      const auth = svmAuthorization(payment);
+      if (!auth?.messageHash || !isSignature(signature)) return undefined;
+      const tx = await rpc
+        .getTransaction(signature, {
+          encoding: "base64",
+          maxSupportedTransactionVersion: 0,
+          commitment: "confirmed",
+        })
+        .send(rpcTimeout());
+      const wire = tx?.transaction[0];
+      if (!tx || wire === undefined || tx.meta?.err) return undefined;
+      const decoded = getTransactionDecoder().decode(Buffer.from(wire, "base64"));
+      const hash = createHash("sha256").update(new Uint8Array(decoded.messageBytes)).digest("hex");
+      if (hash !== auth.messageHash) return undefined;
+      // The payer is the message's signer after the fee payer (a tab's session key, say).
+      return { payer: Object.keys(decoded.signatures)[1] ?? payment.wallet };
+    },
     /** `now`: this process's clock, the one `signedAt` was read from. */
     async resolve(payment: PaymentOnChain, now = new Date()): Promise<Resolution> {
       const auth = svmAuthorization(payment);

@@ -177,6 +177,7 @@ export const svm: ChainFamily<SolanaKey> = {
       // Settled when a transaction with its message landed; failed only when the chain proves it
       // can no longer land and the payer's history since signing holds none (svm-landed.ts).
       resolve: (payment, now) => resolver.resolve(payment, now),
+      confirm: (payment, transaction) => resolver.confirm(payment, transaction),
 
       // A tab's session key needs its token account opened before it can be paid (svm-transfers.ts).
       own: svmOwnTransfers(rpc),

@@ -140,6 +140,11 @@ export interface ChainConnection {
   /** Token balance of `owner` in atomic units. */
   balance(asset: string, owner: string): Promise<bigint>;
   resolve(payment: PaymentOnChain, now: Date): Promise<Resolution>;
+  /**
+   * Whether `transaction` (as a paid service's settlement response names it) is this payment,
+   * landed and succeeded: its payer if so, else undefined. Throws when the RPC does not answer.
+   */
+  confirm(payment: PaymentOnChain, transaction: string): Promise<{ payer: string } | undefined>;
   /** One cheap call that proves the endpoint answers (readiness). */
   ping(signal: AbortSignal): Promise<void>;
   /** What approvals read from this chain (EVM); absent where answers are checked offline. */

@@ -147,6 +147,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     balances: new BalanceBook(chains, () => now().getTime()),
     fetch: safeFetch,
     reconciler,
+    chains,
     ...clock,
     ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),

@@ -61,6 +61,8 @@ export function setBooted(next: Booted): Booted {
 export type Action =
   | "forward"
   | "forward-then-402"
+  /** Pass it on (the real service settles), then name another transaction in the settlement response. */
+  | { forwardForging: string }
   | "free"
   | { status: number; headers?: Record<string, string>; body?: string };
 
@@ -113,7 +115,7 @@ export async function hostileService(target: string): Promise<HostileService> {
             res.end(JSON.stringify({ city: "Paris", note: "free today" }));
             return;
           }
-          if (typeof action === "object") {
+          if (typeof action === "object" && "status" in action) {
             res.writeHead(action.status, action.headers ?? {});
             res.end(action.body ?? "");
             return;
@@ -138,6 +140,11 @@ export async function hostileService(target: string): Promise<HostileService> {
             res.writeHead(402, { "payment-required": again.headers.get("payment-required") ?? "" });
             res.end("{}");
             return;
+          }
+          if (typeof action === "object" && out["payment-response"]) {
+            const said = JSON.parse(Buffer.from(out["payment-response"], "base64").toString("utf8"));
+            const forged = { ...said, transaction: action.forwardForging };
+            out["payment-response"] = Buffer.from(JSON.stringify(forged)).toString("base64");
           }
           res.writeHead(upstream.status, out);
           res.end(body);

@@ -168,6 +168,14 @@ export class ToyChain {
     return { status: "pending" };
   }
 
+  /** Whether `transaction` is this payment's and landed: its payer, or undefined. */
+  confirm(payment: PaymentOnChain, transaction: string): { payer: string } | undefined {
+    this.assertReadable();
+    const nonce = (payment.authorization as Partial<ToyAuthorization> | null)?.nonce;
+    const landed = nonce === undefined ? undefined : this.landed.get(nonce);
+    return landed?.txHash === transaction ? { payer: landed.payer } : undefined;
+  }
+
   /** Every landed payment, in order: what a test checks was (or was not) paid. */
   transactions(): Array<{ txHash: string; payer: string; amount: bigint }> {
     return [...this.landed.values()];

@@ -97,6 +97,7 @@ export function createToyFamily(chain: ToyChain): ChainFamily<ToyKey> {
   const connection: ChainConnection = {
     balance: async (asset, owner) => chain.balanceOf(asset, owner),
     resolve: async (payment, now) => chain.resolve(payment, now),
+    confirm: async (payment, transaction) => chain.confirm(payment, transaction),
     ping: async () => chain.assertReadable(),
   };
   return {

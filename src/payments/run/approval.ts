@@ -91,7 +91,7 @@ export interface ApprovalDeps extends DeliveryDeps {
   ledger: Ledger;
   /** The server's limits; a request's own `spendingLimits` narrow them (as for any payment). */
   limits: LimitsConfig;
-  chains: Pick<Chains, "balance" | "connection">;
+  chains: Pick<Chains, "balance" | "connection" | "confirm">;
   now?: () => Date;
   onError?: (error: unknown, context: string) => void;
   /** Told the wallet's answers and the resumed payments' steps (ports/events.ts); never waited on. */

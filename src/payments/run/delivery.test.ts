@@ -4,7 +4,7 @@ import type { SafeFetch, SafeFetchInit, SafeResponse } from "../../outbound/inde
 import { MemoryLedger } from "../../store/memory/index.js";
 import type { PaymentRecord } from "../ports/index.js";
 import { Clock, RecordingObserver, USD } from "../testing/index.js";
-import { deliver, PaymentRun } from "./index.js";
+import { type DeliveryDeps, deliver, PaymentRun } from "./index.js";
 
 /**
  * Delivery (unit, memory ledger): the paid request goes to the payee once, and what comes back
@@ -30,9 +30,12 @@ const proof = {
   }),
 };
 
+type Confirmation = Awaited<ReturnType<DeliveryDeps["chains"]["confirm"]>>;
+
 async function setup(
   answer: () => Promise<SafeResponse>,
   verdict?: (id: string, l: MemoryLedger) => Promise<void>,
+  confirmation: Confirmation = { payer: "0xwallet" },
 ) {
   const ledger = new MemoryLedger();
   const clock = new Clock();
@@ -67,10 +70,17 @@ async function setup(
       return ledger.get(id);
     },
   };
-  const outcome = await deliver({ fetch, ledger, reconciler, serviceTimeoutMs: 1_000 }, run, payee, {
+  const confirmed: Array<{ authorization: unknown; transaction: string }> = [];
+  const chains = {
+    async confirm(payment: { authorization: unknown }, transaction: string) {
+      confirmed.push({ authorization: payment.authorization, transaction });
+      return confirmation;
+    },
+  };
+  const outcome = await deliver({ fetch, ledger, reconciler, chains, serviceTimeoutMs: 1_000 }, run, payee, {
     "PAYMENT-SIGNATURE": "signed",
   });
-  return { outcome, calls, asked: () => asked, row: await ledger.get("pay_1"), observer };
+  return { outcome, calls, asked: () => asked, row: await ledger.get("pay_1"), observer, confirmed };
 }
 
 describe("delivery", () => {
@@ -84,6 +94,36 @@ describe("delivery", () => {
     expect(calls[0]?.init?.allowOrigin?.("https://toy.example")).toBe(true);
     expect(calls[0]?.init?.allowOrigin?.("https://elsewhere.example")).toBe(false);
     expect(asked()).toBe(0);
+    expect(row).toMatchObject({ status: "settled", txHash: "0xfeed" });
+  });
+
+  it("checks the service's settlement response on chain, against the authorization it signed", async () => {
+    const { confirmed, row } = await setup(async () => ok(proof));
+    expect(confirmed).toEqual([{ authorization: { nonce: "0x01" }, transaction: "0xfeed" }]);
+    expect(row?.status).toBe("settled");
+  });
+
+  it("a settlement response the chain does not confirm is unclear, never settled on the service's word", async () => {
+    const { outcome, asked, row } = await setup(async () => ok(proof), undefined, "unconfirmed");
+    expect(outcome).toMatchObject({ status: "unknown", error: { reason: "no_settlement_proof" } });
+    expect(asked()).toBe(1);
+    expect(row?.status).toBe("unknown");
+    expect(row?.txHash ?? null).toBeNull();
+  });
+
+  it("a claimed transaction that is not the payment's, when the chain shows the payment landed: paid with the chain's transaction and the answer", async () => {
+    const landed = async (id: string, ledger: MemoryLedger) =>
+      ledger.transition(id, "settled", { txHash: "0xbeef", payer: "0xwallet" }, new Date());
+    const { outcome, row } = await setup(async () => ok(proof), landed, "unconfirmed");
+    expect(outcome).toMatchObject({ status: "paid", transaction: "0xbeef" });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.response?.status).toBe(200);
+    expect(row).toMatchObject({ status: "settled", txHash: "0xbeef" });
+  });
+
+  it("with no RPC for the network nothing can check the claim: it stands, as before", async () => {
+    const { outcome, row } = await setup(async () => ok(proof), undefined, "unchecked");
+    expect(outcome).toMatchObject({ status: "paid", transaction: "0xfeed", payer: "0xwallet" });
     expect(row).toMatchObject({ status: "settled", txHash: "0xfeed" });
   });
 

@@ -1,6 +1,7 @@
+import type { Chains } from "../../chains/index.js";
 import type { SafeFetch, SafeResponse } from "../../outbound/index.js";
 import type { Ledger, PaymentRecord } from "../ports/index.js";
-import type { PaymentOutcome } from "../rules/index.js";
+import type { PaymentOutcome, Unclear } from "../rules/index.js";
 import { unclearReason } from "../rules/index.js";
 import { paymentRejection, readSettlement, type Target } from "../x402/index.js";
 import type { Reconciler } from "./reconciler.js";
@@ -13,6 +14,8 @@ export interface DeliveryDeps {
   fetch: SafeFetch;
   ledger: Pick<Ledger, "get">;
   reconciler: Pick<Reconciler, "resolve">;
+  /** Where a paid service's word that the payment settled is checked before it is recorded. */
+  chains: Pick<Chains, "confirm">;
   /** Time bound of the paid request. */
   serviceTimeoutMs: number;
   /** Bound of the immediate check on chain of an unclear payment (default DEFAULT_RESOLVE_NOW_MS). */
@@ -23,7 +26,9 @@ export interface DeliveryDeps {
  * The last steps of every payment, signed by a server key or approved in the user's wallet
  * (docs/payments.md, "The pipeline, step by step"): send the paid request and record what came of
  * it, settled with the service's answer, or unclear (counted as spent, never signed again, asked of
- * the chain once now). The run's row is `submitted` with its intent before this is called.
+ * the chain once now). The run's row is `submitted` with its intent before this is called. The
+ * settlement a service reports is its word: it is recorded only once the chain shows that
+ * transaction carrying this payment's authorization (a service could name any transaction).
  */
 export async function deliver(
   deps: DeliveryDeps,
@@ -33,15 +38,26 @@ export async function deliver(
 ): Promise<PaymentOutcome> {
   const response = await sendPaid(deps, payee, headers);
   const settlement = response ? readSettlement((n) => response.headers.get(n)) : undefined;
+  let unclear: Unclear | undefined;
   if (response && response.status >= 200 && response.status < 300 && settlement?.success) {
-    return run.settled(
-      { transaction: settlement.transaction, ...(settlement.payer ? { payer: settlement.payer } : {}) },
-      response,
-    );
+    const onChain = { ...run.facts, authorization: run.intent };
+    const checked = await deps.chains.confirm(onChain, settlement.transaction);
+    if (checked === "unchecked") {
+      const payer = settlement.payer ? { payer: settlement.payer } : {};
+      return run.settled({ transaction: settlement.transaction, ...payer }, response);
+    }
+    if (checked !== "unconfirmed")
+      return run.settled({ transaction: settlement.transaction, ...checked }, response);
+    unclear = {
+      reason: "no_settlement_proof",
+      message:
+        "The service said the payment settled, but the chain does not show that transaction as this payment.",
+      detail: `HTTP ${response.status} with a settlement response not confirmed on chain`,
+    };
   }
   // Anything else after sending is unclear: it counts as spent, is never signed again, and the
   // reconciler resolves it from the chain (asked once right now, bounded in time).
-  const unclear = unclearReason(
+  unclear ??= unclearReason(
     response && {
       status: response.status,
       ...(response.status === 402 ? { rejection: paymentRejection(response) } : {}),

@@ -1,3 +1,4 @@
+import type { Chains } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeFetch } from "../../outbound/index.js";
@@ -52,6 +53,8 @@ export interface PipelineDeps {
   balances: BalanceBook;
   fetch: SafeFetch;
   reconciler: Reconciler;
+  /** Where a paid service's word that a payment settled is checked (delivery.ts). */
+  chains: Pick<Chains, "confirm">;
   now?: () => Date;
   /** Bound of an unclear payment's immediate check on chain (delivery.ts). */
   resolveNowMs?: number;

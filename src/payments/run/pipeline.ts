@@ -61,6 +61,7 @@ export class PaymentPipeline {
       fetch: deps.fetch,
       ledger: deps.ledger,
       reconciler: deps.reconciler,
+      chains: deps.chains,
       serviceTimeoutMs: deps.config.serviceTimeoutMs,
       ...(deps.resolveNowMs !== undefined ? { resolveNowMs: deps.resolveNowMs } : {}),
     };

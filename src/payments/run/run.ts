@@ -34,8 +34,8 @@ export class PaymentRun {
   private recorded = false;
   /** The budget as it stood before this payment; every update carries the meter from it. */
   private budget: BudgetBase | undefined;
-  /** The hash of the authorization the intent recorded (the `signed` step's event carries it). */
-  private signatureHash: string | undefined;
+  /** The authorization the intent recorded: delivery checks a claimed settlement against it. */
+  intent: Record<string, string> | undefined;
 
   constructor(
     private readonly ledger: Ledger,
@@ -49,10 +49,7 @@ export class PaymentRun {
     return this.facts.paymentId;
   }
 
-  /**
-   * A payment that waited for the user's wallet, taken up again from its ledger row (in a later
-   * request, perhaps by another process): it continues from `awaiting_approval`.
-   */
+  /** A payment that waited for the wallet, taken up again from its row (maybe by another process). */
   static resume(
     ledger: Ledger,
     observer: PaymentObserver,
@@ -87,10 +84,7 @@ export class PaymentRun {
     return this.failure("refused", reason, message, { priceUsd: formatUsd(this.facts.amount), ...details });
   }
 
-  /**
-   * Stop and ask the user's wallet: the payment is stored (holding no budget) with what the wallet
-   * signs, and the update carries it. Nothing is paid until an approval resumes it.
-   */
+  /** Stop and ask the user's wallet: stored (holding no budget) with what it signs; paid only once approved. */
   async awaitApproval(input: {
     requirement: Requirement;
     caller: string | null;
@@ -133,7 +127,7 @@ export class PaymentRun {
       now: this.now(),
     });
     if (!result.ok) return result;
-    this.signatureHash = signatureHashOf(input.authorization);
+    this.intent = input.authorization;
     for (const status of INTENT_STEPS) this.step(status);
     return undefined;
   }
@@ -183,7 +177,7 @@ export class PaymentRun {
     this.quoted();
     if (!reserved.ok) return reserved;
     this.recorded = true;
-    this.signatureHash = signatureHashOf(input.authorization);
+    this.intent = input.authorization;
     for (const status of INTENT_STEPS) this.step(status);
     return undefined;
   }
@@ -233,6 +227,8 @@ export class PaymentRun {
     if (resolved?.status === "settled" && resolved.txHash) {
       const proof = { transaction: resolved.txHash, ...(resolved.payer ? { payer: resolved.payer } : {}) };
       this.step("settled", proof);
+      // The answer came, and the chain (not the service's word) says the payment landed.
+      if (delivered.response) return this.outcome("paid", { ...proof, ...delivered });
       const message = `The payment settled on chain (${resolved.txHash}), but the service did not return its answer.`;
       return this.failure("paid", "settled_undelivered", message, {}, { ...proof, ...delivered });
     }
@@ -278,8 +274,11 @@ export class PaymentRun {
   }
 
   private tell(status: PaymentStatus, said: Partial<PaymentUpdate>): void {
-    const seen = { limits: this.budget?.limits ?? this.hooks.limits, signatureHash: this.signatureHash };
-    tell(this.hooks.events, () => stepEvent(this.facts, status, this.now(), said, seen));
+    const limits = this.budget?.limits ?? this.hooks.limits;
+    tell(this.hooks.events, () => {
+      const signatureHash = this.intent && signatureHashOf(this.intent);
+      return stepEvent(this.facts, status, this.now(), said, { limits, signatureHash });
+    });
   }
 
   private outcome(status: PaymentOutcome["status"], extra: Partial<PaymentOutcome> = {}): PaymentOutcome {

@@ -158,6 +158,7 @@ export function createToyWorld(options: ToyWorldOptions = {}) {
     balances: new BalanceBook(chains, clock.now),
     fetch: service.fetch,
     reconciler,
+    chains,
     now: clock.date,
     onError,
     events,
