@@ -4,6 +4,8 @@ import type { Logger } from "../log/index.js";
 import type { CallerAnswer, Payer } from "../payments/index.js";
 import {
   type ChatRequest,
+  PAYMENT_STATUS,
+  type PaymentStatus,
   PROTOCOL_HEADER,
   PROTOCOL_VERSION,
   type StreamEvent,
@@ -11,7 +13,7 @@ import {
 } from "../protocol/index.js";
 import { chooseMode, jsonResponse, type Mode, streamHeaders } from "./answer.js";
 import { EventStream } from "./event-stream.js";
-import type { IdempotencyStore } from "./idempotency.js";
+import type { HeldClaim, IdempotencyStore } from "./idempotency.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { ChatRouteVars, VarsContext } from "./vars.js";
 
@@ -53,7 +55,34 @@ async function boundedWait(work: Promise<unknown>, ms: number): Promise<void> {
 /** The abort reason when the client goes away (not an AppError: nobody is left to tell). */
 const CLIENT_LEFT = "client disconnected";
 
-type RecordOutcome = (events: StreamEvent[], clientLeft: boolean) => Promise<void>;
+type RecordOutcome = (
+  events: StreamEvent[],
+  clientLeft: boolean,
+  background: Promise<unknown>,
+) => Promise<void>;
+
+/** Whether a payment the events tell of had no outcome yet when the stream ended (in flight, or unclear). */
+function unfinished(events: StreamEvent[]): boolean {
+  const last = new Map<string, PaymentStatus>();
+  for (const e of events) if (e.type === "payment") last.set(e.payment.paymentId, e.payment.status);
+  return [...last.values()].some((status) => PAYMENT_STATUS[status].inFlight || status === "unknown");
+}
+
+/**
+ * Keep an attempt's outcome for replay, unless one of its payments had no outcome yet: that one's
+ * record is the ledger's, not the stream's. The claim is then held until the attempt's background
+ * work ends (a retry meanwhile hears it is in progress) and let lapse, so the next attempt rebuilds
+ * the answer from the ledger, as after a crash (docs/protocol.md): never a stale `submitted`.
+ */
+async function keepOutcome(
+  held: HeldClaim,
+  events: StreamEvent[],
+  background: Promise<unknown>,
+): Promise<void> {
+  if (!unfinished(events)) return held.complete({ events });
+  await background;
+  await held.lapse();
+}
 
 /** POST /api/chat: stream one agent turn (an approval's answer runs first, as its prelude). */
 export async function handleChat(c: VarsContext<ChatRouteVars>, deps: ChatRouteDeps): Promise<Response> {
@@ -67,14 +96,18 @@ export async function handleChat(c: VarsContext<ChatRouteVars>, deps: ChatRouteD
       payer,
       prelude,
       clientSignal,
-      ...(held ? { record: (events) => held.complete({ events }), lost: held.lost } : {}),
+      ...(held
+        ? { record: (events, _left, background) => keepOutcome(held, events, background), lost: held.lost }
+        : {}),
     });
   }
   // An attempt the client abandoned before any payment began is forgotten, so a retry runs; any
   // other outcome is kept and replayed.
   const record: RecordOutcome | undefined = held
-    ? (events, clientLeft) =>
-        clientLeft && !events.some((e) => e.type === "payment") ? held.release() : held.complete({ events })
+    ? (events, clientLeft, background) =>
+        clientLeft && !events.some((e) => e.type === "payment")
+          ? held.release()
+          : keepOutcome(held, events, background)
     : undefined;
   return startTurn(deps, request, mode, {
     payer,
@@ -189,6 +222,8 @@ function startTurn(
   const requestId = extra.payer.scopeId;
   const signals = turnSignals(deps, extra);
   const clock = deps.now;
+  /** The turn's payments still running after its stream ended (the client left, the deadline). */
+  const background: Promise<unknown>[] = [];
   const input: TurnInput = {
     request,
     payer: extra.payer,
@@ -196,7 +231,10 @@ function startTurn(
     cutoff: signals.cutoff,
     deadline: signals.deadline,
     ...(clock ? { now: () => clock().getTime() } : {}),
-    onBackground: (work) => deps.lifecycle.keep(work),
+    onBackground: (work) => {
+      background.push(work);
+      deps.lifecycle.keep(work);
+    },
   };
   if (extra.prelude) input.prelude = extra.prelude;
   const record = extra.record;
@@ -224,8 +262,9 @@ function startTurn(
     } finally {
       signals.settle();
       if (record) {
-        const stored = record(seen, signals.clientLeft()).catch((error: unknown) =>
-          deps.logger.error("could not store the idempotent outcome", { requestId, err: error }),
+        const stored = record(seen, signals.clientLeft(), Promise.allSettled(background)).catch(
+          (error: unknown) =>
+            deps.logger.error("could not store the idempotent outcome", { requestId, err: error }),
         );
         await boundedWait(stored, RECORD_BEFORE_FINISH_MS);
         if (finish) emit(finish);

@@ -19,6 +19,7 @@ import {
   evmBalances,
   ledgerOf,
   payCall,
+  poll,
   priceOf,
   readChat,
   rowsOf,
@@ -120,6 +121,46 @@ describe.each(STORES)("concurrency and retries (%s)", (store: StoreKind) => {
       const after = await evmBalances(devnet, "payer-2");
       expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
       expect(await rowsOf(booted.running, first)).toHaveLength(1);
+    });
+
+    /*
+     * Found by a black-box attack run: the abandoned attempt's stream (its payment `submitted`,
+     * finish `stop`) was stored and replayed for a day, while the ledger said settled.
+     */
+    it("a client that leaves once its payment is submitted: the retry answers the ledger's outcome, paid once", async () => {
+      const key = `left-${store}-${Date.now()}`;
+      const before = await evmBalances(devnet, "payer-2");
+      await devnet.faults.set({ settleDelayMs: 400 });
+      const leave = new AbortController();
+      const o = options(key);
+      const first = await booted.running.service.app.request("/api/chat", {
+        ...chatRequest(chatBody(o), chatHeaders(o)),
+        signal: leave.signal,
+      });
+      const reader = first.body?.getReader();
+      if (!reader) throw new Error("no body");
+      let seen = "";
+      while (!seen.includes('"status":"submitted"')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before submitted: ${seen}`);
+        seen += new TextDecoder().decode(value);
+      }
+      leave.abort();
+      await reader.cancel().catch(() => {});
+      await devnet.faults.set({ settleDelayMs: 0 });
+      // While the payment runs the key is in progress; then the ledger answers it.
+      const again = await poll(async () => {
+        const response = await send(o);
+        return response.status === 409 ? undefined : readChat(response);
+      }, 20_000);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      const rows = await ledgerOf(booted.running).listByScope(first.headers.get("x-request-id") ?? "");
+      expect(rows.map((r) => r.status)).toEqual(["settled"]);
+      expect(again.finish.finishReason).toBe("payment-complete");
+      expect(again.finish.transactions).toEqual([rows[0]?.txHash]);
+      expect(again.payments.at(-1)).toMatchObject({ status: "settled" });
+      const after = await evmBalances(devnet, "payer-2");
+      expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
     });
 
     it("pays once for the same key sent five times at once", async () => {
