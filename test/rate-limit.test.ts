@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/index.js";
 import { quotaInMemory } from "../src/ratelimit/memory.js";
@@ -144,6 +145,39 @@ describe("memory rate limiter cooldown", () => {
     now += 60_000;
     for (let i = 0; i < 1_100; i++) await quota.consume(`late-${i}`);
     expect(quota.size()).toBeLessThan(1_200);
+  });
+});
+
+describe("a Redis that accepts connections and never answers (frozen)", () => {
+  /*
+   * Found by a black-box outage run: with the Redis server stopped (SIGSTOP), every chat waited
+   * with no answer and no bound, on every instance, until it came back.
+   */
+  it("holds no request: each command is bounded, then this process's quota decides for a while", async () => {
+    const sockets = new Set<Socket>();
+    const frozen = createServer((socket) => {
+      sockets.add(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => frozen.listen(0, "127.0.0.1", resolve));
+    const { port } = frozen.address() as AddressInfo;
+    const limiter = createRateLimiter({
+      points: 2,
+      durationS: 60,
+      blockS: 50,
+      redisUrl: `redis://127.0.0.1:${port}`,
+    });
+    try {
+      // Without a bound on each command the first call never ends (the test's timeout fails it).
+      expect((await limiter.consume("wallet:frozen")).ok).toBe(true);
+      // The next ones go straight to this process's quota (the same rule) while Redis rests.
+      expect((await limiter.consume("wallet:frozen")).ok).toBe(true);
+      expect((await limiter.consume("wallet:frozen")).ok).toBe(false);
+    } finally {
+      await limiter.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => frozen.close(() => resolve()));
+    }
   });
 });
 

@@ -43,6 +43,9 @@ export interface RateLimitOptions {
   now?: () => number;
 }
 
+/** Each Redis command's bound: the server answers in about a millisecond when it is well. */
+export const REDIS_COMMAND_TIMEOUT_MS = 250;
+
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const rule = {
     points: options.points,
@@ -55,7 +58,13 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   };
   const memory = quotaInMemory(rule, options.now ?? Date.now);
   const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true })
+    ? new Redis(options.redisUrl, {
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2000,
+        // A server that accepts but never answers (frozen, overloaded) must not hold the request.
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+        lazyConnect: true,
+      })
     : undefined;
   // Connects on the first request, not while the service is wired. Connection errors are absorbed
   // by the in-memory quota; ioredis reconnects by itself.

@@ -14,17 +14,32 @@ return {n, redis.call('PTTL', KEYS[1])}
 `;
 
 /**
- * The quota on a Redis server shared by every process of the service; while Redis cannot answer,
- * `fallback` (this process's own quota) decides, so an outage neither refuses nor lets through
- * everyone.
+ * How long a Redis that failed or did not answer (its client's `commandTimeout`) is left alone
+ * before it is asked again: a frozen server then costs one wait per interval, not one per request.
  */
-export function quotaInRedis(redis: Redis, rule: QuotaRule, prefix: string, fallback: Quota): Quota {
+export const REDIS_RETRY_AFTER_MS = 2_000;
+
+/**
+ * The quota on a Redis server shared by every process of the service; while Redis cannot answer
+ * (down, or frozen: its client bounds each command in time), `fallback` (this process's own quota)
+ * decides, so an outage neither refuses nor lets through everyone, nor holds requests.
+ */
+export function quotaInRedis(
+  redis: Redis,
+  rule: QuotaRule,
+  prefix: string,
+  fallback: Quota,
+  now: () => number = Date.now,
+): Quota {
+  let resting = Number.NEGATIVE_INFINITY;
   return {
     async consume(key, points = rule.points) {
+      if (now() - resting < REDIS_RETRY_AFTER_MS) return fallback.consume(key, points);
       let answer: unknown;
       try {
         answer = await redis.eval(CONSUME, 1, `${prefix}:${key}`, rule.windowMs, points, rule.blockMs);
       } catch {
+        resting = now();
         return fallback.consume(key, points);
       }
       const [count, ttl] = Array.isArray(answer) ? answer.map(Number) : [];
