@@ -301,6 +301,24 @@ describe("Idempotency-Key bookkeeping", () => {
     return { store, calls };
   }
 
+  /*
+   * Found by a black-box outage run: with PostgreSQL frozen (SIGSTOP: connections accepted, no
+   * answer), a request with a key waited with no bound, past its deadline, until it came back.
+   */
+  it("a store that never answers the claim: 503 store_unavailable within the lease, nothing run", async () => {
+    const { store, calls } = fakeStore();
+    store.claimIdempotencyKey = () => {
+      calls.push("claim");
+      return new Promise<never>(() => {});
+    };
+    const { app } = buildService({ IDEMPOTENCY_LEASE_MS: "1000" }, { idempotency: store });
+    const res = await app.request("/api/chat", chatRequest(USER_HI, { "Idempotency-Key": "k-frozen" }));
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(await res.json()).toMatchObject({ code: "store_unavailable" });
+    expect(calls).toEqual(["claim"]);
+  });
+
   it("keeps a finished outcome for replay", async () => {
     const { store, calls } = fakeStore();
     const { app } = buildService({}, { idempotency: store });

@@ -160,6 +160,32 @@ async function claimApproval(
 }
 
 /**
+ * The claim, bounded by its own lease: a database that takes connections but never answers must not
+ * hold the request past its deadline. A claim that commits later is held by nobody and lapses with
+ * its lease, so the next attempt takes it over (and finds nothing this one ran: it never started).
+ */
+async function withinLease(claiming: Promise<IdempotencyState>, leaseMs: number): Promise<IdempotencyState> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new AppError(
+            "store_unavailable",
+            "The payment ledger did not answer while claiming this Idempotency-Key; nothing ran. Send it again shortly.",
+          ),
+        ),
+      leaseMs,
+    );
+  });
+  try {
+    return await Promise.race([claiming, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Claim a key for this attempt under a lease (docs/protocol.md, "After a crash"); when granted
  * ("new" or "taken-over") the claim is held, its lease renewed until it is completed or released.
  */
@@ -171,7 +197,10 @@ async function claimKey(
   const owner = randomUUID();
   const leaseMs = deps.idempotencyLeaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
   const now = deps.now ?? (() => new Date());
-  const state = await store.claimIdempotencyKey({ ...claim, owner, leaseMs, now: now() });
+  const state = await withinLease(
+    store.claimIdempotencyKey({ ...claim, owner, leaseMs, now: now() }),
+    leaseMs,
+  );
   if (state.state !== "new" && state.state !== "taken-over") return { claim: state };
   const held = holdClaim(
     store,
