@@ -6,7 +6,7 @@ import {
   type PaymentRecord,
   type TransitionFields,
 } from "../ports/index.js";
-import { type LedgerStatus, UNRESOLVED_STATUSES } from "../rules/index.js";
+import { IllegalTransitionError, type LedgerStatus, UNRESOLVED_STATUSES } from "../rules/index.js";
 import { tell } from "./events.js";
 
 /**
@@ -58,6 +58,11 @@ function mover(ledger: Ledger, now: () => Date, events: PaymentEvents | undefine
   };
 }
 
+/** Rethrows anything but a refused move: the row was moved by another process meanwhile. */
+function movedMeanwhile(error: unknown): void {
+  if (!(error instanceof IllegalTransitionError)) throw error;
+}
+
 /** Approvals the wallet never gave in time: nothing was signed, nothing can be paid. */
 async function expireLapsedApprovals(
   ledger: Ledger,
@@ -67,9 +72,9 @@ async function expireLapsedApprovals(
 ): Promise<void> {
   for (const row of await ledger.listByStatus(["awaiting_approval"])) {
     if (row.expiresAt && row.expiresAt.getTime() <= now().getTime()) {
-      await transition(row, "expired", { error: "approval window passed" }).catch((e: unknown) =>
-        onError?.(e),
-      );
+      await transition(row, "expired", { error: "approval window passed" })
+        .catch(movedMeanwhile)
+        .catch((e: unknown) => onError?.(e));
     }
   }
 }
@@ -81,9 +86,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   let running: Promise<unknown> = Promise.resolve();
   const transition = mover(ledger, now, options.events);
 
-  /** Move a row and read it back as it now stands. */
+  /**
+   * Move a row and read it back as it now stands. A row another process moved first (another
+   * instance's reconciler, the payment's own run) is taken as it now stands: a race, not a bug.
+   */
   const move = async (from: PaymentRecord, to: LedgerStatus, fields: TransitionFields) => {
-    await transition(from, to, fields);
+    await transition(from, to, fields).catch(movedMeanwhile);
     const row = await ledger.get(from.paymentId);
     if (!row) throw new PaymentNotFoundError(from.paymentId);
     return row;
@@ -122,9 +130,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         if (row.status !== "unknown" && row.updatedAt.getTime() > cutoff) continue;
         if (row.status === "reserved") {
           // Reserved by an attempt that died before signing: nothing can be paid with it.
-          await transition(row, "released", { error: "attempt ended before signing" }).catch((e: unknown) =>
-            options.onError?.(e),
-          );
+          await transition(row, "released", { error: "attempt ended before signing" })
+            .catch(movedMeanwhile)
+            .catch((e: unknown) => options.onError?.(e));
           resolved++;
           continue;
         }

@@ -367,3 +367,52 @@ describe("the state machine, as the payment core walks it", () => {
     expect(allowed.filter((step) => !seen.has(step)).sort()).toEqual([...UNTAKEN].sort());
   });
 });
+
+describe("two processes' reconcilers on the same rows", () => {
+  /*
+   * Found by a black-box outage run: after a restart both instances swept the same stale rows,
+   * and the one that lost each race logged `illegal payment transition` as an error (a bug, by
+   * docs/payments.md), though every row ended right.
+   */
+  it("the one that finds a row already moved goes on from where it stands, and reports nothing", async () => {
+    const c = context();
+    await intent(c.run);
+    c.clock.advance(60_000);
+    const errors: unknown[] = [];
+    const other = createReconciler({
+      ledger: c.ledger,
+      chains: { resolve: async () => ({ status: "settled", txHash: "0xfeed", payer: "0xwallet" }) },
+      staleMs: 30_000,
+      now: c.clock.date,
+    });
+    // This process lists the stale row; the other resolves it before this one moves it.
+    const racing = new Proxy(c.ledger, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property !== "listByStatus") return typeof value === "function" ? value.bind(target) : value;
+        return async (...args: Parameters<typeof target.listByStatus>) => {
+          // Copies, as a database returns them (the memory ledger's rows are live objects).
+          const rows = structuredClone(await target.listByStatus(...args));
+          if (args[0].includes("submitted")) await other.sweep();
+          return rows;
+        };
+      },
+    });
+    const mine = createReconciler({
+      ledger: racing,
+      chains: { resolve: async () => ({ status: "settled", txHash: "0xfeed", payer: "0xwallet" }) },
+      staleMs: 30_000,
+      now: c.clock.date,
+      onError: (e) => void errors.push(e),
+    });
+    expect(await mine.sweep()).toEqual({ resolved: 1, unresolved: 0 });
+    expect(errors).toEqual([]);
+    expect((await c.row())?.history.map((h) => h.status)).toEqual([
+      "reserved",
+      "signed",
+      "submitted",
+      "unknown",
+      "settled",
+    ]);
+  });
+});
