@@ -100,11 +100,15 @@ async function claimRequest(c: ClaimContext, deps: ClaimDeps, mode: Mode): Promi
   if (claim.state === "taken-over") {
     // The attempt that held the key died: what it reserved is in the ledger under its request
     // id. Answer from that; only when it reserved nothing does the request run afresh.
-    const previous = claim.requestId;
-    const rebuilt = await whileHeld(held, () =>
-      previous && deps.rebuild ? deps.rebuild.request(previous, request.model) : undefined,
+    // Until this attempt runs, the key stays the earlier attempt's: a later taker must find its
+    // payments (else it would run afresh and pay again).
+    const previous = claim.requestId ?? undefined;
+    const rebuilt = await whileHeld(
+      held,
+      () => (previous && deps.rebuild ? deps.rebuild.request(previous, request.model) : undefined),
+      previous,
     );
-    if (rebuilt) return await answerRebuilt(held, rebuilt, mode);
+    if (rebuilt) return await answerRebuilt(held, rebuilt, mode, previous);
   }
   c.set("claim", held);
   return undefined;
@@ -213,12 +217,15 @@ async function claimKey(
   return { claim: state, held };
 }
 
-/** Run `work` holding the claim; if it throws, let the claim lapse so the next attempt tries again. */
-async function whileHeld<T>(held: HeldClaim, work: () => Promise<T> | T): Promise<T> {
+/**
+ * Run `work` holding the claim; if it throws, let the claim lapse (still naming `requestId`, the
+ * attempt whose payments answer it) so the next attempt tries again.
+ */
+async function whileHeld<T>(held: HeldClaim, work: () => Promise<T> | T, requestId?: string): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    await held.lapse().catch(() => {});
+    await held.lapse(requestId).catch(() => {});
     throw error;
   }
 }
@@ -228,9 +235,14 @@ async function whileHeld<T>(held: HeldClaim, work: () => Promise<T> | T): Promis
  * one the ledger cannot finish yet (a payment still being checked on chain) lets the claim lapse,
  * so the next attempt rebuilds it again, by then from the reconciled row.
  */
-async function answerRebuilt(held: HeldClaim, rebuilt: RebuiltOutcome, mode: Mode): Promise<Response> {
+async function answerRebuilt(
+  held: HeldClaim,
+  rebuilt: RebuiltOutcome,
+  mode: Mode,
+  requestId?: string,
+): Promise<Response> {
   const response = { events: rebuilt.events };
   if (rebuilt.final) await held.complete(response);
-  else await held.lapse();
+  else await held.lapse(requestId);
   return replay(response, mode);
 }

@@ -51,7 +51,8 @@ export interface HeldClaim {
   readonly lost: AbortSignal;
   complete(response: unknown): Promise<void>;
   release(): Promise<void>;
-  lapse(): Promise<void>;
+  /** Let the lease end now; `requestId`: the attempt whose payments answer the key (see the store). */
+  lapse(requestId?: string): Promise<void>;
 }
 
 /**
@@ -110,9 +111,9 @@ export function holdClaim(
       stop();
       return store.releaseIdempotencyKey(key, owner);
     },
-    lapse: () => {
+    lapse: (requestId) => {
       stop();
-      return store.lapseIdempotencyKey(key, owner, now());
+      return store.lapseIdempotencyKey(key, owner, now(), requestId);
     },
   };
 }

@@ -57,7 +57,9 @@ export interface IdempotencyStore {
   releaseIdempotencyKey(key: string, owner: string): Promise<void>;
   /**
    * Let go of the claim without forgetting the key: its lease ends now, so the next claim takes
-   * it over and rebuilds the answer again (an outcome the ledger does not know yet).
+   * it over and rebuilds the answer again (an outcome the ledger does not know yet). `requestId`,
+   * when given, is the attempt whose payments answer the key from now on: a taker that answered
+   * from an earlier attempt's payments (and ran nothing) names that attempt again.
    */
-  lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void>;
+  lapseIdempotencyKey(key: string, owner: string, now: Date, requestId?: string): Promise<void>;
 }

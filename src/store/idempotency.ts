@@ -103,10 +103,10 @@ export class PgIdempotencyStore implements IdempotencyStore {
       );
   }
 
-  async lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void> {
+  async lapseIdempotencyKey(key: string, owner: string, now: Date, requestId?: string): Promise<void> {
     await this.db
       .update(idempotencyKeys)
-      .set({ leaseUntil: now })
+      .set({ leaseUntil: now, ...(requestId !== undefined ? { requestId } : {}) })
       .where(
         and(
           eq(idempotencyKeys.key, key),

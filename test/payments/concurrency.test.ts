@@ -163,6 +163,30 @@ describe.each(STORES)("concurrency and retries (%s)", (store: StoreKind) => {
       expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
     });
 
+    /*
+     * Found by a black-box run: a retry answered from the ledger while the payment was unclear
+     * left the key naming the retry (which ran nothing), so the next retry found no payment under
+     * it and ran afresh: one key, two payments.
+     */
+    it("an unclear payment's key, retried twice: both answered from the first attempt's payment, never run again", async () => {
+      const key = `unclear-${store}-${Date.now()}`;
+      const o = options(key);
+      const before = await evmBalances(devnet, "payer-2");
+      await devnet.faults.set({ settleFail: true });
+      const first = await readChat(await send(o));
+      expect(first.finish.finishReason).toBe("payment-unclear");
+      await devnet.faults.set({ settleFail: false });
+      const rows = () => ledgerOf(booted.running).listByScope(first.headers.get("x-request-id") ?? "");
+      const [row] = await rows();
+      for (const _ of [1, 2]) {
+        const again = await readChat(await send(o));
+        expect(again.headers.get("idempotent-replayed")).toBe("true");
+        expect(again.payments.map((p) => p.paymentId)).toEqual([row?.paymentId]);
+      }
+      // Nothing new ran: the one payment the facilitator refused moved no money.
+      expect(await evmBalances(devnet, "payer-2")).toEqual(before);
+    });
+
     it("pays once for the same key sent five times at once", async () => {
       const key = `parallel-${store}-${Date.now()}`;
       const before = await evmBalances(devnet, "payer-2");

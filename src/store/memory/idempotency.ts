@@ -83,9 +83,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     await this.ifHeld(key, owner, () => this.keys.delete(key));
   }
 
-  async lapseIdempotencyKey(key: string, owner: string, now: Date): Promise<void> {
+  async lapseIdempotencyKey(key: string, owner: string, now: Date, requestId?: string): Promise<void> {
     await this.ifHeld(key, owner, (row) => {
       row.leaseUntil = now.getTime();
+      if (requestId !== undefined) row.requestId = requestId;
       return true;
     });
   }

@@ -126,6 +126,18 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
       expect(await claim(key, { now: at(2) })).toEqual({ state: "replay", response: { first: true } });
     });
 
+    it("a taker that ran nothing lapses the claim naming the attempt whose payments answer it", async () => {
+      const key = `idem_${randomUUID()}`;
+      expect(await claim(key, { requestId: "req-paid" })).toEqual({ state: "new" });
+      await keys().lapseIdempotencyKey(key, "owner-a", at(1));
+      // A retry takes over under its own request id, answers from req-paid's payments, lets go.
+      const retry = { owner: "owner-b", now: at(1), requestId: "req-retry" };
+      expect(await claim(key, retry)).toEqual({ state: "taken-over", requestId: "req-paid" });
+      await keys().lapseIdempotencyKey(key, "owner-b", at(1), "req-paid");
+      const next = { owner: "owner-c", now: at(2), requestId: "req-next" };
+      expect(await claim(key, next)).toEqual({ state: "taken-over", requestId: "req-paid" });
+    });
+
     it("gives a lapsed claim to exactly one of many racing takers", async () => {
       const key = `idem_${randomUUID()}`;
       expect(await claim(key)).toEqual({ state: "new" });
