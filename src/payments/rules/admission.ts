@@ -84,6 +84,7 @@ export function admit(offers: Requirement[], request: AdmissionRequest, policy: 
   const { limits } = request;
   const choice = chooseOffer(offers, {
     walletChain: request.wallet.chain,
+    wallet: request.wallet.address,
     allowedNetworks: limits.allowedNetworks,
     allowedAssets: policy.assets,
     preferredNetworks: policy.preferredNetworks,

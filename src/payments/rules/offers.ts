@@ -46,6 +46,8 @@ export function sameOffer(a: Requirement, b: Requirement): boolean {
 /** What the chooser needs to know about the payer and the policy. */
 export interface OfferContext {
   walletChain: ChainName;
+  /** The paying wallet's address: an offer must not make it pay the transaction's fee. */
+  wallet?: string;
   allowedNetworks: string[];
   /** network -> asset addresses (EVM, compared case-insensitively) or mints (Solana, exact). */
   allowedAssets: Record<string, string[]>;
@@ -68,7 +70,8 @@ export interface OfferRejection {
     | "unsupported_transfer_method"
     | "invalid_timeout"
     | "timeout_too_long"
-    | "invalid_amount";
+    | "invalid_amount"
+    | "wallet_pays_fee";
   reason: string;
 }
 
@@ -165,6 +168,17 @@ function rejectOffer(
   }
   if (!ATOMIC.test(o.amount)) {
     return { code: "invalid_amount", reason: "amount is not a non-negative whole number of atomic units" };
+  }
+  // Solana's exact scheme: the facilitator named in `extra.feePayer` pays the fee and co-signs. Named
+  // as the wallet itself, the transaction is complete with the wallet's signature alone: the
+  // wallet pays the fee and the service could send it without any facilitator.
+  const feePayer = (o.extra as { feePayer?: unknown } | undefined)?.feePayer;
+  if (
+    ctx.wallet !== undefined &&
+    typeof feePayer === "string" &&
+    samePayee(o.network, feePayer, ctx.wallet)
+  ) {
+    return { code: "wallet_pays_fee", reason: "the offer makes the paying wallet pay the transaction's fee" };
   }
   return null;
 }

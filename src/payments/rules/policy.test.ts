@@ -209,6 +209,29 @@ describe("chooseOffer", () => {
     expect(chooseOffer([offer({ network: "solana:devnet", asset: SOL_USDC })], sol).ok).toBe(true);
   });
 
+  /*
+   * Found by a black-box run: a Solana offer naming the paying wallet as its fee payer was signed
+   * (and chosen over a dearer fair offer): the transaction was complete with the wallet's signature
+   * alone, the wallet paid the fee and the seller could send it without a facilitator.
+   */
+  it("never chooses a Solana offer that makes the paying wallet its fee payer", () => {
+    const wallet = "Fye9P7MPYWQM5xvLNKYBa3FAKHQHNCvPjMd4GmRAJNSH";
+    const sol = { ...ctx, walletChain: "solana" as const, wallet };
+    const fair = offer({
+      network: "solana:devnet",
+      asset: SOL_USDC,
+      extra: { feePayer: "FaciL1tator1111111111111111111111111111111" },
+    });
+    const trap = offer({
+      network: "solana:devnet",
+      asset: SOL_USDC,
+      amount: "1",
+      extra: { feePayer: wallet },
+    });
+    expect(chooseOffer([fair, trap], sol)).toMatchObject({ ok: true, offer: fair });
+    expect(chooseOffer([trap], sol)).toMatchObject({ ok: false, rejections: [{ code: "wallet_pays_fee" }] });
+  });
+
   it("never falls back to the first offer, and says why each was rejected", () => {
     const result = chooseOffer(
       [
