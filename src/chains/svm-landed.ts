@@ -57,9 +57,11 @@ export function svmAuthorization(payment: PaymentOnChain): SvmAuthorization | un
  * so the landed transaction has the same hash: the reconciler finds it without keeping a signature.
  */
 export function solanaMessageHash(wireTransaction: Uint8Array): string {
-  const decoded = getTransactionDecoder().decode(wireTransaction);
-  return createHash("sha256").update(new Uint8Array(decoded.messageBytes)).digest("hex");
+  return messageHashOf(getTransactionDecoder().decode(wireTransaction).messageBytes);
 }
+
+const messageHashOf = (messageBytes: Uint8Array | ArrayLike<number>): string =>
+  createHash("sha256").update(new Uint8Array(messageBytes)).digest("hex");
 
 /** The recent blockhash a wire transaction's message carries (its lifetime). */
 export function solanaBlockhash(wireTransaction: Uint8Array): string {
@@ -122,7 +124,11 @@ async function cannotLand(
   return !valid.value;
 }
 
-async function sameMessage(rpc: SolanaRpc, signature: Signature, hash: string): Promise<boolean> {
+/** A transaction as the chain holds it: its message's hash, its signers in order, whether it failed. */
+async function landedTransaction(
+  rpc: SolanaRpc,
+  signature: Signature,
+): Promise<{ messageHash: string; signers: string[]; failed: boolean } | undefined> {
   const tx = await rpc
     .getTransaction(signature, {
       encoding: "base64",
@@ -131,7 +137,13 @@ async function sameMessage(rpc: SolanaRpc, signature: Signature, hash: string): 
     })
     .send(rpcTimeout());
   const wire = tx?.transaction[0];
-  return wire !== undefined && solanaMessageHash(Buffer.from(wire, "base64")) === hash;
+  if (!tx || wire === undefined) return undefined;
+  const decoded = getTransactionDecoder().decode(Buffer.from(wire, "base64"));
+  return {
+    messageHash: messageHashOf(decoded.messageBytes),
+    signers: Object.keys(decoded.signatures),
+    failed: tx.meta?.err != null,
+  };
 }
 
 /** Unix seconds when the payment was signed (older rows: when their row was made), or NaN. */
@@ -164,7 +176,7 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
       // The RPC lists an entry's memos as "[length] text" (joined by "; "): one in that form
       // without ours is another transaction. Any other form is fetched and compared.
       if (memo !== undefined && listsOtherMemo(entry.memo, memo)) continue;
-      if (await sameMessage(rpc, entry.signature, hash)) {
+      if ((await landedTransaction(rpc, entry.signature))?.messageHash === hash) {
         return { found: { signature: entry.signature, failed: entry.failed } };
       }
     }
@@ -177,20 +189,10 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
     async confirm(payment: PaymentOnChain, signature: string): Promise<{ payer: string } | undefined> {
       const auth = svmAuthorization(payment);
       if (!auth?.messageHash || !isSignature(signature)) return undefined;
-      const tx = await rpc
-        .getTransaction(signature, {
-          encoding: "base64",
-          maxSupportedTransactionVersion: 0,
-          commitment: "confirmed",
-        })
-        .send(rpcTimeout());
-      const wire = tx?.transaction[0];
-      if (!tx || wire === undefined || tx.meta?.err) return undefined;
-      const decoded = getTransactionDecoder().decode(Buffer.from(wire, "base64"));
-      const hash = createHash("sha256").update(new Uint8Array(decoded.messageBytes)).digest("hex");
-      if (hash !== auth.messageHash) return undefined;
+      const landed = await landedTransaction(rpc, signature);
+      if (!landed || landed.failed || landed.messageHash !== auth.messageHash) return undefined;
       // The payer is the message's signer after the fee payer (a tab's session key, say).
-      return { payer: Object.keys(decoded.signatures)[1] ?? payment.wallet };
+      return { payer: landed.signers[1] ?? payment.wallet };
     },
     /** `now`: this process's clock, the one `signedAt` was read from. */
     async resolve(payment: PaymentOnChain, now = new Date()): Promise<Resolution> {

@@ -9,13 +9,13 @@ import { encodePaymentResponseHeader } from "@x402/core/http";
 import { describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import { booted, devnet, ledger, models, proxy, useApprovalAttack } from "./approval-attack.js";
-import { chat, evmBalances, priceOf, rowsOf } from "./harness.js";
+import { chat, evmBalances, priceOf, rowsOf, solanaBalances } from "./harness.js";
 
 useApprovalAttack();
 
 const FORGED = `0x${"ab".repeat(32)}`;
 
-async function payThroughProxy() {
+async function payThroughProxy(chain: "evm" | "solana" = "evm") {
   const message = models.script(`forged-${Math.random().toString(36).slice(2)}`, [
     [
       {
@@ -24,7 +24,8 @@ async function payThroughProxy() {
       },
     ],
   ]);
-  const wallet = walletAddress(devnet, "evm", "payer");
+  const wallet =
+    chain === "evm" ? walletAddress(devnet, "evm", "payer") : walletAddress(devnet, "solana", "payer");
   const result = await chat(booted.running, { wallet, token: devnet.manifest.devToken, message });
   return { result, rows: await rowsOf(booted.running, result) };
 }
@@ -43,6 +44,22 @@ describe("a paid service that forges its settlement response", () => {
     expect(result.finish.transactions).toEqual([row?.txHash]);
     expect(result.raw).not.toContain(FORGED);
     const after = await evmBalances(devnet);
+    expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
+  });
+
+  it("on Solana too: a made-up signature is not recorded, the one the chain shows is, paid once", async () => {
+    proxy.reset();
+    // A well-formed signature (64 zero bytes) of no transaction.
+    const madeUp = "1".repeat(64);
+    proxy.onPaid = async () => ({ forwardForging: madeUp });
+    const before = await solanaBalances(devnet);
+    const { result, rows } = await payThroughProxy("solana");
+    expect(result.finish.finishReason).toBe("payment-complete");
+    const [row] = rows;
+    expect(row).toMatchObject({ status: "settled", network: devnet.manifest.solana?.network });
+    expect(row?.txHash).not.toBe(madeUp);
+    expect(result.finish.transactions).toEqual([row?.txHash]);
+    const after = await solanaBalances(devnet);
     expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
   });
 
