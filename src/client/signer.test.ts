@@ -1,26 +1,16 @@
 import {
   address,
-  appendTransactionMessageInstruction,
-  blockhash,
-  compileTransaction,
   createNoopSigner,
-  createTransactionMessage,
   generateKeyPairSigner,
   getBase64EncodedWireTransaction,
   getBase64Encoder,
   getTransactionDecoder,
   partiallySignTransaction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
 } from "@solana/kit";
-import {
-  findAssociatedTokenPda,
-  getTransferCheckedInstruction,
-  TOKEN_PROGRAM_ADDRESS,
-} from "@solana-program/token";
+import { getTransferCheckedInstruction } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
 import { signApproval } from "./signer.js";
+import { DEVNET_USDC, tokenAccount, wireTransaction } from "./testing/solana.js";
 import type { AwaitingUpdate } from "./tool-parts.js";
 
 /** The transport's signer with a Solana signing function: what the wallet returns is checked before it is sent. */
@@ -30,41 +20,26 @@ const HASHES = [
   "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcSmmRUSzhpE",
 ];
 
-const USDC = address("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
 const PAYEE = address("9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin");
 
 /**
  * A wire transaction as the service sends it (an x402 payment of 0.01 USDC to the payee): the fee
  * payer (the facilitator) and the wallet sign; no signatures yet.
  */
-async function wireTransaction(
+async function paymentTransaction(
   wallet: string,
   feePayer: string,
   hash = HASHES[0] as string,
 ): Promise<string> {
-  const ata = async (owner: string) =>
-    (
-      await findAssociatedTokenPda({ owner: address(owner), mint: USDC, tokenProgram: TOKEN_PROGRAM_ADDRESS })
-    )[0];
   const transfer = getTransferCheckedInstruction({
-    source: await ata(wallet),
-    mint: USDC,
-    destination: await ata(PAYEE),
+    source: await tokenAccount(wallet),
+    mint: DEVNET_USDC,
+    destination: await tokenAccount(PAYEE),
     authority: createNoopSigner(address(wallet)),
     amount: 10_000n,
     decimals: 6,
   });
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(address(feePayer), m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: blockhash(hash), lastValidBlockHeight: 100n },
-        m,
-      ),
-    (m) => appendTransactionMessageInstruction(transfer, m),
-  );
-  return getBase64EncodedWireTransaction(compileTransaction(message));
+  return wireTransaction(feePayer, [transfer], hash);
 }
 
 function update(wallet: string, transaction: string): AwaitingUpdate {
@@ -88,7 +63,7 @@ const decode = (base64: string) => getTransactionDecoder().decode(getBase64Encod
 describe("signApproval with a Solana signing function", () => {
   it("sends what the wallet signed: the same message with the wallet's signature", async () => {
     const [wallet, facilitator] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
-    const asked = update(wallet.address, await wireTransaction(wallet.address, facilitator.address));
+    const asked = update(wallet.address, await paymentTransaction(wallet.address, facilitator.address));
     const given: string[] = [];
     const answer = await signApproval(
       {
@@ -110,8 +85,8 @@ describe("signApproval with a Solana signing function", () => {
 
   it("refuses a transaction whose message the wallet changed, and one the wallet did not sign", async () => {
     const [wallet, facilitator] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
-    const asked = update(wallet.address, await wireTransaction(wallet.address, facilitator.address));
-    const other = await wireTransaction(wallet.address, facilitator.address, HASHES[1]);
+    const asked = update(wallet.address, await paymentTransaction(wallet.address, facilitator.address));
+    const other = await paymentTransaction(wallet.address, facilitator.address, HASHES[1]);
     const changed = async () =>
       getBase64EncodedWireTransaction(await partiallySignTransaction([wallet.keyPair], decode(other)));
     await expect(signApproval({ solana: changed }, asked)).rejects.toThrow(/changed the transaction/);
@@ -121,7 +96,7 @@ describe("signApproval with a Solana signing function", () => {
 
   it("refuses without a wallet for the payment's chain", async () => {
     const [wallet, facilitator] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
-    const asked = update(wallet.address, await wireTransaction(wallet.address, facilitator.address));
+    const asked = update(wallet.address, await paymentTransaction(wallet.address, facilitator.address));
     await expect(signApproval({ evm: { request: async () => "0x00" } }, asked)).rejects.toThrow(
       /No Solana wallet was given/,
     );

@@ -1,28 +1,11 @@
-import {
-  type Address,
-  address,
-  appendTransactionMessageInstructions,
-  type Blockhash,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  type Instruction,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from "@solana/kit";
+import { type Address, address, createNoopSigner, type Instruction } from "@solana/kit";
 import { getTransferSolInstruction } from "@solana-program/system";
-import {
-  findAssociatedTokenPda,
-  getTransferCheckedInstruction,
-  TOKEN_PROGRAM_ADDRESS,
-} from "@solana-program/token";
+import { getTransferCheckedInstruction } from "@solana-program/token";
 import { describe, expect, it } from "vitest";
 import type { PaymentUpdate } from "../protocol/stream.js";
 import { signApproval } from "./signer.js";
 import { checkSolanaApproval } from "./solana-payment.js";
+import { DEVNET_USDC, newAddress, tokenAccount, wireTransaction } from "./testing/solana.js";
 
 /**
  * The client's check of a Solana payment's transaction before the wallet signs it: the transaction
@@ -32,20 +15,17 @@ import { checkSolanaApproval } from "./solana-payment.js";
  */
 
 const DEVNET = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
-const USDC = address("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
+const USDC = DEVNET_USDC;
 const AMOUNT = 10_000n;
 const COMPUTE_BUDGET = address("ComputeBudget111111111111111111111111111111");
 const MEMO = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 
 async function parties() {
-  const key = async () => (await generateKeyPairSigner()).address;
-  const wallet = createNoopSigner(await key());
-  const facilitator = createNoopSigner(await key());
-  const payee = await key();
-  const thief = await key();
-  const ata = async (owner: string, mint: Address = USDC) =>
-    (await findAssociatedTokenPda({ owner: address(owner), mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
-  return { wallet, facilitator, payee, thief, ata, otherMint: address(await key()) };
+  const wallet = createNoopSigner(await newAddress());
+  const facilitator = createNoopSigner(await newAddress());
+  const payee = await newAddress();
+  const thief = await newAddress();
+  return { wallet, facilitator, payee, thief, ata: tokenAccount, otherMint: await newAddress() };
 }
 
 type Parties = Awaited<ReturnType<typeof parties>>;
@@ -71,17 +51,7 @@ async function payment(p: Parties, change: { amount?: bigint; to?: string; mint?
 }
 
 async function awaiting(p: Parties, ixs: Instruction[], feePayer = p.facilitator, network = DEVNET) {
-  const blockhash = {
-    blockhash: (await generateKeyPairSigner()).address as unknown as Blockhash,
-    lastValidBlockHeight: 1n,
-  };
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayerSigner(feePayer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(blockhash, m),
-    (m) => appendTransactionMessageInstructions(ixs, m),
-  );
-  const transaction = getBase64EncodedWireTransaction(compileTransaction(message));
+  const transaction = await wireTransaction(feePayer.address, ixs);
   return {
     paymentId: "pay_1",
     status: "awaiting_approval",

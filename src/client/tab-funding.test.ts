@@ -1,21 +1,12 @@
 import {
   type Address,
   address,
-  appendTransactionMessageInstructions,
-  type Blockhash,
-  compileTransaction,
   createNoopSigner,
-  createTransactionMessage,
   generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
   type Instruction,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
 } from "@solana/kit";
 import { getTransferSolInstruction } from "@solana-program/system";
 import {
-  findAssociatedTokenPda,
   getCreateAssociatedTokenIdempotentInstruction,
   getTransferCheckedInstruction,
   TOKEN_PROGRAM_ADDRESS,
@@ -25,6 +16,7 @@ import type { SolanaRpc } from "../chains/svm-history.js";
 import { svmOwnTransfers } from "../chains/svm-transfers.js";
 import type { TabOpened } from "../protocol/tab-types.js";
 import { checkSolanaFunding } from "./tab-funding.js";
+import { DEVNET_USDC, newAddress, tokenAccount, wireTransaction } from "./testing/solana.js";
 
 /**
  * The client's check of a Solana tab's funding before the wallet signs it: what the service builds
@@ -32,15 +24,14 @@ import { checkSolanaFunding } from "./tab-funding.js";
  * SOL, calls another program or is paid for by another fee payer is refused, unsigned.
  */
 
-const MINT = address("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU");
+const MINT = DEVNET_USDC;
 const AMOUNT = 50_000n;
 
 async function parties() {
-  const wallet = createNoopSigner((await generateKeyPairSigner()).address);
-  const session = (await generateKeyPairSigner()).address;
-  const thief = (await generateKeyPairSigner()).address;
-  const ata = async (owner: typeof session) =>
-    (await findAssociatedTokenPda({ owner, mint: MINT, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
+  const wallet = createNoopSigner(await newAddress());
+  const session = await newAddress();
+  const thief = await newAddress();
+  const ata = (owner: string) => tokenAccount(owner, MINT);
   return { wallet, session, thief, source: await ata(wallet.address), target: await ata(session), ata };
 }
 
@@ -75,17 +66,7 @@ function instructions(
 }
 
 async function opening(p: Parties, ixs: Instruction[], feePayer = p.wallet): Promise<TabOpened> {
-  const blockhash = {
-    blockhash: (await generateKeyPairSigner()).address as unknown as Blockhash,
-    lastValidBlockHeight: 1n,
-  };
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayerSigner(feePayer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(blockhash, m),
-    (m) => appendTransactionMessageInstructions(ixs, m),
-  );
-  const transaction = getBase64EncodedWireTransaction(compileTransaction(message));
+  const transaction = await wireTransaction(feePayer.address, ixs);
   return {
     wallet: p.wallet.address,
     network: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
