@@ -91,6 +91,20 @@ describe("payment tools", () => {
     expect(w.chain.transactions()).toEqual([]);
   });
 
+  it("pays only the payee quoted in the turn: one named after the quote is refused, nothing signed", async () => {
+    const t = turn();
+    const quote = await t.call(TOOL_NAMES.quote, { url: w.url });
+    expect(quote).toMatchObject({ ok: true, chosen: { payTo: w.service.offer.payTo } });
+    w.service.offer.payTo = w.chain.account("thief");
+    expect(await t.call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({
+      status: "refused",
+      error: { code: "price_changed" },
+    });
+    expect(w.chain.transactions()).toEqual([]);
+    // Without a quote in the turn there is nothing to hold it to: the pay tool's own probe decides.
+    expect(await turn().call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({ status: "paid" });
+  });
+
   it("a quote over a limit says so on the stream, and pays nothing", async () => {
     w.service.offer.price = 2n * USD;
     const t = turn();

@@ -16,7 +16,7 @@ import type {
 } from "../face.js";
 import { type PaymentHistory, storedServiceName } from "../ports/index.js";
 import type { PaymentObserver } from "../rules/index.js";
-import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
+import type { ApprovalDesk, OfferTerms, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
 import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
@@ -78,8 +78,11 @@ export interface FaceDeps extends ReadDeps {
 interface SessionMemory {
   /** Service names discovery listed, by URL without its query (display only). */
   names: Map<string, string>;
-  /** The price quoted for a call: paying it by its target never pays more, maxUsd or not. */
-  quoted: Map<string, string>;
+  /**
+   * What was quoted for a call: paying it by its target never pays more, maxUsd or not, and pays
+   * only the quoted payee, network and asset (another is refused as `price_changed`, as by quote id).
+   */
+  quoted: Map<string, { amountUsd: string; terms: OfferTerms }>;
   /** Payments by target: the same call twice in one session pays once and answers the same. */
   paid: Map<string, Promise<PayOutput>>;
 }
@@ -122,7 +125,8 @@ class Face implements PaymentsFace {
     const { output, payable } = await quoteFor(this.deps, request, target);
     if (!payable || !output.ok || !output.chosen || !request.wallet)
       return fromOutside(Promise.resolve(output));
-    this.memoryOf(session).quoted.set(keyOf(target), output.chosen.amountUsd);
+    const terms = { payTo: payable.offer.payTo, network: payable.offer.network, asset: payable.offer.asset };
+    this.memoryOf(session).quoted.set(keyOf(target), { amountUsd: output.chosen.amountUsd, terms });
     const name = await this.nameOf(session, target.url);
     // No longer than the offer's own signing window, and a few minutes at most.
     const expiresAt = this.now().getTime() + Math.min(QUOTE_TTL_MS, payable.timeoutSeconds * 1000);
@@ -131,7 +135,7 @@ class Face implements PaymentsFace {
       caller: request.caller ?? null,
       wallet: request.wallet.address,
       target: buildTarget(target),
-      terms: { payTo: payable.offer.payTo, network: payable.offer.network, asset: payable.offer.asset },
+      terms,
       amount: payable.amount.toString(),
       expiresAt,
       ...(name ? { name } : {}),
@@ -237,20 +241,24 @@ class Face implements PaymentsFace {
     return this.deps.page.answer(input);
   }
 
-  /** The chat's way: by target, once per session, never above the price quoted in it. */
+  /**
+   * The chat's way: by target, once per session, never above the price quoted in it, and on the
+   * quoted terms when it was quoted.
+   */
   private payTarget(session: PayerSession, input: PayInput): Promise<PayOutput> {
     const memory = this.memoryOf(session);
     const key = keyOf(input);
     const known = memory.paid.get(key);
     if (known) return known;
-    const shown = memory.quoted.get(key) ?? input.maxUsd;
+    const quoted = memory.quoted.get(key);
+    const shown = quoted?.amountUsd ?? input.maxUsd;
     const serviceName = memory.names.get(baseOf(input.url));
     const paying = async () => {
       if (session.signal.aborted) return aborted();
       const outcome = await this.deps.pipeline.pay(
         this.requestOf(session),
         shown === undefined ? input : { ...input, maxUsd: shown },
-        serviceName ? { serviceName } : {},
+        { ...(serviceName ? { serviceName } : {}), ...(quoted ? { terms: quoted.terms } : {}) },
       );
       return toPayOutput(outcome);
     };
