@@ -105,6 +105,17 @@ describe("payment tools", () => {
     expect(await turn().call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({ status: "paid" });
   });
 
+  it("an offer in another asset than the USDC it pays with is not priced in dollars", async () => {
+    w.service.offer.asset = "0x00000000000000000000000000000000000000aa";
+    w.service.offer.price = 10_000_000n;
+    const quote = await turn().call(TOOL_NAMES.quote, { url: w.url });
+    expect(quote).toMatchObject({ ok: true, chosen: null, refusal: { code: "no_acceptable_offer" } });
+    const [offer] = quote.offers as Array<Record<string, unknown>>;
+    expect(offer).toMatchObject({ amountAtomic: "10000000", asset: w.service.offer.asset });
+    expect(offer).not.toHaveProperty("amountUsd");
+    expect(w.chain.transactions()).toEqual([]);
+  });
+
   it("a quote over a limit says so on the stream, and pays nothing", async () => {
     w.service.offer.price = 2n * USD;
     const t = turn();

@@ -95,7 +95,11 @@ export interface Offer {
   network: string;
   asset: string;
   amountAtomic: string;
-  amountUsd: string;
+  /**
+   * The price in USD, when the asset is a USDC this service pays with on that network; absent for
+   * any other asset (its amount is `amountAtomic` in that asset's own units, not dollars).
+   */
+  amountUsd?: string;
   payTo: string;
 }
 

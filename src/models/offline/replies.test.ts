@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../../tools/contract.js";
-import { toolErrorReply, unreadableReply } from "./replies.js";
+import { refusedQuoteReply, toolErrorReply, unreadableReply } from "./replies.js";
 
 describe("failure replies claim only what is known", () => {
   it("never says nothing was paid when the pay step failed (its outcome is on the p: lines)", () => {
@@ -13,5 +13,30 @@ describe("failure replies claim only what is known", () => {
   it("says nothing was paid when a step that cannot spend failed", () => {
     expect(toolErrorReply(TOOL_NAMES.budget, "store down")).toMatch(/Nothing was paid/);
     expect(unreadableReply(TOOL_NAMES.quote)).toMatch(/Nothing was paid/);
+  });
+});
+
+describe("prices", () => {
+  const service = { name: "Weather", url: "https://w.example/", method: "GET" } as never;
+  const limits = { limitUsd: "1.00", remainingUsd: "1.00" };
+  const quote = (offer: Record<string, string>) =>
+    ({
+      ok: true,
+      url: "https://w.example/",
+      paymentRequired: true,
+      offers: [offer],
+      chosen: null,
+      refusal: { code: "payment_unavailable", message: "no acceptable offer" },
+      limits: { perTransaction: limits, perRequest: limits, daily: limits },
+    }) as never;
+  const base = { scheme: "exact", network: "eip155:84532", payTo: "0xpayee", amountAtomic: "10000000" };
+
+  it("states a USDC offer in dollars, and another asset's in its own units, never as dollars", () => {
+    expect(refusedQuoteReply(service, quote({ ...base, asset: "0xusdc", amountUsd: "10.00" }))).toMatch(
+      /It asks \$10(\.00)? on /,
+    );
+    const other = refusedQuoteReply(service, quote({ ...base, asset: "0xwrapped" }));
+    expect(other).toMatch(/It asks 10000000 units of the token 0xwrapped \(not USDC\)/);
+    expect(other).not.toMatch(/It asks \$/);
   });
 });

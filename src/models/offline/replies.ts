@@ -133,7 +133,12 @@ function limitsText(limits: { perTransaction: LimitView; perRequest: LimitView; 
 }
 
 function offerText(offer: Offer): string {
-  return `${usd(offer.amountUsd)} on ${network(offer.network)}`;
+  // An asset other than a USDC the service pays with has no price in dollars here.
+  const amount =
+    offer.amountUsd !== undefined
+      ? usd(offer.amountUsd)
+      : `${oneLine(offer.amountAtomic)} units of the token ${oneLine(offer.asset)} (not USDC)`;
+  return `${amount} on ${network(offer.network)}`;
 }
 
 /** The answer to "what would X cost": the price, where, what remains of each limit, or why not. */

@@ -1,4 +1,5 @@
 import { AppError } from "../../errors/index.js";
+import { formatUsd } from "../../money/index.js";
 import { cleanUntrusted, PAYMENT_ID } from "../../protocol/index.js";
 import type { BudgetOutput, DiscoverOutput, PayInput, PayOutput, QuoteInput } from "../../tools/contract.js";
 import type {
@@ -126,7 +127,7 @@ class Face implements PaymentsFace {
     if (!payable || !output.ok || !output.chosen || !request.wallet)
       return fromOutside(Promise.resolve(output));
     const terms = { payTo: payable.offer.payTo, network: payable.offer.network, asset: payable.offer.asset };
-    this.memoryOf(session).quoted.set(keyOf(target), { amountUsd: output.chosen.amountUsd, terms });
+    this.memoryOf(session).quoted.set(keyOf(target), { amountUsd: formatUsd(payable.amount), terms });
     const name = await this.nameOf(session, target.url);
     // No longer than the offer's own signing window, and a few minutes at most.
     const expiresAt = this.now().getTime() + Math.min(QUOTE_TTL_MS, payable.timeoutSeconds * 1000);

@@ -1,4 +1,4 @@
-import { type Chains, walletCanUse } from "../../chains/index.js";
+import { type Chains, sameAsset, walletCanUse } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { Wallet } from "../../protocol/index.js";
@@ -23,14 +23,21 @@ export interface ReadDeps {
   assets: Record<string, string[]>;
 }
 
-const toOffer = (r: Requirement): Offer => ({
-  scheme: r.scheme,
-  network: r.network,
-  asset: r.asset,
-  amountAtomic: r.amount,
-  amountUsd: /^[0-9]+$/.test(r.amount) ? formatUsd(BigInt(r.amount)) : "?",
-  payTo: r.payTo,
-});
+/** An offer as a caller reads it: in USD only when its asset is a USDC this service pays with. */
+function offerView(assets: Record<string, string[]>) {
+  return (r: Requirement): Offer => {
+    const usdc =
+      Object.hasOwn(assets, r.network) && assets[r.network]?.some((a) => sameAsset(r.network, a, r.asset));
+    return {
+      scheme: r.scheme,
+      network: r.network,
+      asset: r.asset,
+      amountAtomic: r.amount,
+      ...(usdc ? { amountUsd: /^[0-9]+$/.test(r.amount) ? formatUsd(BigInt(r.amount)) : "?" } : {}),
+      payTo: r.payTo,
+    };
+  };
+}
 
 /**
  * The price and what would remain of each limit; a refusal also goes to the observer (the turn
@@ -70,6 +77,7 @@ export async function quoteFor(
   };
   if (result.kind === "free")
     return { output: { ...base, paymentRequired: false, offers: [], chosen: null } };
+  const toOffer = offerView(deps.assets);
   const offers = result.offers.map(toOffer);
   const admission = result.admission;
   if (!admission) {
