@@ -1,12 +1,14 @@
-import { APICallError } from "ai";
+import { APICallError, type ToolSet, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ToolProvider } from "../src/agent/index.js";
 import { AppError } from "../src/errors/index.js";
 import type { IdempotencyStore } from "../src/http/chat.js";
 import type { IdempotencyState, OutcomeRebuilder } from "../src/http/idempotency.js";
 import { type PaymentRecord, ledgerRebuilder as rebuilderOf } from "../src/payments/index.js";
-import { PROTOCOL_HEADER, type StreamEvent } from "../src/protocol/index.js";
+import { type PaymentUpdate, PROTOCOL_HEADER, type StreamEvent } from "../src/protocol/index.js";
 import { closeServer, listen } from "../src/service.js";
+import { payInputSchema, TOOL_NAMES } from "../src/tools/contract.js";
 import {
   buildService,
   chatRequest,
@@ -16,6 +18,7 @@ import {
   textModel,
   USER_HI,
 } from "./helpers.js";
+import { scriptedModel } from "./scripted.js";
 
 /** The grammar every stream must follow: at least one line, exactly one d:, and it is last. */
 function expectGrammar(events: StreamEvent[]) {
@@ -374,6 +377,69 @@ describe("Idempotency-Key bookkeeping", () => {
       for (let i = 0; i < 100 && calls.length < 2; i++) await sleep(20);
       expect(calls).toEqual(["claim", "release"]);
     } finally {
+      await closeServer(server);
+    }
+  });
+
+  /*
+   * Found by a black-box run: a client that left right after the first text line, while the pay
+   * tool had started but streamed nothing yet, had its key released; the tool then paid, and the
+   * retry ran afresh and paid again (one key, two payments; 6 keys in 10 on Solana).
+   */
+  it("a client that leaves while a tool runs, before any payment line: the key is held until it ends, then lapses", async () => {
+    const { store, calls } = fakeStore();
+    let started!: () => void;
+    const toolStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const tools: ToolProvider = (ctx): ToolSet => ({
+      [TOOL_NAMES.pay]: tool({
+        inputSchema: payInputSchema,
+        execute: async (input) => {
+          started();
+          await gate; // the probe and the admission take their time; nothing is streamed yet
+          const update: PaymentUpdate = {
+            paymentId: "pay_late",
+            status: "settled",
+            service: { url: input.url },
+            amount: { atomic: "10000", usd: "0.01" },
+            network: "eip155:31337",
+            transaction: "0xabc",
+          };
+          ctx.emitPayment(update);
+          return { status: "paid", paymentId: "pay_late", transaction: "0xabc" };
+        },
+      }),
+    });
+    const payCall = { toolName: TOOL_NAMES.pay, input: { url: "https://api.example.com/weather" } };
+    const service = buildService(
+      { PAYMENTS: "off" },
+      { idempotency: store, models: singleModelRegistry(scriptedModel([[payCall]])), tools },
+    );
+    const { server, url } = await listen(service.app, { host: "127.0.0.1", port: 0 });
+    try {
+      const client = new AbortController();
+      const body = { ...USER_HI, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" };
+      const res = fetch(`${url}/api/chat`, {
+        ...chatRequest(body, { "Idempotency-Key": "k-tool" }),
+        signal: client.signal,
+      }).catch(() => undefined);
+      await toolStarted;
+      client.abort();
+      await res;
+      await sleep(200);
+      // The stream is over; the tool may still pay, so the key is neither forgotten nor kept.
+      expect(calls).toEqual(["claim"]);
+      open();
+      for (let i = 0; i < 100 && calls.length < 2; i++) await sleep(20);
+      // Let lapse: the next attempt answers from the ledger, or runs afresh if nothing was reserved.
+      expect(calls).toEqual(["claim", "lapse"]);
+    } finally {
+      open();
       await closeServer(server);
     }
   });

@@ -55,10 +55,11 @@ async function boundedWait(work: Promise<unknown>, ms: number): Promise<void> {
 /** The abort reason when the client goes away (not an AppError: nobody is left to tell). */
 const CLIENT_LEFT = "client disconnected";
 
+/** `background`: the turn's work still running after its stream ended (a tool, a write), if any. */
 type RecordOutcome = (
   events: StreamEvent[],
   clientLeft: boolean,
-  background: Promise<unknown>,
+  background: Promise<unknown> | undefined,
 ) => Promise<void>;
 
 /** Whether a payment the events tell of had no outcome yet when the stream ended (in flight, or unclear). */
@@ -77,7 +78,7 @@ function unfinished(events: StreamEvent[]): boolean {
 async function keepOutcome(
   held: HeldClaim,
   events: StreamEvent[],
-  background: Promise<unknown>,
+  background: Promise<unknown> | undefined,
 ): Promise<void> {
   if (!unfinished(events)) return held.complete({ events });
   await background;
@@ -102,12 +103,18 @@ export async function handleChat(c: VarsContext<ChatRouteVars>, deps: ChatRouteD
     });
   }
   // An attempt the client abandoned before any payment began is forgotten, so a retry runs; any
-  // other outcome is kept and replayed.
+  // other outcome is kept and replayed. A tool still running when the client left may yet pay (the
+  // pay tool streams nothing until its probe and admission are done): the key is held until it
+  // ends, then let lapse, so the next attempt answers from the ledger, or runs afresh when this one
+  // reserved nothing.
   const record: RecordOutcome | undefined = held
-    ? (events, clientLeft, background) =>
-        clientLeft && !events.some((e) => e.type === "payment")
-          ? held.release()
-          : keepOutcome(held, events, background)
+    ? async (events, clientLeft, background) => {
+        if (!clientLeft || events.some((e) => e.type === "payment"))
+          return keepOutcome(held, events, background);
+        if (!background) return held.release();
+        await background;
+        await held.lapse();
+      }
     : undefined;
   return startTurn(deps, request, mode, {
     payer,
@@ -262,9 +269,9 @@ function startTurn(
     } finally {
       signals.settle();
       if (record) {
-        const stored = record(seen, signals.clientLeft(), Promise.allSettled(background)).catch(
-          (error: unknown) =>
-            deps.logger.error("could not store the idempotent outcome", { requestId, err: error }),
+        const running = background.length > 0 ? Promise.allSettled(background) : undefined;
+        const stored = record(seen, signals.clientLeft(), running).catch((error: unknown) =>
+          deps.logger.error("could not store the idempotent outcome", { requestId, err: error }),
         );
         await boundedWait(stored, RECORD_BEFORE_FINISH_MS);
         if (finish) emit(finish);
