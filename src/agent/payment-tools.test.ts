@@ -108,8 +108,11 @@ describe("payment tools", () => {
   it("an offer in another asset than the USDC it pays with is not priced in dollars", async () => {
     w.service.offer.asset = "0x00000000000000000000000000000000000000aa";
     w.service.offer.price = 10_000_000n;
-    const quote = await turn().call(TOOL_NAMES.quote, { url: w.url });
+    const t = turn();
+    const quote = await t.call(TOOL_NAMES.quote, { url: w.url });
     expect(quote).toMatchObject({ ok: true, chosen: null, refusal: { code: "no_acceptable_offer" } });
+    // Refused before any payment: the turn says so with its code, as a refused payment would.
+    expect(t.errors.map((e) => e.code)).toEqual(["payment_unavailable"]);
     const [offer] = quote.offers as Array<Record<string, unknown>>;
     expect(offer).toMatchObject({ amountAtomic: "10000000", asset: w.service.offer.asset });
     expect(offer).not.toHaveProperty("amountUsd");

@@ -85,18 +85,17 @@ export async function quoteFor(
     return { output: { ...base, paymentRequired: true, offers, chosen: null, refusal } };
   }
   if (!admission.ok) {
-    // A limit refuses this purchase before any payment starts: say so on the stream, so the
-    // turn ends `limit-exceeded`, not `stop`.
-    if (admission.reason === "limit_exceeded") {
-      request.observer.error(
-        new AppError("limit_exceeded", admission.message, {
-          details: {
-            ...admission.details,
-            priceUsd: admission.chosen ? formatUsd(admission.chosen.amount) : undefined,
-          },
-        }),
-      );
-    }
+    // This purchase is refused before any payment starts (a limit, no acceptable offer, a network
+    // or wallet not allowed): say so on the stream, so the turn ends with the refusal's finish
+    // reason (`limit-exceeded`, `payment-failed`...), not `stop`, as a refused payment would.
+    request.observer.error(
+      new AppError(codeOf(admission.reason), admission.message, {
+        details: {
+          ...admission.details,
+          priceUsd: admission.chosen ? formatUsd(admission.chosen.amount) : undefined,
+        },
+      }),
+    );
     const output: QuoteOutput = {
       ...base,
       paymentRequired: true,
