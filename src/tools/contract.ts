@@ -96,8 +96,9 @@ export interface Offer {
   asset: string;
   amountAtomic: string;
   /**
-   * The price in USD, when the asset is a USDC this service pays with on that network; absent for
-   * any other asset (its amount is `amountAtomic` in that asset's own units, not dollars).
+   * The price in USD, when the asset is a USDC this service pays with on that network and the
+   * amount a whole number of units; absent otherwise (`amountAtomic` is then the offer's own
+   * amount, in that asset's units or unreadable, never dollars).
    */
   amountUsd?: string;
   payTo: string;

@@ -38,5 +38,10 @@ describe("prices", () => {
     const other = refusedQuoteReply(service, quote({ ...base, asset: "0xwrapped" }));
     expect(other).toMatch(/It asks 10000000 units of the token 0xwrapped \(not USDC\)/);
     expect(other).not.toMatch(/It asks \$/);
+    const unreadable = refusedQuoteReply(
+      service,
+      quote({ ...base, asset: "0xusdc", amountAtomic: "-10000" }),
+    );
+    expect(unreadable).toMatch(/It asks an amount that is not a whole number of units \("-10000"\)/);
   });
 });

@@ -137,7 +137,9 @@ function offerText(offer: Offer): string {
   const amount =
     offer.amountUsd !== undefined
       ? usd(offer.amountUsd)
-      : `${oneLine(offer.amountAtomic)} units of the token ${oneLine(offer.asset)} (not USDC)`;
+      : /^[0-9]+$/.test(offer.amountAtomic)
+        ? `${offer.amountAtomic} units of the token ${oneLine(offer.asset)} (not USDC)`
+        : `an amount that is not a whole number of units ("${oneLine(offer.amountAtomic).slice(0, 40)}")`;
   return `${amount} on ${network(offer.network)}`;
 }
 

@@ -33,7 +33,7 @@ function offerView(assets: Record<string, string[]>) {
       network: r.network,
       asset: r.asset,
       amountAtomic: r.amount,
-      ...(usdc ? { amountUsd: /^[0-9]+$/.test(r.amount) ? formatUsd(BigInt(r.amount)) : "?" } : {}),
+      ...(usdc && /^[0-9]+$/.test(r.amount) ? { amountUsd: formatUsd(BigInt(r.amount)) } : {}),
       payTo: r.payTo,
     };
   };
