@@ -215,6 +215,19 @@ const cases: Case[] = [
     400,
     "invalid_limits",
   ],
+  // Each would allow the whole origin while reading as narrower: refused, not widened.
+  ...["https://api.example.com/weather", "https://u:p@api.example.com", "https://api.example.com/?a=1"].map(
+    (service): Case => [
+      `service ${service} is not an origin`,
+      chatRequest({
+        messages: [user("hi")],
+        walletAddress: EVM,
+        spendingLimits: { allowedServices: [service] },
+      }),
+      400,
+      "invalid_limits",
+    ],
+  ),
 ];
 
 describe("request validation", () => {

@@ -92,6 +92,15 @@ const origin = z
       ctx.addIssue({ code: "custom", message: "must be an http(s) origin" });
       return z.NEVER;
     }
+    // An allow-list entry is an origin: a path, query or credentials would read as narrower than
+    // what it allows (the whole origin), so they are refused rather than dropped.
+    if (url.username || url.password || url.pathname !== "/" || url.search || url.hash) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be an origin only (scheme, host and port), without a path, query or credentials",
+      });
+      return z.NEVER;
+    }
     return url.origin;
   });
 
