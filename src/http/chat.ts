@@ -52,14 +52,13 @@ async function boundedWait(work: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-/** The abort reason when the client goes away (not an AppError: nobody is left to tell). */
+/** The abort reason when the client goes away (no AppError: nobody is left to tell). */
 const CLIENT_LEFT = "client disconnected";
 
-/** `background`: the turn's work still running after its stream ended (a tool, a write), if any. */
 type RecordOutcome = (
   events: StreamEvent[],
   clientLeft: boolean,
-  background: Promise<unknown> | undefined,
+  background: Promise<unknown> | undefined, // the work still running after the stream ended, if any
 ) => Promise<void>;
 
 /** Whether a payment the events tell of had no outcome yet when the stream ended (in flight, or unclear). */
@@ -70,10 +69,9 @@ function unfinished(events: StreamEvent[]): boolean {
 }
 
 /**
- * Keep an attempt's outcome for replay, unless one of its payments had no outcome yet: that one's
- * record is the ledger's, not the stream's. The claim is then held until the attempt's background
- * work ends (a retry meanwhile hears it is in progress) and let lapse, so the next attempt rebuilds
- * the answer from the ledger, as after a crash (docs/protocol.md): never a stale `submitted`.
+ * Keep an attempt's outcome for replay, unless one of its payments had no outcome yet (its record
+ * is the ledger's): the claim is then held until the background work ends (a retry hears it is in
+ * progress) and let lapse, so the next attempt rebuilds from the ledger, as after a crash.
  */
 async function keepOutcome(
   held: HeldClaim,
@@ -102,11 +100,10 @@ export async function handleChat(c: VarsContext<ChatRouteVars>, deps: ChatRouteD
         : {}),
     });
   }
-  // An attempt the client abandoned before any payment began is forgotten, so a retry runs; any
-  // other outcome is kept and replayed. A tool still running when the client left may yet pay (the
-  // pay tool streams nothing until its probe and admission are done): the key is held until it
-  // ends, then let lapse, so the next attempt answers from the ledger, or runs afresh when this one
-  // reserved nothing.
+  // Abandoned before any payment line: forgotten, so a retry runs; but a tool still running may yet
+  // pay (pay streams nothing before its probe and admission), so then the key is held until it
+  // ends and let lapse: the retry answers from the ledger, or runs afresh if nothing was reserved.
+  // Any other outcome is kept and replayed.
   const record: RecordOutcome | undefined = held
     ? async (events, clientLeft, background) => {
         if (!clientLeft || events.some((e) => e.type === "payment"))

@@ -77,31 +77,21 @@ const caip2 = z
   .max(100)
   .regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,64}$/, "must be a CAIP-2 network id such as eip155:8453");
 
+/**
+ * An allow-list entry: an http(s) origin only. A path, query or credentials would read narrower
+ * than what it allows (the whole origin), so they are refused rather than dropped.
+ */
 const origin = z
   .string()
   .max(2048)
   .transform((value, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      ctx.addIssue({ code: "custom", message: "must be an http(s) origin such as https://api.example.com" });
-      return z.NEVER;
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      ctx.addIssue({ code: "custom", message: "must be an http(s) origin" });
-      return z.NEVER;
-    }
-    // An allow-list entry is an origin: a path, query or credentials would read as narrower than
-    // what it allows (the whole origin), so they are refused rather than dropped.
-    if (url.username || url.password || url.pathname !== "/" || url.search || url.hash) {
-      ctx.addIssue({
-        code: "custom",
-        message: "must be an origin only (scheme, host and port), without a path, query or credentials",
-      });
-      return z.NEVER;
-    }
-    return url.origin;
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    const plain = url && !url.username && !url.password && url.pathname === "/" && !url.search && !url.hash;
+    if (url && plain && (url.protocol === "http:" || url.protocol === "https:")) return url.origin;
+    const message =
+      "must be an http(s) origin only, such as https://api.example.com (no path, query or credentials)";
+    ctx.addIssue({ code: "custom", message });
+    return z.NEVER;
   });
 
 const spendingLimitsSchema = z.strictObject({
