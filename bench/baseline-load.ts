@@ -11,7 +11,7 @@ import { privateKeyToAccount } from "viem/accounts";
  * lands on the event loop of the devnet, which runs in the bench's main thread
  * (docs/benchmarks.md#scale-baseline).
  */
-export type LoadJob =
+export type LoadJob = (
   | {
       kind: "bare";
       name: string;
@@ -30,7 +30,14 @@ export type LoadJob =
       bases: string[];
       token: string;
       wallet: string;
-    };
+    }
+) & {
+  /**
+   * Payments made first, untimed, by the same clients at the same concurrency, so every path is
+   * measured warm (V8's compiled code, connections, caches) rather than on its first payments.
+   */
+  warmup?: number;
+};
 
 export interface Sample {
   ms: number;
@@ -45,6 +52,8 @@ export interface PathResult {
   name: string;
   wallMs: number;
   samples: Sample[];
+  /** Warm-up payments that succeeded (paid, untimed). */
+  warmedUp?: number;
 }
 
 const now = () => performance.now();
@@ -146,22 +155,34 @@ export async function chatTurn(base: string, token: string, wallet: string): Pro
   };
 }
 
-/** Runs `job` here (the worker's side). */
-export function runJob(job: LoadJob): Promise<PathResult> {
+/** Runs `job` here (the worker's side): its warm-up, then `warmed()`, then the measured run. */
+export async function runJob(job: LoadJob, warmed: () => void = () => {}): Promise<PathResult> {
+  let task: (slot: number, i: number) => Promise<Sample>;
   if (job.kind === "bare") {
     const clients = Array.from({ length: job.concurrency }, () => bareClient(job.network, job.payerKey));
-    return measureRun(job.name, job, (slot) => (clients[slot] as (u: string) => Promise<Sample>)(job.url));
+    task = (slot) => (clients[slot] as (u: string) => Promise<Sample>)(job.url);
+  } else {
+    task = (_, i) => chatTurn(job.bases[i % job.bases.length] as string, job.token, job.wallet);
   }
-  return measureRun(job.name, job, (_, i) =>
-    chatTurn(job.bases[i % job.bases.length] as string, job.token, job.wallet),
-  );
+  const warm = job.warmup ?? 0;
+  const warmup =
+    warm > 0 ? await measureRun(`${job.name} (warm-up)`, { ...job, turns: warm }, task) : undefined;
+  warmed();
+  const result = await measureRun(job.name, job, task);
+  return { ...result, warmedUp: warmup?.samples.filter((s) => s.ok).length ?? 0 };
 }
 
-/** Runs `job` in a new worker thread and resolves with its result. */
-export function runInWorker(job: LoadJob): Promise<PathResult> {
+/**
+ * Runs `job` in a new worker thread and resolves with its result; `warmed` is called when its
+ * warm-up has ended and the measured run starts.
+ */
+export function runInWorker(job: LoadJob, warmed: () => void = () => {}): Promise<PathResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL(import.meta.url), { workerData: job });
-    worker.once("message", (result: PathResult) => resolve(result));
+    worker.on("message", (message: { warmed: true } | { result: PathResult }) => {
+      if ("warmed" in message) warmed();
+      else resolve(message.result);
+    });
     worker.once("error", reject);
     worker.once("exit", (code) => reject(new Error(`load worker exited (code ${code}) without a result`)));
   });
@@ -169,7 +190,7 @@ export function runInWorker(job: LoadJob): Promise<PathResult> {
 
 if (!isMainThread && parentPort) {
   const port = parentPort;
-  void runJob(workerData as LoadJob).then((result) => {
-    port.postMessage(result);
+  void runJob(workerData as LoadJob, () => port.postMessage({ warmed: true })).then((result) => {
+    port.postMessage({ result });
   });
 }

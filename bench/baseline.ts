@@ -8,7 +8,7 @@ import { chatTurn, type LoadJob, type PathResult, runInWorker } from "./baseline
 import { cpuLine, cpuSnapshot } from "./cpu.js";
 import { directPayer, pipelinePayer } from "./paid.js";
 import { benchDatabaseUrl, dropSchema, postgresUnavailable, redact } from "./postgres.js";
-import { profileSection } from "./profile.js";
+import { profileSection, startProfile } from "./profile.js";
 import { scaleLine } from "./scale-line.js";
 
 /**
@@ -34,6 +34,11 @@ export interface BaselineOptions {
   /** Sequential payments per side for the paid path (default 100). */
   rounds: number;
   /**
+   * Payments per path made first at the same concurrency, untimed and paid (default: the
+   * concurrency), so each path is measured warm.
+   */
+  warmup: number;
+  /**
    * Where to write CPU profiles (docs/benchmarks.md#profiles): each instance's whole life
    * (`instance-N/*.cpuprofile`, Node's `--cpu-prof`) and this process's (the devnet, the bare
    * clients, the paid path's pipeline) per path (`bench-<path>.cpuprofile`). None when absent.
@@ -48,11 +53,19 @@ const pct = (xs: number[], p: number) => {
 };
 const f = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(0));
 
-/** One path's payments, in the load worker, with this thread (the devnet's) profiled meanwhile. */
+/**
+ * One path's payments, in the load worker: its warm-up, then the measured run, with this thread
+ * (the devnet's) profiled and every process's CPU read over the measured run only.
+ */
 async function measure(options: BaselineOptions, job: LoadJob, pids: number[]): Promise<Measured> {
   const file = `bench-${job.name.replace(/[^a-z0-9]+/gi, "-").replace(/-$/, "")}`;
-  const before = cpuSnapshot(pids);
-  const result = await profileSection(options.profileDir, file, () => runInWorker(job));
+  let before = cpuSnapshot(pids);
+  let profiling: Promise<() => Promise<void>> | undefined;
+  const result = await runInWorker({ ...job, warmup: options.warmup }, () => {
+    before = cpuSnapshot(pids);
+    if (options.profileDir) profiling = startProfile(options.profileDir, file);
+  });
+  await (await profiling)?.();
   const ok = result.samples.filter((s) => s.ok).length;
   return { ...result, cpu: cpuLine(before, cpuSnapshot(pids), ok, availableParallelism()) };
 }
@@ -72,7 +85,7 @@ function report(results: Measured[], paid: PaidPath, options: BaselineOptions, n
   const lines = [
     `### Scale baseline: bare @x402/fetch clients vs paid chats through one and two instances`,
     "",
-    `${options.turns} payments per path, ${options.concurrency} at once, one devnet (EVM, the weather service at $0.01), one payer wallet; instances are \`npm run cluster\` processes on PostgreSQL, offline model.`,
+    `${options.turns} payments per path, ${options.concurrency} at once (after ${options.warmup} untimed, paid, at the same concurrency: each path measured warm), one devnet (EVM, the weather service at $0.01), one payer wallet; instances are \`npm run cluster\` processes on PostgreSQL, offline model.`,
     "",
     "| path | paid/s | p50 ms | p95 ms | failed | median per phase (ms) |",
     "|---|---|---|---|---|---|",
@@ -137,7 +150,7 @@ function report(results: Measured[], paid: PaidPath, options: BaselineOptions, n
 }
 
 export async function baselineScenario(
-  options: BaselineOptions = { turns: 100, concurrency: 50, rounds: 100 },
+  options: BaselineOptions = { turns: 100, concurrency: 50, rounds: 100, warmup: 50 },
 ): Promise<string[]> {
   const databaseUrl = benchDatabaseUrl();
   const reason = await postgresUnavailable(databaseUrl);
@@ -256,7 +269,9 @@ export async function baselineScenario(
         await pipeline.written();
       }
     });
-    const paid = results.reduce((n, r) => n + r.samples.filter((s) => s.ok).length, 0) + 2 * options.rounds;
+    const paid =
+      results.reduce((n, r) => n + r.samples.filter((s) => s.ok).length + (r.warmedUp ?? 0), 0) +
+      2 * options.rounds;
     const spent = before - (await evmUsdcBalance(cluster.devnet, payer));
     const price = BigInt(m.services.find((s) => s.id === "weather")?.priceAtomic ?? "0");
     const notes = [

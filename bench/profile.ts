@@ -9,16 +9,24 @@ import { join } from "node:path";
  */
 export async function profileSection<T>(dir: string | undefined, name: string, run: () => Promise<T>) {
   if (!dir) return run();
+  const stop = await startProfile(dir, name);
+  try {
+    return await run();
+  } finally {
+    await stop();
+  }
+}
+
+/** Starts this process's CPU profile now; the function returned stops it and writes the file. */
+export async function startProfile(dir: string, name: string): Promise<() => Promise<void>> {
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
   await session.post("Profiler.setSamplingInterval", { interval: 500 });
   await session.post("Profiler.start");
-  try {
-    return await run();
-  } finally {
+  return async () => {
     const { profile } = await session.post("Profiler.stop");
     await writeFile(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
-  }
+  };
 }

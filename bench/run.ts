@@ -14,8 +14,9 @@ import { scaleScenario } from "./scale.js";
  * of docs/benchmarks.md). Options: --duration=ms per load measurement (default
  * 5000), --rounds=N sequential paid calls per path, in the paid and the baseline scenarios
  * (default 100; fewer are not stable), --scale-turns=N and --scale-concurrency=N for the scale
- * scenario (default 200 and 50), --baseline-turns=N and --baseline-concurrency=N for the scale baseline
- * (bench/baseline.ts; default 100 and 50), --only=chat,paid,scale,baseline to run some scenarios only,
+ * scenario (default 200 and 50), --baseline-turns=N, --baseline-concurrency=N and --baseline-warmup=N
+ * (untimed payments per path first; default: the concurrency) for the scale baseline
+ * (bench/baseline.ts; default 100, 50 and 50), --only=chat,paid,scale,baseline to run some scenarios only,
  * --paid-ledgers=pglite-memory,pglite-disk,postgres,postgres-busy to run some of the paid paths only,
  * --profile=DIR to write CPU profiles of the baseline's processes (docs/benchmarks.md#profiles).
  * The baseline's report ends with its `scale:` line (bench/scale-line.ts). Exits 1 when a
@@ -96,6 +97,7 @@ const scenarios: Record<string, () => Promise<string[]>> = {
     baselineScenario({
       turns: Number(option("baseline-turns") ?? 100),
       concurrency: Number(option("baseline-concurrency") ?? 50),
+      warmup: Number(option("baseline-warmup") ?? option("baseline-concurrency") ?? 50),
       rounds,
       ...(option("profile") ? { profileDir: resolve(option("profile") as string) } : {}),
     }),
