@@ -44,11 +44,17 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     );
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    request.observer.error(error);
-    return Promise.resolve({
-      status: "refused",
-      error: { code: error.code, message: error.message, ...error.details },
-    });
+    const refused = (): PayOutput => {
+      request.observer.error(error);
+      return { status: "refused", error: { code: error.code, message: error.message, ...error.details } };
+    };
+    if (error.code !== "quote_expired") return Promise.resolve(refused());
+    // Expired, but genuine and this caller's: if it was paid (a call cut off by a crash or a lost
+    // connection, retried late), that payment is the answer, never "ask for a new quote".
+    return deps.ledger.get(deps.ids.paymentIdOf(quoteId)).then(
+      (row) => (row ? recordOutput(row) : refused()),
+      () => refused(),
+    );
   }
   const paymentId = deps.ids.paymentIdOf(quoteId);
   // The service's name the quote was made with (display only: the row, the result, the page).

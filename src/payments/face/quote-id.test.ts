@@ -231,6 +231,24 @@ describe("a quote id", () => {
     expect(await face.pay(s, { quoteId: id })).toMatchObject(refusedWith("quote_expired"));
     expect(w.chain.transactions()).toEqual([]);
   });
+  /*
+   * Found by a black-box run: a pay_quote cut off by a crash settled; the retry after the restart,
+   * past the quote's 60 s, was told "quote_expired: ask for a new quote", inviting a second payment.
+   */
+  it("after its expiry, once paid, answers with that payment instead of quote_expired", async () => {
+    const id = await quoteId();
+    const first = await face.pay(session(), { quoteId: id });
+    expect(first).toMatchObject({ status: "paid" });
+    w.clock.advance(60_000);
+    const s = session({ deadline: w.clock.now() + 60_000 });
+    expect(await face.pay(s, { quoteId: id })).toMatchObject({ status: "paid", paymentId: first.paymentId });
+    expect(s.observer.errors).toEqual([]);
+    expect(w.chain.transactions()).toHaveLength(1);
+    // Another caller still learns nothing from the id.
+    expect(await face.pay(session({ caller: "bob" }), { quoteId: id })).toMatchObject(
+      refusedWith("quote_invalid"),
+    );
+  });
 });
 
 describe("paying by quote id", () => {
