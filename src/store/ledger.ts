@@ -4,6 +4,7 @@ import {
   type ApproveResult,
   type AwaitInput,
   type BudgetSnapshot,
+  DuplicatePaymentError,
   type Ledger,
   type LedgerReads,
   PaymentNotFoundError,
@@ -108,7 +109,7 @@ export class PgLedger implements Ledger, LedgerReads {
       authorization: input.intent ? (input.intent.authorization ?? null) : null,
     };
     const { outcome, budget, tabLeft } = await callReserve(this.query, input, row);
-    if (outcome === "duplicate") throw new Error(`payment id ${input.paymentId} already exists`);
+    if (outcome === "duplicate") throw new DuplicatePaymentError(input.paymentId);
     if (outcome.startsWith("tab:")) {
       const tab = outcome.slice("tab:".length) as TabRefusal["tab"];
       return { ok: false, tab, tabLeftAtomic: tabLeft ?? 0n, budget };
@@ -150,8 +151,9 @@ export class PgLedger implements Ledger, LedgerReads {
         createdAt: input.now,
         updatedAt: input.now,
       })
+      .onConflictDoNothing({ target: payments.paymentId })
       .returning();
-    if (!row) throw new Error("recordAwaiting: no row returned");
+    if (!row) throw new DuplicatePaymentError(input.paymentId);
     return toRecord(row);
   }
 

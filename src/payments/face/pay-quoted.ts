@@ -71,8 +71,8 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
       ...(name ? { serviceName: name } : {}),
     });
     // Another instance won the race for this id: its row stands, and this attempt sent nothing
-    // (the ledger refused the row before anything left the process).
-    if (outcome.status === "failed" && outcome.error?.reason === "internal") {
+    // (the ledger refused the row before anything left the process; nothing was reported).
+    if (outcome.status === "unknown" && !outcome.error) {
       const after = await deps.ledger.get(paymentId).catch(() => undefined);
       if (after) return named(recordOutput(after));
     }

@@ -268,14 +268,19 @@ describe("paying by quote id", () => {
   it("at the same time, on one instance or two sharing the secret, pays once", async () => {
     const id = await quoteId();
     const other = faceOf(SECRET);
+    const sessions = [session(), session(), session()];
     const outputs: PayOutput[] = await Promise.all([
-      face.pay(session(), { quoteId: id }),
-      face.pay(session(), { quoteId: id }),
-      other.pay(session(), { quoteId: id }),
+      face.pay(sessions[0] as PayerSession, { quoteId: id }),
+      face.pay(sessions[1] as PayerSession, { quoteId: id }),
+      other.pay(sessions[2] as PayerSession, { quoteId: id }),
     ]);
     expect(w.chain.transactions()).toHaveLength(1);
     expect(new Set(outputs.map((o) => o.paymentId)).size).toBe(1);
     expect(outputs.map((o) => o.status)).not.toContain("failed");
+    // The attempt that lost the row reports nothing: no error, and the audit's events hold one
+    // payment that never failed (found by a black-box run: a false `failed`, reason internal).
+    expect(sessions.flatMap((s) => s.observer.errors)).toEqual([]);
+    expect(w.events.steps(outputs[0]?.paymentId ?? "")).not.toContain("failed");
     expect((await w.memory.listHistory({ caller: "alice", limit: 10 })).length).toBe(1);
     // Later, on either, it reads the one payment back.
     expect(await other.pay(session(), { quoteId: id })).toMatchObject({ status: "paid" });

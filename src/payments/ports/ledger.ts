@@ -225,6 +225,17 @@ export interface LedgerReads {
   spending(wallet: string, now: Date): Promise<SpendingSummary>;
 }
 
+/**
+ * Thrown by `reserve` and `recordAwaiting` for an id the ledger already holds: another attempt (the
+ * same quote id paid at once on another instance) has the row; this one wrote and sent nothing.
+ */
+export class DuplicatePaymentError extends Error {
+  override name = "DuplicatePaymentError";
+  constructor(readonly paymentId: string) {
+    super(`payment id ${paymentId} already exists`);
+  }
+}
+
 /** Thrown by `transition` for an id the ledger does not hold. */
 export class PaymentNotFoundError extends Error {
   override name = "PaymentNotFoundError";

@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import { type Ledger, pausedMessage, type SignerAccess, type TabPass } from "../ports/index.js";
+import {
+  DuplicatePaymentError,
+  type Ledger,
+  pausedMessage,
+  type SignerAccess,
+  type TabPass,
+} from "../ports/index.js";
 import {
   type Admission,
   type ChosenOffer,
@@ -184,8 +190,7 @@ export class PaymentPipeline {
       this.now,
       { onError: this.deps.onError, events: this.deps.events, limits },
     );
-    // From here on the payment runs to its outcome even if the client leaves (its record must not
-    // be lost). Its `quoted` update, with the budget meter, goes out before anything is sent.
+    // From here on the payment runs to its outcome even if the client leaves (its record stays).
     const admitted: Admitted = { run, request, wallet, limits, probed, chosen, balances };
     try {
       if (!admission.ok) {
@@ -198,15 +203,13 @@ export class PaymentPipeline {
       if (admission.payer.by === "server" && key.signer) return await this.execute(admitted, key.signer);
       return await this.askApproval(admitted);
     } catch (error) {
+      if (error instanceof DuplicatePaymentError) return run.heldElsewhere(); // a quote id paid elsewhere
       this.deps.onError?.(error, "payment");
       return run.crashed(error);
     }
   }
 
-  /**
-   * The `quoted` update with the budget meter read now, for a payment that stops or waits before
-   * a reservation (which would read the budget itself); the spending read, for the checks.
-   */
+  /** The `quoted` update with the budget read now, for a payment stopping or waiting before a reservation. */
   private async announce(admitted: Admitted): Promise<Committed | undefined> {
     const { run, request, wallet, limits } = admitted;
     const snapshot = await this.budgetOf(request, wallet).catch(() => undefined);
@@ -236,14 +239,13 @@ export class PaymentPipeline {
       await this.announce(admitted);
       return run.refuse("payments_paused", pausedMessage(pause), { pause: pause.scope });
     }
-    // Sign in memory while the balance is read. The signature leaves the process only after the
-    // reservation and the intent are one durable write; a refused one is dropped unseen.
+    // Sign in memory while the balance is read; the signature leaves only after the reservation
+    // and the intent are one durable write (a refused one is dropped unseen).
     const [signed, balance] = await Promise.all([
       this.sign(probed, chosen, signer),
       balances.of(offer, amount),
     ]);
-    // The deadline again: the reads above took time.
-    const late = request.deadline - request.now() < this.deps.config.minTimeLeftMs;
+    const late = request.deadline - request.now() < this.deps.config.minTimeLeftMs; // the reads took time
     if (balance === undefined || balance < amount || !signed || late) {
       await this.announce(admitted);
       const poor = refuseIfShort(run, balance, amount, offer.network);

@@ -249,6 +249,9 @@ export class PaymentRun {
    * failed. After, the money may be gone: unknown until the reconciler reads the chain, the pending
    * row counted as spent. Either way the client hears a stable code, never the exception's text.
    */
+  /** Another attempt (a quote id paid at once elsewhere) holds the id: nothing sent or reported. */
+  heldElsewhere = (): PaymentOutcome => this.outcome("unknown");
+
   crashed(error: unknown): PaymentOutcome {
     const crash = crashOf(this.status, this.recorded, error);
     if ("ended" in crash) return this.outcome(crash.ended);
@@ -263,7 +266,6 @@ export class PaymentRun {
     await this.ledger.transition(this.facts.paymentId, to, fields, this.now(), only);
   }
 
-  /** The stream, the turn's summary and the events follow the state machine together. */
   private step(status: PaymentStatus, extra: Partial<PaymentUpdate> = {}): void {
     if (status !== this.status) assertTransition(this.status, status);
     this.quoted();

@@ -3,6 +3,7 @@ import {
   type ApproveResult,
   type AwaitInput,
   type BudgetSnapshot,
+  DuplicatePaymentError,
   type HistoryQuery,
   type Ledger,
   type LedgerReads,
@@ -53,7 +54,7 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
       await roundTrip();
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
-      if (this.rows.has(input.paymentId)) throw new Error(`payment id ${input.paymentId} already exists`);
+      if (this.rows.has(input.paymentId)) throw new DuplicatePaymentError(input.paymentId);
       const steps: LedgerStatus[] = input.intent ? [...INTENT_STEPS] : ["reserved"];
       const record = newRecord(input, steps, {
         authorization: input.intent ? (input.intent.authorization ?? null) : null,
@@ -69,7 +70,7 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
   async recordAwaiting(input: AwaitInput): Promise<PaymentRecord> {
     if (input.amount < 0n) throw new RangeError("recordAwaiting: amount must not be negative");
     await roundTrip();
-    if (this.rows.has(input.paymentId)) throw new Error(`payment id ${input.paymentId} already exists`);
+    if (this.rows.has(input.paymentId)) throw new DuplicatePaymentError(input.paymentId);
     const record = newRecord(input, ["awaiting_approval"], {
       authorization: null,
       approval: input.approval ?? null,

@@ -1,6 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Ledger, type LedgerReads, PaymentNotFoundError } from "../../payments/ports/index.js";
+import {
+  DuplicatePaymentError,
+  type Ledger,
+  type LedgerReads,
+  PaymentNotFoundError,
+} from "../../payments/ports/index.js";
 import { IllegalTransitionError } from "../../payments/rules/index.js";
 import type { Store } from "../index.js";
 import { at, newWallet, payment, roomy, T0, USD } from "./fixtures.js";
@@ -215,11 +220,13 @@ export function describeLedger(
       ).toEqual({ ok: false, notAwaiting: "expired" });
     });
 
-    it("refuses a duplicate payment id", async () => {
+    it("refuses a duplicate payment id with DuplicatePaymentError, reserved or awaiting approval", async () => {
       const wallet = newWallet();
       const input = payment({ wallet });
       await ledger.reserve(input);
-      await expect(ledger.reserve({ ...input })).rejects.toThrow(/already exists/);
+      await expect(ledger.reserve({ ...input })).rejects.toBeInstanceOf(DuplicatePaymentError);
+      const awaiting = { ...input, caller: null, approval: {}, expiresAt: at(60) };
+      await expect(ledger.recordAwaiting(awaiting)).rejects.toBeInstanceOf(DuplicatePaymentError);
       expect((await reads.spending(wallet, T0)).today).toBe(USD);
     });
 
