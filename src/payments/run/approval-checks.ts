@@ -11,9 +11,10 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { ValidatedApproval, Wallet } from "../../protocol/index.js";
 import { networkLabel } from "../../protocol/index.js";
-import type { PaymentRecord, StoredApproval } from "../ports/index.js";
-import { type ApprovalRefusal, approvalDetails } from "../rules/index.js";
+import type { PaymentEvents, PaymentRecord, StoredApproval } from "../ports/index.js";
+import { type ApprovalRefusal, approvalDetails, type Reason } from "../rules/index.js";
 import { checkSigned } from "../x402/index.js";
+import { refusedEarly, tell } from "./events.js";
 
 /**
  * The checks `ApprovalDesk.resume` runs on a wallet's answer, one function per step of the
@@ -109,6 +110,24 @@ export async function completeAnswer(
 /** A refusal of a stored payment, as the client reads it. */
 export function refusalError(refusal: ApprovalRefusal): AppError {
   return new AppError(refusal.reason, refusal.message, { details: refusal.details });
+}
+
+/** Refusals of an approved payment that leave it waiting: a limit, the kill switch, the balance. */
+const WAITING_REFUSALS = new Set<string>(["limit_exceeded", "payments_paused", "insufficient_balance"]);
+
+/**
+ * An approved payment refused now (it keeps waiting) is told as a chat's refusal is, so the audit
+ * trail and the metrics hear it: the wallet's approval alone was told before the checks.
+ */
+export function tellRefusal(
+  events: PaymentEvents | undefined,
+  { record, wallet, at }: { record: PaymentRecord; wallet: Wallet; at: Date },
+  error: unknown,
+): void {
+  if (!(error instanceof AppError) || !WAITING_REFUSALS.has(error.code)) return;
+  const payer = { scopeId: record.scopeId, caller: record.caller ?? undefined, wallet };
+  const said = { reason: error.code as Reason, message: error.message, service: record.service };
+  tell(events, () => refusedEarly(payer, at, said));
 }
 
 /** The wallet holds the price (read from the chain now). */

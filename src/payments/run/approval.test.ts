@@ -94,6 +94,9 @@ describe("approval in the user's wallet", () => {
     expect((error as AppError).message).toContain("incident 9");
     expect(w.chain.transactions()).toEqual([]);
     expect((await w.ledger.get(asked.paymentId))?.status).toBe("awaiting_approval");
+    expect(w.events.events.filter((e) => e.kind === "refused_early")).toMatchObject([
+      { reason: "payments_paused", wallet: w.user.address, service: w.url },
+    ]);
     paused = false;
     const outcome = await (await resume(signed(asked))).run(new RecordingObserver());
     expect(outcome.status).toBe("paid");
@@ -160,6 +163,10 @@ describe("approval in the user's wallet", () => {
     w.chain.mint(w.service.offer.asset, w.user.address, -100n * USD);
     expect(await refusedWith(resume(signed(asked)))).toBe("insufficient_balance");
     expect((await w.ledger.get(asked.paymentId))?.status).toBe("awaiting_approval");
+    // Each refusal is told as a chat's is (the audit trail's refusals, the metrics), not only the
+    // wallet's approval (found by a black-box run: "approved", then nothing).
+    const told = w.events.events.flatMap((e) => (e.kind === "refused_early" ? [e.reason] : []));
+    expect(told).toEqual(["limit_exceeded", "insufficient_balance"]);
   });
 
   it("a reservation made meanwhile may use the budget: the approval is refused, nothing paid", async () => {

@@ -39,6 +39,7 @@ import {
   completeAnswer,
   refusalError,
   stored,
+  tellRefusal,
 } from "./approval-checks.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
 import { tell } from "./events.js";
@@ -150,18 +151,22 @@ export class ApprovalDesk {
         network: record.network,
       }));
     }
-
     const completed = await completeAnswer(this.deps.chains, record, terms, answer, wallet);
-    // The wallet's own signature over the stored terms: what the checks below make of it is told apart.
+    // The wallet's own signature over the stored terms; what the checks make of it is told apart.
     this.answered(record, input, "approved");
-    // The limits and allow-lists in force now: an approval cannot outlive a tightened limit.
-    const fits = checkApproval(record, limits, committedOf(snapshot));
-    if (!fits.ok) throw refusalError(fits);
-    await checkBalance(this.deps.chains, record, wallet);
-    await this.confirmTerms(input.signal, { record, terms, limits, run, message });
-    const authorization = authorizationOf(completed, record, terms, message, this.now());
-    this.refuseIfPaused(record);
-    await this.approve(run, limits, authorization, record, message);
+    try {
+      // The limits and allow-lists in force now: an approval cannot outlive a tightened limit.
+      const fits = checkApproval(record, limits, committedOf(snapshot));
+      if (!fits.ok) throw refusalError(fits);
+      await checkBalance(this.deps.chains, record, wallet);
+      await this.confirmTerms(input.signal, { record, terms, limits, run, message });
+      const authorization = authorizationOf(completed, record, terms, message, this.now());
+      this.refuseIfPaused(record);
+      await this.approve(run, limits, authorization, record, message);
+    } catch (error) {
+      tellRefusal(this.deps.events, { record, wallet, at: this.now() }, error);
+      throw error;
+    }
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {
       try {
@@ -225,10 +230,7 @@ export class ApprovalDesk {
     }
   }
 
-  /**
-   * The operator's kill switch (docs/deploy.md#operating-it): the payment keeps waiting, unsent, and
-   * may be approved again once payments resume.
-   */
+  /** The kill switch (docs/deploy.md#operating-it): the payment keeps waiting, to approve on resuming. */
   private refuseIfPaused(record: PaymentRecord): void {
     const pause = this.deps.pauses?.pausedFor(record.caller ?? undefined);
     if (pause)
