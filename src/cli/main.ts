@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { ChatClient, type ChatMessage } from "../client/index.js";
+import { ChatClient, type ChatMessage, recentMessages } from "../client/index.js";
 import { type CliOptions, parseCliArgs, USAGE, USAGE_ALL, UsageError } from "./args.js";
 import { EXIT } from "./exit.js";
 import { Interrupts, Lines } from "./input.js";
@@ -222,7 +222,8 @@ async function converse(
     }
     const outcome = await sendTurn(
       session,
-      [...messages, { role: "user", content: text }],
+      // The oldest messages go first once the service's bounds would be passed.
+      recentMessages([...messages, { role: "user", content: text }]),
       interrupts.begin(),
     );
     interrupts.end();

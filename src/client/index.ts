@@ -67,6 +67,7 @@ export {
   toViemTypedData,
   type ViemTypedData,
 } from "./approval.js";
+export { recentMessages } from "./bounds.js";
 export {
   type ChatCallOptions,
   ChatClient,

@@ -9,6 +9,7 @@ import {
   type StreamEvent,
 } from "../protocol/stream.js";
 import { AwaitingRequests, answerFor, isFinalRefusal, refusedAnswerStream } from "./answer.js";
+import { recentMessages, SERVICE_BOUNDS } from "./bounds.js";
 import { eventsToChunks } from "./chunks.js";
 import { ChatClient, type ChatClientOptions } from "./client.js";
 import { ChatHttpError } from "./errors.js";
@@ -96,8 +97,6 @@ export interface PaymentChatTransportOptions extends ChatClientOptions {
   tab?: TransportTabOption | (() => TransportTabOption | undefined);
 }
 
-const SERVICE_BOUNDS = { maxMessages: 100, maxChars: 64_000 };
-
 /**
  * UI messages -> the service's `{role, content}` messages: each message's text parts joined;
  * messages with no text (a card alone) left out; the oldest dropped until the bounds hold.
@@ -116,11 +115,7 @@ export function toServiceMessages(
       .trim();
     if (content !== "") out.push({ role: message.role, content });
   }
-  let total = out.reduce((sum, m) => sum + m.content.length, 0);
-  while (out.length > 1 && (out.length > maxMessages || total > maxChars)) {
-    total -= out.shift()?.content.length ?? 0;
-  }
-  return out;
+  return recentMessages(out, { maxMessages, maxChars });
 }
 
 const TURN_FIELDS = [

@@ -344,6 +344,17 @@ describe("main() against the real service", () => {
     expect(m.out()).toBe("Hello there!\nHello there!\n");
   });
 
+  /*
+   * Found by a black-box run: from the 51st turn on, every turn was refused (`messages: must hold
+   * at most 100 messages`) until /new. The oldest messages now go first, as on the web page.
+   */
+  it("interactive: a conversation past the service's 100 messages goes on, the oldest dropped", async () => {
+    const m = memoryIo({}, `${"again\n".repeat(55)}/exit\n`);
+    expect(await main(["chat", "--url", served.url], m.io)).toBe(0);
+    expect(m.out()).toBe("Hello there!\n".repeat(55));
+    expect(m.err()).not.toContain("HTTP 400");
+  });
+
   it("exit 3 when the service refuses the request, 2 on a usage error, 3 when nothing listens", async () => {
     const refused = memoryIo();
     expect(await main(["chat", "hi", "--url", served.url, "--wallet", "0x12"], refused.io)).toBe(
