@@ -96,11 +96,13 @@ export async function sendTurn(
     let text = "";
     const updates = new Map<string, PaymentUpdate>();
     let finish: FinishPayload | undefined;
+    let streaming = false;
     try {
       const turn = await session.client.chat(body, {
         framing: session.framing,
         ...(signal ? { signal } : {}),
       });
+      streaming = true;
       for await (const event of turn) {
         session.display.event(event);
         if (event.type === "text") text += event.text;
@@ -108,7 +110,7 @@ export async function sendTurn(
         else if (event.type === "finish") finish = event.finish;
       }
     } catch (error) {
-      const outcome = failure(session, error);
+      const outcome = streaming ? brokeOff(session, error, updates) : failure(session, error);
       session.display.close();
       return { ...outcome, finish, messages: withAssistantText(conversation, text) };
     }
@@ -135,6 +137,32 @@ export async function sendTurn(
     body = resumeBody(body, text, answer);
   }
 }
+
+/**
+ * The stream ended without its `d:` line (the service went away, the connection dropped): exit 1,
+ * and a payment it left under way is named with what to do, since it may have gone through.
+ */
+function brokeOff(
+  session: Session,
+  error: unknown,
+  updates: Map<string, PaymentUpdate>,
+): { exitCode: number } {
+  if (error instanceof Interrupted || (error instanceof Error && error.name === "AbortError"))
+    return failure(session, error);
+  const { display } = session;
+  display.alert(`✗ the stream broke off: ${error instanceof Error ? error.message : String(error)}`);
+  for (const update of updates.values()) {
+    if (!UNDER_WAY.has(update.status)) continue;
+    display.alert(
+      `  payment ${update.paymentId} was ${update.status}: it may have gone through. Do not pay again; ` +
+        "`chat payments` shows its outcome once the service is back.",
+    );
+  }
+  return { exitCode: EXIT.error };
+}
+
+/** Statuses of a payment that may still move money (an answer that pays nothing more is final). */
+const UNDER_WAY = new Set(["reserved", "signed", "submitted", "unknown"]);
 
 function failure(session: Session, error: unknown): { exitCode: number } {
   const { display } = session;

@@ -1,4 +1,6 @@
 import { writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCliArgs } from "../../src/cli/args.js";
@@ -9,6 +11,7 @@ import { colorFor, paymentLine, Renderer } from "../../src/cli/render.js";
 import { Interrupted, JsonDisplay, sendTurn } from "../../src/cli/session.js";
 import { ChatClient, type PaymentUpdate } from "../../src/client/index.js";
 import { FINISH_REASONS } from "../../src/errors/index.js";
+import { encodeLine } from "../../src/protocol/index.js";
 import { buildService, scratchDir, singleModelRegistry, textModel } from "../helpers.js";
 import { memoryIo, type Served, serve } from "./support.js";
 
@@ -371,6 +374,53 @@ describe("main() against the real service", () => {
     const down = memoryIo();
     expect(await main(["chat", "hi", "--url", "http://127.0.0.1:9"], down.io)).toBe(EXIT.refused);
     expect(down.err()).toContain("cannot reach http://127.0.0.1:9");
+  });
+});
+
+/*
+ * Found by a black-box run: a service killed while a payment settled read "cannot reach" (exit 3,
+ * "refused before the stream"), with no word of the payment that may have gone through.
+ */
+async function listenOn(server: Server): Promise<{ url: string; close: () => Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe("a stream that breaks off mid-payment", () => {
+  it("exits 1, says the stream broke off, and names the payment that may have gone through", async () => {
+    const submitted = encodeLine({
+      type: "payment",
+      payment: {
+        paymentId: "pay_cut",
+        status: "submitted",
+        service: { url: "https://weather.example/" },
+        amount: { atomic: "10000", usd: "0.01" },
+        network: "eip155:31337",
+      },
+    });
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", "X-Chat-Protocol": "1" });
+      res.write(`${encodeLine({ type: "text", text: "Paying now." })}${submitted}`, () => {
+        setTimeout(() => res.socket?.destroy(), 20);
+      });
+    });
+    const { url, close } = await listenOn(server);
+    try {
+      const m = memoryIo();
+      expect(await main(["chat", "weather", "--url", url], m.io)).toBe(EXIT.error);
+      expect(m.err()).toContain("the stream broke off");
+      expect(m.err()).toContain("payment pay_cut was submitted: it may have gone through");
+      expect(m.err()).not.toContain("cannot reach");
+    } finally {
+      await close();
+    }
   });
 });
 
