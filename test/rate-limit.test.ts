@@ -12,7 +12,10 @@ const EVM_B = "0x8617E340B3D01FA5F11F306F4090FD50E238070D";
 describe("rate limiting over HTTP", () => {
   it("answers 429 with Retry-After: 50 and problem+json, before any model call", async () => {
     const model = textModel(["ok"]);
-    const { app } = buildService({ RATE_LIMIT_POINTS: "2" }, { models: singleModelRegistry(model) });
+    const { app } = buildService(
+      { RATE_LIMIT_POINTS: "3", RATE_LIMIT_ANONYMOUS_POINTS: "2" },
+      { models: singleModelRegistry(model) },
+    );
     for (let i = 0; i < 2; i++) {
       const ok = await app.request("/api/chat", chatRequest({ ...USER_HI, walletAddress: EVM_A }));
       expect(ok.status).toBe(200);
@@ -30,6 +33,23 @@ describe("rate limiting over HTTP", () => {
     const other = await app.request("/api/chat", chatRequest({ ...USER_HI, walletAddress: EVM_B }));
     expect(other.status).toBe(200);
     await other.text();
+  });
+
+  /*
+   * Found by a black-box run: an anonymous client naming a new wallet on each call was never
+   * limited (each wallet had its own quota). Together, an IP's wallet-keyed requests now count
+   * against one identified caller's quota.
+   */
+  it("a new wallet on each anonymous request does not multiply one IP's requests", async () => {
+    const { app } = buildService({ RATE_LIMIT_POINTS: "4", RATE_LIMIT_ANONYMOUS_POINTS: "2" });
+    const seen: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const wallet = `0x${(i + 1).toString(16).padStart(40, "0")}`;
+      const res = await app.request("/api/chat", chatRequest({ ...USER_HI, walletAddress: wallet }));
+      seen.push(res.status);
+      await res.text();
+    }
+    expect(seen).toEqual([200, 200, 200, 200, 429, 429]);
   });
 
   it("keys on the authenticated identity before the wallet", async () => {

@@ -9,10 +9,11 @@ export interface RateLimitDeps {
   clientIp: (c: Context) => string;
 }
 
-/** Whose quota a request counts against, and in which tier. */
+/** Whose quota a request counts against, and in which tier; `also`: other quotas it counts against. */
 interface QuotaKey {
   key: string;
   tier: QuotaTier;
+  also?: { key: string; tier: QuotaTier };
 }
 
 /**
@@ -28,8 +29,12 @@ function limitBy<Reads extends object>(
 ): Middleware<QuotaVars, Reads> {
   return async (c, next) => {
     const vars = c.var as Readonly<Reads>;
-    const { key: callerKey, tier } = key(c, vars);
-    const limited = counts(vars) ? await deps.rateLimiter.consume(callerKey, tier) : { ok: true as const };
+    const { key: callerKey, tier, also } = key(c, vars);
+    let limited: Awaited<ReturnType<RateLimiter["consume"]>> = { ok: true };
+    if (counts(vars)) {
+      limited = await deps.rateLimiter.consume(callerKey, tier);
+      if (limited.ok && also) limited = await deps.rateLimiter.consume(also.key, also.tier);
+    }
     if (!limited.ok) {
       const wait = limited.retryAfterS;
       return problemResponse(
@@ -47,8 +52,9 @@ function limitBy<Reads extends object>(
 /**
  * The quota of a payer's routes (the chat, MCP): keyed on the bearer identity (the identified
  * tier, `RATE_LIMIT_POINTS`), else the wallet, else the IP (both anonymous: a wallet is only
- * named, not proven; `RATE_LIMIT_ANONYMOUS_POINTS`). `counts` picks the requests that count
- * (default: all).
+ * named, not proven; `RATE_LIMIT_ANONYMOUS_POINTS`). A request keyed on a wallet also counts
+ * against its IP's quota of the identified tier, so naming a new wallet each time does not
+ * multiply an IP's requests past one caller's. `counts` picks the requests that count (default: all).
  */
 export function rateLimitPayer<Reads extends PayerVars = PayerVars>(
   deps: RateLimitDeps,
@@ -62,7 +68,8 @@ export function rateLimitPayer<Reads extends PayerVars = PayerVars>(
       if (!wallet) return { key: `ip:${deps.clientIp(c)}`, tier: "anonymous" };
       // EVM addresses are case-insensitive; Solana's base58 is not (two wallets may differ in case only).
       const address = wallet.chain === "evm" ? wallet.address.toLowerCase() : wallet.address;
-      return { key: `wallet:${address}`, tier: "anonymous" };
+      const also = { key: `ip-wallets:${deps.clientIp(c)}`, tier: "identified" as const };
+      return { key: `wallet:${address}`, tier: "anonymous", also };
     },
     counts,
   );
