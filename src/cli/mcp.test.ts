@@ -91,6 +91,54 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     await bridge;
   });
 
+  /*
+   * Found by a black-box run: the service killed while pay_quote settled, the bridge only wrote
+   * "SSE stream disconnected" to stderr and the client waited for its own 60 s timeout.
+   */
+  it("answers a request whose answer stream broke off with an error saying what to check", async () => {
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
+      { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
+    );
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = lines(stdout);
+    const cut = (): Response => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(": working\n\n"));
+          queueMicrotask(() => controller.error(new TypeError("terminated")));
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    };
+    const bridge = runBridge(
+      { endpoint: new URL("http://service.test/mcp"), headers: { Authorization: `Bearer ${TOKEN}` } },
+      {
+        stdin,
+        stdout,
+        stderr: new PassThrough(),
+        fetch: async (url, init) =>
+          String(init?.body).includes("tools/call") ? cut() : app.request(String(url), init),
+      },
+    );
+    const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "d", version: "1" } },
+    });
+    expect((await out.next()).value).toMatchObject({ id: 1, result: {} });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "pay_quote", arguments: {} } });
+    const answer = (await out.next()).value as { id: number; error: { message: string } };
+    expect(answer.id).toBe(2);
+    expect(answer.error.message).toMatch(/broke off before its answer.*get_payment or list_payments/);
+    stdin.end();
+    await bridge;
+  });
+
   it("answers a request the service refused with a JSON-RPC error, not silence", async () => {
     const { app } = buildService(
       { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },

@@ -147,6 +147,49 @@ export function withRevisionHeaders(fetcher: FetchLike): FetchLike {
   };
 }
 
+/** What a request whose answer stream ended without its answer is told (the service went away). */
+const BROKE_OFF =
+  "the connection to the service broke off before its answer (did the service stop?). A payment under way may have gone through: read it with get_payment or list_payments before paying again.";
+
+/**
+ * Calls `unanswered(id)` when the event stream answering JSON-RPC request `id` ends or breaks
+ * without having carried its answer: the SDK's transport then waits forever (it resumes only a
+ * stream that gave event ids). Checked a moment after the end, once the SDK has read the stream.
+ */
+function watchStreams(fetcher: FetchLike, unanswered: (id: string | number) => void): FetchLike {
+  return async (url, init) => {
+    const response = await fetcher(url, init);
+    let id: unknown;
+    try {
+      id = typeof init?.body === "string" ? (JSON.parse(init.body) as { id?: unknown }).id : undefined;
+    } catch {}
+    const sse = response.headers.get("content-type")?.includes("text/event-stream");
+    if ((typeof id !== "string" && typeof id !== "number") || !sse || !response.body) return response;
+    const reader = response.body.getReader();
+    const ended = () => setTimeout(() => unanswered(id), 250).unref();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            ended();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          ended();
+          controller.error(error);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
 export interface BridgeIo {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
@@ -157,9 +200,19 @@ export interface BridgeIo {
 /** Forward messages both ways until stdin ends; resolves then. */
 export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<void> {
   const local = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
+  // Requests sent on and not yet answered; one whose answer stream broke off gets an error.
+  const pending = new Map<string | number, JSONRPCMessage>();
+  const unanswered = (id: string | number) => {
+    const message = pending.get(id);
+    if (!message || !pending.delete(id)) return;
+    io.stderr.write(`x402-chat-agent mcp: ${BROKE_OFF}\n`);
+    const answer = failed(message, BROKE_OFF);
+    if (answer) local.send(answer).catch(() => {});
+  };
+  const fetcher = withRevisionHeaders(io.fetch ?? ((url, init) => fetch(url, init)));
   const remote = new StreamableHTTPClientTransport(options.endpoint, {
     requestInit: { headers: options.headers },
-    fetch: withRevisionHeaders(io.fetch ?? ((url, init) => fetch(url, init))),
+    fetch: watchStreams(fetcher, unanswered),
   });
   const initializeIds = new Set<string | number>();
   const done = new Promise<void>((resolve) => {
@@ -171,6 +224,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   remote.onerror = (error) =>
     io.stderr.write(`x402-chat-agent mcp: ${describeSendError(error, options.endpoint)}\n`);
   remote.onmessage = (message) => {
+    if ("id" in message && !("method" in message)) pending.delete(message.id as string | number);
     // The protocol version the service agreed to goes on every later request (the spec's header).
     if (isJSONRPCResultResponse(message) && initializeIds.delete(message.id)) {
       const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
@@ -180,7 +234,9 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   };
   local.onmessage = (message) => {
     if (isJSONRPCRequest(message) && message.method === "initialize") initializeIds.add(message.id);
+    if (isJSONRPCRequest(message)) pending.set(message.id, message);
     remote.send(message).catch((error: unknown) => {
+      if (isJSONRPCRequest(message)) pending.delete(message.id);
       const text = describeSendError(error, options.endpoint);
       io.stderr.write(`x402-chat-agent mcp: ${text}\n`);
       const answer = failed(message, text);
