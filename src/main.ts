@@ -34,12 +34,14 @@ function onSignal(signal: string): void {
 }
 
 /**
- * Launched by a wrapper that does not pass signals on (npm runs `sh -c`, and a SIGTERM to npm kills
- * npm and sh only): when the launcher is gone, stop as if signalled rather than run orphaned.
+ * Launched by npm, which does not pass signals on (it runs `sh -c`, and a SIGTERM to npm kills npm
+ * and sh only): when the launcher is gone, stop as if signalled rather than run orphaned. Started
+ * by Node directly (a container, a service manager, `setsid node ... &` from a script that then
+ * exits), the parent is not watched: leaving it is not a reason to stop.
  */
 function watchLauncher(): void {
   const launcher = process.ppid;
-  if (launcher <= 1) return;
+  if (launcher <= 1 || process.env.npm_lifecycle_event === undefined) return;
   const timer = setInterval(() => {
     if (process.ppid !== launcher) onSignal("launcher exited");
   }, 1000);
