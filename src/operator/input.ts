@@ -64,9 +64,22 @@ function scopesOf(fields: FieldError[], value: unknown): KeyScope[] {
 }
 
 /** A key record from the operator's input, or 400 `invalid_request` naming each bad field. */
+const KEY_FIELDS = new Set([
+  "name",
+  "expiresIn",
+  "scopes",
+  "wallets",
+  "perTransaction",
+  "perRequest",
+  "daily",
+]);
+
 export function keyFromInput(input: unknown, tokenHash: string, by: string, now: Date): KeyRecord {
   const body = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
   const fields: FieldError[] = [];
+  // An unknown field (a misspelt cap, `isAdmin`) is refused, never silently dropped.
+  for (const unknown of Object.keys(body).filter((k) => !KEY_FIELDS.has(k)))
+    field(fields, unknown.slice(0, 64), "not a field of a key");
   const name = typeof body.name === "string" ? body.name : "";
   if (!KEY_NAME.test(name)) field(fields, "name", "1-64 letters, digits, '.', '_' or '-'");
   let expiresAt: Date | null = null;

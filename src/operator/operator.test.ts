@@ -143,6 +143,9 @@ describe("the control plane and each instance's copy", () => {
       "scopes",
       "wallets.0",
     ]);
+    // An unknown field is named too, not dropped (found by a black-box run: `isAdmin: true` was 201).
+    const extra = await refusal(plane.createKey({ name: "ci2", isAdmin: true, dayly: "5" }, "t"));
+    expect(extra.fields?.map((f) => f.path).sort()).toEqual(["dayly", "isAdmin"]);
   });
 
   it("refuses caps the store cannot keep and pause reasons a terminal would act on (400, not 500)", async () => {
