@@ -139,6 +139,26 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     await bridge;
   });
 
+  it("answers a line that is not one JSON-RPC message with an error, id null, on stdout", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = lines(stdout);
+    const bridge = runBridge(
+      { endpoint: new URL("http://service.test/mcp"), headers: {} },
+      { stdin, stdout, stderr: new PassThrough(), fetch: async () => new Response(null, { status: 500 }) },
+    );
+    stdin.write(`not json\nnull\n[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n`);
+    const codes = [];
+    for (let i = 0; i < 3; i++) {
+      const answer = (await out.next()).value as { id: unknown; error: { code: number } };
+      expect(answer.id).toBeNull();
+      codes.push(answer.error.code);
+    }
+    expect(codes).toEqual([-32700, -32600, -32600]);
+    stdin.end();
+    await bridge;
+  });
+
   it("answers a request the service refused with a JSON-RPC error, not silence", async () => {
     const { app } = buildService(
       { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },

@@ -220,7 +220,17 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     io.stdin.once("end", resolve);
     io.stdin.once("close", resolve);
   });
-  local.onerror = (error) => io.stderr.write(`x402-chat-agent mcp: ${error.message}\n`);
+  local.onerror = (error) => {
+    io.stderr.write(`x402-chat-agent mcp: ${error.message}\n`);
+    // A line that is not one JSON-RPC message (bad JSON, a batch, null) is answered as JSON-RPC
+    // says, with id null, so a client is not left waiting on stdout.
+    if (error instanceof SyntaxError || error.name === "ZodError") {
+      const code = error instanceof SyntaxError ? -32700 : -32600;
+      const text =
+        code === -32700 ? "Parse error: not JSON" : "Invalid Request: one JSON-RPC message per line";
+      io.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message: text } })}\n`);
+    }
+  };
   remote.onerror = (error) =>
     io.stderr.write(`x402-chat-agent mcp: ${describeSendError(error, options.endpoint)}\n`);
   remote.onmessage = (message) => {
