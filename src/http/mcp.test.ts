@@ -98,7 +98,14 @@ describe("POST /mcp", () => {
     const auth = { Authorization: `Bearer ${TOKEN}` };
     const noSession = await app.request("/mcp", post(auth));
     expect(noSession.status).toBe(400);
-    expect((await noSession.json()).code).toBe("invalid_request");
+    expect(await noSession.json()).toMatchObject({ code: "invalid_request", detail: /Mcp-Session-Id/ });
+    // A malformed initialize is told what is wrong with it, not asked for a session id.
+    for (const params of [undefined, { protocolVersion: "2025-11-25", capabilities: null }]) {
+      const init = { jsonrpc: "2.0", id: 1, method: "initialize", ...(params ? { params } : {}) };
+      const bad = await app.request("/mcp", post(auth, init));
+      expect(bad.status).toBe(400);
+      expect((await bad.json()).detail).toMatch(/initialize is malformed/);
+    }
     const get = await app.request("/mcp", { headers: auth });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");

@@ -111,6 +111,14 @@ export function mcpSessionOf(
   if (era === "modern") return `mcp_${randomUUID()}`;
   const init = messages.find((m) => isInitializeRequest(m));
   if (init) return mintSessionId(init);
+  // An `initialize` the SDK's schema refuses (no params, capabilities null) is not a request
+  // without a session: say what is wrong with it.
+  if (messages.some((m) => (m as { method?: unknown })?.method === "initialize")) {
+    throw new AppError(
+      "invalid_request",
+      "This initialize is malformed: it needs params with protocolVersion, capabilities (an object) and clientInfo.",
+    );
+  }
   if (!SESSION_ID.test(sentSessionId ?? "")) {
     throw new AppError("invalid_request", "Send the Mcp-Session-Id this server gave at initialize.");
   }
