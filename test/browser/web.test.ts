@@ -33,7 +33,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { toViemTypedData } from "../../src/client/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance } from "../../src/devnet/testing/index.js";
-import type { WalletRequest } from "../../src/protocol/index.js";
+import { encodeLine, type WalletRequest } from "../../src/protocol/index.js";
 import { closeServer, listen } from "../../src/service.js";
 import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
 import { axeViolations } from "./axe.js";
@@ -460,6 +460,40 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       await ask(page, "Hello");
       await poll(() => page.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe("stop");
       expect(await page.getByTestId("chat-error").count()).toBe(0);
+    });
+
+    /*
+     * Found by a black-box run: the service killed while a payment settled left the card at
+     * "Settling" with nothing saying the payment may have gone through.
+     */
+    it("says a payment may have gone through when the answer stops while it is under way", async () => {
+      await newChat(page);
+      const submitted = encodeLine({
+        type: "payment",
+        payment: {
+          paymentId: "pay_cut",
+          status: "submitted",
+          service: { url: "https://weather.example/" },
+          amount: { atomic: "10000", usd: "0.01" },
+          network: "eip155:31337",
+        },
+      });
+      await page.route("**/api/chat", (route) =>
+        route.fulfill({
+          status: 200,
+          headers: { "Content-Type": "text/plain; charset=utf-8", "X-Chat-Protocol": "1" },
+          body: `${encodeLine({ type: "text", text: "Paying now." })}${submitted}`,
+        }),
+      );
+      try {
+        await ask(page, "What's the weather in Paris?");
+        const note = page.getByTestId("chat-error-payment");
+        await note.waitFor();
+        expect(await note.textContent()).toContain("it may have gone through");
+      } finally {
+        await page.unroute("**/api/chat");
+      }
+      await page.getByTestId("chat-error").getByRole("button", { name: "Dismiss" }).click();
     });
 
     it("refuses to send while a limit cannot be read, naming the field and why, keeping what was typed", async () => {

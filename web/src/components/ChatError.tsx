@@ -14,14 +14,33 @@ interface Props {
  */
 export function ChatError({ error, messages, onDismiss }: Props) {
   if (error === undefined || shownInStream(messages.at(-1), error)) return null;
+  const underWay = paymentsUnderWay(messages.at(-1));
   return (
     <div className="banner-error" role="alert" data-testid="chat-error">
       {describeError(error)}
+      {underWay.length > 0 ? (
+        <span data-testid="chat-error-payment">
+          {" "}
+          A payment was under way when the answer stopped: it may have gone through. Check Payments before
+          asking again.
+        </span>
+      ) : null}
       <button type="button" className="link" onClick={onDismiss}>
         Dismiss
       </button>
     </div>
   );
+}
+
+/** Statuses after which money may still move: a card left at one of them has no outcome yet. */
+const UNDER_WAY = new Set(["reserved", "signed", "submitted", "unknown"]);
+
+/** The payments of the answer whose last `p:` line left them under way. */
+function paymentsUnderWay(last: PaymentUIMessage | undefined): string[] {
+  const status = new Map<string, string>();
+  for (const p of last?.parts ?? [])
+    if (p.type === "data-payment") status.set(p.data.paymentId, p.data.status);
+  return [...status].filter(([, s]) => UNDER_WAY.has(s)).map(([id]) => id);
 }
 
 function shownInStream(last: PaymentUIMessage | undefined, error: Error): boolean {
