@@ -20,6 +20,9 @@ export interface PauseCheck {
   pausedFor(caller: string | undefined): PauseRecord | undefined;
 }
 
+/** How often each instance reads the keys and pauses (docs/deploy.md, "Operating it"). */
+export const OPERATOR_REFRESH_MS = 500;
+
 export interface OperatorCacheOptions {
   intervalMs?: number;
   now?: () => Date;
@@ -77,7 +80,7 @@ export class OperatorCache implements PauseCheck {
     if (this.timer) return;
     this.timer = setInterval(() => {
       this.refresh().catch((error: unknown) => this.options.onError?.(error));
-    }, this.options.intervalMs ?? 500);
+    }, this.options.intervalMs ?? OPERATOR_REFRESH_MS);
     this.timer.unref();
   }
 

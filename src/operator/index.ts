@@ -5,7 +5,13 @@
  * `OperatorCache` is each instance's copy, refreshed every ~500 ms, that auth and the payments'
  * pause check read from memory. src/store implements `OperatorStore`.
  */
-export { type KeyLookup, OperatorCache, type OperatorCacheOptions, type PauseCheck } from "./cache.js";
+export {
+  type KeyLookup,
+  OPERATOR_REFRESH_MS,
+  OperatorCache,
+  type OperatorCacheOptions,
+  type PauseCheck,
+} from "./cache.js";
 export {
   grantOf,
   hashToken,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { AppError } from "../errors/index.js";
 import { MemoryOperatorStore } from "../store/operator.js";
 import {
@@ -8,6 +8,7 @@ import {
   type KeyRecord,
   keyStatus,
   newToken,
+  OPERATOR_REFRESH_MS,
   OperatorCache,
   type OperatorEvent,
   parseDuration,
@@ -238,6 +239,32 @@ describe("the control plane and each instance's copy", () => {
     await plane.revokeKey("ci", "t");
     await other.refresh();
     expect(other.lookup(token).kind).toBe("revoked");
+  });
+
+  /*
+   * Found by a black-box run: a pause answered 200 on one instance while another still signed for
+   * up to half a second. A pause now answers only once every instance's copy has surely read it.
+   */
+  it("a pause answers once another instance's copy holds it", async () => {
+    vi.useFakeTimers();
+    try {
+      const store = new MemoryOperatorStore();
+      const other = new OperatorCache(store, { intervalMs: OPERATOR_REFRESH_MS });
+      other.start();
+      const plane = new ControlPlane({ store, propagationMs: 2 * OPERATOR_REFRESH_MS + 100 });
+      let answered = false;
+      const pausing = plane.pause({ all: true }, "incident", "t").then(() => {
+        answered = true;
+      });
+      await vi.advanceTimersByTimeAsync(2 * OPERATOR_REFRESH_MS);
+      expect(answered).toBe(false);
+      await vi.advanceTimersByTimeAsync(100);
+      await pausing;
+      expect(other.pausedFor(undefined)).toMatchObject({ scope: "all" });
+      other.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a refresh asked for during an older read reads again: a revoke just made is seen", async () => {

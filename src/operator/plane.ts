@@ -62,6 +62,11 @@ export interface ControlPlaneDeps {
   spentToday?: (name: string, now: Date) => Promise<bigint>;
   /** After each change: refresh this instance's cache at once (others refresh on their timer). */
   afterChange?: () => Promise<void>;
+  /**
+   * How long every instance's cache takes to read a change (two of their refresh intervals and a
+   * margin): a pause returns only then, so once it answers no instance signs anew. Default 0.
+   */
+  propagationMs?: number;
   onChange?: (event: OperatorEvent) => void;
   /**
    * The other callers' names (AUTH_TOKENS' identities): a key may not take one, or it would read
@@ -202,6 +207,8 @@ export class ControlPlane {
     const key = "key" in target ? target.key : null;
     await this.deps.store.setPause({ scope, key, reason, by, since: now });
     await this.changed({ kind: "pause.set", at: now, by, scope, reason, ...(key ? { key } : {}) });
+    const wait = this.deps.propagationMs ?? 0;
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     return this.listPauses();
   }
 
