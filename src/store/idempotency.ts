@@ -37,21 +37,25 @@ export class PgIdempotencyStore implements IdempotencyStore {
       ...held,
     };
     return this.db.transaction(async (tx) => {
-      // Concurrent inserts of one key queue on the unique index: exactly one wins.
-      const inserted = await tx
-        .insert(idempotencyKeys)
-        .values(fresh)
-        .onConflictDoNothing({ target: idempotencyKeys.key })
-        .returning({ key: idempotencyKeys.key });
-      if (inserted.length > 0) return { state: "new" as const };
-
-      // The row lock serializes takers: the second reads the lease the first just renewed.
-      const [row] = await tx
-        .select()
-        .from(idempotencyKeys)
-        .where(eq(idempotencyKeys.key, claim.key))
-        .for("update");
-      if (!row) throw new Error("idempotency key vanished while locked");
+      // Concurrent inserts of one key queue on the unique index: exactly one wins. The row that
+      // made an insert conflict may be released (deleted) before it is read: then insert again.
+      let row: typeof idempotencyKeys.$inferSelect | undefined;
+      for (let attempt = 0; !row; attempt++) {
+        const inserted = await tx
+          .insert(idempotencyKeys)
+          .values(fresh)
+          .onConflictDoNothing({ target: idempotencyKeys.key })
+          .returning({ key: idempotencyKeys.key });
+        if (inserted.length > 0) return { state: "new" as const };
+        // The row lock serializes takers: the second reads the lease the first just renewed.
+        [row] = await tx
+          .select()
+          .from(idempotencyKeys)
+          .where(eq(idempotencyKeys.key, claim.key))
+          .for("update");
+        // Claimed and released over and over meanwhile: another attempt is at work (409, retry).
+        if (!row && attempt >= 3) return { state: "in-progress" as const };
+      }
       if (row.expiresAt.getTime() <= claim.now.getTime()) {
         await tx.update(idempotencyKeys).set(fresh).where(eq(idempotencyKeys.key, claim.key));
         return { state: "new" as const };

@@ -129,6 +129,40 @@ if (databaseUrl) {
       await reopened.close();
     });
 
+    /*
+     * Found by a black-box run: a retry whose insert met the key's row, released (deleted) by the
+     * abandoned attempt before the retry could lock it, answered 500 ("vanished while locked").
+     */
+    it("a key released between a claim's insert and its lock is claimed afresh, not a 500", async () => {
+      const store = await openStore({ databaseUrl, schema });
+      const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+      try {
+        const key = `idem_${randomUUID()}`;
+        const base = { wallet: "0xabc", fingerprint: "sha256:body", leaseMs: 10_000 };
+        const now = new Date();
+        expect(await store.idempotency.claimIdempotencyKey({ ...base, key, now, owner: "a" })).toEqual({
+          state: "new",
+        });
+        // The abandoned attempt's release holds the row while the retry's insert meets it.
+        let claiming: Promise<unknown> | undefined;
+        await sql.begin(async (tx) => {
+          await tx.unsafe(`SELECT 1 FROM "${schema}".idempotency_keys WHERE key = $1 FOR UPDATE`, [key]);
+          claiming = store.idempotency.claimIdempotencyKey({ ...base, key, now, owner: "b" });
+          // Until the claim waits on that row's lock (read on the pool's other connection).
+          for (let waiting = 0; waiting === 0; ) {
+            const [row] = await sql`select count(*)::int as n from pg_stat_activity
+              where wait_event_type = 'Lock' and query ilike '%idempotency_keys%for update%'`;
+            waiting = row?.n ?? 0;
+          }
+          await tx.unsafe(`DELETE FROM "${schema}".idempotency_keys WHERE key = $1`, [key]);
+        });
+        expect(await claiming).toEqual({ state: "new" });
+      } finally {
+        await sql.end();
+        await store.close();
+      }
+    });
+
     it("sends the ledger's hot calls as prepared statements, parsed once per connection", async () => {
       // Unprepared, each call with parameters is two round trips (parse and describe, then run).
       const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
