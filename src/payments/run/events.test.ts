@@ -97,6 +97,21 @@ describe("payment events", () => {
     ]);
   });
 
+  /*
+   * Found by a black-box run: 60 of 80 client disconnects read as "service_unavailable" refusals in
+   * the audit trail and the operator's refusals, though every service was up.
+   */
+  it("a call cut short because the client left tells no refusal: the service did not fail", async () => {
+    w = createToyWorld();
+    const left = new AbortController();
+    left.abort();
+    w.service.down = true; // what the cut call looks like from here: no answer
+    const outcome = await w.pipeline.pay(w.request({ signal: left.signal }), { url: w.url });
+    expect(outcome).toMatchObject({ error: { reason: "service_unavailable" } });
+    await w.pipeline.quote(w.request({ signal: left.signal }), { url: w.url });
+    expect(w.events.events).toEqual([]);
+  });
+
   it("a quote admission refuses tells refused_early too (the audit trail lists it)", async () => {
     w = createToyWorld({ price: 3n * USD });
     const request = w.request({ caller: "k" });

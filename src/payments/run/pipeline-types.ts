@@ -131,6 +131,11 @@ export interface Refusal {
 }
 
 /** Refused before any quote: nothing to stream but the error (and the `refused_early` event). */
+/** The service's call failed only because the request ended (the client left, its deadline). */
+export function cutByClient(request: Pick<PaymentRequest, "signal">, reason: string): boolean {
+  return request.signal.aborted && reason === "service_unavailable";
+}
+
 export function refuseEarly(
   events: PaymentEvents | undefined,
   at: Date,
@@ -140,7 +145,9 @@ export function refuseEarly(
 ): PaymentOutcome {
   const code = codeOf(reason);
   request.observer.error(new AppError(code, message, { details }));
-  tell(events, () => refusedEarly(request, at, { reason, message, service }));
+  // A call cut short because the client left is not the service's failure: no refusal is told.
+  if (!cutByClient(request, reason))
+    tell(events, () => refusedEarly(request, at, { reason, message, service }));
   const status = reason === "service_unavailable" || reason === "unreadable_demand" ? "failed" : "refused";
   return { status, error: { code, reason, message, details } };
 }

@@ -27,6 +27,7 @@ import { type DeliveryDeps, deliver } from "./delivery.js";
 import { refusedEarly, type Said, tell } from "./events.js";
 import {
   type Admitted,
+  cutByClient,
   type PaymentRequest,
   type PayOptions,
   type PipelineDeps,
@@ -105,7 +106,6 @@ export class PaymentPipeline {
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
     const serverKey = await this.deps.signers.canSign(wallet, request);
-    // A tab the request names pays what it can, as in `pay` (tab-pay.ts).
     const tab = serverKey ? undefined : await findTab(this.deps.tabs, request);
     const timeLeftMs = request.deadline - request.now();
     const asked = { wallet, limits, timeLeftMs, committed, shownUsd: undefined };
@@ -124,7 +124,8 @@ export class PaymentPipeline {
 
   /** A refused quote is told as a refusal before any payment (the audit trail lists refusals). */
   private told<R extends Said>(request: PaymentRequest, refusal: R, service: string): R {
-    tell(this.deps.events, () => refusedEarly(request, this.now(), { ...refusal, service }));
+    const cut = cutByClient(request, refusal.reason);
+    if (!cut) tell(this.deps.events, () => refusedEarly(request, this.now(), { ...refusal, service }));
     return refusal;
   }
 
@@ -190,7 +191,6 @@ export class PaymentPipeline {
       this.now,
       { onError: this.deps.onError, events: this.deps.events, limits },
     );
-    // From here on the payment runs to its outcome even if the client leaves (its record stays).
     const admitted: Admitted = { run, request, wallet, limits, probed, chosen, balances };
     try {
       if (!admission.ok) {
