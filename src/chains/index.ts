@@ -163,4 +163,4 @@ export type {
   WalletDraft,
   WalletSigningRequest,
 } from "./types.js";
-export { ChainUnreadable, WalletAnswerMismatch, WalletCannotPay } from "./types.js";
+export { ApprovalLapsed, ChainUnreadable, WalletAnswerMismatch, WalletCannotPay } from "./types.js";

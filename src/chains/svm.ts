@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey } from "node:crypto";
 import {
   type Address,
   address,
+  type Blockhash,
   createKeyPairSignerFromBytes,
   createSolanaRpc,
   getBase64EncodedWireTransaction,
@@ -27,7 +28,7 @@ import {
   solanaResolver,
 } from "./svm-landed.js";
 import { svmOwnTransfers } from "./svm-transfers.js";
-import { type ChainFamily, WalletAnswerMismatch } from "./types.js";
+import { ApprovalLapsed, type ChainFamily, WalletAnswerMismatch } from "./types.js";
 
 export { solanaMessageHash } from "./svm-landed.js";
 
@@ -185,6 +186,10 @@ export const svm: ChainFamily<SolanaKey> = {
       async ping(signal) {
         await rpc.getSlot().send({ abortSignal: signal });
       },
+
+      async blockhashValid(blockhash) {
+        return (await rpc.isBlockhashValid(blockhash as Blockhash).send(timeout())).value;
+      },
     };
   },
 
@@ -213,7 +218,7 @@ export const svm: ChainFamily<SolanaKey> = {
 
   // The wallet's transaction must carry exactly the stored message, signed by the wallet's key;
   // only that one signature is taken over into the stored transaction.
-  async completeForWallet(payload, request, answer, wallet) {
+  async completeForWallet(payload, request, answer, wallet, chain) {
     if (request.kind !== "solana-transaction" || !("transaction" in answer)) {
       throw new WalletAnswerMismatch("a Solana payment is approved with the signed transaction");
     }
@@ -238,6 +243,11 @@ export const svm: ChainFamily<SolanaKey> = {
     if (!(await verifySignature(publicKey, signature as SignatureBytes, stored.messageBytes))) {
       throw new WalletAnswerMismatch("the wallet's signature does not verify over the transaction");
     }
+    // Signed within the window shown, but a blockhash can expire sooner (the devnet's lives 12 s):
+    // sent, it would only fail and hold the budget until the chain proves it never landed.
+    const blockhash = solanaBlockhash(new Uint8Array(Buffer.from(request.transaction, "base64")));
+    const valid = chain?.blockhashValid ? await chain.blockhashValid(blockhash).catch(() => true) : true;
+    if (!valid) throw new ApprovalLapsed("the transaction's blockhash has expired on chain");
     const completed = { ...stored, signatures: { ...stored.signatures, [key]: signature } } as Transaction;
     return {
       ...payload,

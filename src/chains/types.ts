@@ -113,6 +113,14 @@ export class WalletCannotPay extends Error {
   }
 }
 
+/**
+ * The wallet signed in time for the window shown, but what it signed can no longer land (Solana: the
+ * transaction's recent blockhash has expired on chain): nothing is sent, the approval has lapsed.
+ */
+export class ApprovalLapsed extends Error {
+  override name = "ApprovalLapsed";
+}
+
 /** The network's RPC did not answer a read a check needs: nothing was decided, try again. */
 export class ChainUnreadable extends Error {
   override name = "ChainUnreadable";
@@ -149,6 +157,8 @@ export interface ChainConnection {
   ping(signal: AbortSignal): Promise<void>;
   /** What approvals read from this chain (EVM); absent where answers are checked offline. */
   wallets?: WalletChecks;
+  /** Solana: whether a transaction carrying this recent blockhash can still land. */
+  blockhashValid?(blockhash: string): Promise<boolean>;
   /**
    * What an `exact` offer's `extra` holds for this asset, read from the chain (EVM: the token's
    * EIP-712 `name` and `version`); absent where the family needs none of its own (tabs use it).

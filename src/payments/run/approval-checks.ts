@@ -1,5 +1,6 @@
 import type { PaymentPayload } from "@x402/core/types";
 import {
+  ApprovalLapsed,
   type Chains,
   ChainUnreadable,
   familyOf,
@@ -94,6 +95,13 @@ export async function completeAnswer(
       throw new AppError("payment_unavailable", `${error.message} Nothing was paid.`, {
         details: { reason: error.reason },
       });
+    }
+    // Too late for the chain, though within the window shown: nothing is sent.
+    if (error instanceof ApprovalLapsed) {
+      throw new AppError(
+        "approval_expired",
+        `The approval came too late for ${networkLabel(record.network)}: ${error.message}. Nothing was paid; ask again.`,
+      );
     }
     // The chain did not answer: no verdict either way, the payment keeps waiting.
     if (error instanceof ChainUnreadable) {
