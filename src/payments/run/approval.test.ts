@@ -84,7 +84,12 @@ describe("approval in the user's wallet", () => {
         pausedFor: () => (paused ? { scope: "all", key: null, reason: "incident 9" } : undefined),
       },
     });
+    // While paused the wallet is not asked to sign what would be refused once signed.
+    const refused = await w.pipeline.pay(w.request({ wallet: w.user }), { url: w.url });
+    expect(refused).toMatchObject({ status: "refused", error: { reason: "payments_paused" } });
+    paused = false;
     const asked = await ask();
+    paused = true;
     const error = await resume(signed(asked)).then(
       () => undefined,
       (e: unknown) => e,

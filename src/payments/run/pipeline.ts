@@ -52,9 +52,9 @@ export type {
 } from "./pipeline-types.js";
 
 /**
- * The payment pipeline, in code, for every payment (docs/payments.md): probe -> admit -> reserve
- * -> sign -> submit -> settle -> record. A {@link PaymentRun} owns each payment from its quote on.
- * The model can ask for a payment; only this code decides whether one happens.
+ * The payment pipeline, in code, for every payment (docs/payments.md): probe -> admit -> reserve ->
+ * sign -> submit -> settle -> record; a {@link PaymentRun} owns each payment from its quote on. The
+ * model can ask for a payment; only this code decides whether one happens.
  */
 export class PaymentPipeline {
   /** The clock every payment step reads. */
@@ -109,13 +109,8 @@ export class PaymentPipeline {
     const tab = serverKey ? undefined : await findTab(this.deps.tabs, request);
     const timeLeftMs = request.deadline - request.now();
     const asked = { wallet, limits, timeLeftMs, committed, shownUsd: undefined };
-    const { admission } = admitWith(
-      demand.offers,
-      asked,
-      this.deps.config,
-      serverKey,
-      tab?.ok ? tab.pass : undefined,
-    );
+    const pass = tab?.ok ? tab.pass : undefined;
+    const { admission } = admitWith(demand.offers, asked, this.deps.config, serverKey, pass);
     if (!admission.ok) this.told(request, admission, payee.url);
     // The payment would be signed by whoever admission names: the same answer `pay` acts on.
     const needsApproval = admission.ok ? { needsApproval: admission.payer.by === "wallet" } : {};
@@ -201,7 +196,8 @@ export class PaymentPipeline {
       // Admission named who signs: a server key (only when one was found), or the user's wallet.
       if (viaTab) return await this.execute(admitted, viaTab.signer, viaTab);
       if (admission.payer.by === "server" && key.signer) return await this.execute(admitted, key.signer);
-      return await this.askApproval(admitted);
+      // Paused, the user is not asked to sign what would be refused once signed.
+      return (await this.refuseIfPaused(admitted)) ?? (await this.askApproval(admitted));
     } catch (error) {
       if (error instanceof DuplicatePaymentError) return run.heldElsewhere(); // a quote id paid elsewhere
       this.deps.onError?.(error, "payment");
@@ -233,12 +229,8 @@ export class PaymentPipeline {
       await this.announce(admitted);
       return refuseReserved(run, { ok: false, tab: "short", tabLeftAtomic: tab.left }, tab);
     }
-    // The operator's kill switch, before anything is signed (docs/deploy.md#operating-it).
-    const pause = this.deps.pauses?.pausedFor(request.caller);
-    if (pause) {
-      await this.announce(admitted);
-      return run.refuse("payments_paused", pausedMessage(pause), { pause: pause.scope });
-    }
+    const paused = await this.refuseIfPaused(admitted);
+    if (paused) return paused;
     // Sign in memory while the balance is read; the signature leaves only after the reservation
     // and the intent are one durable write (a refused one is dropped unseen).
     const [signed, balance] = await Promise.all([
@@ -270,6 +262,14 @@ export class PaymentPipeline {
     const outcome = await deliver(this.delivery, run, probed.payee, signed.headers);
     if (outcome.status !== "paid" || outcome.error) balances.unsure(offer);
     return outcome;
+  }
+
+  /** The operator's kill switch, before anything is signed or asked (docs/deploy.md#operating-it). */
+  private async refuseIfPaused(admitted: Admitted): Promise<PaymentOutcome | undefined> {
+    const pause = this.deps.pauses?.pausedFor(admitted.request.caller);
+    if (!pause) return undefined;
+    await this.announce(admitted);
+    return admitted.run.refuse("payments_paused", pausedMessage(pause), { pause: pause.scope });
   }
 
   /** Stop before signing and ask the user's wallet (ask-wallet.ts). */
