@@ -17,6 +17,7 @@ import {
 } from "../client/index.js";
 import { utcClock } from "../protocol/clock.js";
 import { networkLabel } from "../protocol/networks.js";
+import { isUnresolved } from "../protocol/status.js";
 import { EXIT, exitCodeFor } from "./exit.js";
 import { canSign, type LocalKey, signWith } from "./keys.js";
 
@@ -152,7 +153,7 @@ function brokeOff(
   const { display } = session;
   display.alert(`✗ the stream broke off: ${error instanceof Error ? error.message : String(error)}`);
   for (const update of updates.values()) {
-    if (!UNDER_WAY.has(update.status)) continue;
+    if (!isUnresolved(update.status)) continue;
     display.alert(
       `  payment ${update.paymentId} was ${update.status}: it may have gone through. Do not pay again; ` +
         "`chat payments` shows its outcome once the service is back.",
@@ -160,9 +161,6 @@ function brokeOff(
   }
   return { exitCode: EXIT.error };
 }
-
-/** Statuses of a payment that may still move money (an answer that pays nothing more is final). */
-const UNDER_WAY = new Set(["reserved", "signed", "submitted", "unknown"]);
 
 function failure(session: Session, error: unknown): { exitCode: number } {
   const { display } = session;

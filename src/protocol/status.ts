@@ -64,6 +64,14 @@ export function isFinal(status: PaymentStatus): boolean {
 }
 
 /**
+ * Whether the outcome is still open: committed but not final (`reserved`, `signed`, `submitted`,
+ * `unknown`). Money may still move; such a payment is resolved from the chain, never paid again.
+ */
+export function isUnresolved(status: PaymentStatus): boolean {
+  return isCommitted(status) && !isFinal(status);
+}
+
+/**
  * The steps a payment's intent records at once (docs/payments.md#the-ledger): a row reserved with
  * its authorization, or approved in the wallet, is born `submitted` with this history.
  */

@@ -1,4 +1,4 @@
-import { isCommitted, isFinal, LEDGER_STATUSES, type LedgerStatus } from "../../protocol/status.js";
+import { isCommitted, isUnresolved, LEDGER_STATUSES, type LedgerStatus } from "../../protocol/status.js";
 import type { PaymentStatus } from "../../protocol/stream.js";
 
 /**
@@ -11,7 +11,13 @@ import type { PaymentStatus } from "../../protocol/stream.js";
  * What each status means (budget, final, in flight) is src/protocol/status.ts, `PAYMENT_STATUS`,
  * shared with the clients; these names are re-exported for the payment code.
  */
-export { isCommitted, isFinal, LEDGER_STATUSES, type LedgerStatus } from "../../protocol/status.js";
+export {
+  isCommitted,
+  isFinal,
+  isUnresolved,
+  LEDGER_STATUSES,
+  type LedgerStatus,
+} from "../../protocol/status.js";
 
 const TRANSITIONS: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
   // A quote is streamed before any row exists: it is refused, failed before anything was signed
@@ -68,11 +74,6 @@ export const COMMITTED_STATUSES = LEDGER_STATUSES.filter(isCommitted);
 
 /** Rows whose outcome is still open: committed but not final. The reconciler resolves them. */
 export const UNRESOLVED_STATUSES = LEDGER_STATUSES.filter(isUnresolved);
-
-/** Whether a row's outcome is still open (the reconciler resolves it; never paid again). */
-export function isUnresolved(status: PaymentStatus): boolean {
-  return isCommitted(status) && !isFinal(status);
-}
 
 /** Whether the status is one a ledger row may hold. */
 export function isLedgerStatus(status: string): status is LedgerStatus {

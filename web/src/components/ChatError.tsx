@@ -1,3 +1,5 @@
+import { isUnresolved } from "../../../src/protocol/status.js";
+import type { PaymentStatus } from "../../../src/protocol/stream.js";
 import { paymentToolStates } from "../chat/approvals.js";
 import { describeError } from "../chat/transport.js";
 import type { PaymentUIMessage } from "../chat/types.js";
@@ -32,15 +34,12 @@ export function ChatError({ error, messages, onDismiss }: Props) {
   );
 }
 
-/** Statuses after which money may still move: a card left at one of them has no outcome yet. */
-const UNDER_WAY = new Set(["reserved", "signed", "submitted", "unknown"]);
-
-/** The payments of the answer whose last `p:` line left them under way. */
+/** The payments of the answer whose last `p:` line left them unresolved: money may still move. */
 function paymentsUnderWay(last: PaymentUIMessage | undefined): string[] {
-  const status = new Map<string, string>();
+  const status = new Map<string, PaymentStatus>();
   for (const p of last?.parts ?? [])
     if (p.type === "data-payment") status.set(p.data.paymentId, p.data.status);
-  return [...status].filter(([, s]) => UNDER_WAY.has(s)).map(([id]) => id);
+  return [...status].filter(([, s]) => isUnresolved(s)).map(([id]) => id);
 }
 
 function shownInStream(last: PaymentUIMessage | undefined, error: Error): boolean {
