@@ -69,16 +69,18 @@ function unfinished(events: StreamEvent[]): boolean {
 }
 
 /**
- * Keep an attempt's outcome for replay, unless one of its payments had no outcome yet (its record
- * is the ledger's): the claim is then held until the background work ends (a retry hears it is in
- * progress) and let lapse, so the next attempt rebuilds from the ledger, as after a crash.
+ * Keep an attempt's outcome for replay, unless it is not one yet: a payment had no outcome (its
+ * record is the ledger's), or the client left while a tool ran (`leftEarly`: it may yet pay). The
+ * claim is then held until the background work ends (a retry hears it is in progress) and let
+ * lapse, so the next attempt rebuilds from the ledger, as after a crash (or runs, if nothing paid).
  */
 async function keepOutcome(
   held: HeldClaim,
   events: StreamEvent[],
   background: Promise<unknown> | undefined,
+  leftEarly = false,
 ): Promise<void> {
-  if (!unfinished(events)) return held.complete({ events });
+  if (!leftEarly && !unfinished(events)) return held.complete({ events });
   await background;
   await held.lapse();
 }
@@ -100,17 +102,12 @@ export async function handleChat(c: VarsContext<ChatRouteVars>, deps: ChatRouteD
         : {}),
     });
   }
-  // Abandoned before any payment line: forgotten, so a retry runs; but a tool still running may yet
-  // pay (pay streams nothing before its probe and admission), so then the key is held until it
-  // ends and let lapse: the retry answers from the ledger, or runs afresh if nothing was reserved.
-  // Any other outcome is kept and replayed.
+  // Abandoned before any payment line with nothing left running: forgotten, so a retry runs. A tool
+  // still running may yet pay (pay streams nothing before its probe and admission): keepOutcome.
   const record: RecordOutcome | undefined = held
-    ? async (events, clientLeft, background) => {
-        if (!clientLeft || events.some((e) => e.type === "payment"))
-          return keepOutcome(held, events, background);
-        if (!background) return held.release();
-        await background;
-        await held.lapse();
+    ? (events, clientLeft, background) => {
+        const leftEarly = clientLeft && !events.some((e) => e.type === "payment");
+        return leftEarly && !background ? held.release() : keepOutcome(held, events, background, leftEarly);
       }
     : undefined;
   return startTurn(deps, request, mode, {
