@@ -7,7 +7,13 @@ import { onTestFinished } from "vitest";
 import { type Config, loadConfig } from "../src/config/index.js";
 import { silentLogger } from "../src/log/index.js";
 import type { ModelRegistry } from "../src/models/index.js";
-import { decodeStream, MODEL_ALIASES, type ModelAlias, type StreamEvent } from "../src/protocol/index.js";
+import {
+  decodeStream,
+  encodeLine,
+  MODEL_ALIASES,
+  type ModelAlias,
+  type StreamEvent,
+} from "../src/protocol/index.js";
 import { createService, type ServiceOverrides } from "../src/service.js";
 
 /** Config as on a fresh clone, with environment overrides (strings, as env vars are). */
@@ -120,4 +126,22 @@ export function processAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * The body of an answer that stops mid-payment (the service went away): a text line and payment
+ * `pay_cut` at `submitted`, then nothing, no `d:` line.
+ */
+export function answerCutMidPayment(): string {
+  const submitted: StreamEvent = {
+    type: "payment",
+    payment: {
+      paymentId: "pay_cut",
+      status: "submitted",
+      service: { url: "https://weather.example/" },
+      amount: { atomic: "10000", usd: "0.01" },
+      network: "eip155:31337",
+    },
+  };
+  return `${encodeLine({ type: "text", text: "Paying now." })}${encodeLine(submitted)}`;
 }

@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { buildService } from "../../test/helpers.js";
 import { FakeFace } from "../mcp/testing/fake-face.js";
-import { parseMcpArgs, runBridge } from "./mcp.js";
+import { type BridgeIo, parseMcpArgs, runBridge } from "./mcp.js";
 
 /** The stdio bridge, message for message, against the app (`app.request`, no socket, no process). */
 const TOKEN = "token-for-alice-0123456789";
@@ -28,6 +28,18 @@ function lines(stream: PassThrough): AsyncIterator<Record<string, unknown>> {
       return m ? Promise.resolve({ value: m, done: false }) : new Promise((resolve) => waiters.push(resolve));
     },
   };
+}
+
+/** The bridge to `http://service.test/mcp` through `fetch`, with its stdin and its stdout's messages. */
+function bridgeTo(fetch: BridgeIo["fetch"], headers: Record<string, string> = {}) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const out = lines(stdout);
+  const bridge = runBridge(
+    { endpoint: new URL("http://service.test/mcp"), headers },
+    { stdin, stdout, stderr: new PassThrough(), ...(fetch ? { fetch } : {}) },
+  );
+  return { stdin, out, bridge };
 }
 
 describe("x402-chat-agent mcp (the stdio bridge)", () => {
@@ -56,21 +68,10 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
       { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
       { mcp: { face, approvalUrl: (id) => `https://pay.example/approve/${id}` } },
     );
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const out = lines(stdout);
-    const bridge = runBridge(
-      {
-        endpoint: new URL("http://service.test/mcp"),
-        headers: { Authorization: `Bearer ${TOKEN}`, "X-Wallet-Address": WALLET },
-      },
-      {
-        stdin,
-        stdout,
-        stderr: new PassThrough(),
-        fetch: async (url, init) => app.request(String(url), init),
-      },
-    );
+    const { stdin, out, bridge } = bridgeTo(async (url, init) => app.request(String(url), init), {
+      Authorization: `Bearer ${TOKEN}`,
+      "X-Wallet-Address": WALLET,
+    });
     const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
     send({
       jsonrpc: "2.0",
@@ -100,9 +101,6 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
       { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
       { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
     );
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const out = lines(stdout);
     const cut = (): Response => {
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
@@ -112,15 +110,10 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
       });
       return new Response(body, { headers: { "content-type": "text/event-stream" } });
     };
-    const bridge = runBridge(
-      { endpoint: new URL("http://service.test/mcp"), headers: { Authorization: `Bearer ${TOKEN}` } },
-      {
-        stdin,
-        stdout,
-        stderr: new PassThrough(),
-        fetch: async (url, init) =>
-          String(init?.body).includes("tools/call") ? cut() : app.request(String(url), init),
-      },
+    const { stdin, out, bridge } = bridgeTo(
+      async (url, init) =>
+        String(init?.body).includes("tools/call") ? cut() : app.request(String(url), init),
+      { Authorization: `Bearer ${TOKEN}` },
     );
     const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
     send({
@@ -140,13 +133,7 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
   });
 
   it("answers a line that is not one JSON-RPC message with an error, id null, on stdout", async () => {
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const out = lines(stdout);
-    const bridge = runBridge(
-      { endpoint: new URL("http://service.test/mcp"), headers: {} },
-      { stdin, stdout, stderr: new PassThrough(), fetch: async () => new Response(null, { status: 500 }) },
-    );
+    const { stdin, out, bridge } = bridgeTo(async () => new Response(null, { status: 500 }));
     stdin.write(`not json\nnull\n[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n`);
     const codes = [];
     for (let i = 0; i < 3; i++) {
@@ -164,18 +151,7 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
       { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
       { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
     );
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const out = lines(stdout);
-    const bridge = runBridge(
-      { endpoint: new URL("http://service.test/mcp"), headers: {} },
-      {
-        stdin,
-        stdout,
-        stderr: new PassThrough(),
-        fetch: async (url, init) => app.request(String(url), init),
-      },
-    );
+    const { stdin, out, bridge } = bridgeTo(async (url, init) => app.request(String(url), init));
     stdin.write(
       `${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "d", version: "1" } } })}\n`,
     );
@@ -227,18 +203,9 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
       { AUTH_TOKENS: `alice=${TOKEN}` },
       { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
     );
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const out = lines(stdout);
-    const bridge = runBridge(
-      { endpoint: new URL("http://service.test/mcp"), headers: { Authorization: `Bearer ${TOKEN}` } },
-      {
-        stdin,
-        stdout,
-        stderr: new PassThrough(),
-        fetch: async (url, init) => app.request(String(url), init),
-      },
-    );
+    const { stdin, out, bridge } = bridgeTo(async (url, init) => app.request(String(url), init), {
+      Authorization: `Bearer ${TOKEN}`,
+    });
     const _meta = {
       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
       "io.modelcontextprotocol/clientCapabilities": {},

@@ -33,8 +33,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { toViemTypedData } from "../../src/client/index.js";
 import type { Devnet } from "../../src/devnet/index.js";
 import { evmUsdcBalance } from "../../src/devnet/testing/index.js";
-import { encodeLine, type WalletRequest } from "../../src/protocol/index.js";
+import type { WalletRequest } from "../../src/protocol/index.js";
 import { closeServer, listen } from "../../src/service.js";
+import { answerCutMidPayment } from "../helpers.js";
 import { type Booted, boot, startTestDevnet } from "../payments/harness.js";
 import { axeViolations } from "./axe.js";
 
@@ -468,21 +469,11 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
      */
     it("says a payment may have gone through when the answer stops while it is under way", async () => {
       await newChat(page);
-      const submitted = encodeLine({
-        type: "payment",
-        payment: {
-          paymentId: "pay_cut",
-          status: "submitted",
-          service: { url: "https://weather.example/" },
-          amount: { atomic: "10000", usd: "0.01" },
-          network: "eip155:31337",
-        },
-      });
       await page.route("**/api/chat", (route) =>
         route.fulfill({
           status: 200,
           headers: { "Content-Type": "text/plain; charset=utf-8", "X-Chat-Protocol": "1" },
-          body: `${encodeLine({ type: "text", text: "Paying now." })}${submitted}`,
+          body: answerCutMidPayment(),
         }),
       );
       try {

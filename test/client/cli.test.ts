@@ -11,8 +11,7 @@ import { colorFor, paymentLine, Renderer } from "../../src/cli/render.js";
 import { Interrupted, JsonDisplay, sendTurn } from "../../src/cli/session.js";
 import { ChatClient, type PaymentUpdate } from "../../src/client/index.js";
 import { FINISH_REASONS } from "../../src/errors/index.js";
-import { encodeLine } from "../../src/protocol/index.js";
-import { buildService, scratchDir, singleModelRegistry, textModel } from "../helpers.js";
+import { answerCutMidPayment, buildService, scratchDir, singleModelRegistry, textModel } from "../helpers.js";
 import { memoryIo, type Served, serve } from "./support.js";
 
 const money = (usd: string) => ({ atomic: String(Math.round(Number(usd) * 1e6)), usd });
@@ -395,19 +394,9 @@ async function listenOn(server: Server): Promise<{ url: string; close: () => Pro
 
 describe("a stream that breaks off mid-payment", () => {
   it("exits 1, says the stream broke off, and names the payment that may have gone through", async () => {
-    const submitted = encodeLine({
-      type: "payment",
-      payment: {
-        paymentId: "pay_cut",
-        status: "submitted",
-        service: { url: "https://weather.example/" },
-        amount: { atomic: "10000", usd: "0.01" },
-        network: "eip155:31337",
-      },
-    });
     const server = createServer((_req, res) => {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", "X-Chat-Protocol": "1" });
-      res.write(`${encodeLine({ type: "text", text: "Paying now." })}${submitted}`, () => {
+      res.write(answerCutMidPayment(), () => {
         setTimeout(() => res.socket?.destroy(), 20);
       });
     });
