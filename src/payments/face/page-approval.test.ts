@@ -111,6 +111,52 @@ describe("the approval page", () => {
     expect(a.paymentId).toBe(b.paymentId);
   });
 
+  it("the loser of a race replays even when it reads before the winner has kept its answer", async () => {
+    const asked = await ask();
+    // The winner's keep waits until the loser has been refused by the desk and read once.
+    let release = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let reached = () => {};
+    const keeping = new Promise<void>((r) => {
+      reached = r;
+    });
+    const slow: MemoryDeliveredData = Object.assign(Object.create(delivered), {
+      keep: async (entry: Parameters<MemoryDeliveredData["keep"]>[0]) => {
+        reached(); // the winner has reserved: its keep comes after the desk's approve
+        await gate;
+        return delivered.keep(entry);
+      },
+    });
+    let pauses = 0;
+    const racing = new PageApprovals({
+      ledger: w.ledger,
+      desk: w.desk,
+      delivered: slow,
+      chains: w.chains,
+      now: w.clock.date,
+      pause: async () => {
+        pauses++;
+        release();
+        await Promise.resolve();
+      },
+    });
+    const go = () => racing.answer({ answer: signed(asked), signal: new AbortController().signal });
+    const winner = go();
+    await keeping;
+    const loser = await go();
+    expect(loser).toMatchObject({ paymentId: asked.paymentId, replayed: true });
+    expect(pauses).toBeGreaterThan(0);
+    expect(await winner).toMatchObject({ status: "settled", replayed: false });
+    expect(w.chain.transactions()).toHaveLength(1);
+    // A different answer still is approval_used at once.
+    const other = { ...signed(asked), signature: `0x${"11".repeat(65)}` as const };
+    expect(await refusedWith(racing.answer({ answer: other, signal: new AbortController().signal }))).toBe(
+      "approval_used",
+    );
+  });
+
   it("an approval URL alone pays nothing: a signature not by the wallet, or over other terms, is refused", async () => {
     const asked = await ask();
     const other = w.chain.sign({

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Chains, parseWallet } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
@@ -60,7 +61,12 @@ export interface PageApprovalDeps {
   chains: Pick<Chains, "connection">;
   now: () => Date;
   onError?: (error: unknown, context?: string) => void;
+  /** Waits between reads of a racing winner's kept answer (default: 25 ms of the real clock). */
+  pause?: (signal: AbortSignal) => Promise<void>;
 }
+
+/** How many times the loser of a race reads for the winner's kept answer (about 2 s at 25 ms). */
+const RACE_READS = 80;
 
 const silent = { update: () => {}, summary: () => {}, error: () => {} };
 
@@ -159,7 +165,7 @@ export class PageApprovals {
         signal: input.signal,
       });
     } catch (error) {
-      const replay = await this.replayOf(error, record.paymentId, hash);
+      const replay = await this.replayOf(error, record.paymentId, hash, input.signal);
       if (replay) return replay;
       throw error;
     }
@@ -187,12 +193,27 @@ export class PageApprovals {
   /**
    * The same answer, sent again while the first was being taken (two clicks, a retried request),
    * lost the race to the first: it replays the payment as it stands rather than `approval_used`.
+   * The winner keeps its answer's hash just after its reservation, so until a hash is kept the
+   * loser reads again for a moment; a different answer's hash, or none by then, is `approval_used`.
    */
-  private async replayOf(error: unknown, paymentId: string, hash: string): Promise<PageOutcome | undefined> {
+  private async replayOf(
+    error: unknown,
+    paymentId: string,
+    hash: string,
+    signal: AbortSignal,
+  ): Promise<PageOutcome | undefined> {
     if (!(error instanceof AppError) || error.code !== "approval_used") return undefined;
-    const kept = await this.deps.delivered.read(paymentId, this.deps.now()).catch(() => undefined);
-    const now = kept?.answerHash === hash ? await this.deps.ledger.get(paymentId) : undefined;
-    return now ? stateOf(now, true) : undefined;
+    const pause = this.deps.pause ?? ((s: AbortSignal) => sleep(25, undefined, { signal: s }));
+    for (let read = 0; read < RACE_READS; read++) {
+      const kept = await this.deps.delivered.read(paymentId, this.deps.now()).catch(() => undefined);
+      if (kept) {
+        const now = kept.answerHash === hash ? await this.deps.ledger.get(paymentId) : undefined;
+        return now ? stateOf(now, true) : undefined;
+      }
+      if (signal.aborted) return undefined;
+      await pause(signal).catch(() => undefined);
+    }
+    return undefined;
   }
 
   /** A failure to keep is reported, never thrown: the payment goes on and is recorded in the ledger. */
