@@ -165,7 +165,8 @@ export function createMetrics(): Metrics {
       Object.assign(sources, more);
     },
     contentType: registry.contentType,
-    render: () => registry.metrics(),
+    // prom-client writes NaN as `Nan`; the exposition formats spell it `NaN`.
+    render: async () => (await registry.metrics()).replace(/ Nan$/gm, " NaN"),
   };
 }
 

@@ -241,6 +241,7 @@ describe("metrics", () => {
     text = await metrics.render();
     expect(sample(text, "x402_open_turns")).toBe(0);
     expect(sample(text, "x402_unclear_payments")).toBeNaN();
+    expect(text).toMatch(/^x402_unclear_payments NaN$/m); // as the exposition formats spell it
   });
 
   it("timedLedger times the ledger's writes, not its reads, and keeps their results and errors", async () => {
