@@ -70,6 +70,8 @@ describe("payment tools", () => {
     ]);
     expect(a).toMatchObject({ status: "paid" });
     expect(b).toEqual(a);
+    // A fragment is never sent: with one, it is still the same call.
+    expect(await t.call(TOOL_NAMES.pay, { url: `${w.url}#again` })).toEqual(a);
     expect(w.chain.transactions()).toHaveLength(1);
     // Another turn is another request: it pays again.
     expect(await turn().call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({ status: "paid" });
@@ -85,6 +87,10 @@ describe("payment tools", () => {
     });
     w.service.offer.price = 20_000n;
     expect(await t.call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({
+      status: "refused",
+      error: { code: "price_changed" },
+    });
+    expect(await t.call(TOOL_NAMES.pay, { url: `${w.url}#again`, maxUsd: "1000" })).toMatchObject({
       status: "refused",
       error: { code: "price_changed" },
     });

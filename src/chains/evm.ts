@@ -89,6 +89,11 @@ export const evm: ChainFamily<EvmKey> = {
     return { ok: true, address: getAddress(input.toLowerCase()) };
   },
 
+  payeeProblem(payTo) {
+    const parsed = this.parseAddress(payTo);
+    return parsed?.ok ? undefined : (parsed?.reason ?? "an EVM address is 0x followed by 40 hex digits");
+  },
+
   canonicalAsset: (asset) => asset.toLowerCase(),
   samePayee: sameAddress,
 

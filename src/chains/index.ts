@@ -54,6 +54,11 @@ export function sameAsset(network: string, a: string, b: string): boolean {
   return assetKey(network, a) === assetKey(network, b);
 }
 
+/** Why `payTo` cannot be paid on `network` (chain-families' `payeeProblem`); undefined when it can or the family is unknown. */
+export function payeeProblem(network: string, payTo: string): string | undefined {
+  return familyOf(network)?.payeeProblem(payTo);
+}
+
 /** Whether two payees on `network` are the same account, as its family compares them (exact when unknown). */
 export function samePayee(network: string, a: string, b: string): boolean {
   const family = familyOf(network);

@@ -121,6 +121,12 @@ export const svm: ChainFamily<SolanaKey> = {
     return { ok: true, address: input };
   },
 
+  payeeProblem(payTo) {
+    if (!BASE58.test(payTo) || !isAddress(payTo)) return "a Solana address is base58 of 32 bytes";
+    if (PROGRAMS.has(payTo)) return "this Solana address is a program's, which holds no tokens";
+    return undefined;
+  },
+
   canonicalAsset: (asset) => asset,
   // Base58 is case-sensitive: addresses differing only in case are different accounts.
   samePayee: (a, b) => a === b,

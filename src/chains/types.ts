@@ -215,6 +215,12 @@ export interface ChainFamily<Key extends { chain: string } = { chain: string }> 
   readonly usdc: Readonly<Record<string, string[]>>;
   /** The canonical address, a reason it is not a valid one, or undefined when the text is not of this family's shape. */
   parseAddress(input: string): AddressParse | undefined;
+  /**
+   * Why an offer's `payTo` cannot receive this family's transfer (not an address of its shape,
+   * the zero address, a program), or undefined when it can. Unlike a wallet, a payee need not
+   * be able to sign (a Solana program-derived address may own a token account).
+   */
+  payeeProblem(payTo: string): string | undefined;
   /** An asset id's canonical spelling: two ids name the same token when these are equal. */
   canonicalAsset(asset: string): string;
   /**

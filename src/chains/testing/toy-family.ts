@@ -106,6 +106,7 @@ export function createToyFamily(chain: ToyChain): ChainFamily<ToyKey> {
     v1Networks: {},
     usdc: { [TOY_NETWORK]: [TOY_USDC] },
     parseAddress: () => undefined,
+    payeeProblem: (payTo) => (/^0x0{40}$/i.test(payTo) ? "the zero address" : undefined),
     canonicalAsset: (asset) => asset.toLowerCase(),
     samePayee: sameAddress,
     keySchema,

@@ -1,4 +1,4 @@
-import { type ChainName, sameAsset, samePayee, walletCanUse } from "../../chains/index.js";
+import { type ChainName, payeeProblem, sameAsset, samePayee, walletCanUse } from "../../chains/index.js";
 import { isNetworkAllowed } from "./limits.js";
 
 /**
@@ -71,6 +71,7 @@ export interface OfferRejection {
     | "invalid_timeout"
     | "timeout_too_long"
     | "invalid_amount"
+    | "invalid_payee"
     | "wallet_pays_fee";
   reason: string;
 }
@@ -169,6 +170,8 @@ function rejectOffer(
   if (!ATOMIC.test(o.amount)) {
     return { code: "invalid_amount", reason: "amount is not a non-negative whole number of atomic units" };
   }
+  const payee = payeeProblem(o.network, o.payTo);
+  if (payee) return { code: "invalid_payee", reason: `payTo ${quoteValue(o.payTo)}: ${payee}` };
   // Solana's exact scheme: the facilitator named in `extra.feePayer` pays the fee and co-signs. Named
   // as the wallet itself, the transaction is complete with the wallet's signature alone: the
   // wallet pays the fee and the service could send it without any facilitator.

@@ -178,6 +178,8 @@ const ctx: OfferContext = {
   preferredNetworks: ["eip155:84532"],
   maxTimeoutSeconds: 600,
 };
+/** A Solana account to pay (base58, 32 bytes). */
+const SOL_PAYEE = "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM";
 const offer = (over: Partial<Requirement> = {}): Requirement => ({
   scheme: "exact",
   network: "eip155:31337",
@@ -203,10 +205,9 @@ describe("chooseOffer", () => {
   it("compares EVM assets case-insensitively", () => {
     expect(chooseOffer([offer({ asset: EVM_USDC.toLowerCase() })], ctx).ok).toBe(true);
     const sol = { ...ctx, walletChain: "solana" as const };
-    expect(chooseOffer([offer({ network: "solana:devnet", asset: SOL_USDC.toLowerCase() })], sol).ok).toBe(
-      false,
-    );
-    expect(chooseOffer([offer({ network: "solana:devnet", asset: SOL_USDC })], sol).ok).toBe(true);
+    const onSolana = { network: "solana:devnet", payTo: SOL_PAYEE };
+    expect(chooseOffer([offer({ ...onSolana, asset: SOL_USDC.toLowerCase() })], sol).ok).toBe(false);
+    expect(chooseOffer([offer({ ...onSolana, asset: SOL_USDC })], sol).ok).toBe(true);
   });
 
   /*
@@ -220,16 +221,39 @@ describe("chooseOffer", () => {
     const fair = offer({
       network: "solana:devnet",
       asset: SOL_USDC,
+      payTo: SOL_PAYEE,
       extra: { feePayer: "FaciL1tator1111111111111111111111111111111" },
     });
     const trap = offer({
       network: "solana:devnet",
       asset: SOL_USDC,
+      payTo: SOL_PAYEE,
       amount: "1",
       extra: { feePayer: wallet },
     });
     expect(chooseOffer([fair, trap], sol)).toMatchObject({ ok: true, offer: fair });
     expect(chooseOffer([trap], sol)).toMatchObject({ ok: false, rejections: [{ code: "wallet_pays_fee" }] });
+  });
+
+  it("refuses an offer whose payee cannot receive the transfer: never signed to hold the budget for nothing", () => {
+    for (const payTo of ["0x123", "0x0000000000000000000000000000000000000000", "not an address"]) {
+      expect(chooseOffer([offer({ payTo })], ctx)).toMatchObject({
+        ok: false,
+        rejections: [{ code: "invalid_payee" }],
+      });
+    }
+    const sol = { ...ctx, walletChain: "solana" as const };
+    for (const payTo of ["0x1234567890123456789012345678901234567890", "11111111111111111111111111111111"]) {
+      const bad = offer({ network: "solana:devnet", asset: SOL_USDC, payTo });
+      expect(chooseOffer([bad], sol)).toMatchObject({ ok: false, rejections: [{ code: "invalid_payee" }] });
+    }
+    // A program-derived address (off the curve) may own a token account: it is a payee.
+    const pda = offer({
+      network: "solana:devnet",
+      asset: SOL_USDC,
+      payTo: "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM",
+    });
+    expect(chooseOffer([pda], sol)).toMatchObject({ ok: true });
   });
 
   it("never falls back to the first offer, and says why each was rejected", () => {

@@ -15,6 +15,7 @@ export interface Target {
 /** The call in canonical form, so the same call written differently is recognised as the same call. */
 export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "body">): Target {
   const url = new URL(input.url);
+  url.hash = ""; // never sent: `#a` and `#b` are the same request
   for (const [k, v] of Object.entries(input.query ?? {})) url.searchParams.set(k, v);
   url.searchParams.sort();
   const method = input.method ?? (input.body ? "POST" : "GET");

@@ -250,4 +250,11 @@ describe("the same call, written differently", () => {
     const b = buildTarget({ url: "http://svc/x", query: { a: "1", b: "2" }, body: { x: 2, y: 1 } });
     expect(a).toEqual(b);
   });
+
+  it("drops the fragment, which is never sent: with one or another it is the same call", () => {
+    const plain = buildTarget({ url: "http://svc/x?a=1" });
+    expect(buildTarget({ url: "http://svc/x?a=1#again" })).toEqual(plain);
+    expect(buildTarget({ url: "http://svc/x?a=1#" })).toEqual(plain);
+    expect(plain.url).toBe("http://svc/x?a=1");
+  });
 });
