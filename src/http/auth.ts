@@ -15,7 +15,7 @@ export interface Authenticate {
   /** Bearer token -> identity name (AUTH_TOKENS, the devnet's and SIGNERS_FILE's tokens). */
   authTokens: Map<string, string>;
   requireAuth: boolean;
-  /** Operator keys (docs/deploy.md#operating-it), looked up after `authTokens`. */
+  /** Operator keys (docs/deploy.md#operating-it), looked up first: a key's token is always the key's. */
   keys?: KeyAuth;
   /**
    * Bearer JWTs of the operator's identity provider (docs/deploy.md#logins-from-your-identity-provider),
@@ -48,9 +48,11 @@ export async function authenticate(c: Context, deps: Authenticate, scope?: KeySc
     throw new AppError("forbidden", "A wallet sign-in may only read the payment history.", {
       details: { scope: scope ?? "chat", scopes: ["history"] },
     });
-  const identity = deps.authTokens.get(token);
-  if (identity !== undefined) return { caller: identity, bearerToken: token, grant: undefined };
+  // An operator key's token is the key's, wherever else it is listed (a SIGNERS_FILE binding it
+  // to a server key, AUTH_TOKENS): its caps, scopes, revocation and pause always apply.
   const key = deps.keys?.lookup(token) ?? { kind: "none" };
+  const identity = key.kind === "none" ? deps.authTokens.get(token) : undefined;
+  if (identity !== undefined) return { caller: identity, bearerToken: token, grant: undefined };
   if (key.kind === "revoked" || key.kind === "expired")
     throw new AppError("unauthorized", `This API key was ${key.kind === "revoked" ? "revoked" : "expired"}.`);
   if (key.kind === "none" && deps.jwt) {
