@@ -103,6 +103,15 @@ export class OperatorCache implements PauseCheck {
     return this.pauses.length;
   }
 
+  keyEnded(caller: string): "revoked" | "expired" | undefined {
+    for (const key of this.byHash.values()) {
+      if (key.name !== caller) continue;
+      const status = keyStatus(key, this.now());
+      return status === "active" ? undefined : status;
+    }
+    return undefined;
+  }
+
   pausedFor(caller: string | undefined): PauseRecord | undefined {
     return (
       this.pauses.find((p) => p.scope === "all") ??

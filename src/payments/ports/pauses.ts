@@ -14,6 +14,12 @@ export interface PaymentPause {
 export interface PaymentPauses {
   /** The pause that holds for this caller now, if any. */
   pausedFor(caller: string | undefined): PaymentPause | undefined;
+  /**
+   * Whether the operator key named `caller` has been revoked or has expired since it asked for a
+   * payment (undefined for a key in force, or a caller that is no key): such a payment can no
+   * longer be approved on the approval page, which has no bearer token to refuse.
+   */
+  keyEnded?(caller: string): "revoked" | "expired" | undefined;
 }
 
 /** The sentence a paused payment is refused with: the scope and the operator's reason. */

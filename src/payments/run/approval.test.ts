@@ -107,6 +107,38 @@ describe("approval in the user's wallet", () => {
     expect(outcome.status).toBe("paid");
   });
 
+  it("asked for by an operator key since revoked: the page's answer is refused, nothing sent", async () => {
+    let ended: "revoked" | "expired" | undefined;
+    w.close();
+    w = createToyWorld({
+      pauses: { pausedFor: () => undefined, keyEnded: (caller) => (caller === "k1" ? ended : undefined) },
+    });
+    const outcome = await w.pipeline.pay(w.request({ wallet: w.user, caller: "k1" }), { url: w.url });
+    expect(outcome.status).toBe("awaiting_approval");
+    const row = await w.ledger.get(outcome.paymentId ?? "");
+    const stored = row?.approval as StoredApproval;
+    if (stored.sign.kind !== "evm-typed-data") throw new Error("not typed data");
+    const asked = {
+      paymentId: outcome.paymentId ?? "",
+      authorization: stored.sign.typedData.message as unknown as ToyAuthorization,
+    };
+    ended = "revoked";
+    const answer = { answer: signed(asked), wallet: w.user, via: "page" as const };
+    const error = await w.desk.resume({ ...answer, signal: new AbortController().signal }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe("payment_unavailable");
+    expect((error as AppError).message).toContain("revoked");
+    expect(w.chain.transactions()).toEqual([]);
+    expect((await w.ledger.get(asked.paymentId))?.status).toBe("awaiting_approval");
+    // Another key's payments, and a key in force, are approved as ever.
+    ended = undefined;
+    const resumed = await w.desk.resume({ ...answer, signal: new AbortController().signal });
+    expect((await resumed.run(new RecordingObserver())).status).toBe("paid");
+  });
+
   it("declined: nothing is paid, ever, with this payment", async () => {
     const asked = await ask();
     const outcome = await (await resume({ paymentId: asked.paymentId, kind: "reject" })).run(

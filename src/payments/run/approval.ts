@@ -230,13 +230,23 @@ export class ApprovalDesk {
     }
   }
 
-  /** The kill switch (docs/deploy.md#operating-it): the payment keeps waiting, to approve on resuming. */
+  /**
+   * The kill switch (docs/deploy.md#operating-it): the payment keeps waiting, to approve on resuming.
+   * A payment asked for by an operator key since revoked or expired is not approved at all.
+   */
   private refuseIfPaused(record: PaymentRecord): void {
     const pause = this.deps.pauses?.pausedFor(record.caller ?? undefined);
     if (pause)
       throw new AppError("payments_paused", pausedMessage(pause), {
         details: { paymentId: record.paymentId, pause: pause.scope },
       });
+    const ended = record.caller ? this.deps.pauses?.keyEnded?.(record.caller) : undefined;
+    if (ended)
+      throw new AppError(
+        "payment_unavailable",
+        `The API key that asked for this payment was ${ended}: it can no longer be approved. Nothing was paid.`,
+        { details: { paymentId: record.paymentId, reason: `key_${ended}` } },
+      );
   }
 
   /** The atomic check-and-reserve: a concurrent payment may have used the budget meanwhile. */
