@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ToyAuthorization } from "../chains/testing/index.js";
 import { fanOut } from "../payments/index.js";
+import type { StoredApproval } from "../payments/ports/index.js";
 import { createToyWorld, type ToyWorld, USD } from "../payments/testing/index.js";
 import {
   type AuditEntry,
@@ -91,6 +93,41 @@ describe("payment events as audit records", () => {
       caller: "k3",
       paymentId: asked.paymentId,
       data: { via: "caller", wallet: w.user.address, answer: "declined" },
+    });
+  });
+
+  it("an approved payment a limit then refuses: its refusal names the payment and its amount", async () => {
+    const store = new MemoryAuditStore();
+    const log = createAuditLog({ store });
+    w = createToyWorld({ events: auditPaymentEvents(log) });
+    w.service.offer.price = USD / 10n;
+    const asked = await w.pipeline.pay(w.request({ wallet: w.user, caller: "k4" }), { url: w.url });
+    const paymentId = asked.paymentId ?? "";
+    const row = await w.ledger.get(paymentId);
+    const sign = (row?.approval as StoredApproval | undefined)?.sign;
+    if (!sign) throw new Error("no stored approval");
+    if (sign.kind !== "evm-typed-data") throw new Error("not typed data");
+    const signature = w.chain.sign(sign.typedData.message as unknown as ToyAuthorization);
+    const refused = await w.desk
+      .resume({
+        answer: { paymentId, kind: "signature", signature },
+        wallet: w.user,
+        caller: "k4",
+        signal: new AbortController().signal,
+        spendingLimits: { perTransaction: USD / 20n },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(refused).toMatchObject({ code: "limit_exceeded" });
+    await log.flush();
+    expect(await log.refusals(1)).toEqual([
+      expect.objectContaining({ caller: "k4", reason: "limit_exceeded", amountUsd: "0.10" }),
+    ]);
+    expect(store.records.find((r) => r.kind === "payment.refused")).toMatchObject({
+      paymentId,
+      data: { waiting: true, amountAtomic: String(USD / 10n), payTo: w.service.offer.payTo },
     });
   });
 

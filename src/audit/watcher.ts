@@ -62,20 +62,31 @@ function entryOf(event: PaymentEvent, recent: RecentPayments): AuditEntry {
     case "step":
       recent.note(event.payment.paymentId, event.payment.caller, event.payment.scopeId);
       return stepEntry(event);
-    case "refused_early":
+    case "refused_early": {
+      const { waiting } = event;
       return {
         at: event.at,
         kind: "payment.refused",
         caller: event.caller,
         requestId: event.scopeId,
+        ...(waiting ? { paymentId: waiting.paymentId } : {}),
         data: {
-          early: true,
+          ...(waiting ? { waiting: true } : { early: true }),
           wallet: event.wallet,
           service: event.service,
+          ...(waiting
+            ? {
+                network: waiting.network,
+                payTo: waiting.payTo,
+                amountAtomic: waiting.amount.toString(),
+                amountUsd: money(waiting.amount),
+              }
+            : {}),
           reason: event.reason,
           message: event.message,
         },
       };
+    }
     case "reconciled":
       return {
         at: event.at,

@@ -52,6 +52,11 @@ export type PaymentEvent =
       service?: string;
       reason: Reason;
       message: string;
+      /**
+       * An approved payment that keeps waiting because a check refused it (a limit, the kill switch,
+       * the balance): which one, and what it asks.
+       */
+      waiting?: { paymentId: string; amount: bigint; network: string; payTo: string };
     }
   /** The reconciler settled an unclear payment from what the chain says. */
   | {

@@ -135,7 +135,8 @@ export function tellRefusal(
   if (!(error instanceof AppError) || !WAITING_REFUSALS.has(error.code)) return;
   const payer = { scopeId: record.scopeId, caller: record.caller ?? undefined, wallet };
   const said = { reason: error.code as Reason, message: error.message, service: record.service };
-  tell(events, () => refusedEarly(payer, at, said));
+  const { paymentId, amount, network, payTo } = record;
+  tell(events, () => ({ ...refusedEarly(payer, at, said), waiting: { paymentId, amount, network, payTo } }));
 }
 
 /** The wallet holds the price (read from the chain now). */
