@@ -194,6 +194,22 @@ describe("the control plane and each instance's copy", () => {
     expect((await refusal(plane.revokeKey("nobody", "t"))).code).toBe("not_found");
   });
 
+  it("a rotate racing a revoke: revoked after the rotate's read, the rotate is refused, no token made", async () => {
+    const { plane, store, cache, events } = setup();
+    const c = await plane.createKey({ name: "c" }, "t");
+    const list = store.listKeys.bind(store);
+    store.listKeys = async () => {
+      const keys = await list();
+      await store.revokeKey("c", new Date()); // the other instance's revoke lands now
+      return keys;
+    };
+    expect((await refusal(plane.rotateKey("c", "t"))).code).toBe("invalid_request");
+    store.listKeys = list;
+    await cache.refresh();
+    expect(cache.lookup(c.token)).toEqual({ kind: "revoked", name: "c" });
+    expect(events.filter((e) => e.kind === "key.rotated")).toEqual([]);
+  });
+
   it("pause scopes: all pauses everyone, a key's pauses that key only; resume lifts each", async () => {
     const { plane, cache, events } = setup();
     await plane.createKey({ name: "ci" }, "t");

@@ -188,7 +188,8 @@ export class ControlPlane {
       throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
     const token = newToken();
     const key = await this.deps.store.rotateKey(name, hashToken(token), now);
-    if (!key) throw new AppError("not_found", `No key named ${name}.`);
+    // Revoked since the read above (a revoke racing this rotate): refused as a revoked key is.
+    if (!key) throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
     await this.changed({ kind: "key.rotated", at: now, by, key: name });
     return { key: await this.view(key, now), token };
   }

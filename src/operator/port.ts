@@ -36,7 +36,10 @@ export interface OperatorStore {
   createKey(key: KeyRecord): Promise<boolean>;
   /** Marks it revoked at `at` (kept revoked if it was); undefined for an unknown name. */
   revokeKey(name: string, at: Date): Promise<KeyRecord | undefined>;
-  /** Replaces its token's hash (the old token stops working); undefined for an unknown name. */
+  /**
+   * Replaces its token's hash (the old token stops working); undefined for an unknown name or a
+   * revoked key (checked in the same write, so a revoke racing it wins).
+   */
   rotateKey(name: string, tokenHash: string, at: Date): Promise<KeyRecord | undefined>;
   listPauses(): Promise<PauseRecord[]>;
   /** Sets (or replaces) the pause of its scope. */

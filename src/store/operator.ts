@@ -99,7 +99,8 @@ export class PgOperatorStore implements OperatorStore {
 
   async rotateKey(name: string, tokenHash: string, at: Date): Promise<KeyRecord | undefined> {
     const [row] = await this.query(
-      `UPDATE operator_keys SET token_hash = $2, rotated_at = $3::timestamptz WHERE name = $1
+      `UPDATE operator_keys SET token_hash = $2, rotated_at = $3::timestamptz
+       WHERE name = $1 AND revoked_at IS NULL
        RETURNING ${KEY_COLUMNS}`,
       [name, tokenHash, at.toISOString()],
     );
@@ -195,7 +196,7 @@ export class MemoryOperatorStore implements OperatorStore {
 
   async rotateKey(name: string, tokenHash: string): Promise<KeyRecord | undefined> {
     const key = this.keys.get(name);
-    if (!key) return undefined;
+    if (!key || key.revokedAt) return undefined;
     key.tokenHash = tokenHash;
     return { ...key };
   }
