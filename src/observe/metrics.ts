@@ -52,11 +52,26 @@ function instruments(registry: Registry, sources: MetricsSources) {
     labelNames: ["status", "reason"] as const,
     registers: [registry],
   });
-  const spent = new Counter({
+  // Summed in atomic units and written at scrape time: six $0.01 payments are 0.06, not the
+  // 0.060000000000000005 that adding floats makes.
+  const settled = new Map<string, { labels: { network: string; caller: string }; atomic: bigint }>();
+  const spent = {
+    inc(labels: { network: string; caller: string }, atomic: bigint) {
+      const key = JSON.stringify([labels.network, labels.caller]);
+      const entry = settled.get(key) ?? { labels, atomic: 0n };
+      entry.atomic += atomic;
+      settled.set(key, entry);
+    },
+  };
+  new Counter({
     name: "x402_spent_usd_total",
     help: "USD settled, by network and caller.",
     labelNames: ["network", "caller"] as const,
     registers: [registry],
+    collect() {
+      this.reset();
+      for (const { labels, atomic } of settled.values()) this.inc(labels, usd(atomic));
+    },
   });
   const duration = new Histogram({
     name: "x402_payment_duration_seconds",
@@ -135,7 +150,7 @@ export function createMetrics(): Metrics {
     if (!isFinal(event.status)) return;
     final(event.status, event.reason);
     if (event.status === "settled") {
-      spent.inc({ network: p.network, caller: callerLabel(p.caller) }, usd(p.amount));
+      spent.inc({ network: p.network, caller: callerLabel(p.caller) }, p.amount);
     }
     const since = quotedAt.get(p.paymentId);
     if (since) {
@@ -148,8 +163,7 @@ export function createMetrics(): Metrics {
     final(to, undefined);
     const facts = unclear.get(paymentId);
     unclear.delete(paymentId);
-    if (to === "settled" && facts)
-      spent.inc({ network: facts.network, caller: facts.caller }, usd(facts.amount));
+    if (to === "settled" && facts) spent.inc({ network: facts.network, caller: facts.caller }, facts.amount);
   };
 
   return {

@@ -200,12 +200,13 @@ describe("metrics", () => {
     for (let i = 0; i < MAX_CALLER_LABELS + 5; i++) settle(`key-${i}`);
     settle("key-0");
     const text = await metrics.render();
+    // Summed in atomic units: fifty $0.01 payments are exactly 0.5.
     const callers = text.split("\n").filter((l) => l.startsWith("x402_spent_usd_total{"));
     expect(callers).toHaveLength(MAX_CALLER_LABELS + 2);
     expect(text).not.toContain("user-");
-    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="jwt"}')).toBeCloseTo(0.5);
-    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="key-0"}')).toBeCloseTo(0.02);
-    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="other"}')).toBeCloseTo(0.05);
+    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="jwt"}')).toBe(0.5);
+    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="key-0"}')).toBe(0.02);
+    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="other"}')).toBe(0.05);
   });
 
   it("a payment left unknown counts as spent when the reconciler settles it", async () => {
