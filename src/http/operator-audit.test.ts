@@ -71,6 +71,10 @@ describe("operator audit routes", () => {
     expect((await get("/api/operator/audit?until=2026-03-01")).status).toBe(400);
     // Year 0: JavaScript reads it, PostgreSQL refuses it. The caller's error, not the store's.
     expect((await get("/api/operator/audit?since=0000-01-01")).status).toBe(400);
+    // A day the calendar lacks is refused, not rolled over into the next month.
+    expect((await get("/api/operator/audit?since=2026-02-30")).status).toBe(400);
+    expect((await get("/api/operator/audit?since=2026-04-31T10:00:00Z")).status).toBe(400);
+    expect((await get("/api/operator/audit?since=2028-02-29")).status).toBe(200);
   });
 
   it("refusals: newest first, bounded by limit", async () => {

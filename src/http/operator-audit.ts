@@ -40,7 +40,11 @@ function params(url: string, known: string[]): Map<string, string> {
 export function parseSince(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const ok = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value);
-  const date = ok ? new Date(value) : undefined;
+  // A day the calendar has: Date would read 2026-02-30 as March 2.
+  const [y, m, d] = value.slice(0, 10).split("-").map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  const real = day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+  const date = ok && real ? new Date(value) : undefined;
   return date && isStorableInstant(date) ? date : undefined;
 }
 

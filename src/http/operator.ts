@@ -48,7 +48,8 @@ function operatorName(c: Context): string {
 
 function keyName(c: Context): string {
   const name = c.req.param("name") ?? "";
-  if (!KEY_NAME.test(name)) throw new AppError("not_found", `No key named ${name.slice(0, 64)}.`);
+  // Not a name a key can have: not echoed (it may hold controls or direction overrides).
+  if (!KEY_NAME.test(name)) throw new AppError("not_found", "No key has that name.");
   return name;
 }
 

@@ -17,11 +17,14 @@ export const REASON_MAX_CHARS = 500;
 export const KEY_CAP_MAX_ATOMIC = 10n ** 18n;
 
 /**
- * C0 and C1 controls, DEL, the line separators and the bidirectional overrides and isolates: a
- * reason is one line of text that reads as it is stored (a terminal and the operator page print it).
+ * C0 and C1 controls, DEL, the line separators, the bidirectional overrides, isolates and marks,
+ * and invisible characters (zero-width space, word joiner and invisible operators, the byte-order
+ * mark): a reason is one line of text that reads as it is stored (a terminal and the operator page
+ * print it). The zero-width joiner and non-joiner stay: emoji and some scripts need them.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const CONTROL =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
 
 function field(fields: FieldError[], path: string, message: string): void {
   fields.push({ path, message });
@@ -110,7 +113,9 @@ export function keyFromInput(input: unknown, tokenHash: string, by: string, now:
 
 export function reasonOf(value: unknown): string {
   const reason = typeof value === "string" ? value.trim() : "";
-  if (!reason || reason.length > REASON_MAX_CHARS || CONTROL.test(reason) || !reason.isWellFormed())
+  // Counted in characters (code points), not UTF-16 units: an emoji is one.
+  const chars = [...reason].length;
+  if (!reason || chars > REASON_MAX_CHARS || CONTROL.test(reason) || !reason.isWellFormed())
     throw new AppError(
       "invalid_request",
       `Say why, in one line of 1 to ${REASON_MAX_CHARS} characters without control characters (reason).`,

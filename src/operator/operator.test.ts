@@ -170,6 +170,10 @@ describe("the control plane and each instance's copy", () => {
       "lone \ud800",
       "c1 \u009b",
       "rtl \u202egnp.exe",
+      "zero\u200bwidth",
+      "b\ufeffom",
+      "arabic mark \u061c",
+      "x".repeat(501),
     ])
       expect((await refusal(plane.pause({ all: true }, reason, "t"))).code, JSON.stringify(reason)).toBe(
         "invalid_request",
@@ -177,6 +181,9 @@ describe("the control plane and each instance's copy", () => {
     expect((await plane.pause({ all: true }, "incident 7: ключ ✓", "t"))[0]?.reason).toBe(
       "incident 7: ключ ✓",
     );
+    // Counted in characters: 500 emoji (1,000 UTF-16 units) is 500; joined emoji keep their joiner.
+    expect((await plane.pause({ all: true }, "🔥".repeat(500), "t"))[0]?.reason).toHaveLength(1000);
+    expect((await plane.pause({ all: true }, "on call: 👩‍💻", "t"))[0]?.reason).toBe("on call: 👩‍💻");
   });
 
   it("revoke and expiry end a key; rotate replaces its token", async () => {

@@ -81,6 +81,17 @@ describe("operator keys and the kill switch (PGlite)", () => {
     expect(await response.json()).toMatchObject({ code: "unauthorized" });
   });
 
+  it("a key path that is no key's name is 404 without echoing it (controls, direction overrides)", async () => {
+    for (const name of ["%E2%80%AE", "a%00", "%1B%5B2J"]) {
+      const response = await operator(a, "POST", `/keys/${name}/revoke`);
+      expect(response.status).toBe(404);
+      const body = (await response.json()) as { code: string; detail: string };
+      expect(body.code).toBe("not_found");
+      expect(body.detail).toBe("No key has that name.");
+    }
+    expect((await operator(a, "POST", "/keys/nobody/revoke")).status).toBe(404);
+  });
+
   it("a key made through the API pays a chat from its devnet wallet; the ledger names the key", async () => {
     const token = await createKey(a, { name: "paid-chat", wallets: [payer()], daily: "5" });
     const result = await chat(a.running, { token, wallet: payer() });
