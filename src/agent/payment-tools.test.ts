@@ -102,10 +102,14 @@ describe("payment tools", () => {
     const quote = await t.call(TOOL_NAMES.quote, { url: w.url });
     expect(quote).toMatchObject({ ok: true, chosen: { payTo: w.service.offer.payTo } });
     w.service.offer.payTo = w.chain.account("thief");
-    expect(await t.call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({
+    const refused = await t.call(TOOL_NAMES.pay, { url: w.url });
+    // Told as the price's change is: a refused payment with its id, the price and the quote.
+    expect(refused).toMatchObject({
       status: "refused",
-      error: { code: "price_changed" },
+      paymentId: expect.any(String),
+      error: { code: "price_changed", quotedUsd: "0.01", priceUsd: "0.01" },
     });
+    expect(t.updates.map((u) => u.status)).toEqual(["quoted", "refused"]);
     expect(w.chain.transactions()).toEqual([]);
     // Without a quote in the turn there is nothing to hold it to: the pay tool's own probe decides.
     expect(await turn().call(TOOL_NAMES.pay, { url: w.url })).toMatchObject({ status: "paid" });

@@ -12,7 +12,13 @@ import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { ValidatedApproval, Wallet } from "../../protocol/index.js";
 import { networkLabel } from "../../protocol/index.js";
-import type { PaymentEvents, PaymentRecord, StoredApproval } from "../ports/index.js";
+import {
+  type PaymentEvents,
+  type PaymentPauses,
+  type PaymentRecord,
+  pausedMessage,
+  type StoredApproval,
+} from "../ports/index.js";
 import { type ApprovalRefusal, approvalDetails, type Reason } from "../rules/index.js";
 import { checkSigned } from "../x402/index.js";
 import { refusedEarly, tell } from "./events.js";
@@ -187,4 +193,23 @@ export function authorizationOf(
   } catch {
     throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
   }
+}
+
+/**
+ * The kill switch (docs/deploy.md#operating-it): the payment keeps waiting, to approve on resuming.
+ * A payment asked for by an operator key since revoked or expired is not approved at all.
+ */
+export function refuseIfStopped(pauses: PaymentPauses | undefined, record: PaymentRecord): void {
+  const pause = pauses?.pausedFor(record.caller ?? undefined);
+  if (pause)
+    throw new AppError("payments_paused", pausedMessage(pause), {
+      details: { paymentId: record.paymentId, pause: pause.scope },
+    });
+  const ended = record.caller ? pauses?.keyEnded?.(record.caller) : undefined;
+  if (ended)
+    throw new AppError(
+      "payment_unavailable",
+      `The API key that asked for this payment was ${ended}: it can no longer be approved. Nothing was paid.`,
+      { details: { paymentId: record.paymentId, reason: `key_${ended}` } },
+    );
 }

@@ -9,7 +9,6 @@ import {
   type PaymentEvents,
   type PaymentPauses,
   type PaymentRecord,
-  pausedMessage,
   type StoredApproval,
   storedGrant,
   storedServiceName,
@@ -38,6 +37,7 @@ import {
   checkOwner,
   completeAnswer,
   refusalError,
+  refuseIfStopped,
   stored,
   tellRefusal,
 } from "./approval-checks.js";
@@ -161,7 +161,7 @@ export class ApprovalDesk {
       await checkBalance(this.deps.chains, record, wallet);
       await this.confirmTerms(input.signal, { record, terms, limits, run, message });
       const authorization = authorizationOf(completed, record, terms, message, this.now());
-      this.refuseIfPaused(record);
+      refuseIfStopped(this.deps.pauses, record);
       await this.approve(run, limits, authorization, record, message);
     } catch (error) {
       tellRefusal(this.deps.events, { record, wallet, at: this.now() }, error);
@@ -228,25 +228,6 @@ export class ApprovalDesk {
         details: { paymentId: record.paymentId, quotedUsd: formatUsd(record.amount) },
       });
     }
-  }
-
-  /**
-   * The kill switch (docs/deploy.md#operating-it): the payment keeps waiting, to approve on resuming.
-   * A payment asked for by an operator key since revoked or expired is not approved at all.
-   */
-  private refuseIfPaused(record: PaymentRecord): void {
-    const pause = this.deps.pauses?.pausedFor(record.caller ?? undefined);
-    if (pause)
-      throw new AppError("payments_paused", pausedMessage(pause), {
-        details: { paymentId: record.paymentId, pause: pause.scope },
-      });
-    const ended = record.caller ? this.deps.pauses?.keyEnded?.(record.caller) : undefined;
-    if (ended)
-      throw new AppError(
-        "payment_unavailable",
-        `The API key that asked for this payment was ${ended}: it can no longer be approved. Nothing was paid.`,
-        { details: { paymentId: record.paymentId, reason: `key_${ended}` } },
-      );
   }
 
   /** The atomic check-and-reserve: a concurrent payment may have used the budget meanwhile. */

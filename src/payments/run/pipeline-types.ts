@@ -131,6 +131,17 @@ export interface Refusal {
 }
 
 /** Refused before any quote: nothing to stream but the error (and the `refused_early` event). */
+/** A quoted call whose service now names another payee, network or asset: refused as a payment. */
+export function refuseOtherTerms(
+  run: PaymentRun,
+  service: string,
+  quotedUsd: string | undefined,
+  quoted: OfferTerms | undefined,
+): PaymentOutcome {
+  const message = `${service} now asks to be paid on other terms than quoted; not paid.`;
+  return run.refuse("price_changed", message, { ...(quotedUsd ? { quotedUsd } : {}), quoted });
+}
+
 /** The service's call failed only because the request ended (the client left, its deadline). */
 export function cutByClient(request: Pick<PaymentRequest, "signal">, reason: string): boolean {
   return request.signal.aborted && reason === "service_unavailable";

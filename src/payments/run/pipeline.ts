@@ -34,6 +34,7 @@ import {
   type QuoteResult,
   type Refusal,
   refuseEarly,
+  refuseOtherTerms,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { findKey, signBounded } from "./sign.js";
@@ -161,11 +162,8 @@ export class PaymentPipeline {
     );
     const chosen = admission.ok ? admission : admission.chosen;
     if (!chosen) return this.refuseEarly(request, admission as Extract<Admission, { ok: false }>, target.url);
-    if (options.terms && !sameTerms(chosen.offer, options.terms)) {
-      const message = `${probed.payee.url} now asks to be paid on other terms than quoted; not paid.`;
-      const details = { quoted: options.terms };
-      return this.refuseEarly(request, { reason: "price_changed", message, details }, target.url);
-    }
+    // Paid only on the terms quoted (payee, network, asset): refused as a payment, with its id.
+    const termsChanged = options.terms !== undefined && !sameTerms(chosen.offer, options.terms);
     const { serviceName } = options;
     const run = new PaymentRun(
       this.deps.ledger,
@@ -188,8 +186,9 @@ export class PaymentPipeline {
     );
     const admitted: Admitted = { run, request, wallet, limits, probed, chosen, balances };
     try {
-      if (!admission.ok) {
+      if (termsChanged || !admission.ok) {
         await this.announce(admitted);
+        if (admission.ok) return refuseOtherTerms(run, probed.payee.url, input.maxUsd, options.terms);
         return run.refuse(admission.reason, admission.message, admission.details);
       }
       if ("error" in key) throw key.error;
