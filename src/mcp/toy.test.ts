@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createPaymentsFace } from "../payments/face/index.js";
 import type { PaymentsFace } from "../payments/face.js";
@@ -44,13 +44,25 @@ function open(options: ToyWorldOptions = {}): void {
 
 let sessions = 0;
 /** One MCP session (its own scope), as a client's configuration sets it. */
-async function session(over: { wallet?: Wallet; spendingLimits?: SpendingLimitsInput } = {}) {
+async function session(
+  over: { wallet?: Wallet; spendingLimits?: SpendingLimitsInput } = {},
+  elicitation?: () => Promise<{ action: "accept" | "decline" | "cancel" }>,
+) {
   const server = createMcpServer(
     face,
     { caller: "alice", bearerToken: HELD_TOKEN, wallet: w.held, scopeId: `mcp_${++sessions}`, ...over },
-    { approvalUrl: (id) => `https://pay.example/approve/${id}`, callTimeoutMs: 60_000, now: w.clock.date },
+    {
+      approvalUrl: (id) => `https://pay.example/approve/${id}`,
+      callTimeoutMs: 60_000,
+      now: w.clock.date,
+      approvalPollMs: 1,
+    },
   );
-  const client = new Client({ name: "test", version: "1" });
+  const client = new Client(
+    { name: "test", version: "1" },
+    { capabilities: elicitation ? { elicitation: { url: {} } } : {} },
+  );
+  if (elicitation) client.setRequestHandler(ElicitRequestSchema, elicitation);
   const [a, b] = InMemoryTransport.createLinkedPair();
   await Promise.all([server.connect(a), client.connect(b)]);
   closers.push(() => client.close());
@@ -140,6 +152,21 @@ describe("MCP on the payments face: approval", () => {
       status: "awaiting_approval",
       approvalUrl: expect.any(String),
     });
+    expect(w.chain.transactions()).toEqual([]);
+  });
+
+  it("an approval left unsigned past its window ends the call approval_expired, as get_payment reads it", async () => {
+    open();
+    // The user opens the page and never signs: the window passes while the call waits.
+    const user = await session({ wallet: w.user }, async () => {
+      w.clock.advance(10 * 60_000);
+      return { action: "accept" };
+    });
+    const paid = await user.call("pay_quote", { quoteId: await user.quote(0) });
+    expect(paid.isError).toBe(true);
+    expect(paid.structuredContent).toMatchObject({ error: { code: "approval_expired" }, status: "expired" });
+    const read = await user.call("get_payment", { paymentId: paid.structuredContent.paymentId });
+    expect(read.structuredContent).toMatchObject({ status: "expired" });
     expect(w.chain.transactions()).toEqual([]);
   });
 });

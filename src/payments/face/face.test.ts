@@ -242,6 +242,21 @@ describe("the service's name on a payment by quote id", () => {
     expect(await face.getPayment("alice", out.paymentId ?? "")).toMatchObject({ serviceName: "Toy weather" });
   });
 
+  it("a payment awaiting approval past its window reads as expired, before the reconciler writes so", async () => {
+    open();
+    const id = await quoteId(session({ wallet: w.user }));
+    const out = await face.pay(session({ wallet: w.user }), { quoteId: id });
+    const paymentId = out.paymentId ?? "";
+    expect(await face.getPayment("alice", paymentId)).toMatchObject({ status: "awaiting_approval" });
+    const row = await w.ledger.get(paymentId);
+    w.clock.ms = (row?.expiresAt ?? new Date()).getTime();
+    expect(await face.getPayment("alice", paymentId)).toMatchObject({ status: "expired" });
+    expect((await face.listPayments({ caller: "alice", limit: 10 })).items).toEqual([
+      expect.objectContaining({ paymentId, status: "expired" }),
+    ]);
+    expect((await w.ledger.get(paymentId))?.status).toBe("awaiting_approval"); // not written yet
+  });
+
   it("discovery's name is cleaned of hidden characters; a failing or silent discovery leaves none", async () => {
     const quoted = async (search: () => Promise<unknown>) => {
       open();

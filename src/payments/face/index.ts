@@ -20,7 +20,7 @@ import type { PaymentObserver } from "../rules/index.js";
 import type { ApprovalDesk, OfferTerms, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
-import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
+import { fromOutside, lapsed, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
 import {
   type ApprovalView,
   type PageAnswer,
@@ -160,10 +160,11 @@ class Face implements PaymentsFace {
     const record = await this.deps.pipeline.ledger.get(paymentId);
     if (!record || !mayRead(caller, record)) return undefined;
     const byWallet = typeof caller === "object";
-    const view: PaymentView = paymentState(record);
+    const now = this.now();
+    const view: PaymentView = paymentState(record, now);
     const serviceName = storedServiceName(record);
     if (serviceName) view.serviceName = serviceName;
-    if (record.status === "awaiting_approval") {
+    if (record.status === "awaiting_approval" && !lapsed(record, now)) {
       if (this.deps.approvalUrl) view.approvalUrl = this.deps.approvalUrl(paymentId);
       if (record.expiresAt) view.expiresAt = record.expiresAt.toISOString();
     }
@@ -191,7 +192,11 @@ class Face implements PaymentsFace {
     });
     const { page, nextCursor } = historyPage(records, limit, query);
     const named = (record: (typeof page)[number]) => storedServiceName(record);
-    const items = page.map((r) => ({ ...paymentState(r), ...(named(r) ? { serviceName: named(r) } : {}) }));
+    const now = this.now();
+    const items = page.map((r) => ({
+      ...paymentState(r, now),
+      ...(named(r) ? { serviceName: named(r) } : {}),
+    }));
     return { items: cleanUntrusted(items).value, ...(nextCursor ? { nextCursor } : {}) };
   }
 

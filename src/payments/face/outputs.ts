@@ -76,11 +76,11 @@ function reasonOf(record: PaymentRecord): string | undefined {
 }
 
 /** A ledger row as the client reads it: never the authorization, the approval terms or a signature. */
-export function paymentState(record: PaymentRecord): PaymentState {
+export function paymentState(record: PaymentRecord, now: Date): PaymentState {
   const reason = reasonOf(record);
   return {
     paymentId: record.paymentId,
-    status: record.status,
+    status: lapsed(record, now) ? "expired" : record.status,
     amount: { atomic: record.amount.toString(), usd: formatUsd(record.amount), asset: record.asset },
     network: record.network,
     payTo: record.payTo,
@@ -95,6 +95,15 @@ export function paymentState(record: PaymentRecord): PaymentState {
       ? { expiresAt: record.expiresAt.toISOString() }
       : {}),
   };
+}
+
+/**
+ * A payment still awaiting approval past its window: it can no longer be approved (the desk refuses
+ * it) and is read as `expired`, as the approval page shows it, before the reconciler's next pass
+ * writes so in the ledger.
+ */
+export function lapsed(record: PaymentRecord, now: Date): boolean {
+  return record.status === "awaiting_approval" && record.expiresAt !== null && record.expiresAt <= now;
 }
 
 const SAME_STATUS = new Set<string>(["awaiting_approval", "rejected", "expired", "failed", "refused"]);
