@@ -81,7 +81,8 @@ export async function answerFor(
   } catch (error) {
     // What disagrees with the quote is never signed, so it is not asked again.
     const retry = error instanceof ApprovalSigningError && error.mismatch ? undefined : update;
-    return { error: `${signingErrorText(error)} Nothing was paid.`, ...(retry ? { retry } : {}) };
+    const said = signingErrorText(error).replace(/[^.!?]$/, "$&."); // one sentence, then the next
+    return { error: `${said} Nothing was paid.`, ...(retry ? { retry } : {}) };
   }
 }
 

@@ -346,6 +346,23 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     expect(toolPart(chat).state).toBe("output-denied");
   });
 
+  it("a wallet's own words without a full stop read as a sentence before 'Nothing was paid.'", async () => {
+    const { fetch } = fakeFetch([ASKING]);
+    const wallet = fakeWallet(async () => {
+      throw new Error("the ledger device is locked");
+    });
+    const { chat, settled } = chatWith(
+      new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
+    );
+    await chat.sendMessage({ text: "Weather in Paris?" });
+    const done = settled();
+    await chat.addToolApprovalResponse({ id: ID, approved: true });
+    await done;
+    expect((toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined)?.refusal).toBe(
+      "The wallet could not sign the payment: the ledger device is locked. Nothing was paid.",
+    );
+  });
+
   it("typed data that disagrees with the quote is never signed", async () => {
     const forged = { ...TYPED_DATA, message: { ...TYPED_DATA.message, value: "99990000" } };
     const asking = ASKING.map((e) =>

@@ -41,7 +41,8 @@ type Extra = ServerContext;
  * UTC (in 5 minutes)".
  */
 export function describeApproval(view: PaymentView | undefined, pay: PayOutput, now: Date): string {
-  const amount = view ? `$${view.amount.usd} (${view.amount.asset})` : `$${pay.amountUsd ?? "?"}`;
+  // Only the USDC assets the service is configured with are ever paid (an address says nothing).
+  const amount = `$${view?.amount.usd ?? pay.amountUsd ?? "?"} (USDC)`;
   const payee = view?.payTo ? ` to ${view.payTo}` : "";
   // A name is discovery's text, so the URL paid goes beside it: a name alone could say anything.
   const url = view?.service ?? pay.service;

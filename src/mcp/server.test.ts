@@ -279,7 +279,7 @@ describe("approval through MCP", () => {
     expect(asked).toHaveLength(1);
     expect(asked[0]).toMatchObject({ mode: "url", url: approvalUrl(PAYMENT_ID), elicitationId: PAYMENT_ID });
     const message = String(asked[0]?.message);
-    expect(message).toContain("$2.5");
+    expect(message).toContain("pay $2.5 (USDC) to");
     expect(message).toContain(PAYEE);
     expect(message).toContain("for Weather now (https://weather.example/forecast)");
     expect(message).toContain("12:05:00 UTC (in 5 minutes)");

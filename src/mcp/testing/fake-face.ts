@@ -126,12 +126,12 @@ export const PAYMENT_ID = "pay_00000000-0000-4000-8000-000000000001";
 export const SERVICE_URL = "https://weather.example/forecast";
 export const PAYEE = "0x1111111111111111111111111111111111111111";
 
-/** A payment as the ledger shows it, awaiting the wallet until `expiresAt`. */
+/** A payment as the ledger shows it (the asset is the token contract, Base Sepolia USDC), awaiting the wallet until `expiresAt`. */
 export function awaitingView(expiresAt: string): PaymentView {
   return {
     paymentId: PAYMENT_ID,
     status: "awaiting_approval",
-    amount: { atomic: "2500000", usd: "2.5", asset: "USDC" },
+    amount: { atomic: "2500000", usd: "2.5", asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" },
     network: "eip155:84532",
     payTo: PAYEE,
     service: SERVICE_URL,
