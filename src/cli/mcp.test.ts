@@ -31,12 +31,16 @@ function lines(stream: PassThrough): AsyncIterator<Record<string, unknown>> {
 }
 
 /** The bridge to `http://service.test/mcp` through `fetch`, with its stdin and its stdout's messages. */
-function bridgeTo(fetch: BridgeIo["fetch"], headers: Record<string, string> = {}) {
+function bridgeTo(
+  fetch: BridgeIo["fetch"],
+  headers: Record<string, string> = {},
+  renewToken?: () => string | undefined,
+) {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   const out = lines(stdout);
   const bridge = runBridge(
-    { endpoint: new URL("http://service.test/mcp"), headers },
+    { endpoint: new URL("http://service.test/mcp"), headers, ...(renewToken ? { renewToken } : {}) },
     { stdin, stdout, stderr: new PassThrough(), ...(fetch ? { fetch } : {}) },
   );
   return { stdin, out, bridge };
@@ -158,6 +162,45 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     const answer = (await out.next()).value as { id: number; error: { message: string } };
     expect(answer.id).toBe(7);
     expect(answer.error.message).toContain("401");
+    stdin.end();
+    await bridge;
+  });
+
+  it("--devnet: after the service restarted with a new dev token, a 401 is sent again with it", async () => {
+    const NEW = "token-after-restart-0123456789";
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${NEW}`, REQUIRE_AUTH: "true" },
+      { mcp: { face: new FakeFace(), approvalUrl: (id) => id } },
+    );
+    const sent: Array<string | null> = [];
+    const { stdin, out, bridge } = bridgeTo(
+      async (url, init) => {
+        sent.push(new Headers(init?.headers).get("authorization"));
+        return app.request(String(url), init);
+      },
+      { Authorization: `Bearer ${TOKEN}`, "X-Wallet-Address": WALLET },
+      () => NEW, // the manifest as the restarted devnet wrote it
+    );
+    const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "d", version: "1" } },
+    });
+    expect((await out.next()).value).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: "x402-chat-agent" } },
+    });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {} } });
+    expect((await out.next()).value).toMatchObject({
+      id: 2,
+      result: { structuredContent: { wallet: WALLET } },
+    });
+    // The old token once, then only the new one.
+    expect(sent[0]).toBe(`Bearer ${TOKEN}`);
+    expect(sent.slice(1).every((a) => a === `Bearer ${NEW}`)).toBe(true);
     stdin.end();
     await bridge;
   });

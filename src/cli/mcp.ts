@@ -38,6 +38,12 @@ export interface BridgeOptions {
   /** The service's /mcp endpoint. */
   endpoint: URL;
   headers: Record<string, string>;
+  /**
+   * With `--devnet` and no `--token`: the devnet manifest's dev token read again. The embedded
+   * devnet makes a new one on every start, so after the service restarts a 401 is retried once
+   * with the token it now has (the desktop client need not be restarted).
+   */
+  renewToken?: () => string | undefined;
 }
 
 function manifestUrl(env: NodeJS.ProcessEnv): string | undefined {
@@ -71,10 +77,20 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): BridgeOpti
   let token = values.token ?? env.X402_CHAT_TOKEN;
   let wallet = values.wallet ?? env.X402_CHAT_WALLET;
   let url = values.url ?? env.X402_CHAT_URL;
+  let renewToken: BridgeOptions["renewToken"];
   if (values.devnet !== undefined) {
     const role = values.devnet === "" ? "payer" : values.devnet;
     const identity = devnetIdentity(role, env);
     if (role !== "user") token = values.token ?? identity.token;
+    if (role !== "user" && values.token === undefined) {
+      renewToken = () => {
+        try {
+          return devnetIdentity(role, env).token;
+        } catch {
+          return undefined; // no manifest now (the service is down): the 401 stands
+        }
+      };
+    }
     wallet = values.wallet ?? identity.wallet;
     url = values.url ?? identity.url ?? url;
   }
@@ -99,7 +115,31 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): BridgeOpti
   if (limits !== undefined) headers["X-Spending-Limits"] = limits;
   const tab = values.tab ?? env.X402_CHAT_TAB;
   if (tab) headers["X-Tab-Token"] = tab;
-  return { endpoint, headers };
+  return { endpoint, headers, ...(renewToken ? { renewToken } : {}) };
+}
+
+/**
+ * Sends the newest token it knows; a 401 with a token that has changed since (the devnet
+ * restarted: `BridgeOptions.renewToken`) is sent once more with the new one, and later requests
+ * carry it.
+ */
+function renewingToken(fetcher: FetchLike, renew: () => string | undefined): FetchLike {
+  let current: string | undefined;
+  const withToken = (init: RequestInit | undefined, token: string) => {
+    const headers = new Headers(init?.headers);
+    headers.set("Authorization", `Bearer ${token}`);
+    return { ...init, headers };
+  };
+  return async (url, init) => {
+    const response = await fetcher(url, current ? withToken(init, current) : init);
+    if (response.status !== 401) return response;
+    const sent = new Headers(init?.headers).get("authorization");
+    const fresh = renew();
+    if (!fresh || `Bearer ${fresh}` === (current ? `Bearer ${current}` : sent)) return response;
+    current = fresh;
+    await response.body?.cancel().catch(() => {});
+    return fetcher(url, withToken(init, fresh));
+  };
 }
 
 /**
@@ -209,7 +249,8 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     const answer = failed(message, BROKE_OFF);
     if (answer) local.send(answer).catch(() => {});
   };
-  const fetcher = withRevisionHeaders(io.fetch ?? ((url, init) => fetch(url, init)));
+  const base: FetchLike = io.fetch ?? ((url, init) => fetch(url, init));
+  const fetcher = withRevisionHeaders(options.renewToken ? renewingToken(base, options.renewToken) : base);
   const remote = new StreamableHTTPClientTransport(options.endpoint, {
     requestInit: { headers: options.headers },
     fetch: watchStreams(fetcher, unanswered),
