@@ -1,5 +1,5 @@
 import type { UIMessage, UIMessageChunk } from "ai";
-import type { PaymentUpdate } from "../protocol/stream.js";
+import { PAYMENT_STATUSES, type PaymentUpdate } from "../protocol/stream.js";
 import { rejectApproval } from "./approval.js";
 import type { ApprovalAnswer } from "./request.js";
 import { ApprovalSigningError, signApproval, signingErrorText, type TransportSigner } from "./signer.js";
@@ -90,9 +90,15 @@ export async function answerFor(
  * The turn of an approval that was not sent (or refused before its stream opened): the part ends in
  * `output-error` with the reason, then the finish, then an `error` chunk so `useChat`'s `error` says it too.
  */
-export function failedApprovalStream(toolCallId: string, errorText: string): ReadableStream<UIMessageChunk> {
+export function failedApprovalStream(
+  toolCallId: string,
+  errorText: string,
+  ended?: PaymentUpdate,
+): ReadableStream<UIMessageChunk> {
   const chunks: UIMessageChunk[] = [
     { type: "start" },
+    // The payment's card says what it is now, not still awaiting approval (data parts replace by id).
+    ...(ended ? [{ type: "data-payment" as const, id: ended.paymentId, data: ended }] : []),
     { type: "tool-output-error", toolCallId, errorText },
     { type: "finish", finishReason: "error" },
     { type: "error", errorText },
@@ -120,6 +126,22 @@ export function isFinalRefusal(code: string): boolean {
 }
 
 /**
+ * The payment as a final refusal of its answer says it is now: `expired` for `approval_expired`,
+ * the problem's `paymentStatus` for `approval_used`; undefined when the refusal does not say.
+ */
+export function endedUpdate(
+  update: PaymentUpdate,
+  code: string,
+  problem: Record<string, unknown>,
+): PaymentUpdate | undefined {
+  const said = code === "approval_expired" ? "expired" : problem.paymentStatus;
+  const status = PAYMENT_STATUSES.find((s) => s === said);
+  if (!status || status === "awaiting_approval") return undefined;
+  const { approval: _asked, ...rest } = update;
+  return { ...rest, status };
+}
+
+/**
  * An answer the service refused before its stream (or that did not reach it). With `update` (the
  * payment still waits: a signature refused, the service or the chain unreachable...) the part asks
  * again, the reason in its descriptor's `refusal`, so the UI can approve it again; without, it ends
@@ -129,8 +151,9 @@ export function refusedAnswerStream(
   toolCallId: string,
   errorText: string,
   update: AwaitingUpdate | undefined,
+  ended?: PaymentUpdate,
 ): ReadableStream<UIMessageChunk> {
-  if (!update) return failedApprovalStream(toolCallId, errorText);
+  if (!update) return failedApprovalStream(toolCallId, errorText, ended);
   const chunks: UIMessageChunk[] = [
     { type: "start" },
     {

@@ -416,6 +416,11 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     expect(bodies).toHaveLength(2);
     expect(toolPart(chat).state).toBe("output-error");
     expect(toolPart(chat).errorText).toMatch(/\(approval_expired\)$/);
+    // The payment's card says expired, so no Approve button stays on a dead payment.
+    const payments = chat.messages.flatMap((m) => m.parts.filter((p) => p.type === "data-payment"));
+    expect(payments).toHaveLength(1);
+    expect(payments[0]).toMatchObject({ id: ID, data: { status: "expired", paymentId: ID } });
+    expect((payments[0] as { data: Record<string, unknown> }).data.approval).toBeUndefined();
   });
 
   it("an answer refused while the payment still waits (503): the part asks again, and a second approval settles", async () => {

@@ -8,7 +8,7 @@ import {
   paymentUpdateSchema,
   type StreamEvent,
 } from "../protocol/stream.js";
-import { AwaitingRequests, answerFor, isFinalRefusal, refusedAnswerStream } from "./answer.js";
+import { AwaitingRequests, answerFor, endedUpdate, isFinalRefusal, refusedAnswerStream } from "./answer.js";
 import { recentMessages, SERVICE_BOUNDS } from "./bounds.js";
 import { eventsToChunks } from "./chunks.js";
 import { ChatClient, type ChatClientOptions } from "./client.js";
@@ -225,8 +225,10 @@ export class PaymentChatTransport implements ChatTransport<PaymentUIMessage> {
       const text = http
         ? `${error.message} (${error.code})`
         : `The service's reply did not arrive (${String((error as Error)?.message ?? error)}); approving again is safe: one payment is never paid twice.`;
-      const waiting = http && isFinalRefusal(error.code) ? undefined : this.requests.find(answered, last);
-      return refusedAnswerStream(answered, text, waiting);
+      const known = this.requests.find(answered, last);
+      if (!http || !isFinalRefusal(error.code)) return refusedAnswerStream(answered, text, known);
+      const ended = known && endedUpdate(known, error.code, error.problem);
+      return refusedAnswerStream(answered, text, undefined, ended);
     }
     if (answered) this.requests.forget(answered);
     if (this.options.approvalParts === false) return eventsToChunks(turn);
