@@ -237,6 +237,7 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     expect(answer.error.message).toMatch(/npm start.*--url or \$X402_CHAT_URL/);
     expect(said).toContain("http://127.0.0.1:3999/mcp");
     expect(said).not.toMatch(/: fetch failed\n/);
+    expect(said.split("\n").filter((l) => l.includes("cannot reach"))).toHaveLength(1); // said once
     stdin.end();
     await bridge;
   });

@@ -240,12 +240,18 @@ export interface BridgeIo {
 /** Forward messages both ways until stdin ends; resolves then. */
 export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<void> {
   const local = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
+  // The SDK reports a failed send both to onerror and to the send's caller: said once.
+  let lastSaid = "";
+  const say = (text: string) => {
+    if (text !== lastSaid) io.stderr.write(`x402-chat-agent mcp: ${text}\n`);
+    lastSaid = text;
+  };
   // Requests sent on and not yet answered; one whose answer stream broke off gets an error.
   const pending = new Map<string | number, JSONRPCMessage>();
   const unanswered = (id: string | number) => {
     const message = pending.get(id);
     if (!message || !pending.delete(id)) return;
-    io.stderr.write(`x402-chat-agent mcp: ${BROKE_OFF}\n`);
+    say(BROKE_OFF);
     const answer = failed(message, BROKE_OFF);
     if (answer) local.send(answer).catch(() => {});
   };
@@ -262,7 +268,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     io.stdin.once("close", resolve);
   });
   local.onerror = (error) => {
-    io.stderr.write(`x402-chat-agent mcp: ${error.message}\n`);
+    say(error.message);
     // A line that is not one JSON-RPC message (bad JSON, a batch, null) is answered as JSON-RPC
     // says, with id null, so a client is not left waiting on stdout.
     if (error instanceof SyntaxError || error.name === "ZodError") {
@@ -272,8 +278,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
       io.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message: text } })}\n`);
     }
   };
-  remote.onerror = (error) =>
-    io.stderr.write(`x402-chat-agent mcp: ${describeSendError(error, options.endpoint)}\n`);
+  remote.onerror = (error) => say(describeSendError(error, options.endpoint));
   remote.onmessage = (message) => {
     if ("id" in message && !("method" in message)) pending.delete(message.id as string | number);
     // The protocol version the service agreed to goes on every later request (the spec's header).
@@ -289,7 +294,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     remote.send(message).catch((error: unknown) => {
       if (isJSONRPCRequest(message)) pending.delete(message.id);
       const text = describeSendError(error, options.endpoint);
-      io.stderr.write(`x402-chat-agent mcp: ${text}\n`);
+      say(text);
       const answer = failed(message, text);
       if (answer) local.send(answer).catch(() => {});
     });
