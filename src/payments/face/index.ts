@@ -20,7 +20,7 @@ import type { PaymentObserver } from "../rules/index.js";
 import type { ApprovalDesk, OfferTerms, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
-import { fromOutside, lapsed, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
+import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
 import {
   type ApprovalView,
   type PageAnswer,
@@ -160,14 +160,11 @@ class Face implements PaymentsFace {
     const record = await this.deps.pipeline.ledger.get(paymentId);
     if (!record || !mayRead(caller, record)) return undefined;
     const byWallet = typeof caller === "object";
-    const now = this.now();
-    const view: PaymentView = paymentState(record, now);
+    const view: PaymentView = paymentState(record, this.now()); // past its window: `expired`
     const serviceName = storedServiceName(record);
     if (serviceName) view.serviceName = serviceName;
-    if (record.status === "awaiting_approval" && !lapsed(record, now)) {
-      if (this.deps.approvalUrl) view.approvalUrl = this.deps.approvalUrl(paymentId);
-      if (record.expiresAt) view.expiresAt = record.expiresAt.toISOString();
-    }
+    if (view.status === "awaiting_approval" && this.deps.approvalUrl)
+      view.approvalUrl = this.deps.approvalUrl(paymentId);
     // The service's answer is kept for the caller that asked for it, not for the wallet's owner.
     const data = byWallet ? undefined : await this.deps.page?.kept(paymentId);
     if (data) view.data = data;
