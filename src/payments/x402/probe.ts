@@ -12,10 +12,22 @@ export interface Target {
   body?: string;
 }
 
+/**
+ * RFC 3986, 6.2.2: an escaped unreserved character is that character (`/weath%65r` is `/weather`),
+ * and an escape's hex is upper case (`%2f` is `%2F`). The query is re-encoded by its sort.
+ */
+function normalizeEscapes(path: string): string {
+  return path.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => {
+    const char = String.fromCharCode(Number.parseInt(hex, 16));
+    return /^[A-Za-z0-9\-._~]$/.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+}
+
 /** The call in canonical form, so the same call written differently is recognised as the same call. */
 export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "body">): Target {
   const url = new URL(input.url);
   url.hash = ""; // never sent: `#a` and `#b` are the same request
+  url.pathname = normalizeEscapes(url.pathname);
   for (const [k, v] of Object.entries(input.query ?? {})) url.searchParams.set(k, v);
   url.searchParams.sort();
   const method = input.method ?? (input.body ? "POST" : "GET");

@@ -257,4 +257,20 @@ describe("the same call, written differently", () => {
     expect(buildTarget({ url: "http://svc/x?a=1#" })).toEqual(plain);
     expect(plain.url).toBe("http://svc/x?a=1");
   });
+
+  it("is the same call however its URL is spelt: escapes, case, default port, query order", () => {
+    const plain = buildTarget({ url: "http://svc.example/weather/paris?a=1&b=2" });
+    for (const url of [
+      "http://svc.example/weath%65r/paris?a=1&b=2",
+      "http://svc.example/weath%65r/%70aris?b=2&a=1",
+      "HTTP://SVC.example:80/weather/paris?a=1&b=2&",
+      "http://svc.example/weather/./paris?%61=1&b=2",
+    ])
+      expect(buildTarget({ url }), url).toEqual(plain);
+    // Escapes of reserved characters stay escapes (a different path), their hex upper-cased.
+    expect(buildTarget({ url: "http://svc.example/a%2fb" }).url).toBe("http://svc.example/a%2Fb");
+    expect(buildTarget({ url: "http://svc.example/a%2Fb" })).not.toEqual(
+      buildTarget({ url: "http://svc.example/a/b" }),
+    );
+  });
 });
