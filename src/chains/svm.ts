@@ -44,7 +44,7 @@ export interface SolanaKey {
 }
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-/** Solana's native and token programs whose addresses are on the curve: no wallet has their key. */
+/** Solana's native programs, token programs and sysvars: no one holds their key or spends from them. */
 const PROGRAMS: ReadonlySet<string> = new Set([
   "11111111111111111111111111111111",
   "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
@@ -58,6 +58,28 @@ const PROGRAMS: ReadonlySet<string> = new Set([
   "AddressLookupTab1e1111111111111111111111111",
   "BPFLoader2111111111111111111111111111111111",
   "BPFLoaderUpgradeab1e11111111111111111111111",
+  "BPFLoader1111111111111111111111111111111111",
+  "NativeLoader1111111111111111111111111111111",
+  "Vote111111111111111111111111111111111111111",
+  "Ed25519SigVerify111111111111111111111111111",
+  "KeccakSecp256k11111111111111111111111111111",
+  "Secp256r1SigVerify1111111111111111111111111",
+  "LoaderV411111111111111111111111111111111111",
+  "ZkTokenProof1111111111111111111111111111111",
+  "ZkE1Gama1Proof11111111111111111111111111111",
+  // The sysvars: accounts the runtime writes, which no one can spend from.
+  "SysvarC1ock11111111111111111111111111111111",
+  "SysvarEpochSchedu1e111111111111111111111111",
+  "SysvarFees111111111111111111111111111111111",
+  "Sysvar1nstructions1111111111111111111111111",
+  "SysvarRecentB1ockHashes11111111111111111111",
+  "SysvarRent111111111111111111111111111111111",
+  "SysvarRewards111111111111111111111111111111",
+  "SysvarS1otHashes111111111111111111111111111",
+  "SysvarS1otHistory11111111111111111111111111",
+  "SysvarStakeHistory1111111111111111111111111",
+  "SysvarEpochRewards1111111111111111111111111",
+  "SysvarLastRestartS1ot1111111111111111111111",
 ]);
 const RPC_TIMEOUT_MS = 5000;
 /**

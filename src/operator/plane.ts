@@ -159,7 +159,10 @@ export class ControlPlane {
         `${key.name} is reserved or another caller's name (AUTH_TOKENS or the devnet's).`,
       );
     if (!(await this.deps.store.createKey(key)))
-      throw new AppError("key_exists", `A key named ${key.name} exists (revoke or rotate it instead).`);
+      throw new AppError(
+        "key_exists",
+        `A key named ${key.name} exists (rotate it for a new token, or revoke it; a revoked key's name is not used again).`,
+      );
     const view = await this.view(key, now);
     await this.changed({
       kind: "key.created",

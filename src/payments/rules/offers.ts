@@ -170,7 +170,11 @@ function rejectOffer(
   if (!ATOMIC.test(o.amount)) {
     return { code: "invalid_amount", reason: "amount is not a non-negative whole number of atomic units" };
   }
-  const payee = payeeProblem(o.network, o.payTo);
+  const payee =
+    payeeProblem(o.network, o.payTo) ??
+    (samePayee(o.network, o.payTo, o.asset)
+      ? "the token's own contract (mint), where it is lost"
+      : undefined);
   if (payee) return { code: "invalid_payee", reason: `payTo ${quoteValue(o.payTo)}: ${payee}` };
   // Solana's exact scheme: the facilitator named in `extra.feePayer` pays the fee and co-signs. Named
   // as the wallet itself, the transaction is complete with the wallet's signature alone: the

@@ -236,14 +236,20 @@ describe("chooseOffer", () => {
   });
 
   it("refuses an offer whose payee cannot receive the transfer: never signed to hold the budget for nothing", () => {
-    for (const payTo of ["0x123", "0x0000000000000000000000000000000000000000", "not an address"]) {
+    for (const payTo of ["0x123", "0x0000000000000000000000000000000000000000", "not an address", EVM_USDC]) {
       expect(chooseOffer([offer({ payTo })], ctx)).toMatchObject({
         ok: false,
         rejections: [{ code: "invalid_payee" }],
       });
     }
     const sol = { ...ctx, walletChain: "solana" as const };
-    for (const payTo of ["0x1234567890123456789012345678901234567890", "11111111111111111111111111111111"]) {
+    for (const payTo of [
+      "0x1234567890123456789012345678901234567890",
+      "11111111111111111111111111111111",
+      "Vote111111111111111111111111111111111111111",
+      "SysvarRent111111111111111111111111111111111",
+      SOL_USDC,
+    ]) {
       const bad = offer({ network: "solana:devnet", asset: SOL_USDC, payTo });
       expect(chooseOffer([bad], sol)).toMatchObject({ ok: false, rejections: [{ code: "invalid_payee" }] });
     }
