@@ -23,6 +23,14 @@ function normalizeEscapes(path: string): string {
   });
 }
 
+/** A JSON value with every object's keys in order, at every depth: the same body however written. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== "object" || value === null) return value;
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([k, v]) => [k, sortedKeys(v)]));
+}
+
 /** The call in canonical form, so the same call written differently is recognised as the same call. */
 export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "body">): Target {
   const url = new URL(input.url);
@@ -31,9 +39,7 @@ export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "
   for (const [k, v] of Object.entries(input.query ?? {})) url.searchParams.set(k, v);
   url.searchParams.sort();
   const method = input.method ?? (input.body ? "POST" : "GET");
-  const body = input.body
-    ? JSON.stringify(Object.fromEntries(Object.entries(input.body).sort(([a], [b]) => (a < b ? -1 : 1))))
-    : undefined;
+  const body = input.body ? JSON.stringify(sortedKeys(input.body)) : undefined;
   return { url: url.toString(), method, ...(body ? { body } : {}) };
 }
 

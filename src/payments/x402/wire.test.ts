@@ -249,6 +249,11 @@ describe("the same call, written differently", () => {
     const a = buildTarget({ url: "http://svc/x?b=2", query: { a: "1" }, body: { y: 1, x: 2 } });
     const b = buildTarget({ url: "http://svc/x", query: { a: "1", b: "2" }, body: { x: 2, y: 1 } });
     expect(a).toEqual(b);
+    // At every depth, arrays kept in their order.
+    const c = buildTarget({ url: "http://svc/x", body: { text: "t", meta: { a: 1, b: [{ d: 1, c: 2 }] } } });
+    const d = buildTarget({ url: "http://svc/x", body: { meta: { b: [{ c: 2, d: 1 }], a: 1 }, text: "t" } });
+    expect(c).toEqual(d);
+    expect(c.body).toBe('{"meta":{"a":1,"b":[{"c":2,"d":1}]},"text":"t"}');
   });
 
   it("drops the fragment, which is never sent: with one or another it is the same call", () => {
