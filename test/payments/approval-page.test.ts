@@ -142,6 +142,11 @@ describe.each(STORES)("the approval page's endpoints (%s)", (store) => {
     expect(again.status).toBe(200);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(await again.json()).toMatchObject({ status: "settled", transaction: outcome.transaction });
+    // The same signature with `v` as 0/1 (both are accepted) is the same answer: it replays too.
+    const v = Number.parseInt(signature.slice(130), 16) - 27;
+    const vLow = `${signature.slice(0, 130)}0${v}` as `0x${string}`;
+    const replayedLow = await page(ask1.paymentId, { signature: vLow });
+    expect([replayedLow.status, replayedLow.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
     const other = await signTypedDataOf(ask1, user, (m) => {
       m.value = "1";
     });

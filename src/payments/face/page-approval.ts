@@ -70,11 +70,22 @@ const RACE_READS = 80;
 
 const silent = { update: () => {}, summary: () => {}, error: () => {} };
 
+/**
+ * A signature as one spelling: hex in lower case, and a 65-byte one's `v` as 27/28 (0/1 is the
+ * same signature, and both are accepted: docs/protocol.md).
+ */
+function sameSignature(signature: string): string {
+  const hex = signature.toLowerCase();
+  if (!/^0x[0-9a-f]{130}$/.test(hex)) return hex;
+  const v = Number.parseInt(hex.slice(130), 16);
+  return v === 0 || v === 1 ? `${hex.slice(0, 130)}${(v + 27).toString(16)}` : hex;
+}
+
 /** A hash of the answer (signature hex in any case is the same answer); the answer itself is never kept. */
 function answerHash(answer: ValidatedApproval, declineSignature?: string): string {
   const value =
     answer.kind === "signature"
-      ? answer.signature.toLowerCase()
+      ? sameSignature(answer.signature)
       : answer.kind === "transaction"
         ? answer.transaction
         : (declineSignature ?? "").toLowerCase();
