@@ -27,6 +27,7 @@ import {
   solanaMessageHash,
   solanaResolver,
 } from "./svm-landed.js";
+import { PROGRAMS } from "./svm-programs.js";
 import { svmOwnTransfers } from "./svm-transfers.js";
 import { ApprovalLapsed, type ChainFamily, WalletAnswerMismatch } from "./types.js";
 
@@ -44,43 +45,6 @@ export interface SolanaKey {
 }
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-/** Solana's native programs, token programs and sysvars: no one holds their key or spends from them. */
-const PROGRAMS: ReadonlySet<string> = new Set([
-  "11111111111111111111111111111111",
-  "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-  "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
-  "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL",
-  "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
-  "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
-  "ComputeBudget111111111111111111111111111111",
-  "Stake11111111111111111111111111111111111111",
-  "Config1111111111111111111111111111111111111",
-  "AddressLookupTab1e1111111111111111111111111",
-  "BPFLoader2111111111111111111111111111111111",
-  "BPFLoaderUpgradeab1e11111111111111111111111",
-  "BPFLoader1111111111111111111111111111111111",
-  "NativeLoader1111111111111111111111111111111",
-  "Vote111111111111111111111111111111111111111",
-  "Ed25519SigVerify111111111111111111111111111",
-  "KeccakSecp256k11111111111111111111111111111",
-  "Secp256r1SigVerify1111111111111111111111111",
-  "LoaderV411111111111111111111111111111111111",
-  "ZkTokenProof1111111111111111111111111111111",
-  "ZkE1Gama1Proof11111111111111111111111111111",
-  // The sysvars: accounts the runtime writes, which no one can spend from.
-  "SysvarC1ock11111111111111111111111111111111",
-  "SysvarEpochSchedu1e111111111111111111111111",
-  "SysvarFees111111111111111111111111111111111",
-  "Sysvar1nstructions1111111111111111111111111",
-  "SysvarRecentB1ockHashes11111111111111111111",
-  "SysvarRent111111111111111111111111111111111",
-  "SysvarRewards111111111111111111111111111111",
-  "SysvarS1otHashes111111111111111111111111111",
-  "SysvarS1otHistory11111111111111111111111111",
-  "SysvarStakeHistory1111111111111111111111111",
-  "SysvarEpochRewards1111111111111111111111111",
-  "SysvarLastRestartS1ot1111111111111111111111",
-]);
 const RPC_TIMEOUT_MS = 5000;
 /**
  * How long a wallet has to approve a Solana payment: a transaction lives as long as its blockhash
