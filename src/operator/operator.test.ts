@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { AppError } from "../errors/index.js";
+import type { PaymentRecord } from "../payments/ports/index.js";
 import { MemoryOperatorStore } from "../store/operator.js";
 import {
   ControlPlane,
@@ -215,6 +216,29 @@ describe("the control plane and each instance's copy", () => {
     await cache.refresh();
     expect(cache.lookup(c.token)).toEqual({ kind: "revoked", name: "c" });
     expect(events.filter((e) => e.kind === "key.rotated")).toEqual([]);
+  });
+
+  it("the operator's payments read one awaiting approval past its window as expired", async () => {
+    const at = new Date("2026-05-01T12:00:00Z");
+    const row = {
+      paymentId: "pay_1",
+      caller: "ci",
+      wallet: EVM,
+      service: "https://svc.example/x",
+      network: "eip155:84532",
+      amount: 10_000n,
+      status: "awaiting_approval",
+      createdAt: at,
+      updatedAt: at,
+      txHash: null,
+      expiresAt: new Date(at.getTime() + 60_000),
+    } as unknown as PaymentRecord;
+    let ms = at.getTime();
+    const store = new MemoryOperatorStore({ listByStatus: async () => [row] });
+    const plane = new ControlPlane({ store, now: () => new Date(ms) });
+    expect((await plane.payments(10))[0]?.status).toBe("awaiting_approval");
+    ms += 60_000;
+    expect((await plane.payments(10))[0]?.status).toBe("expired");
   });
 
   it("pause scopes: all pauses everyone, a key's pauses that key only; resume lifts each", async () => {

@@ -19,7 +19,9 @@ export const UNCLEAR_STATUSES = ["unknown", "signed", "submitted"] as const;
 
 const DAY_MS = 86_400_000;
 
-function paymentView(row: OperatorPaymentRow): OperatorPayment {
+/** A payment awaiting approval past its window reads `expired`, as the caller's reads say. */
+function paymentView(row: OperatorPaymentRow, now: Date): OperatorPayment {
+  const lapsed = row.status === "awaiting_approval" && row.expiresAt !== null && row.expiresAt <= now;
   return {
     paymentId: row.paymentId,
     caller: row.caller,
@@ -27,7 +29,7 @@ function paymentView(row: OperatorPaymentRow): OperatorPayment {
     service: row.service,
     network: row.network,
     amountUsd: formatUsd(row.amount),
-    status: row.status,
+    status: lapsed ? "expired" : row.status,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     txHash: row.txHash,
@@ -228,11 +230,14 @@ export class ControlPlane {
 
   /** The latest payments, newest first (1 to 500). */
   async payments(limit: number): Promise<OperatorPayment[]> {
-    return (await this.deps.store.payments({ limit })).map(paymentView);
+    const now = this.now();
+    return (await this.deps.store.payments({ limit })).map((row) => paymentView(row, now));
   }
 
   /** Payments sent whose outcome is not known yet, newest first. */
   async unclear(): Promise<OperatorPayment[]> {
-    return (await this.deps.store.payments({ limit: 500, statuses: UNCLEAR_STATUSES })).map(paymentView);
+    const now = this.now();
+    const rows = await this.deps.store.payments({ limit: 500, statuses: UNCLEAR_STATUSES });
+    return rows.map((row) => paymentView(row, now));
   }
 }

@@ -28,6 +28,8 @@ export interface OperatorPaymentRow {
   createdAt: Date;
   updatedAt: Date;
   txHash: string | null;
+  /** The end of an approval's window (a payment awaiting approval), else null. */
+  expiresAt: Date | null;
 }
 
 export interface OperatorStore {

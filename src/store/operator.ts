@@ -52,6 +52,7 @@ function paymentOf(row: Record<string, unknown>): OperatorPaymentRow {
     createdAt: date(row.created_at) as Date,
     updatedAt: date(row.updated_at) as Date,
     txHash: (row.tx_hash as string | null) ?? null,
+    expiresAt: date(row.expires_at) ?? null,
   };
 }
 
@@ -149,7 +150,7 @@ export class PgOperatorStore implements OperatorStore {
     const where = query.statuses ? "WHERE status = ANY(string_to_array($2, ','))" : "";
     const rows = await this.query(
       `SELECT payment_id, caller, wallet, service, network, amount::text AS amount, status, created_at,
-         updated_at, tx_hash FROM payments ${where} ORDER BY created_at DESC, payment_id DESC LIMIT $1`,
+         updated_at, tx_hash, expires_at FROM payments ${where} ORDER BY created_at DESC, payment_id DESC LIMIT $1`,
       query.statuses ? [query.limit, query.statuses.join(",")] : [query.limit],
     );
     return rows.map(paymentOf);
@@ -228,6 +229,7 @@ export class MemoryOperatorStore implements OperatorStore {
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
       txHash: r.txHash,
+      expiresAt: r.expiresAt,
     }));
   }
 
