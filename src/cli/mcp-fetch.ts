@@ -20,9 +20,9 @@ export function renewingToken(fetcher: FetchLike, renew: () => string | undefine
   return async (url, init) => {
     const response = await fetcher(url, current ? withToken(init, current) : init);
     if (response.status !== 401) return response;
-    const sent = new Headers(init?.headers).get("authorization");
+    const used = current ? `Bearer ${current}` : new Headers(init?.headers).get("authorization");
     const fresh = renew();
-    if (!fresh || `Bearer ${fresh}` === (current ? `Bearer ${current}` : sent)) return response;
+    if (!fresh || `Bearer ${fresh}` === used) return response;
     current = fresh;
     await response.body?.cancel().catch(() => {});
     return fetcher(url, withToken(init, fresh));

@@ -1,6 +1,7 @@
 import { AppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import type { KeyLimitsView, KeyView, OperatorPayment, PauseView } from "../protocol/operator.js";
+import { statusAt } from "../protocol/status.js";
 import { keyFromInput, type PauseTarget, reasonOf } from "./input.js";
 import { hashToken, type KeyRecord, type KeyScope, keyStatus, newToken } from "./keys.js";
 import type { OperatorPaymentRow, OperatorStore, PauseRecord } from "./port.js";
@@ -19,9 +20,8 @@ export const UNCLEAR_STATUSES = ["unknown", "signed", "submitted"] as const;
 
 const DAY_MS = 86_400_000;
 
-/** A payment awaiting approval past its window reads `expired`, as the caller's reads say. */
+/** A payment as the operator reads it: past its approval window, `expired` (`statusAt`). */
 function paymentView(row: OperatorPaymentRow, now: Date): OperatorPayment {
-  const lapsed = row.status === "awaiting_approval" && row.expiresAt !== null && row.expiresAt <= now;
   return {
     paymentId: row.paymentId,
     caller: row.caller,
@@ -29,7 +29,7 @@ function paymentView(row: OperatorPaymentRow, now: Date): OperatorPayment {
     service: row.service,
     network: row.network,
     amountUsd: formatUsd(row.amount),
-    status: lapsed ? "expired" : row.status,
+    status: statusAt(row.status, row.expiresAt, now),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     txHash: row.txHash,

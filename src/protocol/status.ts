@@ -64,6 +64,16 @@ export function isFinal(status: PaymentStatus): boolean {
 }
 
 /**
+ * The status a payment reads as at `now`: one awaiting approval past its window (`expiresAt`) can
+ * no longer be approved (the desk refuses it) and reads `expired`, as the approval page shows it,
+ * before the reconciler's next pass writes so in the ledger.
+ */
+export function statusAt<S extends string>(status: S, expiresAt: Date | null, now: Date): S | "expired" {
+  const lapsed = status === "awaiting_approval" && expiresAt !== null && expiresAt <= now;
+  return lapsed ? "expired" : status;
+}
+
+/**
  * Whether the outcome is still open: committed but not final (`reserved`, `signed`, `submitted`,
  * `unknown`). Money may still move; such a payment is resolved from the chain, never paid again.
  */

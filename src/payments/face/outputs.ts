@@ -1,6 +1,6 @@
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
-import { cleanUntrusted, type PaymentState } from "../../protocol/index.js";
+import { cleanUntrusted, type PaymentState, statusAt } from "../../protocol/index.js";
 import type { PayOutput } from "../../tools/contract.js";
 import type { PaymentRecord } from "../ports/index.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, REASONS, type Reason } from "../rules/index.js";
@@ -80,7 +80,7 @@ export function paymentState(record: PaymentRecord, now: Date): PaymentState {
   const reason = reasonOf(record);
   return {
     paymentId: record.paymentId,
-    status: lapsed(record, now) ? "expired" : record.status,
+    status: statusAt(record.status, record.expiresAt, now),
     amount: { atomic: record.amount.toString(), usd: formatUsd(record.amount), asset: record.asset },
     network: record.network,
     payTo: record.payTo,
@@ -95,15 +95,6 @@ export function paymentState(record: PaymentRecord, now: Date): PaymentState {
       ? { expiresAt: record.expiresAt.toISOString() }
       : {}),
   };
-}
-
-/**
- * A payment still awaiting approval past its window: it can no longer be approved (the desk refuses
- * it) and is read as `expired`, as the approval page shows it, before the reconciler's next pass
- * writes so in the ledger.
- */
-export function lapsed(record: PaymentRecord, now: Date): boolean {
-  return record.status === "awaiting_approval" && record.expiresAt !== null && record.expiresAt <= now;
 }
 
 const SAME_STATUS = new Set<string>(["awaiting_approval", "rejected", "expired", "failed", "refused"]);

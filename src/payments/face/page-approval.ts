@@ -7,6 +7,7 @@ import {
   type ApprovalView,
   cleanUntrusted,
   networkLabel,
+  statusAt,
   type ValidatedApproval,
   type Wallet,
 } from "../../protocol/index.js";
@@ -124,8 +125,7 @@ export class PageApprovals {
     const record = await this.deps.ledger.get(paymentId);
     const terms = record?.approval as Partial<StoredApproval> | null | undefined;
     if (!record || !terms?.sign || !terms.target) return undefined;
-    const lapsed = record.expiresAt !== null && record.expiresAt.getTime() <= this.deps.now().getTime();
-    const status = record.status === "awaiting_approval" && lapsed ? "expired" : record.status;
+    const status = statusAt(record.status, record.expiresAt, this.deps.now());
     const expiresAt = record.expiresAt?.toISOString();
     const decline = declineRequest(record);
     return {

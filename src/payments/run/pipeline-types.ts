@@ -130,7 +130,6 @@ export interface Refusal {
   details?: Record<string, unknown>;
 }
 
-/** Refused before any quote: nothing to stream but the error (and the `refused_early` event). */
 /** A quoted call whose service now names another payee, network or asset: refused as a payment. */
 export function refuseOtherTerms(
   run: PaymentRun,
@@ -147,6 +146,7 @@ export function cutByClient(request: Pick<PaymentRequest, "signal">, reason: str
   return request.signal.aborted && reason === "service_unavailable";
 }
 
+/** Refused before any quote: nothing to stream but the error (and the `refused_early` event). */
 export function refuseEarly(
   events: PaymentEvents | undefined,
   at: Date,

@@ -186,10 +186,11 @@ export class PaymentPipeline {
     );
     const admitted: Admitted = { run, request, wallet, limits, probed, chosen, balances };
     try {
-      if (termsChanged || !admission.ok) {
+      if (!admission.ok || termsChanged) {
         await this.announce(admitted);
-        if (admission.ok) return refuseOtherTerms(run, probed.payee.url, input.maxUsd, options.terms);
-        return run.refuse(admission.reason, admission.message, admission.details);
+        return admission.ok
+          ? refuseOtherTerms(run, probed.payee.url, input.maxUsd, options.terms)
+          : run.refuse(admission.reason, admission.message, admission.details);
       }
       if ("error" in key) throw key.error;
       // Admission named who signs: a server key (only when one was found), or the user's wallet.

@@ -244,14 +244,14 @@ export class PaymentRun {
     return this.failure("failed", reason, message);
   }
 
+  /** Another attempt (a quote id paid at once elsewhere) holds the id: nothing sent or reported. */
+  heldElsewhere = (): PaymentOutcome => this.outcome("unknown");
+
   /**
    * A step threw (the ledger went away, say). Before the intent was recorded nothing was sent: it
    * failed. After, the money may be gone: unknown until the reconciler reads the chain, the pending
    * row counted as spent. Either way the client hears a stable code, never the exception's text.
    */
-  /** Another attempt (a quote id paid at once elsewhere) holds the id: nothing sent or reported. */
-  heldElsewhere = (): PaymentOutcome => this.outcome("unknown");
-
   crashed(error: unknown): PaymentOutcome {
     const crash = crashOf(this.status, this.recorded, error);
     if ("ended" in crash) return this.outcome(crash.ended);
