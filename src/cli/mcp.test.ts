@@ -46,6 +46,24 @@ function bridgeTo(
   return { stdin, out, bridge };
 }
 
+/** Through the bridge: initialize (answered by this service), initialized, then get_budget; its answer. */
+async function budgetThrough(stdin: PassThrough, out: AsyncIterator<Record<string, unknown>>) {
+  const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
+  send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "desk", version: "1" } },
+  });
+  expect((await out.next()).value).toMatchObject({
+    id: 1,
+    result: { serverInfo: { name: "x402-chat-agent" } },
+  });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {} } });
+  return (await out.next()).value;
+}
+
 describe("x402-chat-agent mcp (the stdio bridge)", () => {
   it("takes URL, token, wallet and limits from flags or the environment, as headers", () => {
     const options = parseMcpArgs(["--limits", '{"daily":"1"}'], {
@@ -76,20 +94,7 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
       Authorization: `Bearer ${TOKEN}`,
       "X-Wallet-Address": WALLET,
     });
-    const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "desk", version: "1" } },
-    });
-    expect((await out.next()).value).toMatchObject({
-      id: 1,
-      result: { serverInfo: { name: "x402-chat-agent" } },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {} } });
-    const budget = (await out.next()).value;
+    const budget = await budgetThrough(stdin, out);
     expect(budget).toMatchObject({ id: 2, result: { structuredContent: { wallet: WALLET } } });
     expect(face.sessions[0]).toMatchObject({ caller: "alice", scopeId: expect.stringMatching(/^mcp_/) });
     stdin.end();
@@ -181,20 +186,7 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
       { Authorization: `Bearer ${TOKEN}`, "X-Wallet-Address": WALLET },
       () => NEW, // the manifest as the restarted devnet wrote it
     );
-    const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "d", version: "1" } },
-    });
-    expect((await out.next()).value).toMatchObject({
-      id: 1,
-      result: { serverInfo: { name: "x402-chat-agent" } },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {} } });
-    expect((await out.next()).value).toMatchObject({
+    expect(await budgetThrough(stdin, out)).toMatchObject({
       id: 2,
       result: { structuredContent: { wallet: WALLET } },
     });

@@ -324,44 +324,41 @@ describe("payments awaiting the wallet as AI SDK tool-approval parts", () => {
     expect(toolPart(chat)).toMatchObject({ state: "output-available", output: { status: "settled" } });
   });
 
-  it("a wallet that fails (viem's wrapped 4001 too) asks again; declining then sends a rejection", async () => {
-    const { fetch, bodies } = fakeFetch([ASKING, DECLINED]);
-    const wallet = fakeWallet(async () => {
-      throw Object.assign(new Error("User rejected the request."), { cause: { code: 4001 } });
-    });
-    const { chat, settled } = chatWith(
-      new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
-    );
-    await chat.sendMessage({ text: "Weather in Paris?" });
-    let done = settled();
-    await chat.addToolApprovalResponse({ id: ID, approved: true });
-    await done;
-    expect((toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined)?.refusal).toBe(
+  it.each([
+    [
+      "viem's wrapped 4001",
+      Object.assign(new Error("User rejected the request."), { cause: { code: 4001 } }),
       "The wallet declined to sign the payment. Nothing was paid.",
-    );
-    done = settled();
-    await chat.addToolApprovalResponse({ id: ID, approved: false });
-    await done;
-    expect(bodies.map((b) => b.approval)).toEqual([undefined, { paymentId: ID, reject: true }]);
-    expect(toolPart(chat).state).toBe("output-denied");
-  });
-
-  it("a wallet's own words without a full stop read as a sentence before 'Nothing was paid.'", async () => {
-    const { fetch } = fakeFetch([ASKING]);
-    const wallet = fakeWallet(async () => {
-      throw new Error("the ledger device is locked");
-    });
-    const { chat, settled } = chatWith(
-      new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
-    );
-    await chat.sendMessage({ text: "Weather in Paris?" });
-    const done = settled();
-    await chat.addToolApprovalResponse({ id: ID, approved: true });
-    await done;
-    expect((toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined)?.refusal).toBe(
+    ],
+    [
+      "its own words without a full stop",
+      new Error("the ledger device is locked"),
       "The wallet could not sign the payment: the ledger device is locked. Nothing was paid.",
-    );
-  });
+    ],
+  ])(
+    "a wallet that fails (%s) asks again, its reason one sentence; declining then sends a rejection",
+    async (_, failure, said) => {
+      const { fetch, bodies } = fakeFetch([ASKING, DECLINED]);
+      const wallet = fakeWallet(async () => {
+        throw failure;
+      });
+      const { chat, settled } = chatWith(
+        new PaymentChatTransport({ baseUrl: "http://svc.test", fetch, signer: { evm: wallet.provider } }),
+      );
+      await chat.sendMessage({ text: "Weather in Paris?" });
+      let done = settled();
+      await chat.addToolApprovalResponse({ id: ID, approved: true });
+      await done;
+      expect((toolPart(chat).approval?.descriptor as PaymentApprovalDescriptor | undefined)?.refusal).toBe(
+        said,
+      );
+      done = settled();
+      await chat.addToolApprovalResponse({ id: ID, approved: false });
+      await done;
+      expect(bodies.map((b) => b.approval)).toEqual([undefined, { paymentId: ID, reject: true }]);
+      expect(toolPart(chat).state).toBe("output-denied");
+    },
+  );
 
   it("typed data that disagrees with the quote is never signed", async () => {
     const forged = { ...TYPED_DATA, message: { ...TYPED_DATA.message, value: "99990000" } };
