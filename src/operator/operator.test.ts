@@ -200,6 +200,14 @@ describe("the control plane and each instance's copy", () => {
     expect(cache.lookup(rotated.token)).toEqual({ kind: "revoked", name: "b" });
     expect((await refusal(plane.rotateKey("b", "t"))).code).toBe("invalid_request");
     expect((await refusal(plane.revokeKey("nobody", "t"))).code).toBe("not_found");
+    // What an approval asked for by a key reads of it (keyEnded): ended, or still in force.
+    await plane.createKey({ name: "c" }, "t");
+    expect([cache.keyEnded("a"), cache.keyEnded("b"), cache.keyEnded("c")]).toEqual([
+      "expired",
+      "revoked",
+      undefined,
+    ]);
+    expect(cache.keyEnded("alice")).toBeUndefined(); // a caller that is no key
   });
 
   it("a rotate racing a revoke: revoked after the rotate's read, the rotate is refused, no token made", async () => {
