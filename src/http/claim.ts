@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import type { ValidatedApproval } from "../protocol/index.js";
+import { sortedKeys, type ValidatedApproval } from "../protocol/index.js";
 import { chooseMode, type Mode, replay } from "./answer.js";
 import {
   DEFAULT_IDEMPOTENCY_LEASE_MS,
@@ -83,7 +83,8 @@ async function claimRequest(c: ClaimContext, deps: ClaimDeps, mode: Mode): Promi
   const { claim, held } = await claimKey(deps, store, {
     key: sha256(`${c.var.callerKey}\n${idempotencyKey}`),
     wallet: c.var.payer.wallet?.address ?? null,
-    fingerprint: sha256(JSON.stringify(c.var.body)),
+    // The body as a value: a retry that writes its keys in another order is the same request.
+    fingerprint: sha256(JSON.stringify(sortedKeys(c.var.body))),
     requestId: c.var.payer.scopeId,
   });
   if (claim.state === "replay") return await replay(claim.response, mode);

@@ -216,6 +216,32 @@ describe.each(STORES)("concurrency and retries (%s)", (store: StoreKind) => {
       expect(after.merchant - before.merchant).toBe(priceOf(devnet, "weather"));
     });
 
+    it("replays a retry whose JSON writes the same body's keys in another order", async () => {
+      const key = `order-${store}-${Date.now()}`;
+      const o = options(key);
+      const first = await readChat(await send(o));
+      expect(first.finish.finishReason).toBe("payment-complete");
+      const before = await evmBalances(devnet, "payer-2");
+      const reversed = (value: unknown): unknown =>
+        Array.isArray(value)
+          ? value.map(reversed)
+          : typeof value === "object" && value !== null
+            ? Object.fromEntries(
+                Object.entries(value)
+                  .reverse()
+                  .map(([k, v]) => [k, reversed(v)]),
+              )
+            : value;
+      const body = JSON.stringify(reversed(chatBody(o)));
+      expect(body).not.toBe(JSON.stringify(chatBody(o)));
+      const again = await readChat(
+        await booted.running.service.app.request("/api/chat", chatRequest(body, chatHeaders(o))),
+      );
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.finish).toEqual(first.finish);
+      expect(await evmBalances(devnet, "payer-2")).toEqual(before);
+    });
+
     it("refuses the same key with another body: 409 idempotency_conflict, nothing paid", async () => {
       const key = `conflict-${store}-${Date.now()}`;
       const first = await readChat(await send(options(key)));

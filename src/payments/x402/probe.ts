@@ -1,6 +1,7 @@
 import { AppError } from "../../errors/index.js";
 import type { SafeFetch, SafeResponse } from "../../outbound/index.js";
 import { SafeFetchBlockedError } from "../../outbound/index.js";
+import { sortedKeys } from "../../protocol/index.js";
 import type { PayInput } from "../../tools/contract.js";
 import type { Reason } from "../rules/index.js";
 import { type PaymentDemand, readPaymentDemand } from "./wire.js";
@@ -21,14 +22,6 @@ function normalizeEscapes(path: string): string {
     const char = String.fromCharCode(Number.parseInt(hex, 16));
     return /^[A-Za-z0-9\-._~]$/.test(char) ? char : `%${hex.toUpperCase()}`;
   });
-}
-
-/** A JSON value with every object's keys in order, at every depth: the same body however written. */
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (typeof value !== "object" || value === null) return value;
-  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return Object.fromEntries(entries.map(([k, v]) => [k, sortedKeys(v)]));
 }
 
 /** The call in canonical form, so the same call written differently is recognised as the same call. */
