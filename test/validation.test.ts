@@ -47,6 +47,12 @@ const cases: Case[] = [
     "unsupported_media_type",
   ],
   [
+    "a compressed body (Content-Encoding)",
+    chatRequest(JSON.stringify({ messages: [user("hi")] }), { "Content-Encoding": "gzip" }),
+    415,
+    "unsupported_media_type",
+  ],
+  [
     "body too large",
     chatRequest({ messages: [user("x".repeat(REQUEST_BOUNDS.maxBodyBytes))] }),
     413,

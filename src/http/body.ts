@@ -34,6 +34,13 @@ export async function readJsonBody(
   if (charset && charset !== "utf-8" && charset !== "utf8") {
     throw new AppError("unsupported_media_type", "The request body must be UTF-8 encoded JSON.");
   }
+  // A coded body (gzip, br, ...) would be read as its compressed bytes: say what is accepted instead.
+  const coding = request.headers.get("content-encoding")?.trim().toLowerCase();
+  if (coding && coding !== "identity") {
+    throw new AppError("unsupported_media_type", "Send the request body uncompressed: no Content-Encoding.", {
+      details: { accepted: ["application/json"], contentEncoding: ["identity"] },
+    });
+  }
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
 
