@@ -124,12 +124,19 @@ describe("a model that obeys every instruction cannot make the server pay what p
   });
 
   it.each([
-    ["loopback, not a devnet service", "http://127.0.0.1:9/"],
-    ["link-local metadata", "http://169.254.169.254/latest/meta-data/"],
-    ["private network", "http://10.0.0.1/pay"],
-    ["IPv6 loopback", "http://[::1]:9/"],
-    ["not http", "file:///etc/passwd"],
-  ])("refuses a server-side request to %s (SSRF)", async (_what, url) => {
+    ["loopback, not a devnet service", "http://127.0.0.1:9/", /^127\.0\.0\.1:9 is a loopback address/],
+    [
+      "link-local metadata",
+      "http://169.254.169.254/latest/meta-data/",
+      /^169\.254\.169\.254 is a link-local/,
+    ],
+    ["private network", "http://10.0.0.1/pay", /^10\.0\.0\.1 is a private address/],
+    ["IPv6 loopback", "http://[::1]:9/", /^\[::1\]:9 is a loopback address/],
+    ["not http", "file:///etc/passwd", /^Only http and https URLs are allowed, not file:/],
+    // A model's mistakes, not attacks: a clear refusal it can correct, never an internal error.
+    ["a relative URL", "/weather", /not an absolute http\(s\) URL/],
+    ["a URL with two ports", "http://127.0.0.1:3181:80/x", /not an absolute http\(s\) URL/],
+  ])("refuses a server-side request to %s (SSRF)", async (_what, url, said) => {
     const before = await evmBalances(devnet);
     const result = await run(`ssrf-${url}`, [
       [{ toolName: "get_quote", input: { url } }],
@@ -139,7 +146,7 @@ describe("a model that obeys every instruction cannot make the server pay what p
     expect(result.errors.length).toBeGreaterThan(0);
     for (const e of result.errors) {
       expect(e.code).toBe("payment_unavailable");
-      expect(e.message).toMatch(/not allowed by this server/);
+      expect(e.message).toMatch(said);
     }
     expect(result.payments).toEqual([]);
     await expectUntouched(result, before);

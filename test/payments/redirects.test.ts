@@ -90,6 +90,7 @@ beforeAll(async () => {
     if (path === "/to-b") return redirect(res, `${b.url}/weather?city=Paris`);
     if (path === "/to-free") return redirect(res, `${b.url}/free`);
     if (path === "/to-private") return redirect(res, "http://169.254.169.254/latest/meta-data");
+    if (path === "/loop") return redirect(res, `${a.url}/loop`);
     if (path === "/to-weather") return redirect(res, weather);
     if (path === "/demand-then-redirect") {
       // Asks for payment itself, then sends the paid request on to B.
@@ -160,10 +161,21 @@ describe("the origin that issues the 402 is the service paid, and it must be all
     await expectNothingPaid(result, before);
   });
 
+  it("a service that redirects without end is unavailable, nothing paid", async () => {
+    const before = await evmBalances(devnet);
+    const result = await run("redirect-loop", [[pay(`${a.url}/loop`)]]);
+    expect(result.errors.at(-1)).toMatchObject({ code: "service_unavailable" });
+    expect(result.errors.at(-1)?.message).toMatch(/^More than 3 redirects/);
+    await expectNothingPaid(result, before);
+  });
+
   it("refuses a redirect to a private address, whatever the limits", async () => {
     const before = await evmBalances(devnet);
     const result = await run("redirect-private", [[pay(`${a.url}/to-private`)]]);
-    expect(result.errors.at(-1)?.message).toMatch(/not allowed by this server \(blocked_address\)/);
+    // The message names the hop that was refused, not the allowed service that redirected there.
+    const message = result.errors.at(-1)?.message ?? "";
+    expect(message).toMatch(/^169\.254\.169\.254 is a link-local address.*\(blocked_address\)/);
+    expect(message).not.toContain(new URL(a.url).host);
     expect(result.finish.finishReason).not.toBe("payment-complete");
     await expectNothingPaid(result, before);
   });

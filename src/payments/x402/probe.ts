@@ -26,13 +26,15 @@ function normalizeEscapes(path: string): string {
 
 /** The call in canonical form, so the same call written differently is recognised as the same call. */
 export function buildTarget(input: Pick<PayInput, "url" | "method" | "query" | "body">): Target {
+  const method = input.method ?? (input.body ? "POST" : "GET");
+  const body = input.body ? JSON.stringify(sortedKeys(input.body)) : undefined;
+  // Not an absolute URL (a model's `/weather`): kept as given, and refused when sent (`invalid_url`).
+  if (!URL.canParse(input.url)) return { url: input.url, method, ...(body ? { body } : {}) };
   const url = new URL(input.url);
   url.hash = ""; // never sent: `#a` and `#b` are the same request
   url.pathname = normalizeEscapes(url.pathname);
   for (const [k, v] of Object.entries(input.query ?? {})) url.searchParams.set(k, v);
   url.searchParams.sort();
-  const method = input.method ?? (input.body ? "POST" : "GET");
-  const body = input.body ? JSON.stringify(sortedKeys(input.body)) : undefined;
   return { url: url.toString(), method, ...(body ? { body } : {}) };
 }
 
@@ -135,12 +137,22 @@ function refusedCall(error: unknown, url: string): Extract<ProbeResult, { kind: 
       details: { limit: "allowedServices" },
     };
   }
-  if (error instanceof SafeFetchBlockedError) {
+  if (error instanceof SafeFetchBlockedError && error.reason === "too_many_redirects") {
     return {
       kind: "refused",
-      reason: "target_blocked",
-      message: `Requests to ${url} are not allowed by this server (${error.reason}).`,
+      reason: "service_unavailable",
+      message: `${error.message}.`,
+      details: { service: url },
     };
+  }
+  if (error instanceof SafeFetchBlockedError && error.reason === "invalid_url") {
+    const message = "The url is not an absolute http(s) URL: give it exactly as discover_services listed it.";
+    return { kind: "refused", reason: "target_blocked", message };
+  }
+  if (error instanceof SafeFetchBlockedError) {
+    // The error names the hop that was refused (a redirect's, when it was one), not the first URL.
+    const message = `${error.message}: this server does not send requests there (${error.reason}); nothing was sent.`;
+    return { kind: "refused", reason: "target_blocked", message };
   }
   // Our own words (a timeout, a refused connection), never a service's.
   const message = error instanceof AppError ? error.message : "The service could not be reached.";
