@@ -170,6 +170,21 @@ describe("a re-quote above the checked price", () => {
     await expectUntouched(result, before);
   });
 
+  // Found by a black-box run: the refusal was kept for the turn, so the corrected call got it again.
+  it("a call refused for its maxUsd runs afresh with a corrected maxUsd in the same turn: paid once", async () => {
+    const before = await evmBalances(devnet);
+    const result = await run("maxusd-corrected", [
+      [payCall(devnet, "weather", { maxUsd: "0.001" })],
+      [payCall(devnet, "weather", { maxUsd: "0.01" })],
+      [payCall(devnet, "weather", { maxUsd: "0.01" })],
+    ]);
+    expect(result.errors[0]).toMatchObject({ code: "price_changed", quotedUsd: "0.001", priceUsd: "0.01" });
+    const rows = await rowsOf(booted.running, result);
+    expect(rows.map((r) => r.status)).toEqual(["settled"]);
+    expect(result.finish.transactions).toHaveLength(1);
+    expect(before.payer - (await evmBalances(devnet)).payer).toBe(10_000n);
+  });
+
   it("is never paid when the service asks more after a signed payment: one signature, no second payment", async () => {
     const before = await evmBalances(devnet);
     await devnet.faults.set({ requoteMultiplier: 50 });

@@ -245,8 +245,8 @@ class Face implements PaymentsFace {
   }
 
   /**
-   * The chat's way: by target, once per session, never above the price quoted in it, and on the
-   * quoted terms when it was quoted.
+   * The chat's way: by target, once per session (a refusal excepted: nothing moved), never above
+   * the price quoted in it, and on the quoted terms when it was quoted.
    */
   private payTarget(session: PayerSession, input: PayInput): Promise<PayOutput> {
     const memory = this.memoryOf(session);
@@ -267,6 +267,13 @@ class Face implements PaymentsFace {
     };
     const result = fromOutside(paying());
     memory.paid.set(key, result);
+    // A refusal moved nothing: the same call with corrected input (a higher maxUsd) runs afresh.
+    result.then(
+      (output) => {
+        if (output.status === "refused" && memory.paid.get(key) === result) memory.paid.delete(key);
+      },
+      () => undefined, // the caller reads the failure from `result`
+    );
     return result;
   }
 

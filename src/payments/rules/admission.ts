@@ -124,7 +124,7 @@ export function admit(offers: Requirement[], request: AdmissionRequest, policy: 
     if (chosen.amount > shown.atomic) {
       return refuse(
         "price_changed",
-        `The service now asks $${price}, more than the $${formatUsd(shown.atomic)} quoted; not paid.`,
+        `The service asks $${price}, more than the $${formatUsd(shown.atomic)} agreed (its quote, or maxUsd); not paid.`,
         { quotedUsd: formatUsd(shown.atomic) },
       );
     }
