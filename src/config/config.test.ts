@@ -45,6 +45,46 @@ describe("CORS_ORIGINS", () => {
   });
 });
 
+// Found by a black-box run: a path widened silently to the whole origin; `any,https://a` was `any`.
+describe("ALLOWED_SERVICES and ALLOW_PRIVATE_ORIGINS", () => {
+  const allowed = (value?: string) => loadConfig({ ALLOWED_SERVICES: value }).payments.limits.allowedServices;
+
+  it("ALLOWED_SERVICES is any by default, or the origins listed, as a request's allowedServices reads them", () => {
+    expect(allowed(undefined)).toBe("any");
+    expect(allowed("any")).toBe("any");
+    expect(allowed("https://Weather.example.com/, http://127.0.0.1:4021")).toEqual([
+      "https://weather.example.com",
+      "http://127.0.0.1:4021",
+    ]);
+  });
+
+  it.each([
+    ["ALLOWED_SERVICES", "http://127.0.0.1:3181/svc"],
+    ["ALLOWED_SERVICES", "weather.example.com"],
+    ["ALLOWED_SERVICES", "*"],
+    ["ALLOWED_SERVICES", "https://weather.example.com?x=1"],
+    ["ALLOWED_SERVICES", "https://user:pw@weather.example.com"],
+    ["ALLOWED_SERVICES", "ftp://weather.example.com"],
+    ["ALLOW_PRIVATE_ORIGINS", "http://127.0.0.1:3181/svc"],
+    ["ALLOW_PRIVATE_ORIGINS", "127.0.0.1:3181"],
+  ])("%s=%s is refused at start, naming the variable", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: expected origins`));
+  });
+
+  it("ALLOWED_SERVICES refuses any beside origins: it would allow every service", () => {
+    expect(() => allowed("any,https://a.example.com")).toThrow(
+      /ALLOWED_SERVICES: `any` allows every service/,
+    );
+  });
+
+  it("ALLOW_PRIVATE_ORIGINS takes origins", () => {
+    expect(
+      loadConfig({ ALLOW_PRIVATE_ORIGINS: "http://127.0.0.1:3181/" }).payments.allowPrivateOrigins,
+    ).toEqual(["http://127.0.0.1:3181"]);
+  });
+});
+
 describe("QUOTE_SECRET", () => {
   it("is absent by default (a random key per process) and taken when set", () => {
     expect(loadConfig({}).payments.quoteSecret).toBeUndefined();

@@ -6,7 +6,7 @@ import { ConfigError } from "./errors.js";
 import { bool, int, optionalString, url, usd } from "./fields.js";
 import { type JwtConfig, parseJwtConfig } from "./jwt.js";
 import { list, pairs, parseModelMap, parseTokens } from "./lists.js";
-import { parseOrigins, parsePublicUrl } from "./origins.js";
+import { parseAllowedServices, parseOrigins, parsePublicUrl, parseServiceOrigins } from "./origins.js";
 import { TAB_FIELDS, type TabsConfig, tabsConfig } from "./tabs.js";
 import { checkTokensApart } from "./tokens.js";
 
@@ -254,7 +254,6 @@ function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
   const assets: Record<string, string[]> = { ...KNOWN_USDC };
   for (const [network, asset] of pairs(e.ASSETS, "ASSETS")) assets[network] = [asset];
   const allowedNetworks = list(e.ALLOWED_NETWORKS);
-  const allowedServices = list(e.ALLOWED_SERVICES);
   return {
     mode: e.PAYMENTS,
     ...(e.DATABASE_URL ? { databaseUrl: e.DATABASE_URL } : {}),
@@ -274,10 +273,10 @@ function paymentsEnv(e: z.infer<typeof envSchema>): PaymentsEnv {
       },
       caps: { perTransaction: e.CAP_PER_TRANSACTION, perRequest: e.CAP_PER_REQUEST, daily: e.CAP_DAILY },
       ...(allowedNetworks.length > 0 ? { allowedNetworks } : {}),
-      allowedServices: allowedServices.length > 0 && allowedServices[0] !== "any" ? allowedServices : "any",
+      allowedServices: parseAllowedServices(list(e.ALLOWED_SERVICES)),
       ...(e.APPROVAL_ABOVE_USD !== undefined ? { approvalAbove: e.APPROVAL_ABOVE_USD } : {}),
     },
-    allowPrivateOrigins: list(e.ALLOW_PRIVATE_ORIGINS),
+    allowPrivateOrigins: parseServiceOrigins(list(e.ALLOW_PRIVATE_ORIGINS), "ALLOW_PRIVATE_ORIGINS"),
     maxTimeoutSeconds: e.MAX_TIMEOUT_SECONDS,
     minTimeLeftMs: e.MIN_TIME_LEFT_MS,
     serviceTimeoutMs: e.SERVICE_TIMEOUT_MS,

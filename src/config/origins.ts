@@ -1,6 +1,7 @@
 /**
- * Origins in the configuration: CORS_ORIGINS (pages of other origins that may call the API) and
- * PUBLIC_URL (this service's own public origin, which approval URLs are built on).
+ * Origins in the configuration: CORS_ORIGINS (pages of other origins that may call the API),
+ * PUBLIC_URL (this service's own public origin, which approval URLs are built on), and the services
+ * it may call: ALLOWED_SERVICES and ALLOW_PRIVATE_ORIGINS.
  */
 
 import { ConfigError } from "./errors.js";
@@ -54,4 +55,32 @@ export function parsePublicUrl(raw: string | undefined, host: string, port: numb
 /** The approval page of a payment: `${publicUrl}/approve/<paymentId>`. */
 export function approvalUrl(publicUrl: string, paymentId: string): string {
   return `${publicUrl}/approve/${encodeURIComponent(paymentId)}`;
+}
+
+/**
+ * ALLOWED_SERVICES and ALLOW_PRIVATE_ORIGINS (already split at commas): http(s) origins, as a
+ * request's `allowedServices` takes them (a trailing `/` is the origin; `https://A.example` is
+ * `https://a.example`). A path, query or credentials would read narrower than what the entry
+ * allows (the whole origin), and an entry with no scheme would allow nothing: both are refused.
+ */
+export function parseServiceOrigins(entries: string[], name: string): string[] {
+  return entries.map((entry) => {
+    const url = URL.canParse(entry) ? new URL(entry) : undefined;
+    const plain = url && !url.username && !url.password && url.pathname === "/" && !url.search && !url.hash;
+    if (url && plain && (url.protocol === "http:" || url.protocol === "https:")) return url.origin;
+    throw new ConfigError(
+      `Invalid configuration:\n  ${name}: expected origins separated by commas, each scheme://host[:port] with no path, e.g. https://weather.example.com (got ${JSON.stringify(entry)}); a service's whole origin is allowed or none of it`,
+    );
+  });
+}
+
+/** ALLOWED_SERVICES: `any` (the default) alone, or origins. */
+export function parseAllowedServices(entries: string[]): string[] | "any" {
+  if (entries.length === 0 || (entries.length === 1 && entries[0] === "any")) return "any";
+  if (entries.includes("any")) {
+    throw new ConfigError(
+      "Invalid configuration:\n  ALLOWED_SERVICES: `any` allows every service, so it cannot be listed with origins; give either `any` or the origins",
+    );
+  }
+  return parseServiceOrigins(entries, "ALLOWED_SERVICES");
 }
