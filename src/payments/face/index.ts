@@ -17,7 +17,7 @@ import type {
 } from "../face.js";
 import { type PaymentHistory, storedServiceName } from "../ports/index.js";
 import type { PaymentObserver } from "../rules/index.js";
-import type { ApprovalDesk, OfferTerms, PaymentRequest } from "../run/index.js";
+import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
 import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
@@ -31,6 +31,7 @@ import {
 import { payQuoted } from "./pay-quoted.js";
 import { createQuoteIds, QUOTE_ID_MAX_CHARS, QUOTE_TTL_MS, type QuoteIds } from "./quote-id.js";
 import { budgetFor, quoteFor, type ReadDeps } from "./reads.js";
+import { keepPaid, SessionMemories } from "./session-memory.js";
 
 export {
   CURSOR_MAX_CHARS,
@@ -75,19 +76,6 @@ export interface FaceDeps extends ReadDeps {
   approvalUrl?: (paymentId: string) => string;
 }
 
-/** What the face remembers of one session object (a chat turn): its quotes, payments and names. */
-interface SessionMemory {
-  /** Service names discovery listed, by URL without its query (display only). */
-  names: Map<string, string>;
-  /**
-   * What was quoted for a call: paying it by its target never pays more, maxUsd or not, and pays
-   * only the quoted payee, network and asset (another is refused as `price_changed`, as by quote id).
-   */
-  quoted: Map<string, { amountUsd: string; terms: OfferTerms }>;
-  /** Payments by target: the same call twice in one session pays once and answers the same. */
-  paid: Map<string, Promise<PayOutput>>;
-}
-
 const SILENT: PaymentObserver = { update() {}, summary() {}, error() {} };
 
 export function createPaymentsFace(deps: FaceDeps): PaymentsFace {
@@ -105,7 +93,7 @@ const baseOf = (url: string) => url.split("?")[0] ?? url;
 class Face implements PaymentsFace {
   private readonly now: () => Date;
   private readonly ids: QuoteIds;
-  private readonly memories = new WeakMap<PayerSession, SessionMemory>();
+  private readonly memories = new SessionMemories();
   /** Payments by quote id under way in this process. */
   private readonly inflight = new Map<string, Promise<PayOutput>>();
 
@@ -116,7 +104,7 @@ class Face implements PaymentsFace {
 
   async findServices(session: PayerSession, query?: string): Promise<DiscoverOutput> {
     const found = await fromOutside(this.deps.discovery.search(query, session.signal));
-    const { names } = this.memoryOf(session);
+    const { names } = this.memories.of(session);
     for (const service of found.services) names.set(baseOf(service.url), service.name);
     return found;
   }
@@ -127,7 +115,7 @@ class Face implements PaymentsFace {
     if (!payable || !output.ok || !output.chosen || !request.wallet)
       return fromOutside(Promise.resolve(output));
     const terms = { payTo: payable.offer.payTo, network: payable.offer.network, asset: payable.offer.asset };
-    this.memoryOf(session).quoted.set(keyOf(target), { amountUsd: formatUsd(payable.amount), terms });
+    this.memories.of(session).quoted.set(keyOf(target), { amountUsd: formatUsd(payable.amount), terms });
     const name = await this.nameOf(session, target.url);
     // No longer than the offer's own signing window, and a few minutes at most.
     const expiresAt = this.now().getTime() + Math.min(QUOTE_TTL_MS, payable.timeoutSeconds * 1000);
@@ -249,7 +237,7 @@ class Face implements PaymentsFace {
    * the price quoted in it, and on the quoted terms when it was quoted.
    */
   private payTarget(session: PayerSession, input: PayInput): Promise<PayOutput> {
-    const memory = this.memoryOf(session);
+    const memory = this.memories.of(session);
     const key = keyOf(input);
     const known = memory.paid.get(key);
     if (known) return known;
@@ -265,16 +253,7 @@ class Face implements PaymentsFace {
       );
       return toPayOutput(outcome);
     };
-    const result = fromOutside(paying());
-    memory.paid.set(key, result);
-    // A refusal moved nothing: the same call with corrected input (a higher maxUsd) runs afresh.
-    result.then(
-      (output) => {
-        if (output.status === "refused" && memory.paid.get(key) === result) memory.paid.delete(key);
-      },
-      () => undefined, // the caller reads the failure from `result`
-    );
-    return result;
+    return keepPaid(memory, key, fromOutside(paying()));
   }
 
   /**
@@ -283,20 +262,11 @@ class Face implements PaymentsFace {
    */
   private async nameOf(session: PayerSession, url: string): Promise<string | undefined> {
     const base = baseOf(url);
-    const known = this.memoryOf(session).names.get(base);
+    const known = this.memories.of(session).names.get(base);
     if (known) return known;
     const found = await this.deps.discovery.search(undefined, session.signal).catch(() => undefined);
     const listed = found?.services.find((service) => baseOf(service.url) === base)?.name;
     return listed ? cleanUntrusted(listed).value : undefined;
-  }
-
-  private memoryOf(session: PayerSession): SessionMemory {
-    let memory = this.memories.get(session);
-    if (!memory) {
-      memory = { names: new Map(), quoted: new Map(), paid: new Map() };
-      this.memories.set(session, memory);
-    }
-    return memory;
   }
 
   /** A session as the pipeline takes it: the payer's facts as they are, the face's clock and an observer. */
