@@ -40,6 +40,8 @@ export interface AdmissionRequest {
   shownUsd?: string;
   /** Whether a server-held key may sign for this wallet with this request's bearer token. */
   serverKey: boolean;
+  /** A tab's session key, when it signs in the wallet's place (docs/payments.md#tabs). */
+  sessionKey?: string;
 }
 
 /** The offer policy chose: what would be signed, and the window to sign it for. */
@@ -84,7 +86,7 @@ export function admit(offers: Requirement[], request: AdmissionRequest, policy: 
   const { limits } = request;
   const choice = chooseOffer(offers, {
     walletChain: request.wallet.chain,
-    wallet: request.wallet.address,
+    payers: request.sessionKey ? [request.wallet.address, request.sessionKey] : [request.wallet.address],
     allowedNetworks: limits.allowedNetworks,
     allowedAssets: policy.assets,
     preferredNetworks: policy.preferredNetworks,

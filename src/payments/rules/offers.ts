@@ -46,8 +46,11 @@ export function sameOffer(a: Requirement, b: Requirement): boolean {
 /** What the chooser needs to know about the payer and the policy. */
 export interface OfferContext {
   walletChain: ChainName;
-  /** The paying wallet's address: an offer must not make it pay the transaction's fee. */
-  wallet?: string;
+  /**
+   * Who signs or pays: the wallet, and a tab's session key when it signs in the wallet's place. An
+   * offer must not make one of them the transaction's fee payer.
+   */
+  payers?: string[];
   allowedNetworks: string[];
   /** network -> asset addresses (EVM, compared case-insensitively) or mints (Solana, exact). */
   allowedAssets: Record<string, string[]>;
@@ -177,14 +180,11 @@ function rejectOffer(
       : undefined);
   if (payee) return { code: "invalid_payee", reason: `payTo ${quoteValue(o.payTo)}: ${payee}` };
   // Solana's exact scheme: the facilitator named in `extra.feePayer` pays the fee and co-signs. Named
-  // as the wallet itself, the transaction is complete with the wallet's signature alone: the
-  // wallet pays the fee and the service could send it without any facilitator.
+  // as the wallet itself (or the tab's session key that signs for it), the transaction is complete
+  // with that one signature: it pays the fee, and the service could send it without any facilitator.
   const feePayer = (o.extra as { feePayer?: unknown } | undefined)?.feePayer;
-  if (
-    ctx.wallet !== undefined &&
-    typeof feePayer === "string" &&
-    samePayee(o.network, feePayer, ctx.wallet)
-  ) {
+  const network = o.network;
+  if (typeof feePayer === "string" && ctx.payers?.some((payer) => samePayee(network, feePayer, payer))) {
     return { code: "wallet_pays_fee", reason: "the offer makes the paying wallet pay the transaction's fee" };
   }
   return null;

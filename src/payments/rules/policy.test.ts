@@ -217,7 +217,7 @@ describe("chooseOffer", () => {
    */
   it("never chooses a Solana offer that makes the paying wallet its fee payer", () => {
     const wallet = "Fye9P7MPYWQM5xvLNKYBa3FAKHQHNCvPjMd4GmRAJNSH";
-    const sol = { ...ctx, walletChain: "solana" as const, wallet };
+    const sol = { ...ctx, walletChain: "solana" as const, payers: [wallet] };
     const fair = offer({
       network: "solana:devnet",
       asset: SOL_USDC,

@@ -54,10 +54,13 @@ export function admitWith(
   if (pass && (!allowed || allowed.includes(pass.network))) {
     const limits = { ...request.limits, allowedNetworks: [pass.network] };
     const assets = { [pass.network]: [pass.asset] };
-    const admission = admit(offers, { ...request, limits, serverKey: true }, { ...policy, assets });
+    const tabbed = { ...request, limits, serverKey: true, sessionKey: pass.session };
+    const admission = admit(offers, tabbed, { ...policy, assets });
     if (admission.ok && admission.payer.by === "server") return { admission, viaTab: pass };
   }
-  return { admission: admit(offers, { ...request, serverKey }, policy) };
+  // The session key is the wallet's money all the same: no offer may make it the fee payer either.
+  const sessionKey = pass ? { sessionKey: pass.session } : {};
+  return { admission: admit(offers, { ...request, serverKey, ...sessionKey }, policy) };
 }
 
 const money = (atomic: bigint) => ({ atomic: atomic.toString(), usd: formatUsd(atomic) });
