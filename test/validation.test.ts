@@ -189,6 +189,17 @@ const cases: Case[] = [
     400,
     "invalid_limits",
   ],
+  // Found by a black-box run: a number was read as the float it rounds to, not as it was written.
+  ...(["1e3", "-0", "1.0000000000000001", "999999.99999999999999", "5e-1"] as const).map(
+    (written): Case => [
+      `limit written as the JSON number ${written}`,
+      chatRequest(
+        `{"messages":[{"role":"user","content":"hi"}],"walletAddress":"${EVM}","spendingLimits":{"perTransaction":${written}}}`,
+      ),
+      400,
+      "invalid_limits",
+    ],
+  ),
   [
     "huge limit",
     chatRequest({ messages: [user("hi")], walletAddress: EVM, spendingLimits: { daily: "99999999999" } }),

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { AppError } from "../errors/index.js";
+import { amountsAsWritten } from "../protocol/index.js";
 
 /** Stateless between calls (no `stream: true`), so one decoder serves every request. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -30,6 +31,35 @@ export async function readJsonBody(
       },
     );
   }
+  const text = await readBodyText(request, maxBytes, incoming);
+  if (text.trim() === "")
+    throw new AppError("invalid_json", "The request body is empty; send a JSON object.");
+  try {
+    return JSON.parse(text, amountsAsWritten);
+  } catch (error) {
+    // The reviver walks the value by recursion: thousands of levels overflow the stack.
+    const where =
+      error instanceof SyntaxError
+        ? `: ${error.message}`
+        : error instanceof RangeError
+          ? ": nested too deeply"
+          : "";
+    throw new AppError("invalid_json", `The request body is not valid JSON${where}`);
+  }
+}
+
+/**
+ * A request body as UTF-8 text, whatever its media type (the caller checks that): a UTF-8 charset
+ * if one is named (415), no Content-Encoding (415), at most `maxBytes` while reading (413, also
+ * when Content-Length lies or is absent), valid UTF-8 (400 `invalid_json`); a body cut off by its
+ * client is 400 `invalid_request`. Only AppErrors are thrown.
+ */
+export async function readBodyText(
+  request: Request,
+  maxBytes: number,
+  incoming?: IncomingMessage,
+): Promise<string> {
+  const type = request.headers.get("content-type") ?? "";
   const charset = /charset=([^;]+)/i.exec(type)?.[1]?.trim().toLowerCase().replaceAll('"', "");
   if (charset && charset !== "utf-8" && charset !== "utf8") {
     throw new AppError("unsupported_media_type", "The request body must be UTF-8 encoded JSON.");
@@ -48,19 +78,10 @@ export async function readJsonBody(
     incoming && !incoming.readableDidRead
       ? await readIncoming(incoming, maxBytes)
       : await readCapped(request, maxBytes);
-  let text: string;
   try {
-    text = UTF8.decode(bytes);
+    return UTF8.decode(bytes);
   } catch {
     throw new AppError("invalid_json", "The request body is not valid UTF-8.");
-  }
-  if (text.trim() === "")
-    throw new AppError("invalid_json", "The request body is empty; send a JSON object.");
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const where = error instanceof SyntaxError ? `: ${error.message}` : "";
-    throw new AppError("invalid_json", `The request body is not valid JSON${where}`);
   }
 }
 

@@ -6,16 +6,19 @@ import type { Logger } from "../log/index.js";
 import {
   ElicitationAnswers,
   handleMcpHttp,
+  MCP_MAX_BODY_BYTES,
   MCP_SESSION_HEADER,
   type McpEra,
   type McpServerOptions,
   mcpCountsAgainstQuota,
   mcpEraOf,
   mcpSessionOf,
-  readMcpBody,
+  parseMcpBody,
 } from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
-import { parsePayerConfig, parseTabToken } from "../protocol/index.js";
+import { amountsAsWritten, parsePayerConfig, parseTabToken } from "../protocol/index.js";
+import { readBodyText } from "./body.js";
+import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { payer } from "./payer.js";
 import { problemResponse } from "./problem.js";
@@ -66,7 +69,7 @@ export function readPayerHeaders(): Middleware<PayerConfigVars> {
     let spendingLimits: unknown;
     if (limits !== undefined) {
       try {
-        spendingLimits = JSON.parse(limits);
+        spendingLimits = JSON.parse(limits, amountsAsWritten);
       } catch {
         throw new AppError("invalid_limits", `The ${LIMITS_HEADER} header is not JSON.`);
       }
@@ -120,7 +123,8 @@ export function checkOrigin(origins: readonly string[]): Middleware {
  */
 function readMcpMessage(): Middleware<McpMessageVars> {
   return async (c, next) => {
-    const body = await readMcpBody(c.req.raw);
+    // Read as every other body is: bounded while reading, so a chunked upload is never held whole.
+    const body = parseMcpBody(await readBodyText(c.req.raw, MCP_MAX_BODY_BYTES, nodeRequest(c)));
     const era = await mcpEraOf(c.req.raw, body);
     c.set("mcpBody", body);
     c.set("mcpEra", era);

@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { AppError } from "../errors/index.js";
 import type { Payer, PaymentsFace } from "../payments/face.js";
+import { amountsAsWritten } from "../protocol/index.js";
 import type { ElicitationAnswers } from "./answers.js";
 import { createMcpServer, type McpServerOptions } from "./server.js";
 
@@ -65,20 +66,17 @@ function mintSessionId(message: JSONRPCMessage): string {
   return `mcp_${randomUUID()}${url ? ".url" : ""}`;
 }
 
-/** The JSON-RPC body of a POST, bounded (`payload_too_large`) and parsed (`invalid_json`). */
-export async function readMcpBody(request: Request): Promise<unknown> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MCP_MAX_BODY_BYTES) {
-    throw new AppError("payload_too_large", `An MCP message may be at most ${MCP_MAX_BODY_BYTES} bytes.`);
-  }
-  const text = await request.text();
-  if (Buffer.byteLength(text) > MCP_MAX_BODY_BYTES) {
-    throw new AppError("payload_too_large", `An MCP message may be at most ${MCP_MAX_BODY_BYTES} bytes.`);
-  }
+/**
+ * The JSON-RPC body of a POST, from its text (read by the HTTP layer, at most MCP_MAX_BODY_BYTES):
+ * parsed (`invalid_json`), an amount sent as a number kept as written (`amountsAsWritten`).
+ */
+export function parseMcpBody(text: string): unknown {
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new AppError("invalid_json", "The body is not JSON.");
+    return JSON.parse(text, amountsAsWritten);
+  } catch (error) {
+    // The reviver walks the value by recursion: thousands of levels overflow the stack.
+    const deep = error instanceof RangeError ? ": it is nested too deeply" : "";
+    throw new AppError("invalid_json", `The body is not JSON${deep}.`);
   }
 }
 

@@ -15,7 +15,7 @@ export {
   mcpCountsAgainstQuota,
   mcpEraOf,
   mcpSessionOf,
-  readMcpBody,
+  parseMcpBody,
 } from "./http.js";
 export { createMcpServer, type McpServerOptions, SERVER_VERSION } from "./server.js";
 export { MCP_TOOLS, type McpToolName } from "./tools.js";

@@ -8,3 +8,35 @@ export function sortedKeys(value: unknown): unknown {
   const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(entries.map(([k, v]) => [k, sortedKeys(v)]));
 }
+
+/** The keys whose values are USD amounts in a request body: spending limits, a key's caps, a tab's. */
+const AMOUNT_KEYS = new Set(["perTransaction", "perRequest", "daily", "approvalAbove", "amount"]);
+
+/**
+ * `JSON.parse`'s reviver for request bodies: an amount sent as a JSON number keeps the text it was
+ * written as (`1e3`, `-0`, `1.0000000000000001`), so the amount rules (at most 6 decimals, no
+ * exponent, not negative) read what was sent rather than the float it rounds to. Other numbers
+ * stay numbers. (`context.source` needs Node 22; without it the number stays as parsed.)
+ */
+export function amountsAsWritten(key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value !== "number" || !AMOUNT_KEYS.has(key)) return value;
+  return context?.source ?? value;
+}
+
+/**
+ * Whether a JSON value nests no deeper than `max` objects and arrays, measured without recursion
+ * (a value nested thousands deep must not overflow the stack here, nor anywhere it is walked later).
+ */
+export function nestsAtMost(value: unknown, max: number): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const item of level) {
+      if (typeof item === "object" && item !== null)
+        for (const child of Object.values(item)) next.push(child);
+    }
+    if (next.length > 0 && depth + 1 > max) return false;
+    level = next;
+  }
+  return true;
+}

@@ -1,4 +1,5 @@
 import { z } from "zod/v4";
+import { nestsAtMost } from "../protocol/index.js";
 
 /**
  * The agent's tool catalogue: names, inputs and outputs. The payments capability implements these
@@ -19,6 +20,9 @@ export type ToolName = (typeof TOOL_NAMES)[keyof typeof TOOL_NAMES];
  */
 export const APPROVAL_CALL_PREFIX = "approval-";
 
+/** How deep a service call's JSON body may nest: deeper is no service's input, only an attack's. */
+export const MAX_BODY_DEPTH = 32;
+
 const httpTarget = {
   url: z.string().max(2048).describe("The service URL, exactly as discover_services listed it"),
   method: z
@@ -29,7 +33,11 @@ const httpTarget = {
     .record(z.string(), z.string().max(500))
     .optional()
     .describe('Query parameters for the service, e.g. {"city": "Paris"}'),
-  body: z.record(z.string(), z.unknown()).optional().describe("JSON body for POST services"),
+  body: z
+    .record(z.string(), z.unknown())
+    .refine((body) => nestsAtMost(body, MAX_BODY_DEPTH), `nested at most ${MAX_BODY_DEPTH} levels deep`)
+    .optional()
+    .describe("JSON body for POST services"),
 };
 
 export const discoverInputSchema = z.object({

@@ -148,6 +148,74 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     expect((await response.json()).code).toBe("invalid_limits");
   });
 
+  const post = (init: { headers?: Record<string, string>; body: BodyInit }) =>
+    booted.running.service.app.request("/mcp", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        Authorization: `Bearer ${devnet.manifest.devToken}`,
+        "X-Wallet-Address": walletAddress(devnet, "evm", "payer"),
+        ...init.headers,
+      },
+      body: init.body,
+      duplex: "half",
+    } as RequestInit);
+
+  // Found by a black-box run: a chunked body was read whole before its size was checked (GBs held).
+  it("refuses a body over 64 KiB while reading it: 413, the rest never read", async () => {
+    let pulled = 0;
+    const chunk = new Uint8Array(16 * 1024).fill(0x20);
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += chunk.byteLength;
+        if (pulled > 8 * 1024 * 1024) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const response = await post({ body: endless });
+    expect(response.status).toBe(413);
+    expect((await response.json()).code).toBe("payload_too_large");
+    expect(pulled).toBeLessThan(256 * 1024);
+  });
+
+  // Found by a black-box run: numbers were read as floats (1e3 was $1000, -0 and 17 digits passed).
+  it.each(["1e3", "-0", "1.0000000000000001"])(
+    "refuses a limit sent as the JSON number %s, as its string is refused (400 invalid_limits)",
+    async (written) => {
+      const response = await post({
+        headers: { "X-Spending-Limits": `{"perTransaction":${written}}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+      expect(response.status).toBe(400);
+      expect((await response.json()).code).toBe("invalid_limits");
+    },
+  );
+
+  // Found by a black-box run: a body nested thousands deep overflowed the stack: `internal`.
+  it.each([
+    [100, 200, [/nested at most 32 levels deep/, /isError\\?":true/]],
+    [5000, 400, [/nested too deeply/, /"code":"invalid_json"/]],
+  ])(
+    "a service call's body nested %i deep is refused (%i), never an internal error",
+    async (depth, status, said) => {
+      const { client, sessionId } = await connect({ perRequest: "0.10" });
+      // Written as text: the client's own serialiser would overflow on a value this deep.
+      const body = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+      const url = JSON.stringify(serviceUrl(devnet, "weather"));
+      const args = `{"url":${url},"method":"POST","body":${body}}`;
+      const response = await post({
+        headers: { "Mcp-Session-Id": sessionId, "MCP-Protocol-Version": "2025-11-25" },
+        body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_quote","arguments":${args}}}`,
+      });
+      const text = await response.text();
+      expect(response.status).toBe(status);
+      for (const pattern of said) expect(text).toMatch(pattern);
+      expect(text).not.toMatch(/internal/i);
+      await client.close();
+    },
+  );
+
   it("a client with URL elicitation is sent to the approval page; the wallet signs; the call returns it settled", async () => {
     const user = walletAddress(devnet, "evm", "user");
     const key = devnet.secrets.evm.user;
