@@ -5,7 +5,8 @@ import { pino } from "pino";
  * Logging through pino: one JSON object per line on stderr, with levels. Callers pass a message and
  * fields, never secrets; as a second line of defence the fields that could hold one are redacted
  * by path, and an error passed as `err` keeps its type, message, stack and causes, with
- * signature-long hex, bearer tokens and key fields masked in its text. A line written while a
+ * signature-long hex, bearer tokens, key fields and the keys in providers' URLs masked in its
+ * text. A line written while a
  * traced span is active (docs/deploy.md#traces-and-metrics) carries its `trace_id` and `span_id`.
  */
 export interface Logger {
@@ -40,6 +41,12 @@ const SECRET_TEXT: [RegExp, string][] = [
   // Tabs' tokens and wallet sessions' tokens (src/payments/tabs, src/signin).
   [/\bx4[tw]_[A-Za-z0-9_-]{20,}/g, "x4_[redacted]"],
   [/("?(?:private|secret)Key"?\s*[:=]\s*)("[^"]*"|\[[^\]]*\]|\S+)/gi, "$1[redacted]"],
+  // A provider's URL carries its key (RPC_URLS, DATABASE_URL; a library's error quotes the URL):
+  // credentials, a path segment as long as a key (Alchemy's /v2/KEY, Infura's /v3/KEY), a
+  // key-like query parameter (?api-key=...).
+  [/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@"']+:[^/\s@"']*@/gi, "$1[redacted]@"],
+  [/(\bhttps?:\/\/[^/\s"']+(?:\/[^\s"'?#]*)?\/)[A-Za-z0-9_-]{20,}(?=[/?#\s"']|$)/gi, "$1[redacted]"],
+  [/([?&][^=&\s"']*(?:key|token|secret|auth|sig)[^=&\s"']*=)[^&#\s"']+/gi, "$1[redacted]"],
 ];
 
 /** Masks signature-long hex, bearer tokens and key fields in free text (error messages, stacks). */

@@ -64,6 +64,35 @@ describe("the logger", () => {
     expect(text).not.toContain("R".repeat(43));
   });
 
+  // Found by a black-box run: viem's error for an unreachable RPC_URLS entry quoted its key.
+  it("masks the keys in providers' URLs quoted by an error, keeping the host", () => {
+    const { logger, lines } = capture();
+    const urls = [
+      "https://eth-mainnet.g.alchemy.com/v2/h5FAKEPROVIDERKEY1234567890abcd",
+      "http://127.0.0.1:31056/v2/h5FAKEPROVIDERKEY123456/extra",
+      "https://mainnet.helius-rpc.com/?api-key=0f4e2c1a-feed-4bad-beef-5ca1ab1e0000",
+      "postgres://app:s3cretPassw0rd@db.internal:5432/ledger",
+      "https://rpc.example.com/?token=abc123&chain=base",
+    ];
+    for (const url of urls) {
+      const err = Object.assign(new Error(`HTTP request failed.\n\nURL: ${url}\nRequest body: {}`), { url });
+      logger.warn("rpc down", { err });
+    }
+    const raw = JSON.stringify(lines);
+    for (const secret of ["h5FAKEPROVIDERKEY", "0f4e2c1a-feed", "s3cretPassw0rd", "abc123"]) {
+      expect(raw).not.toContain(secret);
+    }
+    for (const host of [
+      "eth-mainnet.g.alchemy.com/v2/",
+      "127.0.0.1:31056",
+      "helius-rpc.com",
+      "db.internal:5432",
+    ]) {
+      expect(raw).toContain(host);
+    }
+    expect(raw).toContain("chain=base");
+  });
+
   it("writes the process id exactly once per line, also when a caller passes it again", () => {
     const raw: string[] = [];
     const logger = createLogger({ destination: { write: (line: string) => raw.push(line) } });
