@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { type ToolSet, tool } from "ai";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ToolProvider } from "../src/agent/index.js";
 import { bootstrap, type Running } from "../src/bootstrap.js";
 import { loadConfig } from "../src/config/index.js";
@@ -17,7 +17,7 @@ import { silentLogger } from "../src/log/index.js";
 import type { Ledger, LedgerReads } from "../src/payments/index.js";
 import { decodeStream, type StreamEvent } from "../src/protocol/index.js";
 import { PgIdempotencyStore } from "../src/store/idempotency.js";
-import { guardStore, postgresQuery } from "../src/store/index.js";
+import { guardStore, postgresQuery, READ_WITHIN_MS } from "../src/store/index.js";
 import { PgLedger } from "../src/store/ledger.js";
 import {
   budgetInputSchema,
@@ -132,6 +132,29 @@ describe("the store's boundary", () => {
       const error = await attempt().catch((e: unknown) => e);
       expect(error).toMatchObject({ name: "AppError", code: "store_unavailable" });
       expectNoLeak(String((error as Error).message));
+    }
+  });
+
+  /*
+   * Found by a black-box run: with the database's connection frozen (no error, no answer), payment
+   * reads and /metrics waited for good. A read gives up in READ_WITHIN_MS; a write never does.
+   */
+  it("a read from a database that stopped answering is store_unavailable in bounded time; a write waits", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const frozen = () => new Promise<never>(() => {});
+      const store = guardStore({ get: frozen, write: frozen }, { reads: ["get"] });
+      const read = store.get().catch((e: unknown) => e);
+      let wrote = false;
+      void store.write().finally(() => {
+        wrote = true;
+      });
+      await vi.advanceTimersByTimeAsync(READ_WITHIN_MS);
+      expect(await read).toMatchObject({ name: "AppError", code: "store_unavailable" });
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(wrote).toBe(false);
+    } finally {
+      vi.useRealTimers();
     }
   });
 });

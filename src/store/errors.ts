@@ -93,8 +93,22 @@ export function toStoreError(error: unknown): unknown {
   return error;
 }
 
-/** Wrap every method of a store object (the ledger, the idempotency store) so what it throws passes {@link toStoreError}. */
-export function guardStore<T extends object>(target: T): T {
+/** How long a read may wait on a database that does not answer (a frozen connection never fails). */
+export const READ_WITHIN_MS = 5_000;
+
+/**
+ * Wrap every method of a store object (the ledger, the idempotency store) so what it throws passes
+ * {@link toStoreError}. The methods named in `reads` also give up after `readWithinMs`: a read
+ * from a server that stopped answering (a frozen connection, a stalled proxy) is then
+ * `store_unavailable`, as an unreachable one is, instead of a request that never ends. Writes are
+ * never cut short: whether one committed is known only from its answer.
+ */
+export function guardStore<T extends object>(
+  target: T,
+  bounds: { reads?: readonly (keyof T & string)[]; readWithinMs?: number } = {},
+): T {
+  const reads = new Set<string>(bounds.reads ?? []);
+  const within = bounds.readWithinMs ?? READ_WITHIN_MS;
   return new Proxy(target, {
     get(object, property) {
       const value: unknown = Reflect.get(object, property, object);
@@ -106,12 +120,34 @@ export function guardStore<T extends object>(target: T): T {
         } catch (error) {
           throw toStoreError(error);
         }
-        return result instanceof Promise
-          ? result.catch((error: unknown) => {
-              throw toStoreError(error);
-            })
-          : result;
+        if (!(result instanceof Promise)) return result;
+        const answered = result.catch((error: unknown) => {
+          throw toStoreError(error);
+        });
+        return typeof property === "string" && reads.has(property) ? readWithin(answered, within) : answered;
       };
     },
   });
+}
+
+async function readWithin<T>(reading: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new AppError(
+            "store_unavailable",
+            "The payment ledger (its database) did not answer in time; try again shortly.",
+          ),
+        ),
+      ms,
+    );
+  });
+  reading.catch(() => {}); // answered after the timeout: nobody waits for it
+  try {
+    return await Promise.race([reading, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -81,7 +81,7 @@ export interface Store {
 }
 
 export { DataDirInUse } from "./dir-lock.js";
-export { guardStore, isStoreUnavailable, toStoreError } from "./errors.js";
+export { guardStore, isStoreUnavailable, READ_WITHIN_MS, toStoreError } from "./errors.js";
 
 export const DEFAULT_DATA_DIR = ".data/pglite";
 
@@ -113,12 +113,17 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     }
     return {
       kind: "postgres",
-      ledger: guardStore(new PgLedger(db, postgresQuery(client), { lazySettle: true })),
-      history: guardStore(new PgPaymentHistory(db)),
+      // Reads a client or a scrape waits on answer in seconds when the server stops answering.
+      ledger: guardStore(new PgLedger(db, postgresQuery(client), { lazySettle: true }), {
+        reads: ["get", "listByStatus", "listByScope"],
+      }),
+      history: guardStore(new PgPaymentHistory(db), { reads: ["listHistory"] }),
       idempotency: guardStore(new PgIdempotencyStore(db)),
-      delivered: guardStore(new PgDeliveredData(db)),
-      operator: guardStore(new PgOperatorStore(postgresQuery(client))),
-      audit: guardStore(new PgAuditStore(postgresQuery(client))),
+      delivered: guardStore(new PgDeliveredData(db), { reads: ["read"] }),
+      operator: guardStore(new PgOperatorStore(postgresQuery(client)), {
+        reads: ["listKeys", "listPauses", "payments", "committedSince"],
+      }),
+      audit: guardStore(new PgAuditStore(postgresQuery(client)), { reads: ["read", "latest"] }),
       tabs: guardStore(new PgTabStore(db)),
       signIn: guardStore(new PgSignInStore(postgresQuery(client))),
       close: () => client.end({ timeout: 5 }),
