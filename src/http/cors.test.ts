@@ -46,6 +46,26 @@ describe("CORS with an allow-list (CORS_ORIGINS)", () => {
     }
   });
 
+  // Found by a black-box run: a listed page was issued a sign-in message for it, but could not send it.
+  it("lets a listed page sign in with a wallet and out again: nonce, sign-in and sign-out preflights", async () => {
+    for (const [path, method] of [
+      ["/api/auth/wallet/nonce", "POST"],
+      ["/api/auth/wallet", "POST"],
+      ["/api/auth/wallet", "DELETE"],
+    ] as const) {
+      const res = await app.request(path, preflight(LISTED, method));
+      expect(res.status, `${method} ${path}`).toBe(204);
+      expect(res.headers.get("access-control-allow-origin")).toBe(LISTED);
+      expect(res.headers.get("access-control-allow-methods")).toContain(method);
+    }
+    const answer = await app.request("/api/auth/wallet/nonce", {
+      method: "POST",
+      headers: { Origin: LISTED, "Content-Type": "application/json" },
+      body: "{}",
+    });
+    expect(answer.headers.get("access-control-allow-origin")).toBe(LISTED);
+  });
+
   it("gives an unlisted origin no CORS header at all, and never echoes it", async () => {
     const res = await app.request("/api/chat", preflight(OTHER));
     expect(res.status).not.toBe(204);

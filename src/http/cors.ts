@@ -18,8 +18,8 @@ export interface CorsOptions {
   origins: readonly string[];
 }
 
-/** What the API accepts from a page: its methods and the request headers a client sends. */
-export const CORS_ALLOW_METHODS = "GET, POST";
+/** What the API accepts from a page: its methods (DELETE: signing out) and the request headers a client sends. */
+export const CORS_ALLOW_METHODS = "GET, POST, DELETE";
 export const CORS_ALLOW_HEADERS = "Content-Type, Authorization, Idempotency-Key, Accept";
 /** What a client reads from an answer: the request id, the protocol version, the replay marker, Retry-After. */
 export const CORS_EXPOSE_HEADERS = [
@@ -37,7 +37,10 @@ export function corsPath(path: string): boolean {
     path === "/api/chat" ||
     path === "/api/payments" ||
     path.startsWith("/api/payments/") ||
-    path.startsWith("/api/approvals/")
+    path.startsWith("/api/approvals/") ||
+    // Signing in with a wallet from a listed page (its nonce names that page: docs/protocol.md).
+    path === "/api/auth/wallet" ||
+    path === "/api/auth/wallet/nonce"
   );
 }
 
