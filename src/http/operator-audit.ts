@@ -2,8 +2,8 @@ import type { Hono, MiddlewareHandler } from "hono";
 import type { AuditLog } from "../audit/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
-import { isStorableInstant } from "../protocol/clock.js";
 import { problemResponse } from "./problem.js";
+import { badParam, parseInstant } from "./query-params.js";
 
 /**
  * The audit trail's operator routes (docs/audit.md#over-http), mounted behind the operator token
@@ -18,12 +18,6 @@ export interface AuditRoutesDeps {
 
 const REFUSALS = { default: 50, max: 500 };
 
-function badParam(path: string, message: string): AppError {
-  return new AppError("invalid_request", `Query parameter ${path}: ${message}.`, {
-    fields: [{ path, message }],
-  });
-}
-
 /** The query's parameters, each at most once and none unknown. */
 function params(url: string, known: string[]): Map<string, string> {
   const search = new URL(url).searchParams;
@@ -34,18 +28,6 @@ function params(url: string, known: string[]): Map<string, string> {
     found.set(name, value);
   }
   return found;
-}
-
-/** An ISO-8601 date or instant (`2026-03-01`, `2026-03-01T12:00:00Z`). */
-export function parseSince(value: string | undefined): Date | undefined {
-  if (value === undefined) return undefined;
-  const ok = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value);
-  // A day the calendar has: Date would read 2026-02-30 as March 2.
-  const [y, m, d] = value.slice(0, 10).split("-").map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(y, m - 1, d));
-  const real = day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
-  const date = ok && real ? new Date(value) : undefined;
-  return date && isStorableInstant(date) ? date : undefined;
 }
 
 function failed(error: unknown, deps: AuditRoutesDeps, what: string): Response {
@@ -95,7 +77,7 @@ export function mountAuditRoutes(app: Hono, deps: AuditRoutesDeps): void {
     let first: IteratorResult<object>;
     try {
       const text = params(c.req.url, ["since"]).get("since");
-      const since = parseSince(text);
+      const since = text === undefined ? undefined : parseInstant(text);
       if (text !== undefined && !since) throw badParam("since", "an ISO-8601 date or instant");
       iterator = deps.audit.export(since ?? new Date(0))[Symbol.asyncIterator]();
       // The first read answers before the status line: a store that is down is a 503, not a cut stream.

@@ -7,7 +7,6 @@ import {
   type PaymentListQuery,
   type PaymentsFace,
 } from "../payments/index.js";
-import { isStorableInstant } from "../protocol/clock.js";
 import {
   LEDGER_STATUSES,
   type LedgerStatus,
@@ -15,6 +14,7 @@ import {
   WALLET_SESSION_PREFIX,
 } from "../protocol/index.js";
 import { problemResponse } from "./problem.js";
+import { badParam, parseInstant } from "./query-params.js";
 import type { AuthVars, Middleware, VarsContext } from "./vars.js";
 
 /**
@@ -87,17 +87,10 @@ async function getPayment(c: VarsContext<ReaderVars>, deps: PaymentRoutesDeps): 
 const LIST_PARAMS = new Set(["status", "since", "until", "limit", "cursor", "format"]);
 const PAGE = { json: { default: 20, max: 100 }, csv: { default: 1000, max: 1000 } } as const;
 
-/** A bad query parameter: 400 `invalid_request`, naming it. */
-function badParam(path: string, message: string): AppError {
-  return new AppError("invalid_request", `Query parameter ${path}: ${message}.`, {
-    fields: [{ path, message }],
-  });
-}
-
 function instant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
-  const date = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value) ? new Date(value) : undefined;
-  if (!date || !isStorableInstant(date)) throw badParam(name, "an ISO-8601 date or instant, years 1 to 9999");
+  const date = parseInstant(value);
+  if (!date) throw badParam(name, "an ISO-8601 date or instant (a day the calendar has), years 1 to 9999");
   return date;
 }
 

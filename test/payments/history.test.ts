@@ -211,6 +211,9 @@ describe("GET /api/payments", () => {
       ["?cursor=bm9wZQ", "cursor"],
       // Dates JavaScript reads and PostgreSQL refuses (no year 0) or cannot read (+275760).
       ["?since=0000-01-01", "since"],
+      // A day the calendar does not have (Date reads it as March 1) and an instant cut short.
+      ["?since=2024-02-30", "since"],
+      ["?until=2026-03-01T1", "until"],
       ["?until=9999-12-31T23:00:00-02:00", "until"],
       [
         `?cursor=${Buffer.from(`0000-01-01T00:00:00.000Z|pay_${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`).toString("base64url")}`,
