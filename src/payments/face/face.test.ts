@@ -202,6 +202,33 @@ describe("reading payments", () => {
     });
   });
 
+  // Found by a black-box run: a service outside allowedServices was listed, then refused when called.
+  it("findServices lists only the services the request may pay (allowedServices)", async () => {
+    open();
+    face = createPaymentsFace({
+      pipeline: w.pipeline,
+      discovery: {
+        search: async () => ({
+          services: [
+            { url: w.url, name: "Toy weather" },
+            { url: "https://elsewhere.example/data", name: "Other" },
+          ],
+          errors: [],
+        }),
+      } as never,
+      chains: w.chains,
+      signers: w.signers,
+      assets: w.config.assets,
+      quoteSecret: "s".repeat(32),
+    });
+    const names = async (spendingLimits?: SpendingLimitsInput) =>
+      (await face.findServices(session(spendingLimits ? { spendingLimits } : {}))).services.map(
+        (x) => x.name,
+      );
+    expect(await names()).toEqual(["Toy weather", "Other"]);
+    expect(await names({ allowedServices: [new URL(w.url).origin] })).toEqual(["Toy weather"]);
+  });
+
   it("findServices names the service its payments then carry", async () => {
     open();
     const s = session();

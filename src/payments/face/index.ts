@@ -16,7 +16,7 @@ import type {
   TakenApproval,
 } from "../face.js";
 import { type PaymentHistory, storedServiceName } from "../ports/index.js";
-import type { PaymentObserver } from "../rules/index.js";
+import { isServiceAllowed, type PaymentObserver } from "../rules/index.js";
 import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
@@ -103,7 +103,10 @@ class Face implements PaymentsFace {
   }
 
   async findServices(session: PayerSession, query?: string): Promise<DiscoverOutput> {
-    const found = await fromOutside(this.deps.discovery.search(query, session.signal));
+    const listed = await fromOutside(this.deps.discovery.search(query, session.signal));
+    // Only what this request may pay (allowedServices): another would be refused when called.
+    const limits = this.deps.pipeline.limitsFor(this.requestOf(session));
+    const found = { ...listed, services: listed.services.filter((s) => isServiceAllowed(s.url, limits)) };
     const { names } = this.memories.of(session);
     for (const service of found.services) names.set(baseOf(service.url), service.name);
     return found;
