@@ -10,6 +10,7 @@ import {
   codeOf,
   dailyOf,
   type EffectiveLimits,
+  isAtomicAmount,
   limitRemaining,
   type Requirement,
 } from "../rules/index.js";
@@ -32,8 +33,9 @@ function offerView(assets: Record<string, string[]>) {
       scheme: r.scheme,
       network: r.network,
       asset: r.asset,
-      amountAtomic: r.amount,
-      ...(usdc && /^[0-9]+$/.test(r.amount) ? { amountUsd: formatUsd(BigInt(r.amount)) } : {}),
+      // As the service wrote it (a number too), and in USD only when admission would read it.
+      amountAtomic: typeof r.amount === "string" ? r.amount : String(JSON.stringify(r.amount)),
+      ...(usdc && isAtomicAmount(r.amount) ? { amountUsd: formatUsd(BigInt(r.amount)) } : {}),
       payTo: r.payTo,
     };
   };

@@ -91,6 +91,11 @@ export type OfferChoice =
 
 const ATOMIC = /^(0|[1-9][0-9]{0,77})$/;
 
+/** Whether an offer's `amount` is one this service reads: a whole number of atomic units, as a string without leading zeros. */
+export function isAtomicAmount(amount: unknown): amount is string {
+  return typeof amount === "string" && ATOMIC.test(amount);
+}
+
 /**
  * The authorization window signed when an offer states none (`maxTimeoutSeconds` 0, or absent in
  * the 402): long enough for a service to verify and settle, short enough that an unclear payment
@@ -107,8 +112,8 @@ export function signingWindowSeconds(stated: number, max: number): number {
   return stated === 0 ? Math.max(1, Math.min(DEFAULT_TIMEOUT_SECONDS, max)) : stated;
 }
 
-/** An untrusted value quoted in a reason: bounded and JSON-escaped. */
-const quoteValue = (value: unknown): string => JSON.stringify(String(value).slice(0, 40));
+/** An untrusted value quoted in a reason: bounded (an address whole) and JSON-escaped. */
+const quoteValue = (value: unknown): string => JSON.stringify(String(value).slice(0, 64));
 
 function rejectOffer(
   offer: Requirement,
@@ -170,7 +175,7 @@ function rejectOffer(
       reason: `maxTimeoutSeconds ${timeout} exceeds the ${ctx.maxTimeoutSeconds} s we accept`,
     };
   }
-  if (!ATOMIC.test(o.amount)) {
+  if (!isAtomicAmount(o.amount)) {
     return { code: "invalid_amount", reason: "amount is not a non-negative whole number of atomic units" };
   }
   const payee =
