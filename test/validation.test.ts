@@ -295,5 +295,18 @@ describe("request validation", () => {
     const wrongMethod = await app.request("/api/chat");
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get("allow")).toBe("POST");
+    // Found by a black-box run: another method on a path that is served was 404, as if unknown.
+    for (const [path, method, allow] of [
+      ["/healthz", "POST", "GET, HEAD"],
+      ["/readyz", "DELETE", "GET, HEAD"],
+    ] as const) {
+      const res = await app.request(path, { method });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get("allow")).toBe(allow);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect((await res.json()).code).toBe("method_not_allowed");
+    }
+    // A path nobody serves stays 404 whatever the method, though the page answers every GET.
+    expect((await app.request("/nope", { method: "POST" })).status).toBe(404);
   });
 });

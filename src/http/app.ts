@@ -8,6 +8,7 @@ import { AppError, isAppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { RateLimiter } from "../ratelimit/rate-limit.js";
 import type { WalletSignIn } from "../signin/index.js";
+import { allowedMethods } from "./allow.js";
 import { type ApprovalRoutesDeps, mountApprovalRoutes } from "./approvals.js";
 import { auth, type KeyAuth } from "./auth.js";
 import { type ChatRouteDeps, handleChat, type IdempotencyStore } from "./chat.js";
@@ -244,9 +245,14 @@ export function createApp(deps: AppDeps): Hono {
   }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
   if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));
-  app.notFound((c) =>
-    problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`)),
-  );
+  app.notFound((c) => {
+    const allow = allowedMethods(app.routes, c.req.path);
+    if (allow.length === 0) {
+      return problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`));
+    }
+    const error = new AppError("method_not_allowed", `${c.req.path} takes ${allow.join(", ")}.`);
+    return problemResponse(error, { Allow: allow.join(", ") });
+  });
   // Middleware and routes refuse a request by throwing an AppError: its problem+json answer.
   app.onError((error, c) => {
     if (isAppError(error)) {
