@@ -28,7 +28,9 @@ function heldPayment() {
     [TOOL_NAMES.pay]: tool({
       inputSchema: payInputSchema,
       execute: async () => {
+        // As the pipeline does: every step is streamed and recorded, `submitted` included.
         ctx.emitPayment(update);
+        ctx.recordPayment({ paymentId: "pay_held", status: "submitted", service: "x" });
         ctx.holdPayment?.(
           gate.then(() => {
             ctx.emitPayment({ ...update, status: "settled", transaction: "0xabc" });
@@ -104,7 +106,10 @@ describe("a payment's record held beside its answer", () => {
     cutoff.abort();
     const finish = await done;
     expect(events.at(-1)?.type).toBe("finish");
-    expect(finish.payments).toEqual([expect.objectContaining({ paymentId: "pay_held", pending: true })]);
+    // Found by a black-box run (the store froze before the settlement's record): `submitted`, not pending.
+    expect(finish.payments).toEqual([
+      expect.objectContaining({ paymentId: "pay_held", status: "submitted", pending: true }),
+    ]);
     expect(background).toHaveLength(1);
     held.release();
     await Promise.all(background);

@@ -91,10 +91,13 @@ export class TurnRecord {
 
   /**
    * The payments recorded, then those streamed but not yet finished (their tool is still running)
-   * with their last known status, marked pending.
+   * with their last known status, marked pending. A recorded payment still in flight (its last
+   * write, beside the answer, had not landed when the turn was cut short) is pending too.
    */
   private summaries(): PaymentSummary[] {
-    const all = [...this.payments.values()];
+    const all = [...this.payments.values()].map((p) =>
+      PAYMENT_STATUS[p.status].inFlight && !p.pending ? { ...p, pending: true } : p,
+    );
     for (const update of this.updates.values()) {
       if (this.payments.has(update.paymentId) || !PAYMENT_STATUS[update.status].inFlight) continue;
       all.push({
