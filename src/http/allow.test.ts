@@ -25,5 +25,8 @@ describe("the methods a path is served with", () => {
     expect(allowedMethods(ROUTES, "/api/payments/pay_1/more")).toEqual([]);
     expect(allowedMethods(ROUTES, "/api/tabs//fund")).toEqual([]);
     expect(allowedMethods(ROUTES, "/api/paymentsX")).toEqual([]);
+    // The router does not serve a trailing slash: 405 naming the very method used would be a lie.
+    expect(allowedMethods(ROUTES, "/api/payments/")).toEqual([]);
+    expect(allowedMethods(ROUTES, "/api/auth/wallet/")).toEqual([]);
   });
 });

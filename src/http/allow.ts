@@ -20,7 +20,8 @@ function patternOf(route: string): RegExp {
   let pattern = patterns.get(route);
   if (!pattern) {
     const parts = route.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : escapeRegExp(part)));
-    pattern = new RegExp(`^${parts.join("/")}/?$`);
+    // Exact, as the router matches: `/healthz/` is not `/healthz`.
+    pattern = new RegExp(`^${parts.join("/")}$`);
     patterns.set(route, pattern);
   }
   return pattern;
