@@ -24,6 +24,8 @@ export class TurnRecord {
   private readonly held: Promise<unknown>[] = [];
   /** The error the turn ends with (the last one reported). */
   failure: AppError | undefined;
+  /** Every error reported, in order (a refusal a later payment of the same call made good is passed over). */
+  private readonly failures: AppError[] = [];
   readonly usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 
   constructor(private readonly emit: (event: StreamEvent) => void) {}
@@ -37,6 +39,7 @@ export class TurnRecord {
     if (this.ended || this.reported.has(error)) return;
     this.reported.add(error);
     this.failure = error;
+    this.failures.push(error);
     this.send({ type: "error", error: { code: error.code, message: error.message, ...error.details } });
   };
 
@@ -69,7 +72,8 @@ export class TurnRecord {
         : [],
     );
     let finishReason: FinishReason = "stop";
-    if (this.failure) finishReason = this.failure.finishReason;
+    const failure = this.standingFailure(all);
+    if (failure) finishReason = failure.finishReason;
     else if (approvals.length > 0) finishReason = "approval-required";
     else if (all.some((p) => p.status === "settled")) finishReason = "payment-complete";
 
@@ -87,6 +91,21 @@ export class TurnRecord {
     this.send({ type: "finish", finish });
     this.ended = true;
     return finish;
+  }
+
+  /**
+   * The last error that still stands. A payment refused before anything was signed (a `maxUsd`
+   * below the price), whose call the model then made again and paid, is made good: the turn ends
+   * as that payment did, not `payment-failed` over money that moved.
+   */
+  private standingFailure(all: PaymentSummary[]): AppError | undefined {
+    const madeGood = (error: AppError) => {
+      const paymentId = error.details?.paymentId;
+      const refused = typeof paymentId === "string" ? this.payments.get(paymentId) : undefined;
+      if (refused?.status !== "refused") return false;
+      return all.some((p) => p.status === "settled" && p.service === refused.service);
+    };
+    return this.failures.findLast((error) => !madeGood(error));
   }
 
   /**

@@ -179,6 +179,8 @@ describe("a re-quote above the checked price", () => {
       [payCall(devnet, "weather", { maxUsd: "0.01" })],
     ]);
     expect(result.errors[0]).toMatchObject({ code: "price_changed", quotedUsd: "0.001", priceUsd: "0.01" });
+    // The ask was paid in the end: the turn says so, not payment-failed (a user told so pays again).
+    expect(result.finish.finishReason).toBe("payment-complete");
     const rows = await rowsOf(booted.running, result);
     expect(rows.map((r) => r.status)).toEqual(["settled"]);
     expect(result.finish.transactions).toHaveLength(1);
