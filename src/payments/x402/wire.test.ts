@@ -111,6 +111,9 @@ describe("reading a 402", () => {
     expect(both?.offers[0]?.amount).toBe("25000");
     const onlyAmount = readPaymentDemand(headers({}), v1Body({ maxAmountRequired: undefined, amount: "1" }));
     expect(onlyAmount?.offers[0]?.amount).toBe("");
+    // A number is shown as what it was, and is no amount admission reads.
+    const numeric = readPaymentDemand(headers({}), v1Body({ maxAmountRequired: 10000 }));
+    expect(numeric?.offers[0]?.amount).toBe("10000 (not a string)");
     // Unknown names (and object-prototype names) stay unmappable.
     for (const name of ["hardhat", "constructor", "__proto__"]) {
       expect(readPaymentDemand(headers({}), v1Body({ network: name }))?.offers[0]?.network).toBe(

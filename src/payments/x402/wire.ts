@@ -64,7 +64,13 @@ export function readPaymentDemand(
         version === 1
           ? (v1NetworkToCaip2(String(a.network)) ?? `v1:${String(a.network).slice(0, 60)}`)
           : String(a.network),
-      amount: typeof amount === "string" ? amount : "",
+      // Absent: "". Not a string (a number, say): kept visible in what is quoted, refused as an amount.
+      amount:
+        typeof amount === "string"
+          ? amount
+          : amount === undefined
+            ? ""
+            : `${String(JSON.stringify(amount)).slice(0, 40)} (not a string)`,
       asset: String(a.asset),
       payTo: String(a.payTo),
       // Absent means "the payer's default window" (0, see chooseOffer); anything not a number is
