@@ -94,6 +94,12 @@ export function createService(config: Config, logger: Logger, overrides: Service
       maxSteps: config.maxSteps,
       ...(overrides.tools ? { tools: overrides.tools } : {}),
       onToolError: (tool, error) => logger.error("tool failed", { tool, err: error }),
+      // The model's mistake, answered to it: a short warning, not its whole input at error level.
+      onMalformedToolCall: (tool, message) =>
+        logger.warn("the model's tool call was refused", {
+          tool,
+          reason: message.split(":")[0]?.slice(0, 80),
+        }),
       ...(telemetry ? { telemetry } : {}),
     },
     rateLimiter,

@@ -22,7 +22,13 @@ export interface AgentDeps {
   /** Builds the tools for a turn; without it the agent only talks. */
   tools?: ToolProvider;
   maxSteps: number;
+  /** A tool failed unexpectedly (it threw): the operator's concern. */
   onToolError?: (toolName: string, error: unknown) => void;
+  /**
+   * The model called a tool wrongly (its input failed the tool's schema, or no such tool): the
+   * model's mistake, answered to the model; `message` is the SDK's, which quotes the whole input.
+   */
+  onMalformedToolCall?: (toolName: string, message: string) => void;
   /** The AI SDK's telemetry for each turn (steps, model calls, tools as spans); absent: none. */
   telemetry?: TelemetryOptions;
 }
@@ -207,7 +213,7 @@ function readPart(
       break;
     case "tool-error":
       // Only the SDK's own failures get here (a malformed call); tools that throw are guarded.
-      deps.onToolError?.(part.toolName, part.error);
+      deps.onMalformedToolCall?.(part.toolName, String(part.error));
       break;
     case "finish": {
       const { usage } = record;
