@@ -635,6 +635,19 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         .split("\r\n");
       expect(csv[0]).toMatch(/^createdAt,paymentId,status,amountUsd,/);
       expect(csv.slice(1).map((line) => line.split(",")[1])).toEqual(ids.map((i) => i.paymentId));
+      // Every filter is a listing the service takes (found by a black-box run: "Not paid" was a 400).
+      const filter = panel.locator("select[name=paymentsFilter]");
+      for (const [value, paid] of [
+        ["failed,rejected,expired,released", 0],
+        ["unknown,submitted,signed,reserved", 0],
+        ["awaiting_approval", 0],
+        ["settled", 2],
+      ] as const) {
+        expect(await filter.locator(`option[value="${value}"]`).count(), value).toBe(1);
+        await filter.selectOption(value);
+        await poll(() => rows.count()).toBe(paid);
+        expect(await panel.getByRole("alert").count(), value).toBe(0);
+      }
       await panel.getByRole("button", { name: "Close" }).click();
     });
   });
@@ -827,6 +840,47 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         await tab.reload();
         await tab.getByText("Ask for something a paid service knows").waitFor();
         expect(await tab.locator("[data-testid=payment-card]").count()).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
+
+    /*
+     * Found by a black-box run: reloaded right after Approve, the card was back at "Waiting", then
+     * "Expired: nothing was signed or paid", though the payment had settled. A card left waiting
+     * between turns now takes the ledger's status from the service.
+     */
+    it("a card approved out of the page (the approval page, a reload after Approve) shows it paid, never expired", async () => {
+      const other = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      try {
+        const tab = await openPage(other);
+        await tab.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+        await ask(tab, "What's the weather in Oslo?");
+        const paymentId = await (await cardWithStatus(tab, "awaiting_approval")).getAttribute(
+          "data-payment-id",
+        );
+        // The wallet signs on the approval page's endpoint instead (as another device would).
+        const path = `${server.url}/api/approvals/${paymentId}`;
+        const view = (await (await fetch(path)).json()) as {
+          approval: { wallet: string; sign: Extract<WalletRequest, { kind: "evm-typed-data" }> };
+        };
+        const user = devnet.manifest.evm.wallets.find((w) => w.role === "user");
+        const account = privateKeyToAccount(devnet.secrets.evm[user?.name ?? ""] as `0x${string}`);
+        const signature = await account.signTypedData(
+          toViemTypedData(view.approval.sign) as Parameters<typeof account.signTypedData>[0],
+        );
+        const answered = await fetch(path, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ signature, walletAddress: account.address }),
+        });
+        expect(answered.status).toBe(200);
+        await tab.reload();
+        const card = tab.locator(`[data-testid=payment-card][data-payment-id="${paymentId}"]`);
+        await card.and(tab.locator("[data-status=settled]")).waitFor({ timeout: 15_000 });
+        expect(await tab.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
+          "payment-complete",
+        );
       } finally {
         await other.close();
       }

@@ -9,6 +9,7 @@ import { loadConversation, saveConversation } from "./persist.js";
 import { usePageTransport } from "./transport.js";
 import type { PaymentUIMessage, PaymentUpdate } from "./types.js";
 import { useAskedMarks } from "./useAskedMarks.js";
+import { useLedgerStatus } from "./useLedgerStatus.js";
 
 /**
  * The chat page's conversation: `useChat` over the SDK's transport with the page's settings and
@@ -43,6 +44,8 @@ export function usePaymentChat(
     if (!busy) saveConversation(messages);
   }, [busy, messages]);
   const { asked, clearAsked } = useAskedMarks(messages, busy);
+  // A card left waiting between turns takes the ledger's status (paid, lapsed) from the service.
+  useLedgerStatus(messages, busy, setMessages);
 
   const send = (text: string) => {
     const question = text.trim();

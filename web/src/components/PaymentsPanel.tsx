@@ -27,7 +27,7 @@ const FILTERS = [
   ["", "All"],
   ["settled", "Paid"],
   ["awaiting_approval", "Waiting for approval"],
-  ["failed,refused,rejected,expired,released", "Not paid"],
+  ["failed,rejected,expired,released", "Not paid"],
   ["unknown,submitted,signed,reserved", "In progress or unclear"],
 ] as const;
 

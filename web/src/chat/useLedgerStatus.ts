@@ -1,0 +1,108 @@
+import { useEffect } from "react";
+import type { ApprovalView } from "../../../src/protocol/approval-view.js";
+import type { FinishPayload, PaymentUIMessage } from "./types.js";
+
+/** How often a card that waits for approval asks the service what became of it, between turns. */
+const RECHECK_MS = 10_000;
+
+/** What a turn ends as once the payment it waited for is known (the service's word, not the page's clock). */
+const FINISH_OF: Partial<Record<ApprovalView["status"], FinishPayload["finishReason"]>> = {
+  settled: "payment-complete",
+  failed: "payment-failed",
+  rejected: "stop",
+  expired: "stop",
+  released: "stop",
+  reserved: "payment-unclear",
+  signed: "payment-unclear",
+  submitted: "payment-unclear",
+  unknown: "payment-unclear",
+};
+
+/**
+ * A card left `awaiting_approval` with no turn running (a reload after Approve, a dropped answer,
+ * an approval given on the approval page) may be paid, or lapsed, by now: while no request runs,
+ * each such card asks the service (GET /api/approvals/:id) at once, when its window ends and every
+ * 10 s, and takes the ledger's status, so the page never says "nothing was paid" of a payment that
+ * went through. A service that cannot be reached changes nothing.
+ */
+export function useLedgerStatus(
+  messages: PaymentUIMessage[],
+  busy: boolean,
+  setMessages: (update: (messages: PaymentUIMessage[]) => PaymentUIMessage[]) => void,
+): void {
+  // The waiting cards as one string (`id@expiresAt,...`): the checks re-arm only when it changes.
+  const key = (busy ? [] : waitingCards(messages))
+    .map((w) => `${w.paymentId}@${w.expiresAt ?? ""}`)
+    .join(",");
+  useEffect(() => {
+    if (key === "") return;
+    const waiting = key.split(",").map((entry) => {
+      const [paymentId = "", at = ""] = entry.split("@");
+      return { paymentId, expiresAt: at === "" ? Number.POSITIVE_INFINITY : Number(at) };
+    });
+    let stopped = false;
+    const check = async () => {
+      for (const { paymentId } of waiting) {
+        const status = await ledgerStatus(paymentId);
+        if (stopped || status === undefined || status === "awaiting_approval") continue;
+        setMessages((all) => withStatus(all, paymentId, status));
+      }
+    };
+    void check();
+    const timer = setInterval(() => void check(), RECHECK_MS);
+    // Once more just after the first window ends: the page's clock says expired, the service decides.
+    const ends = Math.min(...waiting.map((w) => w.expiresAt));
+    const atEnd = Number.isFinite(ends)
+      ? setTimeout(() => void check(), Math.max(0, ends - Date.now()) + 1_500)
+      : undefined;
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+      if (atEnd) clearTimeout(atEnd);
+    };
+  }, [key, setMessages]);
+}
+
+function waitingCards(messages: PaymentUIMessage[]): { paymentId: string; expiresAt?: number }[] {
+  return messages.flatMap((m) =>
+    m.parts.flatMap((p) => {
+      if (p.type !== "data-payment" || p.data.status !== "awaiting_approval") return [];
+      const at = p.data.approval?.expiresAt ? Date.parse(p.data.approval.expiresAt) : Number.NaN;
+      return [{ paymentId: p.data.paymentId, ...(Number.isFinite(at) ? { expiresAt: at } : {}) }];
+    }),
+  );
+}
+
+async function ledgerStatus(paymentId: string): Promise<ApprovalView["status"] | undefined> {
+  try {
+    const response = await fetch(`/api/approvals/${encodeURIComponent(paymentId)}`, { cache: "no-store" });
+    if (!response.ok) return undefined;
+    const view = (await response.json()) as Partial<ApprovalView>;
+    return typeof view.status === "string" ? view.status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The conversation with that payment's card at the ledger's status, and its turn's end said anew. */
+function withStatus(
+  messages: PaymentUIMessage[],
+  paymentId: string,
+  status: ApprovalView["status"],
+): PaymentUIMessage[] {
+  return messages.map((message) => {
+    const at = message.parts.findIndex((p) => p.type === "data-payment" && p.data.paymentId === paymentId);
+    const part = message.parts[at];
+    if (part?.type !== "data-payment" || part.data.status !== "awaiting_approval") return message;
+    const parts = [...message.parts];
+    parts[at] = { ...part, data: { ...part.data, status } };
+    const stillWaits = parts.some((p) => p.type === "data-payment" && p.data.status === "awaiting_approval");
+    const finish = message.metadata;
+    const reason = FINISH_OF[status];
+    const metadata =
+      finish?.finishReason === "approval-required" && !stillWaits && reason
+        ? { ...finish, finishReason: reason }
+        : finish;
+    return { ...message, parts, ...(metadata ? { metadata } : {}) };
+  });
+}
