@@ -969,6 +969,28 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       );
       await shot(page, "17-keyboard-menu");
     });
+
+    // Found by a black-box run: each of these sent focus back to the top of the page.
+    it("keeps focus where the user is: the question box after the devnet wallet, the card after Approve", async () => {
+      const other = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      try {
+        const tab = await openPage(other);
+        await tab.getByRole("button", { name: /devnet wallet \(EVM\)/ }).focus();
+        await tab.keyboard.press("Enter");
+        await tab.getByTestId("wallet-chip").waitFor();
+        await poll(() => tab.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("question");
+        await tab.keyboard.type("What's the weather in Quito?");
+        await tab.keyboard.press("Enter");
+        const id = await (await cardWithStatus(tab, "awaiting_approval")).getAttribute("data-payment-id");
+        const card = tab.locator(`[data-testid=payment-card][data-payment-id="${id}"]`);
+        await card.getByRole("button", { name: /^Approve/ }).focus();
+        await tab.keyboard.press("Enter");
+        await card.and(tab.locator("[data-status=settled]")).waitFor({ timeout: 30_000 });
+        expect(await card.evaluate((el) => el === document.activeElement)).toBe(true);
+      } finally {
+        await other.close();
+      }
+    });
   });
 
   describe.each([

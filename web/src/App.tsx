@@ -40,7 +40,16 @@ export function App() {
         onDisconnect={disconnect}
       />
       <main className="chat">
-        {devnet && !wallet ? <DevnetBanner options={options} onConnect={connect} /> : null}
+        {devnet && !wallet ? (
+          <DevnetBanner
+            options={options}
+            onConnect={async (option) => {
+              await connect(option);
+              // The banner (and the button pressed) goes: the question box is where one goes next.
+              document.querySelector<HTMLTextAreaElement>("textarea[name=question]")?.focus();
+            }}
+          />
+        ) : null}
         {wallet ? (
           <TabBar
             tab={tabs.tab}

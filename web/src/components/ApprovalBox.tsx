@@ -111,13 +111,27 @@ interface ActionsProps {
   onReject(): void;
 }
 
+/**
+ * The answer's buttons turn off once pressed: focus goes to the card first, so a keyboard or screen
+ * reader user stays on the payment and hears how it goes, instead of falling back to the page's top.
+ */
+function toCard(button: HTMLElement, then: () => void): void {
+  button.closest<HTMLElement>("[data-testid=payment-card]")?.focus();
+  then();
+}
+
 function ApprovalActions({ label, approveOff, rejectOff, onApprove, onReject }: ActionsProps) {
   return (
     <div className="approval-actions">
-      <button type="button" className="primary" disabled={approveOff} onClick={onApprove}>
+      <button
+        type="button"
+        className="primary"
+        disabled={approveOff}
+        onClick={(e) => toCard(e.currentTarget, onApprove)}
+      >
         {label}
       </button>
-      <button type="button" disabled={rejectOff} onClick={onReject}>
+      <button type="button" disabled={rejectOff} onClick={(e) => toCard(e.currentTarget, onReject)}>
         Reject
       </button>
     </div>

@@ -76,6 +76,8 @@ export function PaymentCard(props: Props) {
       data-status={payment.status}
       data-expired={lapsed ? "" : undefined}
       data-payment-id={payment.paymentId}
+      // Focused when its Approve or Reject is pressed (the buttons then turn off): see ApprovalBox.
+      tabIndex={-1}
     >
       <header className="card-head">
         <div>
