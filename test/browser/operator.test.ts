@@ -153,6 +153,26 @@ describe("OperatorApi", () => {
     );
   });
 
+  // Found by a black-box run: the operator read "(expiresIn: ...). expiresIn: ..." twice over.
+  it("a field the detail already names is not said again", async () => {
+    const { api } = apiAnswering(() =>
+      json(
+        {
+          code: "invalid_request",
+          detail: "The key is not valid (expiresIn: a duration such as 90m, 12h or 30d).",
+          errors: [
+            { path: "expiresIn", message: "a duration such as 90m, 12h or 30d" },
+            { path: "name", message: "letters, digits, - and _" },
+          ],
+        },
+        400,
+      ),
+    );
+    expect(await api.createKey({ name: "a" }).catch((e: Error) => e.message)).toBe(
+      "The key is not valid (expiresIn: a duration such as 90m, 12h or 30d). name: letters, digits, - and _.",
+    );
+  });
+
   it("without a detail: the title, else the status in words; an unreachable service says so", async () => {
     expect(
       await apiAnswering(() => json({ title: "Unauthorized" }, 401))

@@ -85,6 +85,8 @@ export async function problemOf(response: Response): Promise<OperatorApiError> {
             typeof e?.path === "string" && typeof e?.message === "string",
         )
         .map((e) => `${e.path}: ${e.message}`)
+        // The detail often says it already ("The key is not valid (expiresIn: ...)"): once is enough.
+        .filter((said) => !text.includes(said))
     : [];
   const message = fields.length > 0 ? `${text.replace(/\.?$/, ".")} ${fields.join("; ")}.` : text;
   return new OperatorApiError(
