@@ -64,6 +64,8 @@ function entryOf(event: PaymentEvent, recent: RecentPayments): AuditEntry {
       return stepEntry(event);
     case "refused_early": {
       const { waiting } = event;
+      // What it would have paid: an approved payment kept waiting, or the offer a quote chose.
+      const priced = waiting ?? event.offer;
       return {
         at: event.at,
         kind: "payment.refused",
@@ -74,12 +76,12 @@ function entryOf(event: PaymentEvent, recent: RecentPayments): AuditEntry {
           ...(waiting ? { waiting: true } : { early: true }),
           wallet: event.wallet,
           service: event.service,
-          ...(waiting
+          ...(priced
             ? {
-                network: waiting.network,
-                payTo: waiting.payTo,
-                amountAtomic: waiting.amount.toString(),
-                amountUsd: money(waiting.amount),
+                network: priced.network,
+                payTo: priced.payTo,
+                amountAtomic: priced.amount.toString(),
+                amountUsd: money(priced.amount),
               }
             : {}),
           reason: event.reason,

@@ -57,6 +57,8 @@ export type PaymentEvent =
        * the balance): which one, and what it asks.
        */
       waiting?: { paymentId: string; amount: bigint; network: string; payTo: string };
+      /** The offer a quote chose before a later rule refused it (a limit): what it would have paid. */
+      offer?: { amount: bigint; network: string; payTo: string };
     }
   /** The reconciler settled an unclear payment from what the chain says. */
   | {

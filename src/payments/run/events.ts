@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { PaymentStatus } from "../../protocol/index.js";
 import type { Payer, PaymentEvent, PaymentEvents, PaymentFactsSeen } from "../ports/index.js";
-import type { AmountLimits, Reason } from "../rules/index.js";
+import type { AmountLimits, ChosenOffer, Reason } from "../rules/index.js";
 import type { RunFacts } from "./report.js";
 
 /**
@@ -90,8 +90,11 @@ export type Said = { reason: Reason; message: string };
 export function refusedEarly(
   payer: Pick<Payer, "scopeId" | "caller" | "wallet">,
   at: Date,
-  said: Said & { service?: string | undefined },
+  said: Said & { service?: string | undefined; chosen?: ChosenOffer | undefined },
 ): PaymentEvent {
+  // A quote refused after it chose an offer (over a limit): what it would have paid.
+  const chosen = said.chosen;
+  const offer = chosen && { amount: chosen.amount, network: chosen.offer.network, payTo: chosen.offer.payTo };
   return {
     kind: "refused_early",
     at,
@@ -101,5 +104,6 @@ export function refusedEarly(
     ...(said.service ? { service: said.service } : {}),
     reason: said.reason,
     message: said.message,
+    ...(offer ? { offer } : {}),
   };
 }
