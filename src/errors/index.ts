@@ -198,3 +198,20 @@ export class AppError extends Error {
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
+
+/**
+ * `work`'s answer, or `late()` thrown once `ms` have passed without one (a database that takes a
+ * connection and never answers). What `work` answers after that is dropped: nobody waits for it.
+ */
+export async function answerWithin<T>(work: Promise<T>, ms: number, late: () => AppError): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  work.catch(() => {});
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

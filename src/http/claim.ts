@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { AppError } from "../errors/index.js";
+import { AppError, answerWithin } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import { sortedKeys, type ValidatedApproval } from "../protocol/index.js";
 import { chooseMode, type Mode, replay } from "./answer.js";
@@ -169,25 +169,16 @@ async function claimApproval(
  * hold the request past its deadline. A claim that commits later is held by nobody and lapses with
  * its lease, so the next attempt takes it over (and finds nothing this one ran: it never started).
  */
-async function withinLease(claiming: Promise<IdempotencyState>, leaseMs: number): Promise<IdempotencyState> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new AppError(
-            "store_unavailable",
-            "The payment ledger did not answer while claiming this Idempotency-Key; nothing ran. Send it again shortly.",
-          ),
-        ),
-      leaseMs,
-    );
-  });
-  try {
-    return await Promise.race([claiming, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+function withinLease(claiming: Promise<IdempotencyState>, leaseMs: number): Promise<IdempotencyState> {
+  return answerWithin(
+    claiming,
+    leaseMs,
+    () =>
+      new AppError(
+        "store_unavailable",
+        "The payment ledger did not answer while claiming this Idempotency-Key; nothing ran. Send it again shortly.",
+      ),
+  );
 }
 
 /**

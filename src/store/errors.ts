@@ -1,5 +1,5 @@
 import { DrizzleQueryError } from "drizzle-orm";
-import { AppError, isAppError } from "../errors/index.js";
+import { AppError, answerWithin, isAppError } from "../errors/index.js";
 
 /**
  * The store's error boundary. A driver error carries the SQL and its parameters in its message
@@ -124,30 +124,16 @@ export function guardStore<T extends object>(
         const answered = result.catch((error: unknown) => {
           throw toStoreError(error);
         });
-        return typeof property === "string" && reads.has(property) ? readWithin(answered, within) : answered;
+        return typeof property === "string" && reads.has(property)
+          ? answerWithin(answered, within, readTooLate)
+          : answered;
       };
     },
   });
 }
 
-async function readWithin<T>(reading: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new AppError(
-            "store_unavailable",
-            "The payment ledger (its database) did not answer in time; try again shortly.",
-          ),
-        ),
-      ms,
-    );
-  });
-  reading.catch(() => {}); // answered after the timeout: nobody waits for it
-  try {
-    return await Promise.race([reading, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const readTooLate = () =>
+  new AppError(
+    "store_unavailable",
+    "The payment ledger (its database) did not answer in time; try again shortly.",
+  );
