@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { AppError } from "../errors/index.js";
-import { amountsAsWritten } from "../protocol/index.js";
+import { parseJsonAmountsAsWritten } from "../protocol/index.js";
 
 /** Stateless between calls (no `stream: true`), so one decoder serves every request. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -35,7 +35,7 @@ export async function readJsonBody(
   if (text.trim() === "")
     throw new AppError("invalid_json", "The request body is empty; send a JSON object.");
   try {
-    return JSON.parse(text, amountsAsWritten);
+    return parseJsonAmountsAsWritten(text);
   } catch (error) {
     // The reviver walks the value by recursion: thousands of levels overflow the stack.
     const where =

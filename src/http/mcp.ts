@@ -16,7 +16,7 @@ import {
   parseMcpBody,
 } from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
-import { amountsAsWritten, parsePayerConfig, parseTabToken } from "../protocol/index.js";
+import { parseJsonAmountsAsWritten, parsePayerConfig, parseTabToken } from "../protocol/index.js";
 import { readBodyText } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -69,7 +69,7 @@ export function readPayerHeaders(): Middleware<PayerConfigVars> {
     let spendingLimits: unknown;
     if (limits !== undefined) {
       try {
-        spendingLimits = JSON.parse(limits, amountsAsWritten);
+        spendingLimits = parseJsonAmountsAsWritten(limits);
       } catch {
         throw new AppError("invalid_limits", `The ${LIMITS_HEADER} header is not JSON.`);
       }

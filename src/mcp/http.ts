@@ -9,7 +9,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { AppError } from "../errors/index.js";
 import type { Payer, PaymentsFace } from "../payments/face.js";
-import { amountsAsWritten } from "../protocol/index.js";
+import { parseJsonAmountsAsWritten } from "../protocol/index.js";
 import type { ElicitationAnswers } from "./answers.js";
 import { createMcpServer, type McpServerOptions } from "./server.js";
 
@@ -68,11 +68,11 @@ function mintSessionId(message: JSONRPCMessage): string {
 
 /**
  * The JSON-RPC body of a POST, from its text (read by the HTTP layer, at most MCP_MAX_BODY_BYTES):
- * parsed (`invalid_json`), an amount sent as a number kept as written (`amountsAsWritten`).
+ * parsed (`invalid_json`), an amount sent as a number kept as written (`parseJsonAmountsAsWritten`).
  */
 export function parseMcpBody(text: string): unknown {
   try {
-    return JSON.parse(text, amountsAsWritten);
+    return parseJsonAmountsAsWritten(text);
   } catch (error) {
     // The reviver walks the value by recursion: thousands of levels overflow the stack.
     const deep = error instanceof RangeError ? ": it is nested too deeply" : "";

@@ -4,7 +4,7 @@ export { utcClock } from "./clock.js";
 export { cleanText, cleanUntrusted } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
 export { APPROVE_PATH, PAYMENT_ID, TAB_ID } from "./ids.js";
-export { amountsAsWritten, nestsAtMost, sortedKeys } from "./json.js";
+export { nestsAtMost, parseJsonAmountsAsWritten, sortedKeys } from "./json.js";
 export { LIMITS_RULE } from "./limits-rule.js";
 export { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "./models.js";
 export { NETWORK_NAMES, networkLabel } from "./networks.js";

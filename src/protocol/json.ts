@@ -10,16 +10,26 @@ export function sortedKeys(value: unknown): unknown {
 }
 
 /** The keys whose values are USD amounts in a request body: spending limits, a key's caps, a tab's. */
-const AMOUNT_KEYS = new Set(["perTransaction", "perRequest", "daily", "approvalAbove", "amount"]);
+const AMOUNT_KEYS = ["perTransaction", "perRequest", "daily", "approvalAbove", "amount"];
+const AMOUNT_KEY = new Set(AMOUNT_KEYS);
+/** One of those keys with a number for its value, somewhere in the text. */
+const AMOUNT_NUMBER = new RegExp(`"(?:${AMOUNT_KEYS.join("|")})"\\s*:\\s*-?[0-9]`);
 
 /**
- * `JSON.parse`'s reviver for request bodies: an amount sent as a JSON number keeps the text it was
- * written as (`1e3`, `-0`, `1.0000000000000001`), so the amount rules (at most 6 decimals, no
- * exponent, not negative) read what was sent rather than the float it rounds to. Other numbers
- * stay numbers. (`context.source` needs Node 22; without it the number stays as parsed.)
+ * `JSON.parse` for request bodies: an amount sent as a JSON number keeps the text it was written as
+ * (`1e3`, `-0`, `1.0000000000000001`), so the amount rules (at most 6 decimals, no exponent, not
+ * negative) read what was sent rather than the float it rounds to. Other numbers stay numbers.
+ * The reviver (which needs Node 22's `context.source`) runs only on a text that may hold such an
+ * amount: most bodies have none, and parse as plainly (and as deep) as ever.
  */
-export function amountsAsWritten(key: string, value: unknown, context?: { source?: string }): unknown {
-  if (typeof value !== "number" || !AMOUNT_KEYS.has(key)) return value;
+export function parseJsonAmountsAsWritten(text: string): unknown {
+  // A key written with escapes (`"dail\u0079"`) is the same key once parsed: such a text is revived.
+  const maybe = AMOUNT_NUMBER.test(text) || text.includes("\\u");
+  return maybe ? JSON.parse(text, amountsAsWritten) : JSON.parse(text);
+}
+
+function amountsAsWritten(key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value !== "number" || !AMOUNT_KEY.has(key)) return value;
   return context?.source ?? value;
 }
 
