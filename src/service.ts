@@ -1,12 +1,18 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { type ServerType, serve } from "@hono/node-server";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { getRequestListener, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { ToolProvider } from "./agent/index.js";
 import type { Config } from "./config/index.js";
 import { type AppDeps, createApp } from "./http/app.js";
 import { discardRest } from "./http/body.js";
 import type { ChatRouteDeps, IdempotencyStore } from "./http/chat.js";
-import { onCheckExpectation, onClientError, onConnect } from "./http/client-error.js";
+import {
+  onCheckExpectation,
+  onClientError,
+  onConnect,
+  onUnreadableTarget,
+  withHostRequired,
+} from "./http/client-error.js";
 import { Lifecycle } from "./http/lifecycle.js";
 import { createReadiness, type ReadinessCheck, redisCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
@@ -172,32 +178,42 @@ export function listen(
   },
 ): Promise<{ server: ServerType; url: string }> {
   return new Promise((resolve, reject) => {
-    const options = {
-      fetch: app.fetch,
-      port: config.port,
+    const listener = getRequestListener(app.fetch, {
       hostname: config.host,
       // The adapter would close a connection whose body is still arriving 500 ms after the answer,
       // losing the answer to a reset; the rest is read and dropped instead (below).
       autoCleanupIncoming: false,
-      serverOptions: {
+      // A target or Host the adapter cannot make a URL of gets problem+json, not its bare 400.
+      errorHandler: onUnreadableTarget,
+    });
+    const server = createServer(
+      {
         // A request's headers and body (at most 256 KiB) arrive in seconds; one still arriving after
         // these is answered 408 and closed, instead of holding a connection for Node's 300 s.
         headersTimeout: timeouts.headersMs,
         requestTimeout: timeouts.bodyMs,
         connectionsCheckingInterval: Math.min(2_000, Math.ceil(timeouts.bodyMs / 4)),
+        // Node answers a missing Host with a bare 400; withHostRequired answers it as a problem.
+        requireHostHeader: false,
       },
-    };
-    const server = serve(options, (info) => {
-      server.off("error", reject);
-      const host = info.family === "IPv6" ? `[${info.address}]` : info.address;
-      resolve({ server, url: `http://${host}:${info.port}` });
-    });
+      withHostRequired(listener),
+    );
     server.once("error", reject);
     server.on("clientError", onClientError);
     server.on("connect", onConnect);
     server.on("checkExpectation", onCheckExpectation);
     server.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
       outgoing.once("finish", () => discardRest(incoming, outgoing));
+    });
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      const address = server.address();
+      if (address === null || typeof address === "string") {
+        reject(new Error(`listening on ${String(address)}, not a TCP port`));
+        return;
+      }
+      const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      resolve({ server, url: `http://${host}:${address.port}` });
     });
   });
 }

@@ -202,6 +202,31 @@ describe("requests Node answers before the app sees them", () => {
   });
 });
 
+describe("requests the Node adapter could not make a URL of", () => {
+  it("an HTTP/1.1 request without Host: 400 malformed_request (HTTP/1.0 needs none)", async () => {
+    const answer = await send("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+    expectProblem(answer, 400, "malformed_request");
+    expect(JSON.parse(answer.body).detail).toContain("Host header");
+    const old = await send("GET /healthz HTTP/1.0\r\n\r\n");
+    expect(old.status).toBe(200);
+  });
+
+  it.each([
+    ["a backslash in the path", "GET /api\\payments HTTP/1.1\r\nHost: localhost"],
+    ["a space in the Host", "GET /healthz HTTP/1.1\r\nHost: a b"],
+    ["a port past 65535", "GET /healthz HTTP/1.1\r\nHost: localhost:99999"],
+    ["userinfo in the Host", "GET /healthz HTTP/1.1\r\nHost: user@localhost"],
+    ["an asterisk target", "OPTIONS * HTTP/1.1\r\nHost: localhost"],
+    ["an absolute target with a broken host", "GET http://[bad/healthz HTTP/1.1\r\nHost: localhost"],
+    ["an absolute target of another scheme", "GET ftp://x/healthz HTTP/1.1\r\nHost: localhost"],
+  ])("%s: 400 malformed_request as problem+json", async (_name, requestHead) => {
+    const answer = await send(`${requestHead}\r\nConnection: close\r\n\r\n`);
+    expect(answer.status).toBe(400);
+    expect(answer.headers["content-type"]).toBe("application/problem+json");
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 400, code: "malformed_request" });
+  });
+});
+
 describe("a 50 MB body", () => {
   const size = 50 * 1024 * 1024;
   const cases = [

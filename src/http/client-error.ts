@@ -1,7 +1,8 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { RequestError } from "@hono/node-server";
 import { AppError } from "../errors/index.js";
-import { problemBody } from "./problem.js";
+import { problemBody, problemResponse } from "./problem.js";
 
 /**
  * Requests Node's HTTP parser refuses never reach the app (bad chunked framing, Content-Length
@@ -10,6 +11,9 @@ import { problemBody } from "./problem.js";
  * server's `clientError` event, then closes the connection. So do the two requests Node answers
  * itself before the app: `CONNECT` (the `connect` event; Node would just close the connection)
  * and an `Expect` other than `100-continue` (the `checkExpectation` event; Node would send a bare 417).
+ * Two more never reach the app through the Node adapter: an HTTP/1.1 request without `Host`, and a
+ * target or `Host` it cannot make a URL of (a backslash in the path, `*`, a port past 65535, a
+ * space in the host...); both get the same problem+json.
  */
 
 /** The parser's error codes that have a status of their own; every other parse error is a 400. */
@@ -113,4 +117,43 @@ export function onClientError(error: Error & { code?: string }, socket: Duplex):
     return;
   }
   answerRaw(socket, clientErrorResponse(error.code));
+}
+
+/**
+ * The adapter's error handler: a request whose target or `Host` makes no URL is 400
+ * `malformed_request`; anything else thrown outside the app (which answers its own errors) is a
+ * 500 `internal` problem, never a bare status.
+ */
+export function onUnreadableTarget(error: unknown): Response {
+  if (error instanceof RequestError) {
+    return problemResponse(
+      new AppError(
+        "malformed_request",
+        "The request's target or Host header is not a URL this server can read (RFC 9112, 3.2).",
+      ),
+      { "Cache-Control": "no-store" },
+    );
+  }
+  return problemResponse(new AppError("internal", "The request could not be handled."), {
+    "Cache-Control": "no-store",
+  });
+}
+
+/** An HTTP/1.1 request without `Host` is 400 problem+json (Node's own answer has no body). */
+export function withHostRequired(listener: RequestListener): RequestListener {
+  return (request, response) => {
+    const http11 = request.httpVersionMajor === 1 && request.httpVersionMinor >= 1;
+    if (!http11 || request.headers.host !== undefined) {
+      listener(request, response);
+      return;
+    }
+    const error = new AppError(
+      "malformed_request",
+      "An HTTP/1.1 request needs a Host header (RFC 9112, 3.2).",
+    );
+    const body = JSON.stringify(problemBody(error));
+    response.shouldKeepAlive = false;
+    response.writeHead(error.status, problemHeaders(body));
+    response.end(body);
+  };
 }
