@@ -36,6 +36,7 @@ const E2E = [
 const INTEGRATION = [
   "test/payments/!(solana-reconcile).test.ts",
   "src/chains/evm-wallets.test.ts",
+  "src/chains/svm.test.ts",
   "src/devnet/evm/artifacts.test.ts",
   "src/models/providers.test.ts",
   "src/devnet/discovery.test.ts",

@@ -29,7 +29,7 @@ import {
 } from "./svm-landed.js";
 import { PROGRAMS } from "./svm-programs.js";
 import { svmOwnTransfers } from "./svm-transfers.js";
-import { ApprovalLapsed, type ChainFamily, WalletAnswerMismatch } from "./types.js";
+import { ApprovalLapsed, type ChainFamily, type SchemeClient, WalletAnswerMismatch } from "./types.js";
 
 export { solanaMessageHash } from "./svm-landed.js";
 
@@ -70,6 +70,33 @@ function usdcTable(): Record<string, string[]> {
 }
 
 const timeout = () => ({ abortSignal: AbortSignal.timeout(RPC_TIMEOUT_MS) });
+
+/**
+ * The blockhash a payment is signed with comes from our own RPC, never the seller's offer. The SDK
+ * takes `extra.recentBlockhash` as given: a stale or invented one makes a transaction that cannot
+ * land, its budget held until the reconciler proves it failed. Without the hint the SDK reads the
+ * latest blockhash itself; the seller still matches the payload (it is one of the SDK's dynamic
+ * fields, left out of the comparison).
+ */
+function ownBlockhash(scheme: SchemeClient): SchemeClient {
+  return {
+    scheme: scheme.scheme,
+    ...(scheme.findDefaultAsset ? { findDefaultAsset: scheme.findDefaultAsset } : {}),
+    createPaymentPayload(version, requirements, context) {
+      const { recentBlockhash: _hash, lastValidBlockHeight: _height, ...extra } = requirements.extra ?? {};
+      return scheme.createPaymentPayload(version, { ...requirements, extra }, context);
+    },
+  };
+}
+
+/** The SDK's v2 and v1 exact schemes for `signer`, each signing with our own blockhash. */
+function exactSchemes(signer: TransactionPartialSigner, rpcUrl: string | undefined) {
+  const config = rpcUrl ? { rpcUrl } : undefined;
+  return {
+    v2: ownBlockhash(new ExactSvmScheme(signer, config)),
+    v1: ownBlockhash(new ExactSvmSchemeV1(signer, config)),
+  };
+}
 
 /** PKCS#8's wrapping of a 32-byte ed25519 private key (RFC 8410), to read its public key. */
 const ED25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
@@ -136,10 +163,7 @@ export const svm: ChainFamily<SolanaKey> = {
     const signer = await createKeyPairSignerFromBytes(key.secretKey);
     return {
       address: signer.address,
-      schemesFor: (_network, rpcUrl) => ({
-        v2: new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined),
-        v1: new ExactSvmSchemeV1(signer, rpcUrl ? { rpcUrl } : undefined),
-      }),
+      schemesFor: (_network, rpcUrl) => exactSchemes(signer, rpcUrl),
     };
   },
 
@@ -195,10 +219,7 @@ export const svm: ChainFamily<SolanaKey> = {
       },
     };
     return {
-      schemes: {
-        v2: new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined),
-        v1: new ExactSvmSchemeV1(signer, rpcUrl ? { rpcUrl } : undefined),
-      },
+      schemes: exactSchemes(signer, rpcUrl),
       request(payload) {
         const wire = (payload.payload as { transaction?: unknown }).transaction;
         if (typeof wire !== "string") throw new Error("the Solana scheme built no transaction");
