@@ -1,6 +1,7 @@
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { ExactEvmSchemeV1 } from "@x402/evm/v1";
 import { getAddress, type Hex, isErc6492Signature, parseErc6492Signature } from "viem";
+import { withTokenDomain } from "./evm-domain.js";
 import { evmPublicClient, evmWalletChecks } from "./evm-wallets.js";
 import {
   type ChainFamily,
@@ -73,7 +74,7 @@ export const draftForWallet: ChainFamily["draftForWallet"] = (address, network, 
     },
   };
   return {
-    schemes: { v2: new ExactEvmScheme(signer), v1: new ExactEvmSchemeV1(signer) },
+    schemes: withTokenDomain({ v2: new ExactEvmScheme(signer), v1: new ExactEvmSchemeV1(signer) }, rpcUrl),
     request() {
       if (!recorded) throw new Error("the EVM scheme asked for no signature");
       return { kind: "evm-typed-data", method: "eth_signTypedData_v4", typedData: recorded };

@@ -12,6 +12,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod/v4";
 import { completeForWallet, draftForWallet } from "./evm-approval.js";
+import { readTokenDomain, withTokenDomain } from "./evm-domain.js";
 import { evmPublicClient, evmWalletChecks } from "./evm-wallets.js";
 import type { ChainFamily, PaymentOnChain } from "./types.js";
 
@@ -31,12 +32,6 @@ const EVM_SHAPE = /^0x[0-9a-fA-F]{40}$/;
 const eip3009 = parseAbi([
   "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
   "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
-]);
-
-/** The token's EIP-712 domain, as an `exact` offer's `extra` names it. */
-const DOMAIN_ABI = parseAbi([
-  "function name() view returns (string)",
-  "function version() view returns (string)",
 ]);
 
 interface EvmAuthorization {
@@ -117,10 +112,15 @@ export const evm: ChainFamily<EvmKey> = {
     return {
       address: account.address,
       // The v1 scheme signs for the chain its v1 network name stands for; it reads nothing.
-      schemesFor: (_network, rpcUrl) => ({
-        v2: new ExactEvmScheme(account, rpcUrl ? { rpcUrl } : undefined),
-        v1: new ExactEvmSchemeV1(account),
-      }),
+      // Either signs only over the token's own EIP-712 domain (evm-domain.ts).
+      schemesFor: (_network, rpcUrl) =>
+        withTokenDomain(
+          {
+            v2: new ExactEvmScheme(account, rpcUrl ? { rpcUrl } : undefined),
+            v1: new ExactEvmSchemeV1(account),
+          },
+          rpcUrl,
+        ),
     };
   },
 
@@ -128,14 +128,7 @@ export const evm: ChainFamily<EvmKey> = {
     const client = evmPublicClient(rpcUrl);
     return {
       wallets: evmWalletChecks(client),
-      async transferExtra(asset) {
-        const token = { address: asset as `0x${string}`, abi: DOMAIN_ABI } as const;
-        const [name, version] = await Promise.all([
-          client.readContract({ ...token, functionName: "name" }),
-          client.readContract({ ...token, functionName: "version" }),
-        ]);
-        return { name, version };
-      },
+      transferExtra: async (asset) => ({ ...(await readTokenDomain(client, asset)) }),
       balance: (asset, owner) =>
         client.readContract({
           address: asset as `0x${string}`,

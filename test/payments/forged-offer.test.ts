@@ -1,0 +1,92 @@
+/**
+ * A paid service's 402 names, besides the price, how to sign: the token's EIP-712 domain on an
+ * EVM chain, a recent blockhash on Solana. The x402 SDK signs with them as given. A hostile service
+ * (the loopback proxy of approval-attack.ts in front of the devnet's weather service) that names
+ * another domain would get a signature the token never accepts, and one that names a stale
+ * blockhash a transaction that cannot land: either way the budget stayed held for the window.
+ * Found by black-box runs.
+ */
+import { describe, expect, it } from "vitest";
+import { walletAddress } from "../../src/devnet/testing/index.js";
+import { booted, devnet, models, proxy, useApprovalAttack } from "./approval-attack.js";
+import { chat, evmBalances, priceOf, rowsOf, serviceUrl, solanaBalances } from "./harness.js";
+
+useApprovalAttack();
+
+type Offer = { network: string; extra?: Record<string, unknown> };
+
+/** The devnet weather service's real 402, its offers changed by `change`, as the proxy's answer. */
+function forgedProbe(change: (offer: Offer) => void) {
+  return async () => {
+    const upstream = await fetch(`${serviceUrl(devnet, "weather")}?city=Paris`);
+    const header = upstream.headers.get("payment-required");
+    if (upstream.status !== 402 || !header) throw new Error("the weather service asked no payment");
+    const required = JSON.parse(Buffer.from(header, "base64").toString("utf8")) as { accepts: Offer[] };
+    for (const offer of required.accepts) change(offer);
+    return {
+      status: 402,
+      headers: {
+        "content-type": "application/json",
+        "payment-required": Buffer.from(JSON.stringify(required)).toString("base64"),
+      },
+      body: "{}",
+    };
+  };
+}
+
+async function payThroughProxy(chain: "evm" | "solana") {
+  const message = models.script(`forged-offer-${Math.random().toString(36).slice(2)}`, [
+    [
+      {
+        toolName: "pay_and_fetch",
+        input: { url: `${proxy.url}${proxy.path}`, method: "GET", query: { city: "Paris" } },
+      },
+    ],
+  ]);
+  const wallet =
+    chain === "evm" ? walletAddress(devnet, "evm", "payer") : walletAddress(devnet, "solana", "payer");
+  const result = await chat(booted.running, { wallet, token: devnet.manifest.devToken, message });
+  return { result, rows: await rowsOf(booted.running, result) };
+}
+
+describe("a paid service that forges how to sign", () => {
+  it("EVM: an EIP-712 domain other than the token's is not signed; nothing held, sent or moved", async () => {
+    proxy.reset();
+    proxy.onProbe = forgedProbe((offer) => {
+      if (offer.network.startsWith("eip155:")) offer.extra = { ...offer.extra, name: "USD Coin (fake)" };
+    });
+    const before = await evmBalances(devnet);
+    const { result, rows } = await payThroughProxy("evm");
+    expect(result.finish.finishReason).toBe("payment-failed");
+    expect(result.payments.map((p) => p.status)).not.toContain("signed");
+    expect(result.payments.at(-1)).toMatchObject({ status: "failed", reason: "signing_failed" });
+    expect(rows.filter((row) => row.status !== "failed")).toEqual([]);
+    expect(proxy.paid).toBe(0);
+    expect(await evmBalances(devnet)).toEqual(before);
+  });
+
+  it("EVM: the token's own domain, written as the service sends it, is paid", async () => {
+    proxy.reset();
+    proxy.onProbe = forgedProbe(() => {});
+    const before = await evmBalances(devnet);
+    const { result } = await payThroughProxy("evm");
+    expect(result.finish.finishReason).toBe("payment-complete");
+    const after = await evmBalances(devnet);
+    expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
+  });
+
+  it("Solana: a blockhash the chain never issued is not used; the payment lands, paid once", async () => {
+    proxy.reset();
+    const invented = "US517G5965aydkZ46HS38QLi7UQiSojurfbQfKCELFx";
+    proxy.onProbe = forgedProbe((offer) => {
+      if (offer.network.startsWith("solana:"))
+        offer.extra = { ...offer.extra, recentBlockhash: invented, lastValidBlockHeight: "999999999" };
+    });
+    const before = await solanaBalances(devnet);
+    const { result, rows } = await payThroughProxy("solana");
+    expect(result.finish.finishReason).toBe("payment-complete");
+    expect(rows.map((row) => row.status)).toEqual(["settled"]);
+    const after = await solanaBalances(devnet);
+    expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
+  });
+});
