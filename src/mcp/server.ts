@@ -82,6 +82,8 @@ export function createMcpServer(face: PaymentsFace, payer: Payer, options: McpSe
     { name: "x402-chat-agent", version: SERVER_VERSION },
     {
       instructions: SERVER_INSTRUCTIONS,
+      // The tool list is fixed, and a stateless server has no stream to announce a change on.
+      capabilities: { tools: { listChanged: false } },
       cacheHints: { "tools/list": LIST_CACHE, "server/discover": LIST_CACHE },
       // A `requestState` is verified (HMAC, expiry, caller) before the tool runs; a bad one is -32602.
       requestState: { verify: codec.verify },

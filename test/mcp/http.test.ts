@@ -83,6 +83,8 @@ describe("MCP over Streamable HTTP on the devnet", () => {
     const perRequest = ((price * 5n) / 2n).toString().padStart(7, "0");
     const limits = { perRequest: `${perRequest.slice(0, -6)}.${perRequest.slice(-6)}` };
     const { client, call, sessionId } = await connect(limits);
+    // A fixed tool list: no list_changed notification is promised (none could be sent).
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: false });
     const before = await evmBalances(devnet);
 
     const found = await call("find_services", { query: "weather" });
@@ -314,6 +316,7 @@ describe("MCP 2026-07-28 over Streamable HTTP on the devnet", () => {
   it("finds, quotes and pays; the approval is an input-required result the client fulfils; ledger = chain", async () => {
     const client = await connectModern("payer");
     expect(client.getServerVersion()).toMatchObject({ name: "x402-chat-agent", version: SERVER_VERSION });
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: false });
     const call = async (name: string, args: Record<string, unknown> = {}) =>
       (await client.callTool({ name, arguments: args })) as Result;
     const weather = serviceUrl(devnet, "weather");
