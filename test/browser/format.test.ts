@@ -76,6 +76,13 @@ describe("readable", () => {
     expect(readable("on Solana devnet", new Set(), now)).toBe("on Solana devnet");
   });
 
+  it("points to the Payments view where the service names the API path an API client reads", () => {
+    const said = "Do not pay again; its final state is at GET /api/payments/pay_8f2c-41.";
+    expect(readable(said, local, now)).toBe(
+      "Do not pay again; its final state will show under Payments (top bar).",
+    );
+  });
+
   it("gives ISO and UTC times as local times of day", () => {
     expect(readable("before 2026-11-28T09:57:33.000Z.", local, now)).toBe(
       `before ${clock("2026-11-28T09:57:33.000Z")}.`,

@@ -174,6 +174,22 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
       await page.getByRole("button", { name: "Close" }).click();
     });
 
+    it("a side panel takes focus at its heading, closes on Escape, and gives focus back", async () => {
+      for (const name of ["Settings", "Payments"]) {
+        const button = page.getByRole("button", { name, exact: true });
+        await button.click();
+        const panel = page.getByRole("complementary", { name });
+        await panel.waitFor();
+        await poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe("H2");
+        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(name);
+        // From a field inside it, as a keyboard user would leave it.
+        await panel.locator("input, select").first().focus();
+        await page.keyboard.press("Escape");
+        await poll(() => panel.count()).toBe(0);
+        expect(await button.evaluate((el) => el === document.activeElement)).toBe(true);
+      }
+    });
+
     it("offers on an EVM approval only EVM wallets, each name on one line", async () => {
       // A new payment waiting for the wallet, opened on the approval page in a browser with no wallet.
       await page.getByRole("button", { name: "New chat" }).click();

@@ -15,6 +15,9 @@ export function networkName(network: string | undefined, local = false): string 
   return networkLabel(network);
 }
 
+/** Where an API client reads a payment ("its final state is at GET /api/payments/pay_…"): the page has a view. */
+const API_READ = /\bis at GET \/api\/payments\/[\w-]+/g;
+
 /** A CAIP-2 network id as text carries it: an EVM chain id, or a Solana genesis hash (base58). */
 const NETWORK_ID = /\b(?:eip155:\d{1,12}|solana:[1-9A-HJ-NP-Za-km-z]{32})\b/g;
 /** An ISO-8601 instant in UTC, as the service writes times ("2026-11-28T09:57:33.000Z"). */
@@ -47,6 +50,7 @@ export function localTime(iso: string, now = new Date()): string {
  */
 export function readable(text: string, localNetworks: ReadonlySet<string>, now = new Date()): string {
   let out = text
+    .replace(API_READ, "will show under Payments (top bar)")
     .replace(NETWORK_ID, (id) => networkName(id, localNetworks.has(id)))
     .replace(ISO_TIME, (iso) => localTime(iso, now))
     .replace(UTC_CLOCK, (_, h, m, sec) => localTime(nearestUtc(h, m, sec, now).toISOString(), now));

@@ -51,7 +51,8 @@ function budgetAfter(payment: PaymentUpdate): string | undefined {
   return parts.length > 0 ? `${parts.join(", ")} left` : undefined;
 }
 
-function CopyButton({ text, label }: { text: string; label: string }) {
+/** A small "copy" button named for what it copies ("Copy the payee's address"); says when it has. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
   const [copied, setCopied] = useState(false);
   return (
     <button
@@ -71,7 +72,8 @@ function CopyButton({ text, label }: { text: string; label: string }) {
 }
 
 export function ApprovalTerms({ payment, request, local, expired, left }: Props) {
-  const after = budgetAfter(payment);
+  // Once expired nothing will be paid: what the budget would be "after this" no longer applies.
+  const after = expired ? undefined : budgetAfter(payment);
   return (
     <dl className="approval-terms">
       <dt>Amount</dt>

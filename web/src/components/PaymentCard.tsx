@@ -11,6 +11,7 @@ import {
   usd,
 } from "../format.js";
 import { ApprovalBox } from "./ApprovalBox.js";
+import { CopyButton } from "./ApprovalTerms.js";
 import { BudgetMeter } from "./BudgetMeter.js";
 import type { CardProps as Props } from "./card-types.js";
 import { approvalExpired, useNow } from "./useNow.js";
@@ -145,9 +146,7 @@ function TransactionLine({ transaction, explorer, local }: TransactionProps) {
       ) : (
         <code title={transaction}>{shortHash(transaction, 10)}</code>
       )}
-      <button type="button" className="link" onClick={() => void navigator.clipboard?.writeText(transaction)}>
-        copy
-      </button>
+      <CopyButton text={transaction} label="the transaction hash" />
       {!explorer ? (
         <span className="muted"> ({local ? "local network" : "this network"}: no explorer)</span>
       ) : null}

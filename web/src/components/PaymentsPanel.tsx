@@ -1,6 +1,7 @@
 import { useState } from "react";
 import type { PaymentHistoryItem, WalletSession } from "../../../src/client/index.js";
 import { networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
+import { SidePanel } from "./SidePanel.js";
 import { usePaymentHistory } from "./usePaymentHistory.js";
 
 /** The connected wallet's sign-in (wallet/useWalletSession.ts), offered when no token is set. */
@@ -51,13 +52,7 @@ export function PaymentsPanel({ token: bearer, wallet, localNetworks, onClose }:
   const token = bearer ?? wallet.session?.token;
   const { items, more, loading, error, exportCsv } = usePaymentHistory(token, filter);
   return (
-    <aside className="settings payments-panel" aria-label="Payments" data-testid="payments-panel">
-      <div className="settings-head">
-        <h2>Payments</h2>
-        <button type="button" className="link" onClick={onClose}>
-          Close
-        </button>
-      </div>
+    <SidePanel title="Payments" className="settings payments-panel" onClose={onClose} testId="payments-panel">
       {bearer ? null : <WalletSignIn wallet={wallet} />}
       <div className="payments-tools">
         <label className="field">
@@ -91,7 +86,7 @@ export function PaymentsPanel({ token: bearer, wallet, localNetworks, onClose }:
         </button>
       ) : null}
       {loading ? <p className="muted small">Loading…</p> : null}
-    </aside>
+    </SidePanel>
   );
 }
 

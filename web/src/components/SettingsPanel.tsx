@@ -1,5 +1,6 @@
 import { LIMITS_RULE } from "../../../src/protocol/limits-rule.js";
 import { LIMIT_FIELDS, type LimitField, MODELS, type Settings, usdProblem } from "../settings.js";
+import { SidePanel } from "./SidePanel.js";
 
 interface Props {
   settings: Settings;
@@ -19,19 +20,13 @@ interface FieldsProps {
 export function SettingsPanel({ settings, onChange, onClose }: Props) {
   const set: SetSetting = (key, value) => onChange({ ...settings, [key]: value });
   return (
-    <aside className="settings" aria-label="Settings">
+    <SidePanel title="Settings" className="settings" onClose={onClose}>
       <form onSubmit={(e) => e.preventDefault()}>
-        <div className="settings-head">
-          <h2>Settings</h2>
-          <button type="button" className="link" onClick={onClose}>
-            Close
-          </button>
-        </div>
         <LimitFields settings={settings} set={set} />
         <ModelFields settings={settings} set={set} />
         <AccessFields settings={settings} set={set} />
       </form>
-    </aside>
+    </SidePanel>
   );
 }
 
