@@ -16,6 +16,7 @@ import {
   limitsText,
   NAME_STORAGE_KEY,
   readSession,
+  serverKeyFormErrors,
   splitPauses,
   TOKEN_STORAGE_KEY,
 } from "../../web/src/operator/model.js";
@@ -238,6 +239,33 @@ describe("createKeyBody", () => {
       "perTransaction",
       "scopes",
     ]);
+  });
+});
+
+describe("serverKeyFormErrors", () => {
+  it("puts the service's refusal beside the fields it names, and a taken name beside the name", async () => {
+    const { api } = apiAnswering(() =>
+      json(
+        {
+          code: "invalid_request",
+          detail: "The request is invalid",
+          errors: [
+            { path: "wallets.1", message: "not a wallet address" },
+            { path: "daily", message: "at most 6 decimals" },
+            { path: "colour", message: "not a field of a key" },
+          ],
+        },
+        400,
+      ),
+    );
+    const refused = await api.createKey({ name: "a" }).catch((e: unknown) => e);
+    expect(serverKeyFormErrors(refused)).toEqual({
+      wallets: "wallets.1: not a wallet address",
+      daily: "at most 6 decimals",
+    });
+    const taken = new OperatorApiError("A key named ci exists.", 409, "key_exists");
+    expect(serverKeyFormErrors(taken)).toEqual({ name: expect.stringMatching(/exists already/) });
+    expect(serverKeyFormErrors(new Error("network down"))).toEqual({});
   });
 });
 

@@ -1,6 +1,12 @@
 import { type FormEvent, useState } from "react";
 import { type IssuedKey, KEY_SCOPES, type KeyScope, type OperatorApi } from "./api.js";
-import { createKeyBody, EMPTY_KEY_FORM, type KeyForm, type KeyFormErrors } from "./model.js";
+import {
+  createKeyBody,
+  EMPTY_KEY_FORM,
+  type KeyForm,
+  type KeyFormErrors,
+  serverKeyFormErrors,
+} from "./model.js";
 import { useAction } from "./useAction.js";
 
 interface Props {
@@ -59,7 +65,13 @@ export function CreateKeyForm({ api, onCreated }: Props) {
       return;
     }
     setErrors({});
-    const result = await action.run(() => api.createKey(read.body));
+    const result = await action.run(() =>
+      api.createKey(read.body).catch((error: unknown) => {
+        // Said beside the fields it names too, not only under the form.
+        setErrors(serverKeyFormErrors(error));
+        throw error;
+      }),
+    );
     if (result) {
       setForm(EMPTY_KEY_FORM);
       onCreated(result);

@@ -56,6 +56,8 @@ export class OperatorApiError extends Error {
     message: string,
     readonly status: number,
     readonly code: string | undefined,
+    /** The fields the service refused (`errors` of the problem), for a form to show beside each. */
+    readonly fields: ReadonlyArray<{ path: string; message: string }> = [],
   ) {
     super(message);
   }
@@ -78,21 +80,22 @@ export async function problemOf(response: Response): Promise<OperatorApiError> {
       : typeof body.title === "string" && body.title
         ? body.title
         : `The service answered HTTP ${response.status}.`;
-  const fields = Array.isArray(body.errors)
-    ? body.errors
-        .filter(
-          (e): e is { path: string; message: string } =>
-            typeof e?.path === "string" && typeof e?.message === "string",
-        )
-        .map((e) => `${e.path}: ${e.message}`)
-        // The detail often says it already ("The key is not valid (expiresIn: ...)"): once is enough.
-        .filter((said) => !text.includes(said))
+  const named = Array.isArray(body.errors)
+    ? body.errors.filter(
+        (e): e is { path: string; message: string } =>
+          typeof e?.path === "string" && typeof e?.message === "string",
+      )
     : [];
+  const fields = named
+    .map((e) => `${e.path}: ${e.message}`)
+    // The detail often says it already ("The key is not valid (expiresIn: ...)"): once is enough.
+    .filter((said) => !text.includes(said));
   const message = fields.length > 0 ? `${text.replace(/\.?$/, ".")} ${fields.join("; ")}.` : text;
   return new OperatorApiError(
     message,
     response.status,
     typeof body.code === "string" ? body.code : undefined,
+    named.map(({ path, message }) => ({ path, message })),
   );
 }
 

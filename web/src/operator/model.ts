@@ -4,7 +4,7 @@
  * where the operator token is kept (the tab's sessionStorage: never the URL, never localStorage).
  */
 import { usd } from "../format.js";
-import type { CreateKeyBody, KeyLimits, KeyScope, Pause } from "./api.js";
+import { type CreateKeyBody, type KeyLimits, type KeyScope, OperatorApiError, type Pause } from "./api.js";
 
 /** What the create-key form holds, as typed. */
 export interface KeyForm {
@@ -30,6 +30,22 @@ export const EMPTY_KEY_FORM: KeyForm = {
 };
 
 export type KeyFormErrors = Partial<Record<keyof KeyForm, string>>;
+
+/**
+ * The service's refusal of a new key, field by field, for the form to show beside each field: its
+ * `errors` by their first path segment ("wallets.1" is the wallets field), and a taken name.
+ */
+export function serverKeyFormErrors(error: unknown): KeyFormErrors {
+  const out: KeyFormErrors = {};
+  if (!(error instanceof OperatorApiError)) return out;
+  if (error.code === "key_exists") out.name = "A key with this name exists already; choose another.";
+  for (const { path, message } of error.fields) {
+    const field = path.split(".")[0] as keyof KeyForm;
+    if (!Object.hasOwn(EMPTY_KEY_FORM, field) || out[field]) continue;
+    out[field] = path === field ? message : `${path}: ${message}`;
+  }
+  return out;
+}
 
 const USD = /^\d+(\.\d{1,6})?$/;
 const DURATION = /^\d+[mhd]$/;
