@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { PaymentUIMessage } from "../../src/client/ai.js";
 import { PAYMENT_TOOL } from "../../src/client/index.js";
 import { paymentToolStates } from "../../web/src/chat/approvals.js";
+import { withStatus } from "../../web/src/chat/useLedgerStatus.js";
 
 const INPUT = { paymentId: "p", service: { url: "http://svc.test/weather" } };
 
@@ -72,5 +73,37 @@ describe("paymentToolStates", () => {
     );
     expect(states.get("a")).toEqual({ state: "approval-requested", error: undefined });
     expect(paymentToolStates(undefined).size).toBe(0);
+  });
+});
+
+describe("withStatus (a waiting card takes the ledger's status)", () => {
+  const waiting = (paymentId: string) =>
+    message([
+      {
+        type: "data-payment",
+        id: paymentId,
+        data: {
+          paymentId,
+          status: "awaiting_approval",
+          message: "Approve $0.01 to http://svc.test/weather in your wallet before 11:31:01 UTC.",
+          service: { url: "http://svc.test/weather" },
+        },
+      },
+    ]);
+  const dataOf = (messages: PaymentUIMessage[]) => {
+    const part = messages[0]?.parts[0] as { data: { status: string; message?: string } } | undefined;
+    if (!part) throw new Error("no payment part");
+    return part.data;
+  };
+
+  // Found by a black-box run: an expired card kept its "Approve ... before" line, as an alert.
+  it("drops the ask to approve: an expired or declined card says so, a paid one keeps no stale words", () => {
+    const expired = dataOf(withStatus([waiting("p")], "p", "expired"));
+    expect(expired.status).toBe("expired");
+    expect(expired.message).toMatch(/time to approve has passed: nothing was signed or paid/);
+    expect(dataOf(withStatus([waiting("p")], "p", "rejected")).message).toMatch(/declined/);
+    const settled = dataOf(withStatus([waiting("p")], "p", "settled"));
+    expect(settled).toMatchObject({ status: "settled" });
+    expect(settled.message).toBeUndefined();
   });
 });

@@ -315,6 +315,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         "$1.99 of $2.00 this request, $9.99 of $10.00 in 24 h left",
       );
       expect(await card.getByTestId("approval-countdown").textContent()).toMatch(/^in 0:[0-5]\d$/);
+      // It ticks every second: kept out of the conversation's live region.
+      expect(await card.getByTestId("approval-countdown").getAttribute("aria-live")).toBe("off");
       await card.getByTestId("approval-details").locator("summary").click();
       await card.screenshot({ path: join(DOC_PICTURES, "approval-card.png") });
       // While it waits, the page asks (the card, and the agent's words).
@@ -832,6 +834,9 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         expect(await card.getByTestId("approval-expired").textContent()).toContain(
           "nothing was signed or paid",
         );
+        // Nothing is left of the ask: no budget "after this", no "connect this wallet" warning.
+        expect(await card.textContent()).not.toContain("after this");
+        expect(await card.locator(".approval-warning[role=alert]").count()).toBe(0);
         // The message's own clock ticks apart from the card's: it says so within its next second.
         await poll(() => tab.getByTestId("finish").last().textContent()).toContain("Approval expired");
         await shot(tab, "15-approval-expired");

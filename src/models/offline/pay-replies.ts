@@ -43,7 +43,7 @@ export function payReply(service: DiscoveredService, pay: PayOutput): string {
       return `To get this from ${service.name}, please approve the payment of ${amount}${on} in your wallet${until}. Nothing has been paid yet; if you decline, nothing will be.`;
     }
     case "rejected":
-      return `You declined the payment to ${service.name} in your wallet, so I didn't pay and I don't have its data. Nothing was charged.`;
+      return `You declined the payment to ${service.name}, so I didn't pay and I don't have its data. Nothing was charged.`;
     case "expired":
       return `The approval for ${service.name} came too late: the payment's window had passed. Nothing was charged; ask again for a new quote.`;
   }

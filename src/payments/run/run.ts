@@ -135,7 +135,7 @@ export class PaymentRun {
   /** The user declined in the wallet: nothing is paid, ever, with this payment. */
   async reject(): Promise<PaymentOutcome> {
     await this.move("rejected", { error: "declined in the wallet" }, true);
-    this.step("rejected", { message: "Declined in the wallet; nothing was paid." });
+    this.step("rejected", { message: "Declined: nothing was signed or paid." });
     return this.outcome("rejected");
   }
 

@@ -18,6 +18,13 @@ const FINISH_OF: Partial<Record<ApprovalView["status"], FinishPayload["finishRea
   unknown: "payment-unclear",
 };
 
+/** What a card says once the ledger has moved on; the ask to approve ("Approve $0.01 ... before") is over. */
+const MESSAGE_OF: Partial<Record<ApprovalView["status"], string>> = {
+  expired: "The time to approve has passed: nothing was signed or paid. Ask again for a new quote.",
+  rejected: "The payment was declined: nothing was signed or paid.",
+  released: "Nothing was paid.",
+};
+
 /**
  * A card left `awaiting_approval` with no turn running (a reload after Approve, a dropped answer,
  * an approval given on the approval page) may be paid, or lapsed, by now: while no request runs,
@@ -85,7 +92,7 @@ async function ledgerStatus(paymentId: string): Promise<ApprovalView["status"] |
 }
 
 /** The conversation with that payment's card at the ledger's status, and its turn's end said anew. */
-function withStatus(
+export function withStatus(
   messages: PaymentUIMessage[],
   paymentId: string,
   status: ApprovalView["status"],
@@ -95,7 +102,9 @@ function withStatus(
     const part = message.parts[at];
     if (part?.type !== "data-payment" || part.data.status !== "awaiting_approval") return message;
     const parts = [...message.parts];
-    parts[at] = { ...part, data: { ...part.data, status } };
+    const { message: _ask, ...data } = part.data;
+    const said = MESSAGE_OF[status];
+    parts[at] = { ...part, data: { ...data, status, ...(said ? { message: said } : {}) } };
     const stillWaits = parts.some((p) => p.type === "data-payment" && p.data.status === "awaiting_approval");
     const finish = message.metadata;
     const reason = FINISH_OF[status];

@@ -56,8 +56,9 @@ export function ApprovalBox({
       <p className="muted small">
         Your wallet signs {whatIsSigned(payment)}; nothing moves before you approve.
       </p>
-      {!sameWallet ? (
-        <p className="approval-warning" role="alert">
+      {!sameWallet && !expired ? (
+        // Another wallet connected is a mismatch to hear at once; no wallet yet is only what to do.
+        <p className="approval-warning" role={wallet ? "alert" : undefined}>
           {wallet
             ? `The connected wallet is ${shortHash(wallet.address)}; connect ${shortHash(request.wallet)} to approve.`
             : `Connect wallet ${shortHash(request.wallet)} to approve.`}

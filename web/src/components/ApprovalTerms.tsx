@@ -102,7 +102,8 @@ export function ApprovalTerms({ payment, request, local, expired, left }: Props)
         </>
       ) : null}
       <dt>Expires</dt>
-      <dd data-testid="approval-countdown">
+      {/* Ticks every second: never read out by the conversation's live region. */}
+      <dd data-testid="approval-countdown" aria-live="off">
         {expired ? "Expired" : Number.isFinite(left) ? `in ${countdown(left)}` : ""}
       </dd>
     </dl>

@@ -75,12 +75,21 @@ function tabAsMeter(tab: NonNullable<Budget["tab"]>): LimitMeter {
   return { limit: tab.amount, spent: spentMoney, pending: zero, remaining: tab.left };
 }
 
-/** The live budget a `p:` update carries, drawn as it is: one bar per limit. */
-export function BudgetMeter({ budget }: { budget: Budget }) {
+/** Without what a payment that will not happen would have left ("after this"). */
+function withoutAfter(meter: LimitMeter): LimitMeter {
+  const { remainingAfter: _after, ...rest } = meter;
+  return rest;
+}
+
+/**
+ * The live budget a `p:` update carries, drawn as it is: one bar per limit. `final`: the payment
+ * will not be made (its approval expired), so nothing is shown "after this".
+ */
+export function BudgetMeter({ budget, final = false }: { budget: Budget; final?: boolean }) {
   return (
     <div className="budget">
       {LIMITS.map(([key, label, kind]) => (
-        <Meter key={key} label={label} kind={kind} meter={budget[key]} />
+        <Meter key={key} label={label} kind={kind} meter={final ? withoutAfter(budget[key]) : budget[key]} />
       ))}
       {budget.tab ? <Meter label="Your tab" kind="balance" meter={tabAsMeter(budget.tab)} /> : null}
     </div>

@@ -51,6 +51,15 @@ function cardProblems(payment: PaymentUpdate, errors: ErrorPayload[]): string[] 
   return [...own, ...errors.map((e) => e.message)];
 }
 
+/** Statuses of a payment that will not be made: its budget shows nothing "after this". */
+const NOT_MADE: ReadonlySet<PaymentStatus> = new Set([
+  "expired",
+  "rejected",
+  "released",
+  "refused",
+  "failed",
+]);
+
 /** One payment, following its `p:` updates: cost, budget, status, approval, transaction. */
 export function PaymentCard(props: Props) {
   const { payment, errors } = props;
@@ -65,7 +74,9 @@ export function PaymentCard(props: Props) {
   const explorer =
     payment.transaction && !local ? explorerTxUrl(payment.network, payment.transaction) : undefined;
   // The service's words with its network ids and times as this card says them.
-  const problems = cardProblems(payment, errors).map((text) => readable(text, props.localNetworks));
+  // Once lapsed, the ask to approve is over: the approval box says it expired instead.
+  const current = lapsed ? errors.filter((e) => e.code !== "approval_required") : errors;
+  const problems = cardProblems(payment, current).map((text) => readable(text, props.localNetworks));
   const note =
     payment.message && tone !== "bad" && !waiting
       ? readable(payment.message, props.localNetworks)
@@ -98,7 +109,9 @@ export function PaymentCard(props: Props) {
         </div>
       </header>
       {history.length > 1 ? <PaymentSteps history={history} /> : null}
-      {payment.budget ? <BudgetMeter budget={payment.budget} /> : null}
+      {payment.budget ? (
+        <BudgetMeter budget={payment.budget} final={lapsed || NOT_MADE.has(payment.status)} />
+      ) : null}
       {payment.status === "awaiting_approval" ? <ApprovalBox {...props} /> : null}
       {payment.transaction ? (
         <TransactionLine transaction={payment.transaction} explorer={explorer} local={local} />
