@@ -12,7 +12,7 @@ export const NETWORK_NAMES: Readonly<Record<string, string>> = {
   "eip155:42161": "Arbitrum One",
   "eip155:10": "Optimism",
   "eip155:43114": "Avalanche",
-  "eip155:31337": "Local EVM network",
+  "eip155:31337": "Local EVM devnet",
   "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "Solana",
   "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": "Solana devnet",
   "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z": "Solana testnet",

@@ -69,7 +69,7 @@ describe("readable", () => {
   });
 
   it("reads the service's public names of the devnet's networks as local too, once", () => {
-    expect(readable("Weather costs $0.01 on Local EVM network or Solana devnet.", local, now)).toBe(
+    expect(readable("Weather costs $0.01 on Local EVM devnet or Solana devnet.", local, now)).toBe(
       "Weather costs $0.01 on Local EVM devnet or Local Solana devnet.",
     );
     expect(readable("on Local Solana devnet", local, now)).toBe("on Local Solana devnet");

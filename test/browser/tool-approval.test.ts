@@ -187,7 +187,7 @@ describe.skipIf(!CHROMIUM)("useChat tool-approval parts, in Chromium", { timeout
     const { page: tab, console } = await ask();
     expect(await tab.locator("[data-testid=tool]").count()).toBe(1);
     const summary = await tab.getByTestId("summary").textContent();
-    expect(summary).toMatch(/^Pay \$0\.01 in .+ to 0x[0-9a-fA-F]{40} for .+ on Local EVM network, from 0x/);
+    expect(summary).toMatch(/^Pay \$0\.01 in .+ to 0x[0-9a-fA-F]{40} for .+ on Local EVM devnet, from 0x/);
     expect(signed).toHaveLength(0);
     await tab.getByRole("button", { name: "Approve" }).click();
     const tool = tab.locator("[data-testid=tool][data-state=output-available]");

@@ -252,10 +252,10 @@ describe("rendering", () => {
 
   it("a status line: cost, network, status and the budget the meter leaves", () => {
     expect(paymentLine(QUOTED)).toBe(
-      "Weather now $0.01 on Local EVM network · quoted · leaves $1.99 of $2.00 this request, $9.99 of $10.00 today",
+      "Weather now $0.01 on Local EVM devnet · quoted · leaves $1.99 of $2.00 this request, $9.99 of $10.00 today",
     );
     expect(paymentLine({ ...QUOTED, status: "submitted" })).toBe(
-      "Weather now $0.01 on Local EVM network · settling",
+      "Weather now $0.01 on Local EVM devnet · settling",
     );
     expect(
       paymentLine({ ...QUOTED, status: "refused", reason: "perTransaction", budget: undefined }),
@@ -274,7 +274,7 @@ describe("rendering", () => {
     expect(c.out()).toBe("Paying now.\nSunny.\n");
     const lines = c.err().trim().split("\n");
     expect(lines).toHaveLength(3); // quoted, signing (once), settled
-    expect(lines[2]).toContain("✓ Weather now $0.01 on Local EVM network · settled, tx 0xfeed");
+    expect(lines[2]).toContain("✓ Weather now $0.01 on Local EVM devnet · settled, tx 0xfeed");
     expect(c.err()).not.toContain("\x1b");
   });
 

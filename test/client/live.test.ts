@@ -205,7 +205,7 @@ describe("terminal chat main()", () => {
     );
     expect(code).toBe(0);
     expect(m.err()).toMatch(
-      /• .* \$0\.01 on Local EVM network · quoted · leaves \$1\.99 of \$2\.00 this request/,
+      /• .* \$0\.01 on Local EVM devnet · quoted · leaves \$1\.99 of \$2\.00 this request/,
     );
     expect(m.err()).toMatch(/✓ .* · settled, tx 0x[0-9a-f]{64}/);
     expect(m.err()).toContain("(payment-complete · 1 paid)");

@@ -105,7 +105,7 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
     await waitFor("pay", /you ›/);
     type("pay", WEATHER_PARIS);
     const text = await waitFor("pay", /\(payment-complete · 1 paid\)/);
-    expect(text).toMatch(/✓ .*\$0\.01 on Local EVM network · settled, tx 0x[0-9a-f]{64}/);
+    expect(text).toMatch(/✓ .*\$0\.01 on Local EVM devnet · settled, tx 0x[0-9a-f]{64}/);
     // One line per payment: quoted, signing and settling were drawn over in place.
     expect(text.split("\n").filter((l) => / · (quoted|signing|settling|settled)/.test(l))).toHaveLength(1);
     expect(text).toContain("Paris");
@@ -133,7 +133,7 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
     tmux("clear-history", "-t", "approve");
     type("approve", WEATHER_PARIS);
     const asked = await waitFor("approve", /Approve and sign with 0x[0-9a-fA-F]{40}\? \[y\/N\]/);
-    expect(asked).toMatch(/\? .*\$0\.01 on Local EVM network · awaiting your approval/);
+    expect(asked).toMatch(/\? .*\$0\.01 on Local EVM devnet · awaiting your approval/);
     expect(asked).toContain("Approval needed: $0.01");
     type("approve", "y");
     const text = await waitFor("approve", /\(payment-complete · 1 paid\)/);
@@ -161,7 +161,7 @@ describe.skipIf(!HAS_TMUX)("terminal chat in a pseudo-terminal", () => {
     start("devnet", ["chat", "--devnet=payer", WEATHER_PARIS], 80, 24, env);
     const paid = await waitFor("devnet", /EXIT=\d+/);
     expect(paid).toContain("EXIT=0");
-    expect(paid).toMatch(/✓ .*\$0\.01 on Local EVM network · settled, tx 0x[0-9a-f]{64}/);
+    expect(paid).toMatch(/✓ .*\$0\.01 on Local EVM devnet · settled, tx 0x[0-9a-f]{64}/);
 
     start("history", ["chat", "payments", "--devnet"], 80, 24, env);
     const listed = await waitFor("history", /EXIT=\d+/);

@@ -101,7 +101,7 @@ describe.each(STORES)("the approval page's endpoints (%s)", (store) => {
       amount: { atomic: price.toString(), usd: "0.01" },
       token: expect.any(String),
       network: devnet.manifest.evm.network,
-      networkName: "Local EVM network",
+      networkName: "Local EVM devnet",
       payTo: ask1.payTo,
       service: { url: ask1.service.url, name: "Weather now" },
       wallet: evmUser,

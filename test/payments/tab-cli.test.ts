@@ -43,7 +43,7 @@ it("--tab: one signature, three asks paid from the tab without asking, the rest 
   const code = await main(args, terminal.io);
   const err = terminal.err();
   expect(code).toBe(0);
-  expect(err).toMatch(/Open a tab of \$0\.05 with .* on Local EVM network/);
+  expect(err).toMatch(/Open a tab of \$0\.05 with .* on Local EVM devnet/);
   expect(err).toMatch(/Tab tab_[0-9a-f]{24} open: \$0\.05/);
   // Paid from the tab: never an approval asked.
   expect(err).not.toMatch(/Approve .* \[y\/N\]/i);

@@ -51,7 +51,7 @@ describe("two paid asks in one message (offline model, devnet)", () => {
     const text = textOf(result);
     expect(text).toContain("- city: Paris");
     expect(text).toContain("- symbol: BTC");
-    expect(text.match(/Paid \$0\.0[12] on Local EVM network; transaction 0x[0-9a-f]{64}\./g)).toHaveLength(2);
+    expect(text.match(/Paid \$0\.0[12] on Local EVM devnet; transaction 0x[0-9a-f]{64}\./g)).toHaveLength(2);
     expect((await rowsOf(booted.running, result)).map((r) => r.status).sort()).toEqual([
       "settled",
       "settled",

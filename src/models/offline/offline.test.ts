@@ -73,8 +73,8 @@ describe("offline model: intents through the streamText loop", () => {
     expect(names(r)).toEqual([TOOL_NAMES.discover]);
     expect(calls[0]?.input).toEqual({});
     expect(r.text).toContain("I found 4 x402 services");
-    expect(r.text).toContain("- Weather: $0.01 on Local EVM network.");
-    expect(r.text).toContain("Crypto Price: $0.02 on Local EVM network, Solana devnet");
+    expect(r.text).toContain("- Weather: $0.01 on Local EVM devnet.");
+    expect(r.text).toContain("Crypto Price: $0.02 on Local EVM devnet, Solana devnet");
     expect(r.text).toContain("News: $0.005");
     expect(r.stepFinishReasons).toEqual(["tool-calls", "stop"]);
     expect(r.finishReason).toBe("stop");
@@ -86,7 +86,7 @@ describe("offline model: intents through the streamText loop", () => {
     expect(names(r)).toEqual([TOOL_NAMES.discover, TOOL_NAMES.quote]);
     expect(calls[0]?.input).toEqual({ query: "weather" });
     expect(calls[1]?.input).toEqual({ url: weather.url, method: "GET", query: { city: "Paris" } });
-    expect(r.text).toContain("Weather costs $0.01 on Local EVM network");
+    expect(r.text).toContain("Weather costs $0.01 on Local EVM devnet");
     expect(r.text).toContain("per transaction $0.10 (remaining $0.10)");
     expect(r.text).toContain("daily $1.00 (remaining $0.95)");
   });
@@ -110,14 +110,14 @@ describe("offline model: intents through the streamText loop", () => {
       query: { city: "Paris" },
       maxUsd: "0.01",
     });
-    expect(r.text).toContain("Weather costs $0.01 on Local EVM network; within your limits, paying now.");
+    expect(r.text).toContain("Weather costs $0.01 on Local EVM devnet; within your limits, paying now.");
     // The estimate is streamed before the payment runs.
     expect(r.text.indexOf("paying now")).toBeLessThan(r.text.indexOf("Here is what Weather returned"));
     expect(r.text).toContain("- city: Paris");
     expect(r.text).toContain("- temperatureC: 18");
     expect(r.text).toContain("- conditions: Partly cloudy");
     expect(r.text).toContain("demo data");
-    expect(r.text).toContain(`Paid $0.01 on Local EVM network; transaction ${TX_HASH}.`);
+    expect(r.text).toContain(`Paid $0.01 on Local EVM devnet; transaction ${TX_HASH}.`);
     expect(r.stepFinishReasons).toEqual(["tool-calls", "tool-calls", "tool-calls", "stop"]);
   });
 
@@ -225,7 +225,7 @@ describe("offline model: intents through the streamText loop", () => {
     const { tools, calls } = fakeTools();
     const r = await run("how much is the weather service?", { tools });
     expect(calls.map((c) => c.toolName)).toEqual([TOOL_NAMES.discover]);
-    expect(r.text).toContain("Weather lists $0.01 on Local EVM network.");
+    expect(r.text).toContain("Weather lists $0.01 on Local EVM devnet.");
     expect(r.text).toContain("tell me which city");
   });
 
@@ -242,7 +242,7 @@ describe("offline model: intents through the streamText loop", () => {
     expect(calls).toEqual([{ toolName: TOOL_NAMES.budget, input: {} }]);
     expect(r.text).toContain("Limits: $0.10 per transaction, $0.25 per request, $1.00 per day.");
     expect(r.text).toContain("Spent today: $0.05; remaining today: $0.95");
-    expect(r.text).toContain("Balances: $10.00 USDC on Local EVM network.");
+    expect(r.text).toContain("Balances: $10.00 USDC on Local EVM devnet.");
   });
 
   it("says batching is not available yet, without tool calls", async () => {
@@ -378,14 +378,14 @@ describe("offline model: two paid asks in one message", () => {
     expect(new Set(r.toolCalls.map((c) => c.toolCallId)).size).toBe(6);
     // In order: the weather's estimate, its answer, then BTC's estimate and answer; each said once.
     const order = [
-      "Weather costs $0.01 on Local EVM network; within your limits, paying now.",
+      "Weather costs $0.01 on Local EVM devnet; within your limits, paying now.",
       "Here is what Weather returned",
       "- city: Paris",
-      `Paid $0.01 on Local EVM network; transaction ${TX_HASH}.`,
-      "Crypto Price costs $0.02 on Local EVM network; within your limits, paying now.",
+      `Paid $0.01 on Local EVM devnet; transaction ${TX_HASH}.`,
+      "Crypto Price costs $0.02 on Local EVM devnet; within your limits, paying now.",
       "Here is what Crypto Price returned",
       "- symbol: BTC",
-      `Paid $0.02 on Local EVM network; transaction ${TX_HASH}.`,
+      `Paid $0.02 on Local EVM devnet; transaction ${TX_HASH}.`,
     ];
     let at = -1;
     for (const phrase of order) {
@@ -436,7 +436,7 @@ describe("offline model: two paid asks in one message", () => {
       TOOL_NAMES.discover,
       TOOL_NAMES.quote,
     ]);
-    expect(r.text).toContain(`Paid $0.01 on Local EVM network; transaction ${TX_HASH}.`);
+    expect(r.text).toContain(`Paid $0.01 on Local EVM devnet; transaction ${TX_HASH}.`);
     expect(r.text).toContain(
       "I can't pay for Crypto Price: $0.02 exceeds the perRequest limit ($0.01 left) (limit_exceeded).",
     );

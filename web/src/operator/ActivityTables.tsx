@@ -7,10 +7,12 @@ interface Props {
   data: OperatorData;
   errors: SectionErrors;
   now: number;
+  /** The embedded devnet's networks, named local as the chat page names them. */
+  localNetworks: ReadonlySet<string>;
 }
 
 /** Unclear payments (with their age), recent payments and refusals, as the service last answered. */
-export function ActivityTables({ data, errors, now }: Props) {
+export function ActivityTables({ data, errors, now, localNetworks }: Props) {
   return (
     <>
       <section className="operator-card" aria-labelledby="unclear-heading">
@@ -25,6 +27,7 @@ export function ActivityTables({ data, errors, now }: Props) {
           testId="unclear-table"
           payments={data.unclear && [...data.unclear].sort((a, b) => a.createdAt.localeCompare(b.createdAt))}
           now={now}
+          localNetworks={localNetworks}
           showAge
         />
       </section>
@@ -36,6 +39,7 @@ export function ActivityTables({ data, errors, now }: Props) {
           testId="payments-table"
           payments={data.payments}
           now={now}
+          localNetworks={localNetworks}
         />
       </section>
       <section className="operator-card" aria-labelledby="refusals-heading">
@@ -87,10 +91,11 @@ interface TableProps {
   testId: string;
   payments: OperatorPayment[] | undefined;
   now: number;
+  localNetworks: ReadonlySet<string>;
   showAge?: boolean;
 }
 
-function PaymentsTable({ caption, testId, payments, now, showAge = false }: TableProps) {
+function PaymentsTable({ caption, testId, payments, now, localNetworks, showAge = false }: TableProps) {
   return (
     <div className="table-wrap">
       <table className="op-table" data-testid={testId}>
@@ -125,7 +130,7 @@ function PaymentsTable({ caption, testId, payments, now, showAge = false }: Tabl
                 <td>
                   <code title={p.wallet}>{shortHash(p.wallet)}</code>
                 </td>
-                <td>{networkName(p.network)}</td>
+                <td>{networkName(p.network, localNetworks.has(p.network))}</td>
                 <td>{p.txHash ? <code title={p.txHash}>{shortHash(p.txHash, 8)}</code> : null}</td>
               </tr>
             );

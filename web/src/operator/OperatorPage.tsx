@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { Brand } from "../components/TopBar.js";
 import { useNow } from "../components/useNow.js";
+import { useDevnet } from "../wallet/useDevnet.js";
 import { ActivityTables } from "./ActivityTables.js";
 import { OPERATOR_NAME, OperatorApi, OperatorApiError } from "./api.js";
 import { KeysSection } from "./KeysSection.js";
@@ -165,6 +166,7 @@ function Console({
   const api = useMemo(() => new OperatorApi(token, { operator: name }), [token, name]);
   const { data, errors, updatedAt, apply } = useOperatorData(api, onUnauthorized);
   const now = useNow(true);
+  const { localNetworks } = useDevnet();
   // Signed in: the focus goes from the gone form to the first section, the switch.
   useEffect(() => document.getElementById("pause-heading")?.focus(), []);
   const pausedKeys = new Set(splitPauses(data.pauses ?? []).keys.flatMap((p) => (p.key ? [p.key] : [])));
@@ -190,7 +192,7 @@ function Console({
         now={now}
         onChanged={() => apply({})}
       />
-      <ActivityTables data={data} errors={errors} now={now} />
+      <ActivityTables data={data} errors={errors} now={now} localNetworks={localNetworks} />
     </>
   );
 }

@@ -3,23 +3,9 @@ import { privateKeyToAccount } from "viem/accounts";
 import { base58, evmSignInWallet, signEvmApproval, signSolanaApproval } from "../../../src/client/index.js";
 import type { PageWallet, WalletOption } from "./types.js";
 
-/** What `GET /api/devnet/wallets` answers while the embedded local network runs (src/http/devnet-wallet.ts). */
-export interface DevnetWallets {
-  notice: string;
-  evm: { name: string; network: string; chainId: number; address: string; privateKey: `0x${string}` } | null;
-  solana: { name: string; network: string; address: string; secretKey: number[] } | null;
-}
+export { type DevnetWallets, fetchDevnetWallets } from "./useDevnet.js";
 
-/** The devnet's funded test wallets, or none when the service pays on real networks (no route there). */
-export async function fetchDevnetWallets(): Promise<DevnetWallets | undefined> {
-  try {
-    const response = await fetch("/api/devnet/wallets", { headers: { Accept: "application/json" } });
-    if (!response.ok) return undefined;
-    return (await response.json()) as DevnetWallets;
-  } catch {
-    return undefined;
-  }
-}
+import type { DevnetWallets } from "./useDevnet.js";
 
 /**
  * The "devnet wallet": the local network's published test keys, signing here in the page, so a

@@ -1,8 +1,9 @@
-import { useEffect, useMemo, useState } from "react";
-import { type DevnetWallets, devnetOptions, fetchDevnetWallets } from "./devnet.js";
+import { useEffect, useState } from "react";
+import { devnetOptions } from "./devnet.js";
 import { discoverEvmWallets } from "./evm.js";
 import { discoverSolanaWallets } from "./solana.js";
 import type { WalletOption } from "./types.js";
+import { type DevnetWallets, useDevnet } from "./useDevnet.js";
 
 export interface Wallets {
   options: WalletOption[];
@@ -16,21 +17,8 @@ export interface Wallets {
 export function useWallets(): Wallets {
   const [evm, setEvm] = useState<WalletOption[]>([]);
   const [solana, setSolana] = useState<WalletOption[]>([]);
-  const [devnet, setDevnet] = useState<DevnetWallets>();
   useEffect(() => discoverEvmWallets(setEvm), []);
   useEffect(() => discoverSolanaWallets(setSolana), []);
-  useEffect(() => {
-    let live = true;
-    void fetchDevnetWallets().then((found) => {
-      if (live) setDevnet(found);
-    });
-    return () => {
-      live = false;
-    };
-  }, []);
-  const localNetworks = useMemo(
-    () => new Set([devnet?.evm?.network, devnet?.solana?.network].filter((n): n is string => !!n)),
-    [devnet],
-  );
+  const { devnet, localNetworks } = useDevnet();
   return { options: [...evm, ...solana, ...(devnet ? devnetOptions(devnet) : [])], devnet, localNetworks };
 }
