@@ -1,7 +1,7 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { ModelMessage, StopCondition, TelemetryOptions, TextStreamPart, ToolSet } from "ai";
 import { isStepCount, streamText } from "ai";
-import { type AppError, isAppError } from "../errors/index.js";
+import { AppError, isAppError } from "../errors/index.js";
 import type { Payer } from "../payments/face.js";
 import type { ChatRequest, FinishPayload, ModelAlias, StreamEvent } from "../protocol/index.js";
 import type { ToolProvider, TurnContext, TurnPrelude } from "./context.js";
@@ -94,7 +94,7 @@ export async function runTurn(
     }
     let messages = toModelMessages(request);
     if (input.prelude && ctx) {
-      messages = [...messages, ...(await runPrelude(input.prelude, ctx, input, stream))];
+      messages = [...messages, ...(await runPrelude(input.prelude, ctx, input, stream, deps.onToolError))];
     }
     if (stream.isCut) throw input.cutoff?.reason;
     stream.read(modelStream(deps, input, resolved.model, messages, guarded?.tools).stream);
@@ -158,8 +158,22 @@ async function runPrelude(
   ctx: TurnContext,
   input: TurnInput,
   stream: CutoffReader,
+  onError?: AgentDeps["onToolError"],
 ): Promise<ModelMessage[]> {
-  const work = prelude(ctx);
+  // Not the model's failure: said as the step's, logged, and never "try again" (it may have paid).
+  const work = prelude(ctx).catch((error: unknown) => {
+    if (isAppError(error) || (input.signal.aborted && error === input.signal.reason)) throw error;
+    try {
+      onError?.("approved payment", error);
+    } catch {
+      // A failing log must not hide the step's failure.
+    }
+    throw new AppError(
+      "internal",
+      "The approved payment's step failed on an internal error. Do not pay again: the payment history shows what was paid.",
+      { cause: error },
+    );
+  });
   const exchange = await untilCutoff(work, input.cutoff);
   let messages: ModelMessage[] = [];
   if (!exchange) {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { cleanText, cleanUntrusted, unsafeContentReason } from "./content.js";
+import { cleanText, cleanUntrusted, NESTED_TOO_DEEP, unsafeContentReason } from "./content.js";
 
 const unsafeChar = fc.constantFrom(
   "\u0000",
@@ -41,6 +41,21 @@ describe("the content rule for text from outside", () => {
     expect(value).toEqual({ a: ["xy", Object.fromEntries([["__proto__", "p"]])], n: 1, b: null });
     expect(Object.getPrototypeOf((value as { a: unknown[] }).a[1])).toBe(Object.prototype);
     expect(removed).toBe(3);
+  });
+
+  it("cuts a value nested past 200 levels instead of overflowing the stack (a hostile answer)", () => {
+    const deep = JSON.parse(`${"[".repeat(50_000)}"x"${"]".repeat(50_000)}`);
+    const { value } = cleanUntrusted({ data: deep });
+    let level: unknown = (value as { data: unknown }).data;
+    let depth = 1;
+    while (Array.isArray(level)) {
+      level = level[0];
+      depth += 1;
+    }
+    expect(level).toBe(NESTED_TOO_DEEP);
+    expect(depth).toBe(200);
+    // Shallow values are untouched.
+    expect(cleanUntrusted([[["ok"]]]).value).toEqual([[["ok"]]]);
   });
 
   it("replaces lone surrogates and counts them", () => {

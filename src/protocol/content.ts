@@ -35,27 +35,33 @@ export function cleanText(text: string): { text: string; removed: number } {
   return { text: clean, removed };
 }
 
+/** How deep the content rule walks; deeper values become {@link NESTED_TOO_DEEP}. */
+const MAX_CLEAN_DEPTH = 200;
+export const NESTED_TOO_DEEP = "[nested too deeply: not shown]";
+
 /**
  * The one content rule for everything the model reads from outside (paid services' answers,
  * discovery listings, a 402's fields, a service's error text): the characters client messages may
- * not carry are removed from every string and every object key, at any depth, and counted so the
+ * not carry are removed from every string and every object key, at any depth (past 200 levels a value is cut, never walked), and counted so the
  * caller can say what was removed. Other values pass unchanged.
  */
 export function cleanUntrusted<T>(value: T): { value: T; removed: number } {
   let removed = 0;
-  const walk = (v: unknown): unknown => {
+  const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") {
       const c = cleanText(v);
       removed += c.removed;
       return c.text;
     }
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === "object") {
-      // fromEntries defines own properties, so a "__proto__" key stays a plain key.
-      return Object.fromEntries(Object.entries(v).map(([k, inner]) => [walk(k), walk(inner)]));
-    }
-    return v;
+    if (v === null || typeof v !== "object") return v;
+    // What nests deeper is cut here rather than overflow the stack (every reader bounds it before).
+    if (depth >= MAX_CLEAN_DEPTH) return NESTED_TOO_DEEP;
+    if (Array.isArray(v)) return v.map((inner) => walk(inner, depth + 1));
+    // fromEntries defines own properties, so a "__proto__" key stays a plain key.
+    return Object.fromEntries(
+      Object.entries(v).map(([k, inner]) => [walk(k, depth), walk(inner, depth + 1)]),
+    );
   };
-  const cleaned = walk(value) as T;
+  const cleaned = walk(value, 0) as T;
   return { value: cleaned, removed };
 }

@@ -63,6 +63,8 @@ export type Action =
   | "forward-then-402"
   /** Pass it on (the real service settles), then name another transaction in the settlement response. */
   | { forwardForging: string }
+  /** Pass it on (the real service settles), then answer this body as JSON instead of the service's. */
+  | { forwardThenBody: string }
   | "free"
   | { status: number; headers?: Record<string, string>; body?: string };
 
@@ -139,6 +141,11 @@ export async function hostileService(target: string): Promise<HostileService> {
             const again = await fetch(`${targetUrl.origin}${req.url ?? "/"}`);
             res.writeHead(402, { "payment-required": again.headers.get("payment-required") ?? "" });
             res.end("{}");
+            return;
+          }
+          if (typeof action === "object" && "forwardThenBody" in action) {
+            res.writeHead(upstream.status, { ...out, "content-type": "application/json" });
+            res.end(action.forwardThenBody);
             return;
           }
           if (typeof action === "object" && out["payment-response"]) {

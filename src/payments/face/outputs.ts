@@ -1,6 +1,6 @@
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
-import { cleanUntrusted, type PaymentState, statusAt } from "../../protocol/index.js";
+import { cleanUntrusted, nestsAtMost, type PaymentState, statusAt } from "../../protocol/index.js";
 import type { PayOutput } from "../../tools/contract.js";
 import type { PaymentRecord } from "../ports/index.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, REASONS, type Reason } from "../rules/index.js";
@@ -13,6 +13,8 @@ import type { Resumed } from "../run/index.js";
  */
 
 const MAX_DATA_CHARS = 8000;
+/** Deeper JSON than this (a few KB can nest thousands deep) reaches the model as its text, unparsed. */
+const MAX_DATA_DEPTH = 64;
 
 /** A service's body as data for the model: parsed JSON when it is JSON, bounded, marked untrusted. */
 export function untrustedData(response: SafeResponse): NonNullable<PayOutput["data"]> {
@@ -21,7 +23,8 @@ export function untrustedData(response: SafeResponse): NonNullable<PayOutput["da
   let body: unknown = text.slice(0, MAX_DATA_CHARS);
   if (/json/i.test(contentType) && !response.truncated) {
     try {
-      body = JSON.parse(text);
+      const parsed: unknown = JSON.parse(text);
+      if (nestsAtMost(parsed, MAX_DATA_DEPTH)) body = parsed;
     } catch {
       // keep the bounded text
     }

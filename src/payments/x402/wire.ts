@@ -7,6 +7,7 @@ import type {
   SettleResponse,
 } from "@x402/core/types";
 import { familyOf, type NetworkSchemes, v1Networks } from "../../chains/index.js";
+import { nestsAtMost } from "../../protocol/index.js";
 import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "../rules/index.js";
 
 /**
@@ -39,6 +40,12 @@ export interface PaymentDemand {
   error?: string;
 }
 
+/**
+ * How deep a 402's JSON may nest: an offer's `extra` and a v1 offer's schemas sit a few levels in;
+ * thousands of levels (a few KB) would overflow the stack of whatever walks or stores it later.
+ */
+export const MAX_DEMAND_DEPTH = 32;
+
 /** Parse a 402 response; returns undefined when it carries no readable x402 demand. */
 export function readPaymentDemand(
   getHeader: (name: string) => string | null,
@@ -51,6 +58,8 @@ export function readPaymentDemand(
     return undefined;
   }
   if (!raw || !Array.isArray(raw.accepts)) return undefined;
+  // Nested past any real 402 (a service's hostile `extra`): unreadable, before anything copies it.
+  if (!nestsAtMost(raw, MAX_DEMAND_DEPTH)) return undefined;
   const version = raw.x402Version === 1 ? 1 : 2;
   const offers = raw.accepts.map((a): Requirement => {
     const legacy = a as PaymentRequirements & { maxAmountRequired?: unknown };
