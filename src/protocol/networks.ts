@@ -1,3 +1,6 @@
+/** A CAIP-2 network id as a request names one (`eip155:8453`, `solana:<genesis hash>`). */
+export const CAIP2_NETWORK = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,64}$/;
+
 /**
  * Names of networks for people, by CAIP-2 id: the one table the approval endpoints, the client SDK
  * (`networkName`) and the web page show.

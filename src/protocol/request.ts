@@ -5,6 +5,7 @@ import { approvalSchema, type ValidatedApproval } from "./approval-answer.js";
 import { unsafeContentReason } from "./content.js";
 import type { ChatMessage } from "./message.js";
 import { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "./models.js";
+import { CAIP2_NETWORK } from "./networks.js";
 import type { ChatRequestBody } from "./request-body.js";
 import type { Exactly, Same } from "./schema-type.js";
 import { tabTokenSchema } from "./tab-token.js";
@@ -72,10 +73,7 @@ const usdAmount = z.union([z.string(), z.number()]).transform((value, ctx) => {
   return parsed.atomic;
 });
 
-const caip2 = z
-  .string()
-  .max(100)
-  .regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,64}$/, "must be a CAIP-2 network id such as eip155:8453");
+const caip2 = z.string().max(100).regex(CAIP2_NETWORK, "must be a CAIP-2 network id such as eip155:8453");
 
 /**
  * An allow-list entry: an http(s) origin only. A path, query or credentials would read narrower

@@ -500,6 +500,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         await page.getByRole("button", { name: "Settings" }).click();
         await page.locator("input[name=perTransaction]").fill("0,50");
         await page.locator("input[name=approvalAbove]").fill("1.5$");
+        // A typo in the networks is not sent as "no list" (any network), nor as the server's raw refusal.
+        await page.locator("input[name=allowedNetworks]").fill("eip155:8453, foo");
         await page.getByRole("button", { name: "Close" }).click();
         await page.getByPlaceholder(/ask something/i).fill("What's the weather in Paris?");
         expect(await page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
@@ -510,6 +512,7 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         expect(await refusal.textContent()).toContain(
           "Ask me above “1.5$”: digits only, without a currency sign",
         );
+        expect(await refusal.textContent()).toContain("foo is not a network id");
         await shot(page, "06a-settings-invalid");
         await refusal.getByRole("button", { name: "Open settings" }).click();
         expect(await page.locator("input[name=perTransaction]").inputValue()).toBe("0,50");
@@ -523,6 +526,10 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         );
         await page.locator("input[name=perTransaction]").fill("1.00");
         await page.locator("input[name=approvalAbove]").fill("");
+        expect(await page.getByTestId("allowedNetworks-error").textContent()).toContain(
+          "Not sent until fixed",
+        );
+        await page.locator("input[name=allowedNetworks]").fill("");
         await page.getByRole("button", { name: "Close" }).click();
         expect(await page.getByTestId("settings-invalid").count()).toBe(0);
         expect(await page.getByRole("button", { name: "Send" }).isEnabled()).toBe(true);
@@ -546,6 +553,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       const panel = page.getByTestId("payments-panel");
       await panel.getByRole("button", { name: "Sign in with your wallet" }).click();
       await panel.getByTestId("payments-wallet-session").waitFor();
+      // The button pressed is gone: focus is on the one shown now, not lost to the page.
+      await poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Sign out");
       await poll(() => panel.getByTestId("payment-row").count()).toBeGreaterThan(0);
       // Exactly the payments made from this wallet, as the ledger holds them.
       const store = booted.running.store;
@@ -554,6 +563,9 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       // Signing out ends the session: the list is empty again, and the way to sign in is back.
       await panel.getByRole("button", { name: "Sign out" }).click();
       await panel.getByTestId("payments-no-token").waitFor();
+      await poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe(
+        "Sign in with your wallet",
+      );
       await poll(() => panel.getByTestId("payment-row").count()).toBe(0);
       await panel.getByRole("button", { name: "Close" }).click();
     });

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { DEFAULT_MODEL, MODEL_ALIASES, type ModelAlias } from "../../src/protocol/models.js";
+import { CAIP2_NETWORK } from "../../src/protocol/networks.js";
 import type { TurnFields } from "./chat/types.js";
 
 /** What each public model name is for, in words (the names: src/protocol/models.ts). */
@@ -94,10 +95,29 @@ export function usdProblem(value: string): string | undefined {
 
 /** A limit the page cannot read: which field (its label), what was typed, and why. */
 export interface SettingsProblem {
-  field: LimitField;
+  field: LimitField | "allowedNetworks";
   label: string;
   value: string;
   problem: string;
+}
+
+/** The networks typed, one per comma or space. */
+function networksOf(settings: Settings): string[] {
+  return settings.allowedNetworks
+    .split(/[\s,]+/)
+    .map((n) => n.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Why the typed networks are not a list the service takes (CAIP-2 ids), or undefined. Never
+ * dropped instead: without the list the request could pay on any network the server allows.
+ */
+export function networksProblem(value: string): string | undefined {
+  const bad = networksOf({ allowedNetworks: value } as Settings).find((n) => !CAIP2_NETWORK.test(n));
+  return bad === undefined
+    ? undefined
+    : `${bad.slice(0, 40)} is not a network id; write eip155:8453 or solana:…`;
 }
 
 /** Every limit the page cannot read: while there is one, nothing is sent (it would be dropped). */
@@ -107,6 +127,14 @@ export function settingsProblems(settings: Settings): SettingsProblem[] {
     const problem = usdProblem(settings[field]);
     if (problem) problems.push({ field, label, value: settings[field], problem });
   }
+  const networks = networksProblem(settings.allowedNetworks);
+  if (networks)
+    problems.push({
+      field: "allowedNetworks",
+      label: "Networks",
+      value: settings.allowedNetworks,
+      problem: networks,
+    });
   return problems;
 }
 
@@ -124,10 +152,7 @@ export function requestFields(settings: Settings, walletAddress: string | undefi
     const value = settings[name].trim();
     if (value && !usdProblem(value)) limits[name] = value;
   }
-  const networks = settings.allowedNetworks
-    .split(/[\s,]+/)
-    .map((n) => n.trim())
-    .filter(Boolean);
+  const networks = networksOf(settings);
   if (networks.length > 0) limits.allowedNetworks = networks;
   if (Object.keys(limits).length > 0) body.spendingLimits = limits;
   return body;

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { PaymentHistoryItem, WalletSession } from "../../../src/client/index.js";
 import { networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
 import { SidePanel } from "./SidePanel.js";
@@ -92,28 +92,43 @@ export function PaymentsPanel({ token: bearer, wallet, localNetworks, onClose }:
 
 /** Without a token: the signed-in wallet, or the way to sign in, or what to do without a wallet. */
 function WalletSignIn({ wallet }: { wallet: WalletSignInState }) {
+  const box = useRef<HTMLDivElement>(null);
+  // Signing in or out replaces the button pressed: once it is done, focus goes to the one shown
+  // now (Sign out, or Sign in again), not to the page's top.
+  const pressed = useRef(false);
+  const signedIn = wallet.session !== undefined;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the block shown changes with signedIn.
+  useEffect(() => {
+    if (!pressed.current || wallet.busy) return;
+    pressed.current = false;
+    (box.current?.querySelector<HTMLElement>("button:not([disabled])") ?? box.current)?.focus();
+  }, [signedIn, wallet.busy]);
+  const press = (action: (() => Promise<unknown>) | undefined) => {
+    pressed.current = true;
+    void action?.();
+  };
   if (wallet.session)
     return (
-      <div data-testid="payments-wallet-session">
+      <div data-testid="payments-wallet-session" ref={box} tabIndex={-1}>
         <p className="muted small">
           The payments made from <code title={wallet.session.wallet}>{shortHash(wallet.session.wallet)}</code>
           , signed in with your wallet.
         </p>
         {wallet.signOut ? (
-          <button type="button" disabled={wallet.busy} onClick={() => void wallet.signOut?.()}>
+          <button type="button" disabled={wallet.busy} onClick={() => press(wallet.signOut)}>
             Sign out
           </button>
         ) : null}
       </div>
     );
   return (
-    <div data-testid="payments-no-token">
+    <div data-testid="payments-no-token" ref={box} tabIndex={-1}>
       <p className="muted small">
         Payments are listed by bearer token (set yours in Settings), or for your wallet once it signs in: it
         signs a message that proves it is yours, and pays nothing. A wallet address alone shows nothing.
       </p>
       {wallet.signIn ? (
-        <button type="button" disabled={wallet.busy} onClick={() => void wallet.signIn?.()}>
+        <button type="button" disabled={wallet.busy} onClick={() => press(wallet.signIn)}>
           {wallet.busy ? "Signing in…" : "Sign in with your wallet"}
         </button>
       ) : null}

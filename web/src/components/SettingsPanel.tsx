@@ -1,5 +1,12 @@
 import { LIMITS_RULE } from "../../../src/protocol/limits-rule.js";
-import { LIMIT_FIELDS, type LimitField, MODELS, type Settings, usdProblem } from "../settings.js";
+import {
+  LIMIT_FIELDS,
+  type LimitField,
+  MODELS,
+  networksProblem,
+  type Settings,
+  usdProblem,
+} from "../settings.js";
 import { SidePanel } from "./SidePanel.js";
 
 interface Props {
@@ -45,16 +52,7 @@ function LimitFields({ settings, set }: FieldsProps) {
           onChange={(value) => set(key, value)}
         />
       ))}
-      <label className="field">
-        <span>Networks</span>
-        <input
-          name="allowedNetworks"
-          value={settings.allowedNetworks}
-          placeholder="any the server allows"
-          onChange={(e) => set("allowedNetworks", e.target.value)}
-        />
-        <small className="muted">CAIP-2 ids, comma-separated (eip155:8453, solana:…)</small>
-      </label>
+      <NetworksInput value={settings.allowedNetworks} onChange={(value) => set("allowedNetworks", value)} />
     </fieldset>
   );
 }
@@ -93,6 +91,33 @@ function LimitInput({ name, label, hint, value, onChange }: LimitInputProps) {
       ) : (
         <small className="muted" id={`${name}-note`}>
           {hint}
+        </small>
+      )}
+    </label>
+  );
+}
+
+/** The networks a payment may use: a list the page checks, so a typo is never sent as no list. */
+function NetworksInput({ value, onChange }: { value: string; onChange(value: string): void }) {
+  const problem = networksProblem(value);
+  return (
+    <label className="field">
+      <span>Networks</span>
+      <input
+        name="allowedNetworks"
+        value={value}
+        placeholder="any the server allows"
+        aria-invalid={problem !== undefined}
+        aria-describedby="allowedNetworks-note"
+        onChange={(e) => onChange(e.target.value)}
+      />
+      {problem ? (
+        <small className="field-error" id="allowedNetworks-note" data-testid="allowedNetworks-error">
+          Not sent until fixed: {problem}
+        </small>
+      ) : (
+        <small className="muted" id="allowedNetworks-note">
+          CAIP-2 ids, comma-separated (eip155:8453, solana:…)
         </small>
       )}
     </label>
