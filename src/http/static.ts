@@ -4,8 +4,7 @@ import { extname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzip } from "node:zlib";
 import type { Context, MiddlewareHandler } from "hono";
-import { OPERATOR_PAGE_PATH } from "../protocol/ids.js";
-import { APPROVE_PATH } from "../protocol/index.js";
+import { APPROVE_LINK, OPERATOR_PAGE_PATH } from "../protocol/ids.js";
 
 /**
  * The web chat page (docs/clients.md, "Web page"), built by Vite into `dist/web` (`npm run build`,
@@ -156,7 +155,7 @@ export function serveWeb(
     if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
     // The approval page (`/approve/<paymentId>`) and the operator page (`/operator`) are the same
     // single-page app: index.html (the operator page asks for its token; the API guards the data).
-    const page = c.req.path === "/" || APPROVE_PATH.test(c.req.path) || OPERATOR_PAGE_PATH.test(c.req.path);
+    const page = c.req.path === "/" || APPROVE_LINK.test(c.req.path) || OPERATOR_PAGE_PATH.test(c.req.path);
     const path = page ? "/index.html" : c.req.path;
     let file = (files ?? (await list())).get(path);
     if (!file && (path === "/index.html" || path.startsWith("/assets/"))) file = (await list()).get(path);

@@ -16,5 +16,11 @@ export const TAB_ID = new RegExp(`^${TAB}$`);
  */
 export const APPROVE_PATH = new RegExp(`^/approve/(${ID}|${TAB})$`);
 
+/**
+ * Any link of the approval page's form, `/approve/<something>`: the page is served for it and asks
+ * the API, which says plainly when no payment has that id (a mistyped link is a page, not JSON).
+ */
+export const APPROVE_LINK = /^\/approve\/([^/]{1,200})$/;
+
 /** The operator page's path (docs/operator-page.md): the same single-page app, behind the operator token. */
 export const OPERATOR_PAGE_PATH = /^\/operator\/?$/;

@@ -262,6 +262,10 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     await page.goto(approvalUrl(server.url, "pay_00000000-0000-4000-8000-000000000000"));
     await page.getByTestId("approve-error").waitFor();
     expect(await axeViolations(page), "unknown payment").toEqual([]);
+    // A mistyped link: the page, saying so in words.
+    await page.goto(`${server.url}/approve/garbage`);
+    await page.getByTestId("approve-error").waitFor();
+    expect(await page.getByTestId("approve-error").textContent()).toMatch(/No payment with this id/);
     await page.context().close();
   });
 

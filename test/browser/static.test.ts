@@ -74,6 +74,8 @@ describe("serveWeb", () => {
   it("serves the same page at the approval and operator paths; their look-alikes go on", async () => {
     for (const path of [
       `/approve/pay_${"0".repeat(8)}-0000-0000-0000-${"0".repeat(12)}`,
+      // A mistyped approval link is the page too: it says no payment has that id (not raw JSON).
+      "/approve/nope",
       "/operator",
       "/operator/",
     ]) {
@@ -82,7 +84,7 @@ describe("serveWeb", () => {
       expect(response.headers.get("x-frame-options"), path).toBe("DENY");
       expect(await response.text(), path).toBe(INDEX);
     }
-    for (const path of ["/operator/keys", "/operators", "/approve/nope"]) {
+    for (const path of ["/operator/keys", "/operators", "/approve/a/b", "/approve/", "/approves/x"]) {
       expect(await (await app.request(path)).text(), path).toBe("none");
     }
   });

@@ -1,6 +1,6 @@
 import { lazy, StrictMode, Suspense } from "react";
 import { createRoot } from "react-dom/client";
-import { APPROVE_PATH, OPERATOR_PAGE_PATH } from "../../src/protocol/ids.js";
+import { APPROVE_LINK, OPERATOR_PAGE_PATH } from "../../src/protocol/ids.js";
 import { App } from "./App.js";
 import { ApprovePage } from "./ApprovePage.js";
 import "./styles.css";
@@ -15,7 +15,8 @@ if (!root) throw new Error("no #root element");
 // `/approve/<paymentId>`: the approval page an agent sends its user to; `/operator`: the operator
 // page (docs/operator-page.md); anything else, the chat.
 const path = window.location.pathname;
-const approve = APPROVE_PATH.exec(path)?.[1];
+// Any id: a mistyped one gets the API's "no payment with this id" on the page, not raw JSON.
+const approve = APPROVE_LINK.exec(path)?.[1];
 const page = approve ? (
   <ApprovePage paymentId={approve} />
 ) : OPERATOR_PAGE_PATH.test(path) ? (
