@@ -3,6 +3,7 @@ import { cleanText } from "../protocol/index.js";
 import type { CliOptions } from "./args.js";
 import { EXIT } from "./exit.js";
 import type { LocalKey } from "./keys.js";
+import { UNREACHABLE_HINT } from "./session.js";
 import { signInWallet } from "./sign-in.js";
 
 /**
@@ -101,7 +102,11 @@ export async function listPayments(options: CliOptions, io: Out, key?: LocalKey)
     }
     // fetch fails with a TypeError; anything else says itself (a sign-in message not signed...).
     const text = error instanceof Error ? error.message : String(error);
-    io.err(error instanceof TypeError ? `✗ cannot reach ${options.url}: ${text}\n` : `✗ ${plain(text)}\n`);
+    io.err(
+      error instanceof TypeError
+        ? `✗ cannot reach ${options.url}: ${text}\n${UNREACHABLE_HINT}\n`
+        : `✗ ${plain(text)}\n`,
+    );
     return EXIT.refused;
   }
 }

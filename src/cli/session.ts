@@ -184,8 +184,14 @@ function failure(session: Session, error: unknown): { exitCode: number } {
   display.alert(
     `✗ cannot reach ${session.url}${code ? ` (${code})` : ""}: ${error instanceof Error ? error.message : String(error)}`,
   );
+  // No answer at all: the likeliest cause is a service not started, or another address.
+  display.note(UNREACHABLE_HINT);
   return { exitCode: EXIT.refused };
 }
+
+/** What to do when nothing answers at the URL. */
+export const UNREACHABLE_HINT =
+  "  Is the service running? Start it with npm start in its checkout, or give its address with --url or $X402_CHAT_URL.";
 
 /** Decide on one payment awaiting approval; undefined leaves it pending (instructions printed). */
 async function decide(

@@ -373,6 +373,8 @@ describe("main() against the real service", () => {
     const down = memoryIo();
     expect(await main(["chat", "hi", "--url", "http://127.0.0.1:9"], down.io)).toBe(EXIT.refused);
     expect(down.err()).toContain("cannot reach http://127.0.0.1:9");
+    // And what to do about it.
+    expect(down.err()).toContain("Is the service running? Start it with npm start");
   });
 });
 
