@@ -3,7 +3,9 @@
  * devnet's transactions exist on this machine), network names, USD amounts as people read them.
  */
 import { describe, expect, it } from "vitest";
+import { ChatHttpError } from "../../src/client/index.js";
 import { PAYMENT_STATUSES } from "../../src/protocol/index.js";
+import { describeError } from "../../web/src/chat/transport.js";
 import {
   explorerTxUrl,
   localTime,
@@ -124,5 +126,26 @@ describe("statuses", () => {
   it("shortens hashes around an ellipsis", () => {
     expect(shortHash(EVM_TX)).toBe("0xababab…ababab");
     expect(shortHash("short")).toBe("short");
+  });
+});
+
+describe("describeError (the chat page's banner)", () => {
+  const problem = (code: string, detail: string) => ({
+    type: "about:blank",
+    title: detail,
+    status: 400,
+    code,
+    detail,
+  });
+
+  it("says what to do on this page where the service's sentence is for any client", () => {
+    expect(
+      describeError(new ChatHttpError(problem("no_wallet", "No wallet was given with this request."))),
+    ).toBe(
+      "No wallet was given with this request. (no_wallet) Connect a wallet with the button at the top right, then ask again.",
+    );
+    expect(describeError(new ChatHttpError(problem("invalid_json", "The body is not JSON.")))).toBe(
+      "The body is not JSON. (invalid_json)",
+    );
   });
 });

@@ -59,10 +59,17 @@ export function usePageTransport(
 }
 
 /** An error for people: a refusal's detail and code (and when to retry), or the error's message. */
+/** What a person on this page does about a refusal the service words for any client. */
+const NEXT_STEP: Record<string, string> = {
+  no_wallet: "Connect a wallet with the button at the top right, then ask again.",
+  unauthorized: "Check the token in Settings, or clear it.",
+};
+
 export function describeError(error: unknown): string {
   if (error instanceof ChatHttpError) {
     const retry = error.retryAfterSeconds !== undefined ? ` Try again in ${error.retryAfterSeconds} s.` : "";
-    return `${error.message} (${error.code})${retry}`;
+    const next = NEXT_STEP[error.code] ? ` ${NEXT_STEP[error.code]}` : "";
+    return `${error.message} (${error.code})${retry}${next}`;
   }
   return error instanceof Error ? error.message : String(error);
 }
