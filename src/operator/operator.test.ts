@@ -322,6 +322,38 @@ describe("the control plane and each instance's copy", () => {
     }
   });
 
+  // Found by a black-box run: a revoke answered on one instance, and another approved the key's payment.
+  it.each([
+    ["a revoke", (plane: ControlPlane) => plane.revokeKey("ci", "t"), "revoked"],
+    ["a rotate", (plane: ControlPlane) => plane.rotateKey("ci", "t"), "none"],
+  ] as const)(
+    "%s answers once another instance's copy no longer takes the old token",
+    async (_what, change, after) => {
+      vi.useFakeTimers();
+      try {
+        const store = new MemoryOperatorStore();
+        const plane = new ControlPlane({ store, propagationMs: 2 * OPERATOR_REFRESH_MS + 100 });
+        const { token } = await plane.createKey({ name: "ci" }, "t");
+        const other = new OperatorCache(store, { intervalMs: OPERATOR_REFRESH_MS });
+        await other.refresh();
+        other.start();
+        expect(other.lookup(token).kind).toBe("active");
+        let answered = false;
+        const changing = change(plane).then(() => {
+          answered = true;
+        });
+        await vi.advanceTimersByTimeAsync(2 * OPERATOR_REFRESH_MS);
+        expect(answered).toBe(false);
+        await vi.advanceTimersByTimeAsync(100);
+        await changing;
+        expect(other.lookup(token).kind).toBe(after);
+        other.stop();
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
+
   it("a refresh asked for during an older read reads again: a revoke just made is seen", async () => {
     const { store, plane } = setup();
     const { token } = await plane.createKey({ name: "ci" }, "t");

@@ -66,7 +66,8 @@ export interface ControlPlaneDeps {
   afterChange?: () => Promise<void>;
   /**
    * How long every instance's cache takes to read a change (two of their refresh intervals and a
-   * margin): a pause returns only then, so once it answers no instance signs anew. Default 0.
+   * margin): a pause, a revoke and a rotate return only then, so once they answer no instance
+   * signs anew for what they took away. Default 0.
    */
   propagationMs?: number;
   onChange?: (event: OperatorEvent) => void;
@@ -181,6 +182,8 @@ export class ControlPlane {
     const key = await this.deps.store.revokeKey(name, now);
     if (!key) throw new AppError("not_found", `No key named ${name}.`);
     await this.changed({ kind: "key.revoked", at: now, by, key: name });
+    // Once it answers, no instance takes the token (nor approves a payment it asked for).
+    await this.propagated();
     return this.view(key, now);
   }
 
@@ -196,6 +199,8 @@ export class ControlPlane {
     // Revoked since the read above (a revoke racing this rotate): refused as a revoked key is.
     if (!key) throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
     await this.changed({ kind: "key.rotated", at: now, by, key: name });
+    // Once it answers, the old token works on no instance.
+    await this.propagated();
     return { key: await this.view(key, now), token };
   }
 
@@ -213,9 +218,17 @@ export class ControlPlane {
     const key = "key" in target ? target.key : null;
     await this.deps.store.setPause({ scope, key, reason, by, since: now });
     await this.changed({ kind: "pause.set", at: now, by, scope, reason, ...(key ? { key } : {}) });
+    await this.propagated();
+    return this.listPauses();
+  }
+
+  /**
+   * Wait until every instance's copy has surely read a change that takes something away (a pause,
+   * a revoke, a rotate's old token): the change answers only then, so none of them signs anew.
+   */
+  private async propagated(): Promise<void> {
     const wait = this.deps.propagationMs ?? 0;
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    return this.listPauses();
   }
 
   /** Lift the pause of that scope (nothing to lift is not an error). */
