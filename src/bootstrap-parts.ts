@@ -100,7 +100,9 @@ export async function operatorControls(
   const now = options.now;
   const cache = new OperatorCache(store.operator, {
     ...(now ? { now } : {}),
-    onError: (error) => logger.warn("operator keys and pauses not refreshed", { err: error }),
+    onError: (error, failures) =>
+      logger.warn("operator keys and pauses not refreshed: the last copy holds", { failures, err: error }),
+    onRecovered: (failures) => logger.info("operator keys and pauses refreshed again", { failures }),
   });
   await cache.refresh();
   const plane = new ControlPlane({

@@ -26,7 +26,10 @@ export const OPERATOR_REFRESH_MS = 500;
 export interface OperatorCacheOptions {
   intervalMs?: number;
   now?: () => Date;
-  onError?: (error: unknown) => void;
+  /** A timed read failed: the first of a run, then about once a minute (`failures` so far). */
+  onError?: (error: unknown, failures: number) => void;
+  /** A timed read succeeded after `failures` failed ones. */
+  onRecovered?: (failures: number) => void;
 }
 
 export class OperatorCache implements PauseCheck {
@@ -34,6 +37,8 @@ export class OperatorCache implements PauseCheck {
   private pauses: PauseRecord[] = [];
   private timer: ReturnType<typeof setInterval> | undefined;
   private refreshing: Promise<void> | undefined;
+  /** Timed reads failed in a row. */
+  private failures = 0;
   /** The read that follows the one under way, for the calls made during it. */
   private queued: Promise<void> | undefined;
   private readonly now: () => Date;
@@ -78,9 +83,23 @@ export class OperatorCache implements PauseCheck {
   /** Refresh every `intervalMs` until {@link stop}; the timer never holds the process open. */
   start(): void {
     if (this.timer) return;
+    const interval = this.options.intervalMs ?? OPERATOR_REFRESH_MS;
+    // A store that is down fails every read: said at the first, then about once a minute, and
+    // once more when a read succeeds again (not twice a second for as long as it lasts).
+    const every = Math.max(1, Math.round(60_000 / interval));
     this.timer = setInterval(() => {
-      this.refresh().catch((error: unknown) => this.options.onError?.(error));
-    }, this.options.intervalMs ?? OPERATOR_REFRESH_MS);
+      this.refresh().then(
+        () => {
+          if (this.failures > 0) this.options.onRecovered?.(this.failures);
+          this.failures = 0;
+        },
+        (error: unknown) => {
+          this.failures += 1;
+          if (this.failures === 1 || this.failures % every === 0)
+            this.options.onError?.(error, this.failures);
+        },
+      );
+    }, interval);
     this.timer.unref();
   }
 

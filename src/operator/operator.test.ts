@@ -354,6 +354,38 @@ describe("the control plane and each instance's copy", () => {
     },
   );
 
+  // Found by a black-box run: a frozen database logged a warning with its stack twice a second.
+  it("a store that stays down is reported at its first failed read, then once a minute, then when it is back", async () => {
+    vi.useFakeTimers();
+    try {
+      const store = new MemoryOperatorStore();
+      let down = true;
+      const flaky: typeof store = Object.create(store);
+      flaky.listKeys = async () => {
+        if (down) throw new Error("store down");
+        return store.listKeys();
+      };
+      const reported: number[] = [];
+      const recovered: number[] = [];
+      const cache = new OperatorCache(flaky, {
+        intervalMs: OPERATOR_REFRESH_MS,
+        onError: (_error, failures) => reported.push(failures),
+        onRecovered: (failures) => recovered.push(failures),
+      });
+      cache.start();
+      await vi.advanceTimersByTimeAsync(90_000);
+      expect(reported).toEqual([1, 120]);
+      down = false;
+      await vi.advanceTimersByTimeAsync(OPERATOR_REFRESH_MS);
+      expect(recovered).toEqual([180]);
+      await vi.advanceTimersByTimeAsync(10 * OPERATOR_REFRESH_MS);
+      expect(recovered).toEqual([180]);
+      cache.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("a refresh asked for during an older read reads again: a revoke just made is seen", async () => {
     const { store, plane } = setup();
     const { token } = await plane.createKey({ name: "ci" }, "t");
