@@ -74,8 +74,9 @@ describe.each(STORES)("paying by quote id (%s)", (store: StoreKind) => {
     ]);
     const ids = new Set(outputs.map((o) => o.paymentId));
     expect(ids.size).toBe(1);
-    expect(outputs.map((o) => o.status)).toContain("paid");
-    expect(outputs.map((o) => o.status)).not.toContain("failed");
+    // Every caller hears what the one payment came to, the race's losers included (found by a
+    // black-box run: a loser on the other instance read the winner's row mid-way, "unknown").
+    expect(outputs.map((o) => o.status)).toEqual(["paid", "paid", "paid", "paid"]);
     const paymentId = [...ids][0] ?? "";
     // Read back later, on the other instance: the same payment, nothing paid again.
     expect(await faceOf(b).pay(session(), { quoteId: id })).toMatchObject({ status: "paid", paymentId });

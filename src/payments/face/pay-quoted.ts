@@ -1,5 +1,6 @@
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
+import { isFinal } from "../../protocol/index.js";
 import type { PayInput, PayOutput } from "../../tools/contract.js";
 import type { Ledger } from "../ports/index.js";
 import type { PaymentPipeline, PaymentRequest } from "../run/index.js";
@@ -34,6 +35,24 @@ function inputOf(target: Target, amount: string): PayInput {
   };
 }
 
+/** How long a call that lost the race waits for the winner's payment to end, at most. */
+const WINNER_WAIT_MS = 15_000;
+const WINNER_POLL_MS = 250;
+
+/**
+ * The row another instance's call for the same quote wrote, read again until it is final (the
+ * winner's settlement takes a moment) or the wait ends: the loser then answers what the winner
+ * did (paid), not the `submitted` it first read. The request's deadline bounds the wait.
+ */
+async function settledElsewhere(ledger: Ledger, paymentId: string, request: PaymentRequest) {
+  const until = Math.min(request.now() + WINNER_WAIT_MS, request.deadline - 1_000);
+  for (;;) {
+    const row = await ledger.get(paymentId).catch(() => undefined);
+    if (!row || isFinal(row.status) || request.now() >= until || request.signal.aborted) return row;
+    await new Promise((resolve) => setTimeout(resolve, WINNER_POLL_MS));
+  }
+}
+
 export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: string): Promise<PayOutput> {
   let claims: ReturnType<QuoteIds["open"]>;
   try {
@@ -64,7 +83,11 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
   const paying = (async (): Promise<PayOutput> => {
     const named = (output: PayOutput): PayOutput => (name ? { ...output, serviceName: name } : output);
     const before = await deps.ledger.get(paymentId);
-    if (before) return named(recordOutput(before));
+    if (before) {
+      // Paid before, or being paid by another call right now: what that payment comes to.
+      const final = isFinal(before.status) ? before : await settledElsewhere(deps.ledger, paymentId, request);
+      return named(recordOutput(final ?? before));
+    }
     const outcome = await deps.pipeline.pay(request, inputOf(claims.target, claims.amount), {
       paymentId,
       terms: claims.terms,
@@ -73,7 +96,7 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     // Another instance won the race for this id: its row stands, and this attempt sent nothing
     // (the ledger refused the row before anything left the process; nothing was reported).
     if (outcome.status === "unknown" && !outcome.error) {
-      const after = await deps.ledger.get(paymentId).catch(() => undefined);
+      const after = await settledElsewhere(deps.ledger, paymentId, request);
       if (after) return named(recordOutput(after));
     }
     return named(toPayOutput(outcome));
