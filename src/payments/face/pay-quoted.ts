@@ -1,6 +1,6 @@
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
-import { isFinal } from "../../protocol/index.js";
+import type { PaymentStatus } from "../../protocol/index.js";
 import type { PayInput, PayOutput } from "../../tools/contract.js";
 import type { Ledger } from "../ports/index.js";
 import type { PaymentPipeline, PaymentRequest } from "../run/index.js";
@@ -35,20 +35,27 @@ function inputOf(target: Target, amount: string): PayInput {
   };
 }
 
+/**
+ * Being sent right now: reserved, signed or submitted end within seconds. A payment awaiting the
+ * wallet, or unclear (the reconciler's, minutes), is answered as it stands.
+ */
+const inFlight = (status: PaymentStatus): boolean =>
+  status === "reserved" || status === "signed" || status === "submitted";
+
 /** How long a call that lost the race waits for the winner's payment to end, at most. */
 const WINNER_WAIT_MS = 15_000;
 const WINNER_POLL_MS = 250;
 
 /**
  * The row another instance's call for the same quote wrote, read again until it is final (the
- * winner's settlement takes a moment) or the wait ends: the loser then answers what the winner
+ * winner's settlement takes a moment) or the wait ends (see inFlight): the loser then answers what the winner
  * did (paid), not the `submitted` it first read. The request's deadline bounds the wait.
  */
 async function settledElsewhere(ledger: Ledger, paymentId: string, request: PaymentRequest) {
   const until = Math.min(request.now() + WINNER_WAIT_MS, request.deadline - 1_000);
   for (;;) {
     const row = await ledger.get(paymentId).catch(() => undefined);
-    if (!row || isFinal(row.status) || request.now() >= until || request.signal.aborted) return row;
+    if (!row || !inFlight(row.status) || request.now() >= until || request.signal.aborted) return row;
     await new Promise((resolve) => setTimeout(resolve, WINNER_POLL_MS));
   }
 }
@@ -85,8 +92,8 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     const before = await deps.ledger.get(paymentId);
     if (before) {
       // Paid before, or being paid by another call right now: what that payment comes to.
-      const final = isFinal(before.status) ? before : await settledElsewhere(deps.ledger, paymentId, request);
-      return named(recordOutput(final ?? before));
+      const now = inFlight(before.status) ? await settledElsewhere(deps.ledger, paymentId, request) : before;
+      return named(recordOutput(now ?? before));
     }
     const outcome = await deps.pipeline.pay(request, inputOf(claims.target, claims.amount), {
       paymentId,
