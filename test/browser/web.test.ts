@@ -317,6 +317,10 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       expect(await card.getByTestId("approval-countdown").textContent()).toMatch(/^in 0:[0-5]\d$/);
       // It ticks every second: kept out of the conversation's live region.
       expect(await card.getByTestId("approval-countdown").getAttribute("aria-live")).toBe("off");
+      // The region is read once an answer is whole (busy while it streams), and it is whole now.
+      expect(await page.getByRole("region", { name: "Conversation" }).getAttribute("aria-busy")).toBe(
+        "false",
+      );
       await card.getByTestId("approval-details").locator("summary").click();
       await card.screenshot({ path: join(DOC_PICTURES, "approval-card.png") });
       // While it waits, the page asks (the card, and the agent's words).

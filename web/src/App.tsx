@@ -63,6 +63,7 @@ export function App() {
         <Conversation
           messages={chat.messages}
           thinking={chat.status === "submitted"}
+          streaming={chat.status === "streaming"}
           asked={chat.asked}
           wallet={wallet}
           approvals={chat.approvals}

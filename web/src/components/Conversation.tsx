@@ -11,6 +11,8 @@ interface Props {
   messages: PaymentUIMessage[];
   /** A question sent and nothing streamed back yet. */
   thinking: boolean;
+  /** An answer arriving: the live region waits for it whole (aria-busy), not read word by word. */
+  streaming?: boolean;
   asked: AskedMarks;
   wallet: PageWallet | undefined;
   approvals: Record<string, ApprovalState>;
@@ -33,11 +35,25 @@ function useFollowStream(messages: PaymentUIMessage[]) {
 }
 
 /** The messages as they stream, or, before the first question, what to ask. */
-export function Conversation({ messages, thinking, asked, onAsk, onAnswer, ...cards }: Props) {
+export function Conversation({
+  messages,
+  thinking,
+  streaming = false,
+  asked,
+  onAsk,
+  onAnswer,
+  ...cards
+}: Props) {
   const bottom = useFollowStream(messages);
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls must be reachable by keyboard (axe's scrollable-region-focusable), even before it holds a control.
-    <section className="messages" aria-live="polite" aria-label="Conversation" tabIndex={0}>
+    <section
+      className="messages"
+      aria-live="polite"
+      aria-busy={streaming}
+      aria-label="Conversation"
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls must be reachable by keyboard (axe's scrollable-region-focusable), even before it holds a control.
+      tabIndex={0}
+    >
       {messages.length === 0 ? (
         <EmptyChat wallet={cards.wallet} onAsk={onAsk} />
       ) : (
