@@ -97,7 +97,10 @@ export interface TakenApproval {
 
 /** A payment as its caller reads it back, with the service's answer when one was kept for it. */
 export type PaymentView = PaymentState & {
-  /** The service's name as discovery listed it, when its approval recorded one (display only). */
+  /**
+   * The service's name as discovery listed it (display only): the one its approval recorded, else
+   * discovery's current name for its URL.
+   */
   serviceName?: string;
   /** The service's answer after a payment approved on the page (untrusted data, bounded). */
   data?: PayOutput["data"];

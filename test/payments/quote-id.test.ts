@@ -86,7 +86,16 @@ describe.each(STORES)("paying by quote id (%s)", (store: StoreKind) => {
     expect(after.merchant - before.merchant).toBe(price);
     const row = await ledgerOf(a.running).get(paymentId);
     expect(row).toMatchObject({ status: "settled", amount: price, caller: "devnet" });
-    expect(await faceOf(b).getPayment("devnet", paymentId)).toMatchObject({ status: "settled" });
+    expect(await faceOf(b).getPayment("devnet", paymentId)).toMatchObject({
+      status: "settled",
+      serviceName: "Weather now",
+    });
+    // Listed by the service's name (discovery's, as the quote showed it), though a server key's
+    // row keeps none: only an approval stores it.
+    const listed = await faceOf(b).listPayments({ caller: "devnet", limit: 100 });
+    expect(listed.items.find((item) => item.paymentId === paymentId)).toMatchObject({
+      serviceName: "Weather now",
+    });
     expect(await faceOf(b).getPayment("someone-else", paymentId)).toBeUndefined();
   });
 

@@ -20,6 +20,7 @@ import { isServiceAllowed, type PaymentObserver } from "../rules/index.js";
 import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
+import { baseOf, listedNames } from "./names.js";
 import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
 import {
   type ApprovalView,
@@ -87,8 +88,6 @@ const aborted = (): PayOutput => ({
   error: { code: "aborted", message: "The request ended." },
 });
 const keyOf = (target: QuoteInput) => JSON.stringify(buildTarget(target));
-/** A service's URL without its query: how discovery's names are looked up. */
-const baseOf = (url: string) => url.split("?")[0] ?? url;
 
 class Face implements PaymentsFace {
   private readonly now: () => Date;
@@ -152,7 +151,8 @@ class Face implements PaymentsFace {
     if (!record || !mayRead(caller, record)) return undefined;
     const byWallet = typeof caller === "object";
     const view: PaymentView = paymentState(record, this.now()); // past its window: `expired`
-    const serviceName = storedServiceName(record);
+    const serviceName =
+      storedServiceName(record) ?? (await listedNames(this.deps.discovery)).get(baseOf(record.service));
     if (serviceName) view.serviceName = serviceName;
     if (view.status === "awaiting_approval" && this.deps.approvalUrl)
       view.approvalUrl = this.deps.approvalUrl(paymentId);
@@ -179,7 +179,11 @@ class Face implements PaymentsFace {
       ...(after ? { after } : {}),
     });
     const { page, nextCursor } = historyPage(records, limit, query);
-    const named = (record: (typeof page)[number]) => storedServiceName(record);
+    const listed = page.every((r) => storedServiceName(r))
+      ? new Map<string, string>()
+      : await listedNames(this.deps.discovery);
+    const named = (record: (typeof page)[number]) =>
+      storedServiceName(record) ?? listed.get(baseOf(record.service));
     const now = this.now();
     const items = page.map((r) => ({
       ...paymentState(r, now),
