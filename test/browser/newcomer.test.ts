@@ -252,6 +252,22 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
       await page.getByRole("button", { name: "Connect wallet", exact: true }).click();
       await page.getByRole("dialog", { name: "Choose a wallet" }).waitFor();
     });
+
+    // Found by a black-box run: the tab's box took about 210 px of a phone's 740 (now two lines).
+    it("keeps the tab's box small once a wallet is chosen, so the chat keeps the screen", async () => {
+      const phone = await open(context);
+      try {
+        await phone.getByRole("button", { name: /devnet wallet \(EVM\)/ }).click();
+        const bar = phone.getByTestId("tab-bar");
+        await bar.waitFor();
+        const box = await bar.boundingBox();
+        expect(box?.height).toBeLessThanOrEqual(110);
+        // Its explanation is still there for a screen reader.
+        expect(await bar.textContent()).toContain("Sign once");
+      } finally {
+        await phone.close();
+      }
+    });
   });
 
   describe("a tab: sign once, pay many", () => {
