@@ -212,7 +212,13 @@ describe("each code provoked carries its documented fields", () => {
     ]);
     const result = await chat(booted.running, { wallet: payer(), token: token(), message });
     const error = lastError(result);
-    expect(error).toMatchObject({ code: "service_refused", httpStatus: 400 });
+    // What the service said of the call, so it can be mended (its own words, bounded).
+    expect(error).toMatchObject({
+      code: "service_refused",
+      httpStatus: 400,
+      serviceSaid: expect.stringMatching(/city/),
+    });
+    expect(error.message).toContain(`saying: ${JSON.stringify(error.serviceSaid)}`);
     expectDocumented(error);
     expect(result.finish.finishReason).toBe("error");
     expect(result.payments).toEqual([]);

@@ -97,11 +97,16 @@ export async function probe(
   }
   if (response.status >= 200 && response.status < 300) return { kind: "free", response };
   if (refusesTheCall(response.status)) {
+    // What the service said of the call ("missing required query parameter city") lets the caller
+    // mend it; its text from outside, bounded (the content rule cleans it on the way out).
+    const said = serviceSaid(response);
     return {
       kind: "refused",
       reason: "service_refused",
-      message: `The service refused the call (HTTP ${response.status}): check what was asked of it.`,
-      details: { service: target.url, httpStatus: response.status },
+      message: said
+        ? `The service refused the call (HTTP ${response.status}), saying: ${JSON.stringify(said)}. Check what was asked of it.`
+        : `The service refused the call (HTTP ${response.status}): check what was asked of it.`,
+      details: { service: target.url, httpStatus: response.status, ...(said ? { serviceSaid: said } : {}) },
     };
   }
   return {
@@ -118,6 +123,25 @@ export async function probe(
  */
 function refusesTheCall(status: number): boolean {
   return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+/** How much of a refusal's words are passed on. */
+const SAID_CHARS = 200;
+
+/**
+ * A 4xx's own words: its JSON's `error`, `message` or `detail` (a string), else its plain text;
+ * never an HTML page (markup, not words). One line, at most {@link SAID_CHARS} characters.
+ */
+function serviceSaid(response: SafeResponse): string | undefined {
+  const type = response.headers.get("content-type") ?? "";
+  if (/html|xml/i.test(type)) return undefined;
+  const json = parseJson(response);
+  const fields = json && typeof json === "object" ? (json as Record<string, unknown>) : {};
+  const word = ["error", "message", "detail"].map((k) => fields[k]).find((v) => typeof v === "string");
+  const text =
+    typeof word === "string" ? word : json === undefined ? new TextDecoder().decode(response.body) : "";
+  const line = text.replace(/\s+/g, " ").trim();
+  return line ? line.slice(0, SAID_CHARS) : undefined;
 }
 
 export function parseJson(response: SafeResponse): unknown {
