@@ -79,3 +79,22 @@ describe("a seller's recentBlockhash", () => {
     expect(signed.valid).toBe(true);
   });
 });
+
+describe("a seller's fixed memo", () => {
+  // Found by a black-box run: two payments of one offer with extra.memo signed one transaction.
+  it("never makes two payments one transaction: the second waits for a new blockhash", async () => {
+    const payer = wallet("payer");
+    const key = await svm.loadKey({ chain: "solana", secretKey: payer.secretKey, tokens: ["t".repeat(16)] });
+    const { v2 } = key.schemesFor(SOLANA_NETWORK, node.rpcUrl);
+    const offer = {
+      ...offerWithBlockhash(),
+      extra: { feePayer: wallet("facilitator").address, memo: "same-memo" },
+    };
+    const [a, b] = await Promise.all([v2.createPaymentPayload(2, offer), v2.createPaymentPayload(2, offer)]);
+    const wire = (p: { payload: Record<string, unknown> }) => String(p.payload.transaction);
+    expect(wire(a)).not.toBe(wire(b));
+    const [first, second] = await Promise.all([signedBlockhash(wire(a)), signedBlockhash(wire(b))]);
+    expect(first.hash).not.toBe(second.hash);
+    expect(second.valid).toBe(true);
+  });
+});

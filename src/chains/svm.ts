@@ -29,6 +29,7 @@ import {
 } from "./svm-landed.js";
 import { PROGRAMS } from "./svm-programs.js";
 import { svmOwnTransfers } from "./svm-transfers.js";
+import { uniqueTransactions } from "./svm-unique.js";
 import { ApprovalLapsed, type ChainFamily, type SchemeClient, WalletAnswerMismatch } from "./types.js";
 
 export { solanaMessageHash } from "./svm-landed.js";
@@ -92,9 +93,10 @@ function ownBlockhash(scheme: SchemeClient): SchemeClient {
 /** The SDK's v2 and v1 exact schemes for `signer`, each signing with our own blockhash. */
 function exactSchemes(signer: TransactionPartialSigner, rpcUrl: string | undefined) {
   const config = rpcUrl ? { rpcUrl } : undefined;
+  // Never one transaction for two payments (a seller's fixed memo): svm-unique.ts.
   return {
-    v2: ownBlockhash(new ExactSvmScheme(signer, config)),
-    v1: ownBlockhash(new ExactSvmSchemeV1(signer, config)),
+    v2: uniqueTransactions(ownBlockhash(new ExactSvmScheme(signer, config))),
+    v1: uniqueTransactions(ownBlockhash(new ExactSvmSchemeV1(signer, config))),
   };
 }
 
