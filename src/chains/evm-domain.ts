@@ -1,4 +1,4 @@
-import { type PublicClient, parseAbi } from "viem";
+import { getAddress, type PublicClient, parseAbi } from "viem";
 import { evmPublicClient } from "./evm-wallets.js";
 import type { NetworkSchemes, SchemeClient } from "./types.js";
 
@@ -15,6 +15,13 @@ const DOMAIN_ABI = parseAbi([
   "function version() view returns (string)",
 ]);
 
+/**
+ * A token's address as viem reads one. An offer may spell it in any hex case (the allow-list
+ * compares without case) and the row keeps it as offered; viem refuses a mixed case that is not
+ * the checksum (all capitals, say), which left such a payment unresolved for good (a black-box run).
+ */
+export const contractAddress = (address: string): `0x${string}` => getAddress(address.toLowerCase());
+
 export interface TokenDomain {
   name: string;
   version: string;
@@ -25,7 +32,7 @@ const DOMAIN_TTL_MS = 10 * 60_000;
 
 /** The token's `name()` and `version()`, as its EIP-712 domain uses them. */
 export async function readTokenDomain(client: PublicClient, asset: string): Promise<TokenDomain> {
-  const token = { address: asset as `0x${string}`, abi: DOMAIN_ABI } as const;
+  const token = { address: contractAddress(asset), abi: DOMAIN_ABI } as const;
   const [name, version] = await Promise.all([
     client.readContract({ ...token, functionName: "name" }),
     client.readContract({ ...token, functionName: "version" }),

@@ -12,7 +12,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod/v4";
 import { completeForWallet, draftForWallet } from "./evm-approval.js";
-import { readTokenDomain, withTokenDomain } from "./evm-domain.js";
+import { contractAddress, readTokenDomain, withTokenDomain } from "./evm-domain.js";
 import { evmPublicClient, evmWalletChecks } from "./evm-wallets.js";
 import type { ChainFamily, PaymentOnChain } from "./types.js";
 
@@ -131,7 +131,7 @@ export const evm: ChainFamily<EvmKey> = {
       transferExtra: async (asset) => ({ ...(await readTokenDomain(client, asset)) }),
       balance: (asset, owner) =>
         client.readContract({
-          address: asset as `0x${string}`,
+          address: contractAddress(asset),
           abi: erc20Abi,
           functionName: "balanceOf",
           args: [owner as `0x${string}`],
@@ -146,7 +146,7 @@ export const evm: ChainFamily<EvmKey> = {
         if (!auth) return { status: "pending" };
         const block = await client.getBlock({ blockTag: "latest" });
         const used = await client.readContract({
-          address: payment.asset as `0x${string}`,
+          address: contractAddress(payment.asset),
           abi: eip3009,
           functionName: "authorizationState",
           args: [auth.from as `0x${string}`, auth.nonce as `0x${string}`],
@@ -156,7 +156,7 @@ export const evm: ChainFamily<EvmKey> = {
           // Used is what matters; the transaction is a courtesy, and many RPCs refuse wide log ranges.
           const logs = await client
             .getLogs({
-              address: payment.asset as `0x${string}`,
+              address: contractAddress(payment.asset),
               event: eip3009[1],
               args: { authorizer: auth.from as `0x${string}`, nonce: auth.nonce as `0x${string}` },
               fromBlock: "earliest",

@@ -75,6 +75,29 @@ describe("a paid service that forges how to sign", () => {
     expect(before.payer - after.payer).toBe(priceOf(devnet, "weather"));
   });
 
+  // Found by a black-box run: the row kept the capitals, and viem refused them at every
+  // reconciliation ("Address ... is invalid"), so an unclear payment never resolved.
+  it("EVM: the allowed token spelt in capitals is paid, and its unclear payment is resolved on chain", async () => {
+    proxy.reset();
+    proxy.onProbe = forgedProbe((offer) => {
+      if (offer.network.startsWith("eip155:"))
+        (offer as { asset?: string }).asset = `0x${String((offer as { asset?: string }).asset)
+          .slice(2)
+          .toUpperCase()}`;
+    });
+    // The seller takes the signed payment and answers 500 without settling it: unclear.
+    proxy.onPaid = async () => ({ status: 500, body: "{}" });
+    const { result, rows } = await payThroughProxy("evm");
+    expect(result.finish.finishReason).toBe("payment-unclear");
+    const [row] = rows;
+    if (!row) throw new Error("no payment row");
+    const reconciler = booted.running.payments?.reconciler;
+    if (!reconciler) throw new Error("payments are off");
+    // Read on chain without an error: unused and within its window, it is still pending.
+    const resolved = await reconciler.resolve(row.paymentId);
+    expect(resolved?.status).toBe("unknown");
+  });
+
   it("Solana: a blockhash the chain never issued is not used; the payment lands, paid once", async () => {
     proxy.reset();
     const invented = "US517G5965aydkZ46HS38QLi7UQiSojurfbQfKCELFx";
