@@ -409,7 +409,9 @@ describe("chooseOffer", () => {
       }),
       { numRuns: 1000 },
     );
-    // The property must have seen accepted offers, not only refusals.
-    expect(accepted).toBeGreaterThan(20);
+    // The property must have seen accepted offers, not only refusals. About 3 % of the random
+    // demands pass (about 30 of 1,000); a bound near that mean failed once in a full run, so the
+    // bound is far below it: the point is that some do.
+    expect(accepted).toBeGreaterThan(5);
   });
 });
