@@ -88,14 +88,24 @@ describe("a tab opened through MCP, funded on the approval page", () => {
     expect(refused.structuredContent.error).toMatchObject({ code: "tab_not_found" });
     await mallory.client.close();
 
+    // Alice spends the tab, then it runs out: the wallet is asked as before (docs/mcp.md), not
+    // refused (found by a black-box run: the caller could pay nothing more until it closed the tab).
+    const spent = Number(30_000n / price) - 1;
+    for (let i = 0; i < spent; i++)
+      expect((await alice.payWeather()).structuredContent).toMatchObject({ status: "paid" });
+    const after = await alice.payWeather();
+    expect(after.isError).toBeFalsy();
+    expect(after.structuredContent).toMatchObject({ status: "awaiting_approval" });
+
     const closed = await alice.call("close_tab", { tabId });
+    const paidFromTab = price * BigInt(spent + 1);
     expect(closed.structuredContent).toMatchObject({
       status: "closed",
-      refunded: { atomic: (30_000n - price).toString() },
+      refunded: { atomic: (30_000n - paidFromTab).toString() },
     });
     await alice.client.close();
-    // Ledger = chain: the wallet is down by exactly the one payment.
-    expect(before - (await evmUsdcBalance(devnet, user.address))).toBe(price);
+    // Ledger = chain: the wallet is down by exactly the tab's payments.
+    expect(before - (await evmUsdcBalance(devnet, user.address))).toBe(paidFromTab);
   });
 
   it("is for identified callers only, and a page answer that signs something else opens nothing", async () => {

@@ -123,6 +123,12 @@ export interface TabPass {
   /** What it held beside its committed payments when it was read (the reservation decides). */
   left: bigint;
   endsAt: Date;
+  /**
+   * Found as the caller's serving tab (MCP's `open_tab`), not named by a token: a payment it
+   * cannot cover (too little left, or a window past its end) asks the wallet as without a tab
+   * (docs/mcp.md#tabs). A tab a chat names refuses such a payment instead (docs/protocol.md).
+   */
+  served?: boolean;
   /** Signs for the session key, on the tab's network only. */
   signer: import("./signers.js").SignerAccess;
 }

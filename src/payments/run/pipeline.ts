@@ -109,7 +109,7 @@ export class PaymentPipeline {
     const serverKey = await this.deps.signers.canSign(wallet, request);
     const tab = serverKey ? undefined : await findTab(this.deps.tabs, request);
     const timeLeftMs = request.deadline - request.now();
-    const asked = { wallet, limits, timeLeftMs, committed, shownUsd: undefined };
+    const asked = { wallet, limits, timeLeftMs, committed, shownUsd: undefined, now: request.now() };
     const pass = tab?.ok ? tab.pass : undefined;
     const { admission } = admitWith(demand.offers, asked, this.deps.config, serverKey, pass);
     if (!admission.ok) this.told(request, admission, payee.url);
@@ -153,9 +153,10 @@ export class PaymentPipeline {
     const tab = key.signer ? undefined : await tabbing;
     if (tab && !tab.ok)
       return this.refuseEarly(request, { reason: "tab_unusable", message: tab.message }, target.url);
+    const now = request.now();
     const { admission, viaTab } = admitWith(
       probed.demand.offers,
-      { wallet, limits, timeLeftMs: request.deadline - request.now(), shownUsd: input.maxUsd },
+      { wallet, limits, timeLeftMs: request.deadline - now, shownUsd: input.maxUsd, now },
       this.deps.config,
       key.signer !== undefined,
       tab?.ok ? tab.pass : undefined,
@@ -231,8 +232,7 @@ export class PaymentPipeline {
     }
     const paused = await this.refuseIfPaused(admitted);
     if (paused) return paused;
-    // Sign in memory while the balance is read; the signature leaves only after the reservation
-    // and the intent are one durable write (a refused one is dropped unseen).
+    // Signed in memory beside the balance read; sent only after the reservation with its intent.
     const [signed, balance] = await Promise.all([
       this.sign(probed, chosen, signer),
       balances.of(offer, amount),

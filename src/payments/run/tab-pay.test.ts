@@ -6,6 +6,8 @@ import { admitWith } from "./tab-pay.js";
 /** Admission when a tab may pay (pure): the tab's session key signs in the wallet's place. */
 
 const NETWORK = "solana:devnet";
+/** An hour before the tab below ends. */
+const NOW = Date.parse("2026-11-30T23:00:00Z");
 const MINT = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
 const WALLET = "Fye9P7MPYWQM5xvLNKYBa3FAKHQHNCvPjMd4GmRAJNSH";
 const SESSION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
@@ -51,6 +53,7 @@ const asked = {
   limits,
   timeLeftMs: 60_000,
   shownUsd: undefined,
+  now: NOW,
 };
 
 describe("admission from a tab", () => {
@@ -58,6 +61,26 @@ describe("admission from a tab", () => {
     const { admission, viaTab } = admitWith([offer(FACILITATOR)], asked, policy, false, pass);
     expect(admission).toMatchObject({ ok: true, payer: { by: "server" } });
     expect(viaTab).toBe(pass);
+  });
+
+  /*
+   * Found by a black-box run: a tab that had run out (or would end within the payment's window)
+   * refused the payment, where the docs say the wallet is asked as without a tab; an MCP caller
+   * could not pay at all until it closed the tab.
+   */
+  it("a serving tab (MCP) asks the wallet when it holds too little, or ends within the payment's window", () => {
+    const served = { ...pass, served: true };
+    const short = admitWith([offer(FACILITATOR)], asked, policy, false, { ...served, left: 9_999n });
+    expect(short.viaTab).toBeUndefined();
+    expect(short.admission).toMatchObject({ ok: true, payer: { by: "wallet" } });
+    const ending = { ...served, endsAt: new Date(NOW + 30_000) };
+    const late = admitWith([offer(FACILITATOR)], asked, policy, false, ending);
+    expect(late.viaTab).toBeUndefined();
+    expect(late.admission).toMatchObject({ ok: true, payer: { by: "wallet" } });
+    // A tab the chat names by its token stays the payer: its reservation refuses, naming the tab.
+    expect(
+      admitWith([offer(FACILITATOR)], asked, policy, false, { ...pass, left: 9_999n }).viaTab,
+    ).toBeDefined();
   });
 
   /*

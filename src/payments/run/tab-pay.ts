@@ -43,12 +43,12 @@ export function findTab(
  */
 export function admitWith(
   offers: Requirement[],
-  asked: Omit<AdmissionRequest, "serverKey" | "shownUsd"> & { shownUsd: string | undefined },
+  asked: Omit<AdmissionRequest, "serverKey" | "shownUsd"> & { shownUsd: string | undefined; now: number },
   policy: AdmissionPolicy,
   serverKey: boolean,
   pass: TabPass | undefined,
 ): { admission: Admission; viaTab?: TabPass } {
-  const { shownUsd, ...rest } = asked;
+  const { shownUsd, now, ...rest } = asked;
   const request = { ...rest, ...(shownUsd !== undefined ? { shownUsd } : {}) };
   const allowed = request.limits.allowedNetworks;
   if (pass && (!allowed || allowed.includes(pass.network))) {
@@ -56,11 +56,19 @@ export function admitWith(
     const assets = { [pass.network]: [pass.asset] };
     const tabbed = { ...request, limits, serverKey: true, sessionKey: pass.session };
     const admission = admit(offers, tabbed, { ...policy, assets });
-    if (admission.ok && admission.payer.by === "server") return { admission, viaTab: pass };
+    // A serving tab pays only what it can as read (enough left, the signed window within it), else
+    // the wallet is asked as without a tab; a tab the chat names refuses instead (its reservation
+    // decides, as for a race for its last cents).
+    if (admission.ok && admission.payer.by === "server" && (!pass.served || tabCovers(pass, admission, now)))
+      return { admission, viaTab: pass };
   }
   // The session key is the wallet's money all the same: no offer may make it the fee payer either.
   const sessionKey = pass ? { sessionKey: pass.session } : {};
   return { admission: admit(offers, { ...request, serverKey, ...sessionKey }, policy) };
+}
+
+function tabCovers(pass: TabPass, chosen: { amount: bigint; timeoutSeconds: number }, now: number): boolean {
+  return chosen.amount <= pass.left && now + chosen.timeoutSeconds * 1000 <= pass.endsAt.getTime();
 }
 
 const money = (atomic: bigint) => ({ atomic: atomic.toString(), usd: formatUsd(atomic) });

@@ -240,7 +240,7 @@ export class TabDesk implements TabAccess {
       const serving = await this.deps.store.findServing(request.caller, request.wallet.address);
       // One that cannot pay now (ended, not yet closed) leaves the request as without a tab.
       const lookup = serving ? await passFor(this.config, this.deps, serving) : undefined;
-      return lookup?.ok ? lookup : undefined;
+      return lookup?.ok ? { ok: true, pass: { ...lookup.pass, served: true } } : undefined;
     }
     const tab = await this.deps.store.get(tabIdOf(tokenHash(request.tab)));
     const mine =
