@@ -107,13 +107,12 @@ const SAME_STATUS = new Set<string>(["awaiting_approval", "rejected", "expired",
  * happened to the money, without the service's answer (which is not kept). A payment still under
  * way, or unclear, is `unknown`: read it again by its id.
  */
-export function recordOutput(record: PaymentRecord): PayOutput {
+export function recordOutput(record: PaymentRecord, now: Date): PayOutput {
+  // Past its window a payment awaiting approval is expired (never asked again), before the
+  // reconciler writes so.
+  const current = statusAt(record.status, record.expiresAt, now);
   const status: PayOutput["status"] =
-    record.status === "settled"
-      ? "paid"
-      : SAME_STATUS.has(record.status)
-        ? (record.status as PayOutput["status"])
-        : "unknown";
+    current === "settled" ? "paid" : SAME_STATUS.has(current) ? (current as PayOutput["status"]) : "unknown";
   const reason = reasonOf(record);
   return {
     status,

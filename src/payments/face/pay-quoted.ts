@@ -78,7 +78,7 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     // Expired, but genuine and this caller's: if it was paid (a call cut off by a crash or a lost
     // connection, retried late), that payment is the answer, never "ask for a new quote".
     return deps.ledger.get(deps.ids.paymentIdOf(quoteId)).then(
-      (row) => (row ? recordOutput(row) : refused()),
+      (row) => (row ? recordOutput(row, deps.now()) : refused()),
       () => refused(),
     );
   }
@@ -92,8 +92,10 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     const before = await deps.ledger.get(paymentId);
     if (before) {
       // Paid before, or being paid by another call right now: what that payment comes to.
-      const now = inFlight(before.status) ? await settledElsewhere(deps.ledger, paymentId, request) : before;
-      return named(recordOutput(now ?? before));
+      const latest = inFlight(before.status)
+        ? await settledElsewhere(deps.ledger, paymentId, request)
+        : before;
+      return named(recordOutput(latest ?? before, deps.now()));
     }
     const outcome = await deps.pipeline.pay(request, inputOf(claims.target, claims.amount), {
       paymentId,
@@ -104,7 +106,7 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     // (the ledger refused the row before anything left the process; nothing was reported).
     if (outcome.status === "unknown" && !outcome.error) {
       const after = await settledElsewhere(deps.ledger, paymentId, request);
-      if (after) return named(recordOutput(after));
+      if (after) return named(recordOutput(after, deps.now()));
     }
     return named(toPayOutput(outcome));
   })().finally(() => deps.inflight.delete(paymentId));

@@ -310,4 +310,19 @@ describe("paying by quote id", () => {
     });
     expect((await w.memory.listHistory({ caller: "alice", limit: 10 })).length).toBe(1);
   });
+
+  // Found by a black-box run: asked again past its window, the client was sent to approve a
+  // payment that could no longer be paid (a new elicitation), and only then told it expired.
+  it("asked again past its approval window: expired, never asked of the wallet again", async () => {
+    const s = session({ wallet: w.user });
+    const id = await quoteId(s);
+    const first = await face.pay(s, { quoteId: id });
+    expect(first).toMatchObject({ status: "awaiting_approval" });
+    w.clock.advance(Date.parse(first.approvalExpiresAt ?? "") - w.clock.now() + 1_000);
+    const again = await face.pay(session({ wallet: w.user, deadline: w.clock.now() + 60_000 }), {
+      quoteId: id,
+    });
+    expect(again).toMatchObject({ status: "expired", paymentId: first.paymentId });
+    expect(again).not.toHaveProperty("approvalExpiresAt");
+  });
 });
