@@ -211,6 +211,14 @@ describe("requests the Node adapter could not make a URL of", () => {
     expect(old.status).toBe(200);
   });
 
+  it("two Host headers: 400 malformed_request (Node would keep the first)", async () => {
+    const answer = await send(
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nHost: evil.test\r\nConnection: close\r\n\r\n",
+    );
+    expectProblem(answer, 400, "malformed_request");
+    expect(JSON.parse(answer.body).detail).toContain("one Host header");
+  });
+
   it.each([
     ["a backslash in the path", "GET /api\\payments HTTP/1.1\r\nHost: localhost"],
     ["a space in the Host", "GET /healthz HTTP/1.1\r\nHost: a b"],

@@ -139,17 +139,23 @@ export function onUnreadableTarget(error: unknown): Response {
   });
 }
 
-/** An HTTP/1.1 request without `Host` is 400 problem+json (Node's own answer has no body). */
+/**
+ * An HTTP/1.1 request without `Host`, or any request with two, is 400 problem+json (RFC 9112,
+ * 3.2; Node answers the first with no body, and keeps only the first of two).
+ */
 export function withHostRequired(listener: RequestListener): RequestListener {
   return (request, response) => {
     const http11 = request.httpVersionMajor === 1 && request.httpVersionMinor >= 1;
-    if (!http11 || request.headers.host !== undefined) {
+    const hosts = request.headersDistinct.host?.length ?? 0;
+    if (hosts === 1 || (hosts === 0 && !http11)) {
       listener(request, response);
       return;
     }
     const error = new AppError(
       "malformed_request",
-      "An HTTP/1.1 request needs a Host header (RFC 9112, 3.2).",
+      hosts === 0
+        ? "An HTTP/1.1 request needs a Host header (RFC 9112, 3.2)."
+        : "A request carries one Host header, not several (RFC 9112, 3.2).",
     );
     const body = JSON.stringify(problemBody(error));
     response.shouldKeepAlive = false;

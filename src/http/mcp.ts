@@ -79,7 +79,7 @@ export function readPayerHeaders(): Middleware<PayerConfigVars> {
         ...(walletAddress !== undefined ? { walletAddress } : {}),
         ...(spendingLimits !== undefined ? { spendingLimits } : {}),
       },
-      "The MCP session's headers",
+      "The MCP session's header",
       parseWallet,
     );
     const tab = c.req.header(TAB_HEADER);
