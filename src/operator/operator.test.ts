@@ -226,6 +226,24 @@ describe("the control plane and each instance's copy", () => {
     expect(events.filter((e) => e.kind === "key.rotated")).toEqual([]);
   });
 
+  // Found by a black-box run: three rotations at once all answered 200 with a token; one worked.
+  it("rotations at once: one answers with the token that works, the others are refused", async () => {
+    const { plane, cache, events } = setup();
+    await plane.createKey({ name: "ci" }, "t");
+    const results = await Promise.allSettled([
+      plane.rotateKey("ci", "t"),
+      plane.rotateKey("ci", "t"),
+      plane.rotateKey("ci", "t"),
+    ]);
+    const won = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    expect(won).toHaveLength(1);
+    for (const r of results)
+      if (r.status === "rejected") expect(String(r.reason)).toMatch(/rotated by another request/);
+    await cache.refresh();
+    expect(cache.lookup(won[0]?.token ?? "").kind).toBe("active");
+    expect(events.filter((e) => e.kind === "key.rotated")).toHaveLength(1);
+  });
+
   it("the operator's payments read one awaiting approval past its window as expired", async () => {
     const at = new Date("2026-05-01T12:00:00Z");
     const row = {

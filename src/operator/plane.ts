@@ -195,9 +195,18 @@ export class ControlPlane {
     if (existing.revokedAt)
       throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
     const token = newToken();
-    const key = await this.deps.store.rotateKey(name, hashToken(token), now);
-    // Revoked since the read above (a revoke racing this rotate): refused as a revoked key is.
-    if (!key) throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
+    const key = await this.deps.store.rotateKey(name, existing.tokenHash, hashToken(token), now);
+    if (!key) {
+      // Revoked since the read above (a revoke racing this rotate): refused as a revoked key is.
+      // Else another rotation won: its token works, this one never would.
+      const current = (await this.deps.store.listKeys()).find((k) => k.name === name);
+      if (!current || current.revokedAt)
+        throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
+      throw new AppError(
+        "invalid_request",
+        `The key ${name} was rotated by another request at the same time: its token is the one that request answered with. Rotate again for a new one.`,
+      );
+    }
     await this.changed({ kind: "key.rotated", at: now, by, key: name });
     // Once it answers, the old token works on no instance.
     await this.propagated();

@@ -42,7 +42,8 @@ export interface OperatorStore {
    * Replaces its token's hash (the old token stops working); undefined for an unknown name or a
    * revoked key (checked in the same write, so a revoke racing it wins).
    */
-  rotateKey(name: string, tokenHash: string, at: Date): Promise<KeyRecord | undefined>;
+  /** The new token's hash, only while the key is active and still has `previousHash` (else undefined). */
+  rotateKey(name: string, previousHash: string, tokenHash: string, at: Date): Promise<KeyRecord | undefined>;
   listPauses(): Promise<PauseRecord[]>;
   /** Sets (or replaces) the pause of its scope. */
   setPause(pause: PauseRecord): Promise<void>;

@@ -98,12 +98,17 @@ export class PgOperatorStore implements OperatorStore {
     return row ? keyOf(row) : undefined;
   }
 
-  async rotateKey(name: string, tokenHash: string, at: Date): Promise<KeyRecord | undefined> {
+  async rotateKey(
+    name: string,
+    previousHash: string,
+    tokenHash: string,
+    at: Date,
+  ): Promise<KeyRecord | undefined> {
     const [row] = await this.query(
       `UPDATE operator_keys SET token_hash = $2, rotated_at = $3::timestamptz
-       WHERE name = $1 AND revoked_at IS NULL
+       WHERE name = $1 AND revoked_at IS NULL AND token_hash = $4
        RETURNING ${KEY_COLUMNS}`,
-      [name, tokenHash, at.toISOString()],
+      [name, tokenHash, at.toISOString(), previousHash],
     );
     return row ? keyOf(row) : undefined;
   }
@@ -195,9 +200,9 @@ export class MemoryOperatorStore implements OperatorStore {
     return { ...key };
   }
 
-  async rotateKey(name: string, tokenHash: string): Promise<KeyRecord | undefined> {
+  async rotateKey(name: string, previousHash: string, tokenHash: string): Promise<KeyRecord | undefined> {
     const key = this.keys.get(name);
-    if (!key || key.revokedAt) return undefined;
+    if (!key || key.revokedAt || key.tokenHash !== previousHash) return undefined;
     key.tokenHash = tokenHash;
     return { ...key };
   }
