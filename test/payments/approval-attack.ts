@@ -28,6 +28,7 @@ import {
   type ChatResult,
   chat,
   ledgerOf,
+  rowsOf,
   ScriptedModels,
   serviceUrl,
   signTypedDataOf,
@@ -278,6 +279,25 @@ export async function askViaProxy(
   ]);
   const first = await chat(booted.running, { wallet, message });
   return { first, ask: awaiting(first), message };
+}
+
+/**
+ * A paid call through the hostile proxy (the scripted model pays it), paid by the devnet's `payer`
+ * wallet on that chain with the dev token (the server signs): the turn and the rows it made.
+ */
+export async function payThroughProxy(chain: "evm" | "solana" = "evm") {
+  const message = models.script(`via-proxy-${Math.random().toString(36).slice(2)}`, [
+    [
+      {
+        toolName: "pay_and_fetch",
+        input: { url: `${proxy.url}${proxy.path}`, method: "GET", query: { city: "Paris" } },
+      },
+    ],
+  ]);
+  const wallet =
+    chain === "evm" ? walletAddress(devnet, "evm", "payer") : walletAddress(devnet, "solana", "payer");
+  const result = await chat(booted.running, { wallet, token: devnet.manifest.devToken, message });
+  return { result, rows: await rowsOf(booted.running, result) };
 }
 
 /** A promise with its resolver. */

@@ -7,20 +7,18 @@
  * stands in front of the devnet's weather service.
  */
 import { describe, expect, it } from "vitest";
-import { walletAddress } from "../../src/devnet/testing/index.js";
 import {
   askViaProxy,
-  booted,
   devnet,
   evmUser,
-  models,
+  payThroughProxy,
   post,
   proxy,
   resumeBody,
   signEvm,
   useApprovalAttack,
 } from "./approval-attack.js";
-import { chat, evmBalances, priceOf, readChat, rowsOf, solanaBalances } from "./harness.js";
+import { evmBalances, priceOf, readChat, solanaBalances } from "./harness.js";
 
 useApprovalAttack();
 
@@ -28,21 +26,6 @@ const DEEP = "[".repeat(50_000) + "]".repeat(50_000);
 
 /** 28 KB of JSON nested 14,000 deep: inside every size bound (the answer is read up to 256 KiB). */
 const DEEP_ANSWER = DEEP.slice(0, 14_000) + DEEP.slice(-14_000);
-
-async function payThroughProxy(chain: "evm" | "solana" = "evm") {
-  const message = models.script(`deep-${Math.random().toString(36).slice(2)}`, [
-    [
-      {
-        toolName: "pay_and_fetch",
-        input: { url: `${proxy.url}${proxy.path}`, method: "GET", query: { city: "Paris" } },
-      },
-    ],
-  ]);
-  const wallet =
-    chain === "evm" ? walletAddress(devnet, "evm", "payer") : walletAddress(devnet, "solana", "payer");
-  const result = await chat(booted.running, { wallet, token: devnet.manifest.devToken, message });
-  return { result, rows: await rowsOf(booted.running, result) };
-}
 
 describe("a paid service whose answer nests thousands deep", () => {
   it("after a server-key payment: settled, paid once, the answer handed on as text", async () => {

@@ -7,9 +7,8 @@
  * Found by black-box runs.
  */
 import { describe, expect, it } from "vitest";
-import { walletAddress } from "../../src/devnet/testing/index.js";
-import { booted, devnet, models, proxy, useApprovalAttack } from "./approval-attack.js";
-import { chat, evmBalances, priceOf, rowsOf, serviceUrl, solanaBalances } from "./harness.js";
+import { booted, devnet, payThroughProxy, proxy, useApprovalAttack } from "./approval-attack.js";
+import { evmBalances, priceOf, serviceUrl, solanaBalances } from "./harness.js";
 
 useApprovalAttack();
 
@@ -32,21 +31,6 @@ function forgedProbe(change: (offer: Offer) => void) {
       body: "{}",
     };
   };
-}
-
-async function payThroughProxy(chain: "evm" | "solana") {
-  const message = models.script(`forged-offer-${Math.random().toString(36).slice(2)}`, [
-    [
-      {
-        toolName: "pay_and_fetch",
-        input: { url: `${proxy.url}${proxy.path}`, method: "GET", query: { city: "Paris" } },
-      },
-    ],
-  ]);
-  const wallet =
-    chain === "evm" ? walletAddress(devnet, "evm", "payer") : walletAddress(devnet, "solana", "payer");
-  const result = await chat(booted.running, { wallet, token: devnet.manifest.devToken, message });
-  return { result, rows: await rowsOf(booted.running, result) };
 }
 
 describe("a paid service that forges how to sign", () => {

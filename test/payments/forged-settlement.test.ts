@@ -8,27 +8,12 @@
 import { encodePaymentResponseHeader } from "@x402/core/http";
 import { describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
-import { booted, devnet, ledger, models, proxy, useApprovalAttack } from "./approval-attack.js";
-import { chat, evmBalances, priceOf, rowsOf, solanaBalances } from "./harness.js";
+import { devnet, ledger, payThroughProxy, proxy, useApprovalAttack } from "./approval-attack.js";
+import { evmBalances, priceOf, solanaBalances } from "./harness.js";
 
 useApprovalAttack();
 
 const FORGED = `0x${"ab".repeat(32)}`;
-
-async function payThroughProxy(chain: "evm" | "solana" = "evm") {
-  const message = models.script(`forged-${Math.random().toString(36).slice(2)}`, [
-    [
-      {
-        toolName: "pay_and_fetch",
-        input: { url: `${proxy.url}${proxy.path}`, method: "GET", query: { city: "Paris" } },
-      },
-    ],
-  ]);
-  const wallet =
-    chain === "evm" ? walletAddress(devnet, "evm", "payer") : walletAddress(devnet, "solana", "payer");
-  const result = await chat(booted.running, { wallet, token: devnet.manifest.devToken, message });
-  return { result, rows: await rowsOf(booted.running, result) };
-}
 
 describe("a paid service that forges its settlement response", () => {
   it("names another transaction after settling for real: the chain's transaction is recorded, paid once", async () => {
