@@ -47,9 +47,9 @@ const WINNER_WAIT_MS = 15_000;
 const WINNER_POLL_MS = 250;
 
 /**
- * The row another instance's call for the same quote wrote, read again until it is final (the
- * winner's settlement takes a moment) or the wait ends (see inFlight): the loser then answers what the winner
- * did (paid), not the `submitted` it first read. The request's deadline bounds the wait.
+ * The row another call for the same quote wrote, read again while it is being sent (see inFlight;
+ * the winner's settlement takes a moment) or until the wait ends: the loser then answers what the
+ * winner did (paid), not the `submitted` it first read. The request's deadline bounds the wait.
  */
 async function settledElsewhere(ledger: Ledger, paymentId: string, request: PaymentRequest) {
   const until = Math.min(request.now() + WINNER_WAIT_MS, request.deadline - 1_000);
