@@ -1,5 +1,6 @@
 import { getAddress, type PublicClient, parseAbi } from "viem";
 import { evmPublicClient } from "./evm-wallets.js";
+import { wrapScheme } from "./scheme-wrap.js";
 import type { NetworkSchemes, SchemeClient } from "./types.js";
 
 /**
@@ -69,21 +70,17 @@ export function tokenDomainChecked(
   scheme: SchemeClient,
   domainOf: (asset: string) => Promise<TokenDomain>,
 ): SchemeClient {
-  return {
-    scheme: scheme.scheme,
-    ...(scheme.findDefaultAsset ? { findDefaultAsset: scheme.findDefaultAsset } : {}),
-    async createPaymentPayload(version, requirements, context) {
-      const token = await domainOf(requirements.asset);
-      const extra = requirements.extra ?? {};
-      if (extra.name !== token.name || extra.version !== token.version) {
-        throw new Error(
-          `the offer names the EIP-712 domain ${quoted(extra.name)} version ${quoted(extra.version)}, ` +
-            `the token's is ${quoted(token.name)} version ${quoted(token.version)}`,
-        );
-      }
-      return scheme.createPaymentPayload(version, requirements, context);
-    },
-  };
+  return wrapScheme(scheme, async (inner, version, requirements, context) => {
+    const token = await domainOf(requirements.asset);
+    const extra = requirements.extra ?? {};
+    if (extra.name !== token.name || extra.version !== token.version) {
+      throw new Error(
+        `the offer names the EIP-712 domain ${quoted(extra.name)} version ${quoted(extra.version)}, ` +
+          `the token's is ${quoted(token.name)} version ${quoted(token.version)}`,
+      );
+    }
+    return inner(version, requirements, context);
+  });
 }
 
 /** One cached reader per RPC URL, shared by every key and draft on that chain. */

@@ -1,3 +1,4 @@
+import { wrapScheme } from "./scheme-wrap.js";
 import { solanaMessageHash } from "./svm-landed.js";
 import type { SchemeClient } from "./types.js";
 
@@ -39,18 +40,14 @@ function wireOf(payload: unknown): Uint8Array | undefined {
 
 /** `scheme`, never building the same transaction twice in this process (see above). */
 export function uniqueTransactions(scheme: SchemeClient, now: () => number = Date.now): SchemeClient {
-  return {
-    scheme: scheme.scheme,
-    ...(scheme.findDefaultAsset ? { findDefaultAsset: scheme.findDefaultAsset } : {}),
-    async createPaymentPayload(version, requirements, context) {
-      for (let build = 1; ; build++) {
-        const result = await scheme.createPaymentPayload(version, requirements, context);
-        const wire = wireOf(result.payload);
-        if (!wire || takeFresh(solanaMessageHash(wire), now())) return result;
-        if (build >= MAX_BUILDS)
-          throw new Error("this exact Solana transaction was just signed for another payment; try again");
-        await new Promise((resolve) => setTimeout(resolve, NEXT_BLOCKHASH_MS));
-      }
-    },
-  };
+  return wrapScheme(scheme, async (inner, version, requirements, context) => {
+    for (let build = 1; ; build++) {
+      const result = await inner(version, requirements, context);
+      const wire = wireOf(result.payload);
+      if (!wire || takeFresh(solanaMessageHash(wire), now())) return result;
+      if (build >= MAX_BUILDS)
+        throw new Error("this exact Solana transaction was just signed for another payment; try again");
+      await new Promise((resolve) => setTimeout(resolve, NEXT_BLOCKHASH_MS));
+    }
+  });
 }

@@ -19,6 +19,7 @@ import { DEFAULT_ASSETS, V1_TO_V2_NETWORK_MAP } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { ExactSvmSchemeV1 } from "@x402/svm/v1";
 import { z } from "zod/v4";
+import { wrapScheme } from "./scheme-wrap.js";
 import {
   BLOCKHASH_SECONDS,
   type SvmAuthorization,
@@ -80,14 +81,10 @@ const timeout = () => ({ abortSignal: AbortSignal.timeout(RPC_TIMEOUT_MS) });
  * fields, left out of the comparison).
  */
 function ownBlockhash(scheme: SchemeClient): SchemeClient {
-  return {
-    scheme: scheme.scheme,
-    ...(scheme.findDefaultAsset ? { findDefaultAsset: scheme.findDefaultAsset } : {}),
-    createPaymentPayload(version, requirements, context) {
-      const { recentBlockhash: _hash, lastValidBlockHeight: _height, ...extra } = requirements.extra ?? {};
-      return scheme.createPaymentPayload(version, { ...requirements, extra }, context);
-    },
-  };
+  return wrapScheme(scheme, (inner, version, requirements, context) => {
+    const { recentBlockhash: _hash, lastValidBlockHeight: _height, ...extra } = requirements.extra ?? {};
+    return inner(version, { ...requirements, extra }, context);
+  });
 }
 
 /** The SDK's v2 and v1 exact schemes for `signer`, each signing with our own blockhash. */
