@@ -196,10 +196,13 @@ describe("operator keys and the kill switch (PGlite)", () => {
       expect(result.status).toBe(200);
       expect(result.errors.map((e) => e.code)).toEqual(["payments_paused"]);
       expect(result.errors[0]?.message).toContain("incident 42");
-      expect(result.payments.at(-1)).toMatchObject({ status: "refused", reason: "payments_paused" });
+      // Refused at the quote, so nobody is told a payment is under way that will not be made.
+      expect(result.payments).toEqual([]);
       expect(result.finish.finishReason).toBe("payment-failed");
-      // The model still answers after the refusal.
-      expect(result.events.some((e) => e.type === "text")).toBe(true);
+      // The model still answers, with the refusal and without announcing a payment.
+      const said = result.events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+      expect(said).toContain("incident 42");
+      expect(said).not.toContain("paying now");
       expect(await rowsOf(a.running, result)).toEqual([]);
     }
     expect(await evmBalances(devnet)).toEqual(before);

@@ -7,10 +7,12 @@ import type {
   Ledger,
   Payer,
   PaymentEvents,
+  PaymentPause,
   PaymentPauses,
   SignerRegistry,
   TabAccess,
 } from "../ports/index.js";
+import { pausedMessage } from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
@@ -139,6 +141,22 @@ export function refuseOtherTerms(
 ): PaymentOutcome {
   const message = `${service} now asks to be paid on other terms than quoted; not paid.`;
   return run.refuse("price_changed", message, { ...(quotedUsd ? { quotedUsd } : {}), quoted });
+}
+
+/**
+ * A quote while the operator's pause holds for the caller: refused as the payment would be, so
+ * nobody (the model, the user) is told a payment is about to be made that will not be.
+ */
+export function whilePaused(admission: Admission, pause: PaymentPause | undefined): Admission {
+  if (!pause || !admission.ok) return admission;
+  const { ok: _ok, payer: _payer, ...chosen } = admission;
+  return {
+    ok: false,
+    reason: "payments_paused",
+    message: pausedMessage(pause),
+    details: { pause: pause.scope },
+    chosen,
+  };
 }
 
 /** The service's call failed only because the request ended (the client left, its deadline). */

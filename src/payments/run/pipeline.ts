@@ -10,7 +10,6 @@ import {
 } from "../ports/index.js";
 import {
   type Admission,
-  type ChosenOffer,
   type Committed,
   committedOf,
   type EffectiveLimits,
@@ -20,7 +19,7 @@ import {
   resolveLimits,
   sameTerms,
 } from "../rules/index.js";
-import { buildTarget, type PaymentDemandProbe, probe, type Target } from "../x402/index.js";
+import { buildTarget, probe, type Target } from "../x402/index.js";
 import { askWallet } from "./ask-wallet.js";
 import { BalanceReads, refuseIfShort } from "./balances.js";
 import { type DeliveryDeps, deliver } from "./delivery.js";
@@ -35,6 +34,7 @@ import {
   type Refusal,
   refuseEarly,
   refuseOtherTerms,
+  whilePaused,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { findKey, signBounded } from "./sign.js";
@@ -108,10 +108,11 @@ export class PaymentPipeline {
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
     const serverKey = await this.deps.signers.canSign(wallet, request);
     const tab = serverKey ? undefined : await findTab(this.deps.tabs, request);
-    const timeLeftMs = request.deadline - request.now();
-    const asked = { wallet, limits, timeLeftMs, committed, shownUsd: undefined, now: request.now() };
+    const now = request.now();
+    const asked = { wallet, limits, timeLeftMs: request.deadline - now, committed, shownUsd: undefined, now };
     const pass = tab?.ok ? tab.pass : undefined;
-    const { admission } = admitWith(demand.offers, asked, this.deps.config, serverKey, pass);
+    const { admission: admitted } = admitWith(demand.offers, asked, this.deps.config, serverKey, pass);
+    const admission = whilePaused(admitted, this.deps.pauses?.pausedFor(request.caller));
     if (!admission.ok) this.told(request, admission, payee.url);
     // The payment would be signed by whoever admission names: the same answer `pay` acts on.
     const needsApproval = admission.ok ? { needsApproval: admission.payer.by === "wallet" } : {};
@@ -215,10 +216,6 @@ export class PaymentPipeline {
     return snapshot ? committedOf(snapshot) : undefined;
   }
 
-  private sign(probed: PaymentDemandProbe, chosen: ChosenOffer, signer: SignerAccess) {
-    return signBounded(probed, chosen, signer, this.deps.config.serviceTimeoutMs, this.deps.onError);
-  }
-
   private async execute(admitted: Admitted, signer: SignerAccess, tab?: TabPass): Promise<PaymentOutcome> {
     const { run, request, limits, probed, chosen } = admitted;
     const { offer, amount } = chosen;
@@ -234,7 +231,7 @@ export class PaymentPipeline {
     if (paused) return paused;
     // Signed in memory beside the balance read; sent only after the reservation with its intent.
     const [signed, balance] = await Promise.all([
-      this.sign(probed, chosen, signer),
+      signBounded(probed, chosen, signer, this.deps.config.serviceTimeoutMs, this.deps.onError),
       balances.of(offer, amount),
     ]);
     const late = request.deadline - request.now() < this.deps.config.minTimeLeftMs; // the reads took time
@@ -279,7 +276,7 @@ export class PaymentPipeline {
         signers: this.deps.signers,
         announce: (a) => this.announce(a),
         committed: (r) => this.committed(r),
-        sign: (probed, chosen, signer) => this.sign(probed, chosen, signer),
+        sign: (p, c, s) => signBounded(p, c, s, this.deps.config.serviceTimeoutMs, this.deps.onError),
       },
       admitted,
     );
