@@ -79,7 +79,7 @@ const FINISH_LABELS: Record<string, string> = {
   "payment-complete": "Paid and answered",
   "payment-failed": "Payment failed",
   "payment-unclear": "Payment outcome not known yet (being checked; do not pay again)",
-  "limit-exceeded": "Stopped by a spending limit",
+  "limit-exceeded": "Stopped by your limits",
   "insufficient-balance": "Not enough funds",
   "service-unavailable": "Service unavailable",
   "approval-required": "Waiting for your approval",
