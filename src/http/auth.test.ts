@@ -43,8 +43,10 @@ describe("authenticate", () => {
     expect(await ask("alice-token-0123456789")).toEqual({ caller: "alice", capped: false });
   });
 
-  it("a revoked or expired key's token is refused, though a server key's entry lists it", async () => {
+  it("a revoked, expired or rotated-away key's token is refused, though a server key's entry lists it", async () => {
     expect(await app({ kind: "revoked", name: "ci" })(KEY_TOKEN)).toEqual({ code: "unauthorized" });
     expect(await app({ kind: "expired", name: "ci" })(KEY_TOKEN)).toEqual({ code: "unauthorized" });
+    // Not signer-1 with none of the key's caps or pause: the token the key had before a rotation.
+    expect(await app({ kind: "rotated", name: "ci" })(KEY_TOKEN)).toEqual({ code: "unauthorized" });
   });
 });

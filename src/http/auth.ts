@@ -28,6 +28,13 @@ export interface Authenticate {
 /** The prefix of every caller a JWT names. */
 export const JWT_CALLER_PREFIX = "jwt:";
 
+/** Why an operator key's token no longer works. */
+const ENDED = {
+  revoked: "This API key was revoked.",
+  expired: "This API key has expired.",
+  rotated: "This API key's token was rotated: use the token the rotation gave.",
+} as const;
+
 const ANONYMOUS: AuthVars = { caller: undefined, bearerToken: undefined, grant: undefined };
 
 /**
@@ -53,8 +60,7 @@ export async function authenticate(c: Context, deps: Authenticate, scope?: KeySc
   const key = deps.keys?.lookup(token) ?? { kind: "none" };
   const identity = key.kind === "none" ? deps.authTokens.get(token) : undefined;
   if (identity !== undefined) return { caller: identity, bearerToken: token, grant: undefined };
-  if (key.kind === "revoked" || key.kind === "expired")
-    throw new AppError("unauthorized", `This API key was ${key.kind === "revoked" ? "revoked" : "expired"}.`);
+  if (key.kind !== "none" && key.kind !== "active") throw new AppError("unauthorized", ENDED[key.kind]);
   if (key.kind === "none" && deps.jwt) {
     const verified = await deps.jwt(token);
     if (verified)

@@ -11,7 +11,7 @@ import type { OperatorStore, PauseRecord } from "./port.js";
 
 export type KeyLookup =
   | { kind: "none" }
-  | { kind: "revoked" | "expired"; name: string }
+  | { kind: "revoked" | "expired" | "rotated"; name: string }
   | { kind: "active"; name: string; scopes: readonly KeyScope[]; grant: KeyGrant };
 
 /** Who asks whether payments are paused for them: the payer's caller (a key's name, or another identity). */
@@ -34,6 +34,8 @@ export interface OperatorCacheOptions {
 
 export class OperatorCache implements PauseCheck {
   private byHash = new Map<string, KeyRecord>();
+  /** A rotated key's old tokens (their hashes) -> the key's name. */
+  private retired = new Map<string, string>();
   private pauses: PauseRecord[] = [];
   private timer: ReturnType<typeof setInterval> | undefined;
   private refreshing: Promise<void> | undefined;
@@ -74,6 +76,7 @@ export class OperatorCache implements PauseCheck {
     try {
       const [keys, pauses] = await Promise.all([this.store.listKeys(), this.store.listPauses()]);
       this.byHash = new Map(keys.map((k) => [k.tokenHash, k]));
+      this.retired = new Map(keys.flatMap((k) => (k.retiredHashes ?? []).map((h) => [h, k.name] as const)));
       this.pauses = pauses;
     } finally {
       this.refreshing = undefined;
@@ -110,8 +113,10 @@ export class OperatorCache implements PauseCheck {
 
   /** The key a bearer token names, by its hash. */
   lookup(token: string): KeyLookup {
-    const key = this.byHash.get(hashToken(token));
-    if (!key) return { kind: "none" };
+    const hash = hashToken(token);
+    const key = this.byHash.get(hash);
+    const rotated = this.retired.get(hash);
+    if (!key) return rotated === undefined ? { kind: "none" } : { kind: "rotated", name: rotated };
     const status = keyStatus(key, this.now());
     if (status !== "active") return { kind: status, name: key.name };
     return { kind: "active", name: key.name, scopes: key.scopes, grant: grantOf(key) };

@@ -31,6 +31,11 @@ export interface KeyRecord {
   createdBy: string;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /**
+   * Hashes of the tokens it had before each rotation: refused (401), wherever else they are
+   * listed. Absent: none.
+   */
+  retiredHashes?: readonly string[];
 }
 
 /** A new token: the prefix and 32 random bytes, base64url. */

@@ -34,6 +34,7 @@ function keyOf(row: Record<string, unknown>): KeyRecord {
     createdBy: row.created_by as string,
     expiresAt: date(row.expires_at),
     revokedAt: date(row.revoked_at),
+    ...(row.retired ? { retiredHashes: json<string[]>(row.retired) } : {}),
   };
 }
 
@@ -63,7 +64,9 @@ export class PgOperatorStore implements OperatorStore {
   constructor(private readonly query: DriverQuery) {}
 
   async listKeys(): Promise<KeyRecord[]> {
-    return (await this.query(`SELECT ${KEY_COLUMNS} FROM operator_keys`, [])).map(keyOf);
+    const retired = `(SELECT jsonb_agg(r.token_hash) FROM operator_retired_tokens r
+      WHERE r.key_name = operator_keys.name) AS retired`;
+    return (await this.query(`SELECT ${KEY_COLUMNS}, ${retired} FROM operator_keys`, [])).map(keyOf);
   }
 
   async createKey(key: KeyRecord): Promise<boolean> {
@@ -104,10 +107,17 @@ export class PgOperatorStore implements OperatorStore {
     tokenHash: string,
     at: Date,
   ): Promise<KeyRecord | undefined> {
+    // The old token is retired in the same statement: it never works again, wherever it is listed.
     const [row] = await this.query(
-      `UPDATE operator_keys SET token_hash = $2, rotated_at = $3::timestamptz
-       WHERE name = $1 AND revoked_at IS NULL AND token_hash = $4
-       RETURNING ${KEY_COLUMNS}`,
+      `WITH rotated AS (
+         UPDATE operator_keys SET token_hash = $2, rotated_at = $3::timestamptz
+         WHERE name = $1 AND revoked_at IS NULL AND token_hash = $4
+         RETURNING ${KEY_COLUMNS}
+       ), retired AS (
+         INSERT INTO operator_retired_tokens (token_hash, key_name, retired_at)
+         SELECT $4, name, $3::timestamptz FROM rotated ON CONFLICT (token_hash) DO NOTHING
+       )
+       SELECT * FROM rotated`,
       [name, tokenHash, at.toISOString(), previousHash],
     );
     return row ? keyOf(row) : undefined;
@@ -204,6 +214,7 @@ export class MemoryOperatorStore implements OperatorStore {
     const key = this.keys.get(name);
     if (!key || key.revokedAt || key.tokenHash !== previousHash) return undefined;
     key.tokenHash = tokenHash;
+    key.retiredHashes = [...(key.retiredHashes ?? []), previousHash];
     return { ...key };
   }
 

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walletAddress } from "../../src/devnet/testing/index.js";
 import { formatUsd } from "../../src/money/index.js";
+import { hashToken } from "../../src/operator/index.js";
 import {
   type Booted,
   boot,
@@ -223,6 +224,64 @@ describe("operator keys and the kill switch (PGlite)", () => {
     const other = await chat(a.running, { token: devnet.manifest.devToken, wallet: payer() });
     expect(other.finish.finishReason).toBe("payment-complete");
     await operator(a, "POST", "/resume", { key: "one-key" });
+  });
+});
+
+describe("a key's token listed elsewhere too (AUTH_TOKENS, a SIGNERS_FILE entry)", () => {
+  const LISTED = "listed-key-token-0123456789abcdef";
+  let c: Booted;
+  beforeAll(async () => {
+    c = await boot(devnet, {
+      store: "pglite",
+      env: { OPERATOR_TOKEN: OPERATOR, AUTH_TOKENS: `listed-elsewhere=${LISTED}` },
+    });
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it("once the key is rotated, its old token gets 401, not the identity it is listed as", async () => {
+    const plane = c.running.operator;
+    if (!plane) throw new Error("no operator controls");
+    // As `keys create` would have made it, its token then put in AUTH_TOKENS by the operator.
+    const key = { name: "listed", scopes: ["chat", "mcp", "history"] as const, wallets: [payer()] };
+    await c.running.store?.operator.createKey({
+      ...key,
+      scopes: [...key.scopes],
+      tokenHash: hashToken(LISTED),
+      perTransaction: null,
+      perRequest: null,
+      daily: null,
+      createdAt: new Date(),
+      createdBy: "tests",
+      expiresAt: null,
+      revokedAt: null,
+    });
+    await plane.cache.refresh();
+    const paid = await chat(c.running, { token: LISTED, wallet: payer() });
+    expect(paid.finish.finishReason).toBe("payment-complete");
+    expect((await rowsOf(c.running, paid)).map((r) => r.caller)).toEqual(["listed"]);
+
+    const rotated = await operator(c, "POST", "/keys/listed/rotate");
+    expect(rotated.status).toBe(200);
+    const before = await evmBalances(devnet);
+    const old = await c.running.service.app.request("/api/chat", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${LISTED}` },
+      body: JSON.stringify({
+        messages: [{ role: "user", content: "What's the weather in Paris?" }],
+        walletAddress: payer(),
+      }),
+    });
+    expect(old.status).toBe(401);
+    expect(await old.json()).toMatchObject({
+      code: "unauthorized",
+      detail: expect.stringContaining("rotated"),
+    });
+    expect(await evmBalances(devnet)).toEqual(before);
+    // And after a restart's fresh read of the store, as on another instance.
+    await plane.cache.refresh();
+    expect((await mcpInitialize(c, LISTED, payer())).status).toBe(401);
   });
 });
 

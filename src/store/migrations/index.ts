@@ -13,6 +13,7 @@ import { auditTrail } from "./012-audit-trail.js";
 import { tabs } from "./013-tabs.js";
 import { walletSignIn } from "./014-wallet-sign-in.js";
 import { tabsForCallers } from "./015-tabs-for-callers.js";
+import { retiredKeyTokens } from "./016-retired-key-tokens.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly Migration[] = [
   tabs,
   walletSignIn,
   tabsForCallers,
+  retiredKeyTokens,
 ];
