@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { PaymentUIMessage } from "../../src/client/ai.js";
 import { PAYMENT_TOOL } from "../../src/client/index.js";
 import { paymentToolStates } from "../../web/src/chat/approvals.js";
-import { withStatus } from "../../web/src/chat/useLedgerStatus.js";
+import { waitingCards, withStatus } from "../../web/src/chat/useLedgerStatus.js";
 
 const INPUT = { paymentId: "p", service: { url: "http://svc.test/weather" } };
 
@@ -105,5 +105,30 @@ describe("withStatus (a waiting card takes the ledger's status)", () => {
     const settled = dataOf(withStatus([waiting("p")], "p", "settled"));
     expect(settled).toMatchObject({ status: "settled" });
     expect(settled.message).toBeUndefined();
+  });
+
+  // Found by a black-box run: a reload while a payment settled left its card "Settling" for good.
+  it("a card left under way when its answer broke off is checked too, and ends as the ledger says", () => {
+    const cut = (paymentId: string, status: string) => {
+      const m = waiting(paymentId);
+      const part = m.parts[0] as { data: Record<string, unknown> };
+      return {
+        ...m,
+        parts: [{ ...part, data: { ...part.data, status, message: undefined } }],
+        metadata: { finishReason: "payment-unclear" },
+      } as unknown as PaymentUIMessage;
+    };
+    const settling = [cut("s", "submitted"), cut("u", "unknown"), cut("done", "settled")];
+    expect(waitingCards(settling).map((c) => c.paymentId)).toEqual(["s", "u"]);
+    const [ended] = withStatus([cut("s", "submitted")], "s", "settled");
+    expect(dataOf([ended as PaymentUIMessage])).toMatchObject({ status: "settled" });
+    expect(dataOf([ended as PaymentUIMessage]).message).toMatch(/^Paid\. Its answer did not reach this page/);
+    expect(ended?.metadata?.finishReason).toBe("payment-complete");
+    const [failed] = withStatus([cut("s", "signed")], "s", "failed");
+    expect(failed?.metadata?.finishReason).toBe("payment-failed");
+    // Still under way at the ledger: nothing changes yet.
+    expect(withStatus([cut("s", "submitted")], "s", "unknown")[0]?.metadata?.finishReason).toBe(
+      "payment-unclear",
+    );
   });
 });

@@ -1,5 +1,7 @@
 import { useEffect } from "react";
 import type { ApprovalView } from "../../../src/protocol/approval-view.js";
+import { isUnresolved } from "../../../src/protocol/status.js";
+import type { PaymentStatus } from "../../../src/protocol/stream.js";
 import type { FinishPayload, PaymentUIMessage } from "./types.js";
 
 /** How often a card that waits for approval asks the service what became of it, between turns. */
@@ -25,12 +27,24 @@ const MESSAGE_OF: Partial<Record<ApprovalView["status"], string>> = {
   released: "Nothing was paid.",
 };
 
+/** What a card left under way (its answer cut off: a reload, a dropped connection) says once it ends. */
+const CUT_MESSAGE_OF: Partial<Record<ApprovalView["status"], string>> = {
+  settled:
+    "Paid. Its answer did not reach this page (the page was reloaded or the answer broke off); Payments lists the payment.",
+  failed: "The payment failed: nothing was paid.",
+};
+
+/** A card the ledger may still move on between turns: waiting for approval, or under way. */
+const checkable = (status: PaymentStatus) => status === "awaiting_approval" || isUnresolved(status);
+
 /**
  * A card left `awaiting_approval` with no turn running (a reload after Approve, a dropped answer,
- * an approval given on the approval page) may be paid, or lapsed, by now: while no request runs,
- * each such card asks the service (GET /api/approvals/:id) at once, when its window ends and every
- * 10 s, and takes the ledger's status, so the page never says "nothing was paid" of a payment that
- * went through. A service that cannot be reached changes nothing.
+ * an approval given on the approval page) may be paid, or lapsed, by now; so may a card left under
+ * way (reserved, signed, submitted, unknown) when a reload or a dropped connection cut its answer
+ * off. While no request runs, each such card asks the service (GET /api/approvals/:id) at once,
+ * when its window ends and every 10 s, and takes the ledger's status, so the page never says
+ * "nothing was paid" of a payment that went through, nor "Settling" of one that ended. A service
+ * that cannot be reached changes nothing.
  */
 export function useLedgerStatus(
   messages: PaymentUIMessage[],
@@ -51,7 +65,7 @@ export function useLedgerStatus(
     const check = async () => {
       for (const { paymentId } of waiting) {
         const status = await ledgerStatus(paymentId);
-        if (stopped || status === undefined || status === "awaiting_approval") continue;
+        if (stopped || status === undefined || checkable(status)) continue;
         setMessages((all) => withStatus(all, paymentId, status));
       }
     };
@@ -70,10 +84,11 @@ export function useLedgerStatus(
   }, [key, setMessages]);
 }
 
-function waitingCards(messages: PaymentUIMessage[]): { paymentId: string; expiresAt?: number }[] {
+/** The cards the ledger may still move on (see above), with the end of their approval window. */
+export function waitingCards(messages: PaymentUIMessage[]): { paymentId: string; expiresAt?: number }[] {
   return messages.flatMap((m) =>
     m.parts.flatMap((p) => {
-      if (p.type !== "data-payment" || p.data.status !== "awaiting_approval") return [];
+      if (p.type !== "data-payment" || !checkable(p.data.status)) return [];
       const at = p.data.approval?.expiresAt ? Date.parse(p.data.approval.expiresAt) : Number.NaN;
       return [{ paymentId: p.data.paymentId, ...(Number.isFinite(at) ? { expiresAt: at } : {}) }];
     }),
@@ -100,18 +115,18 @@ export function withStatus(
   return messages.map((message) => {
     const at = message.parts.findIndex((p) => p.type === "data-payment" && p.data.paymentId === paymentId);
     const part = message.parts[at];
-    if (part?.type !== "data-payment" || part.data.status !== "awaiting_approval") return message;
+    if (part?.type !== "data-payment" || !checkable(part.data.status)) return message;
     const parts = [...message.parts];
     const { message: _ask, ...data } = part.data;
-    const said = MESSAGE_OF[status];
+    const cut = part.data.status !== "awaiting_approval";
+    const said = cut ? CUT_MESSAGE_OF[status] : MESSAGE_OF[status];
     parts[at] = { ...part, data: { ...data, status, ...(said ? { message: said } : {}) } };
-    const stillWaits = parts.some((p) => p.type === "data-payment" && p.data.status === "awaiting_approval");
+    const stillWaits = parts.some((p) => p.type === "data-payment" && checkable(p.data.status));
     const finish = message.metadata;
     const reason = FINISH_OF[status];
-    const metadata =
-      finish?.finishReason === "approval-required" && !stillWaits && reason
-        ? { ...finish, finishReason: reason }
-        : finish;
+    // A turn that ended waiting, or unclear because its answer broke off, ends as the ledger says.
+    const open = finish?.finishReason === "approval-required" || finish?.finishReason === "payment-unclear";
+    const metadata = open && !stillWaits && reason ? { ...finish, finishReason: reason } : finish;
     return { ...message, parts, ...(metadata ? { metadata } : {}) };
   });
 }

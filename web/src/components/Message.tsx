@@ -76,7 +76,7 @@ function cardParts(message: PaymentUIMessage, paymentId: string) {
 
 const FINISH_LABELS: Record<string, string> = {
   stop: "Done",
-  "payment-complete": "Paid and answered",
+  "payment-complete": "Paid",
   "payment-failed": "Payment failed",
   "payment-unclear": "Payment outcome not known yet (being checked; do not pay again)",
   "limit-exceeded": "Stopped by your limits",
@@ -97,7 +97,10 @@ function useApprovalWait(message: PaymentUIMessage): { waiting: boolean; lapsed:
   );
   const now = useNow(asking && waits.length > 0);
   const lapsed = asking && waits.length > 0 && waits.every((at) => approvalExpired(at, now));
-  return { waiting: asking && !lapsed, lapsed };
+  // Or the ledger said so since (useLedgerStatus): every card of the turn expired unpaid.
+  const cards = message.parts.flatMap((p) => (p.type === "data-payment" ? [p.data.status] : []));
+  const expired = cards.length > 0 && cards.every((status) => status === "expired");
+  return { waiting: asking && !lapsed, lapsed: lapsed || expired };
 }
 
 /** One message: text as it streams, a card per payment, errors, and the turn's finish line. */
