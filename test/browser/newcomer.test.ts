@@ -147,7 +147,7 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
           "limit-exceeded",
         );
         const shown = ((await page.locator("main").textContent()) ?? "").match(
-          /would exceed the perTransaction limit/g,
+          /would exceed the per-payment limit/g,
         );
         expect(shown).toHaveLength(1);
       } finally {

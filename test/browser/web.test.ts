@@ -434,8 +434,8 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
       // Refused at the quote, before any payment exists: said once where it came, with its code (the
       // e: line's box stands aside when the answer's words repeat it).
       const answer = await page.getByTestId("assistant-message").last().textContent();
-      expect(answer).toMatch(/perTransaction limit of \$0\.005.*limit_exceeded/);
-      expect(answer?.match(/perTransaction limit of \$0\.005/g)).toHaveLength(1);
+      expect(answer).toMatch(/per-payment limit of \$0\.005.*limit_exceeded/);
+      expect(answer?.match(/per-payment limit of \$0\.005/g)).toHaveLength(1);
       expect(await page.locator("[data-testid=payment-card][data-status=settled]").count()).toBe(0);
       expect(log.signed.length).toBe(signed);
       // The model chosen on the page went with the request (d: names the alias asked for).

@@ -87,7 +87,7 @@ describe("offline model: intents through the streamText loop", () => {
     expect(calls[0]?.input).toEqual({ query: "weather" });
     expect(calls[1]?.input).toEqual({ url: weather.url, method: "GET", query: { city: "Paris" } });
     expect(r.text).toContain("Weather costs $0.01 on Local EVM devnet");
-    expect(r.text).toContain("per transaction $0.10 (remaining $0.10)");
+    expect(r.text).toContain("Your limits: $0.10 per payment, per request");
     expect(r.text).toContain("daily $1.00 (remaining $0.95)");
   });
 

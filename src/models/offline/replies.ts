@@ -129,7 +129,8 @@ export function listedPriceReply(service: DiscoveredService, param: ServiceParam
 function limitsText(limits: { perTransaction: LimitView; perRequest: LimitView; daily: LimitView }): string {
   const part = (label: string, view: LimitView) =>
     `${label} ${usd(view.limitUsd)} (remaining ${usd(view.remainingUsd)})`;
-  return `Your limits: ${part("per transaction", limits.perTransaction)}, ${part("per request", limits.perRequest)}, ${part("daily", limits.daily)}.`;
+  // The per-payment cap is the most one payment may be, no budget that runs down.
+  return `Your limits: ${usd(limits.perTransaction.limitUsd)} per payment, ${part("per request", limits.perRequest)}, ${part("daily", limits.daily)}.`;
 }
 
 function offerText(offer: Offer): string {

@@ -84,7 +84,8 @@ describe("a stored approval against the limits in force", () => {
     expect(approvalOverLimit(payment, refusal)).toEqual({
       ok: false,
       reason: "limit_exceeded",
-      message: "Paying $0.25 to https://a.example/data would exceed the daily limit of $10.00 ($0.10 left).",
+      message:
+        "Paying $0.25 to https://a.example/data would exceed the daily limit of $10.00 ($0.10 left in the last 24 h).",
       details: {
         paymentId: "pay_1",
         priceUsd: "0.25",

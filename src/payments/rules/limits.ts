@@ -229,8 +229,14 @@ export function limitExceeded(
 ): { message: string; details: { limit: LimitName; limitUsd: string; remainingUsd: string } } {
   const limitUsd = formatUsd(refusal.limitAtomic);
   const remainingUsd = formatUsd(refusal.remainingAtomic);
+  // In words: the per-payment cap is no budget that runs down, so nothing is "left" of it.
+  const limit = {
+    perTransaction: `per-payment limit of $${limitUsd}`,
+    perRequest: `per-request limit of $${limitUsd} ($${remainingUsd} left in this request)`,
+    daily: `daily limit of $${limitUsd} ($${remainingUsd} left in the last 24 h)`,
+  }[refusal.limit];
   return {
-    message: `Paying ${what} would exceed the ${refusal.limit} limit of $${limitUsd} ($${remainingUsd} left).`,
+    message: `Paying ${what} would exceed the ${limit}.`,
     details: { limit: refusal.limit, limitUsd, remainingUsd },
   };
 }
