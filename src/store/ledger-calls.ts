@@ -139,6 +139,18 @@ export async function callReserve(
   return { outcome: answer.outcome, budget: snapshotOf(answer), ...tabLeft };
 }
 
+/** The unique index of migration 17: one signed Solana transaction, one payment. */
+export const SAME_TRANSACTION_INDEX = "payments_svm_message_idx";
+
+/** Whether a driver error (or a cause of it) is a reservation refused by that index. */
+export function holdsSameTransaction(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const { code } = e as { code?: unknown };
+    if (code === "23505" && e.message.includes(SAME_TRANSACTION_INDEX)) return true;
+  }
+  return false;
+}
+
 /**
  * `approve_payment`'s answer (`reserved`, `refused`, `missing` or `status:<status>`), the
  * payment's amount (text, exact) and the sums it read.

@@ -11,6 +11,7 @@ import {
   type PaymentRecord,
   type ReserveInput,
   type ReserveResult,
+  SameTransactionError,
   type SpendingSummary,
   type StatusEntry,
   type TabRefusal,
@@ -31,6 +32,7 @@ import {
   callMove,
   callReserve,
   type DriverQuery,
+  holdsSameTransaction,
   type ReservedRow,
   readSpend,
 } from "./ledger-calls.js";
@@ -108,7 +110,12 @@ export class PgLedger implements Ledger, LedgerReads {
       history: steps.map((status): StatusEntry => ({ status, at })),
       authorization: input.intent ? (input.intent.authorization ?? null) : null,
     };
-    const { outcome, budget, tabLeft } = await callReserve(this.query, input, row);
+    const { outcome, budget, tabLeft } = await callReserve(this.query, input, row).catch((error: unknown) => {
+      // Migration 17's index: another payment holds this very signed transaction (no cause kept:
+      // the driver's error quotes the row).
+      if (holdsSameTransaction(error)) throw new SameTransactionError(input.paymentId);
+      throw error;
+    });
     if (outcome === "duplicate") throw new DuplicatePaymentError(input.paymentId);
     if (outcome.startsWith("tab:")) {
       const tab = outcome.slice("tab:".length) as TabRefusal["tab"];
@@ -158,7 +165,10 @@ export class PgLedger implements Ledger, LedgerReads {
   }
 
   async approve(input: ApproveInput): Promise<ApproveResult> {
-    const { outcome, amount, budget } = await callApprove(this.query, input);
+    const { outcome, amount, budget } = await callApprove(this.query, input).catch((error: unknown) => {
+      if (holdsSameTransaction(error)) throw new SameTransactionError(input.paymentId);
+      throw error;
+    });
     if (outcome === "missing") return { ok: false, notAwaiting: "missing" };
     if (outcome.startsWith("status:")) {
       return { ok: false, notAwaiting: outcome.slice("status:".length) as LedgerStatus };

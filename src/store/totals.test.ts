@@ -182,3 +182,33 @@ describe("running spend totals", { timeout: 180_000 }, () => {
     ).toMatchObject({ ok: false, limit: "daily", remainingAtomic: USD - 1n });
   });
 });
+
+describe("one payment per signed Solana transaction (migration 17)", { timeout: 180_000 }, () => {
+  it("migrates a database that already holds two payments of one transaction, and refuses a third", async () => {
+    const db = drizzle(client);
+    await migrate(
+      db,
+      "public",
+      MIGRATIONS.filter((m) => m.id < 17),
+    );
+    const wallet = newWallet();
+    await seed(wallet, 3);
+    const svm = JSON.stringify({ kind: "svm-exact", messageHash: "m1", blockhash: "b" });
+    await raw(`UPDATE payments SET authorization_data = $1::jsonb WHERE wallet = $2`, [svm, wallet]);
+
+    expect(await migrate(db, "public")).toEqual([17]);
+    // The earliest keeps its place in the index; the later ones are marked, and nothing else changes.
+    const rows = (await raw(
+      `SELECT authorization_data->>'signedTwice' AS twice, status FROM payments WHERE wallet = $1
+         ORDER BY created_at`,
+      [wallet],
+    )) as { twice: string | null; status: string }[];
+    expect(rows).toEqual([
+      { twice: null, status: "settled" },
+      { twice: "yes", status: "settled" },
+      { twice: "yes", status: "settled" },
+    ]);
+    const again = payment({ wallet, intent: { authorization: JSON.parse(svm) } });
+    await expect(ledger.reserve(again)).rejects.toMatchObject({ name: "SameTransactionError" });
+  });
+});

@@ -236,6 +236,25 @@ export class DuplicatePaymentError extends Error {
   }
 }
 
+/**
+ * Thrown by `reserve` when another payment already holds this very signed transaction: a Solana
+ * message signed identically for two payments (a seller's fixed memo, the same amount and payee,
+ * one blockhash) on two instances. Sent, the chain would run it once and both rows would claim it.
+ * Nothing was written; sign anew (the next blockhash makes another transaction).
+ */
+export class SameTransactionError extends Error {
+  override name = "SameTransactionError";
+  constructor(readonly paymentId: string) {
+    super(`payment ${paymentId}: another payment holds this signed transaction`);
+  }
+}
+
+/** The key two payments' signed transactions must not share (a Solana message's hash), if any. */
+export function transactionKeyOf(authorization: unknown): string | undefined {
+  const a = authorization as { kind?: unknown; messageHash?: unknown } | null | undefined;
+  return a?.kind === "svm-exact" && typeof a.messageHash === "string" ? a.messageHash : undefined;
+}
+
 /** Thrown by `transition` for an id the ledger does not hold. */
 export class PaymentNotFoundError extends Error {
   override name = "PaymentNotFoundError";

@@ -9,6 +9,7 @@ import {
   type PaymentEvents,
   type PaymentPauses,
   type PaymentRecord,
+  SameTransactionError,
   type StoredApproval,
   storedGrant,
   storedServiceName,
@@ -238,7 +239,14 @@ export class ApprovalDesk {
     record: PaymentRecord,
     message: string,
   ): Promise<void> {
-    const reserved = await run.approve({ limits, authorization });
+    const reserved = await run.approve({ limits, authorization }).catch((error: unknown) => {
+      if (!(error instanceof SameTransactionError)) throw error;
+      throw new AppError(
+        "approval_invalid",
+        `The transaction signed for ${message} is another payment's too (the same transfer within one blockhash): it is not sent. Ask again for a new quote.`,
+        { details: { paymentId: record.paymentId } },
+      );
+    });
     if (reserved && "notAwaiting" in reserved && reserved.notAwaiting === "expired") {
       throw new AppError("approval_expired", `The approval window for ${message} has passed.`);
     }

@@ -37,7 +37,7 @@ import {
   whilePaused,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
-import { findKey, signBounded } from "./sign.js";
+import { findKey, reserveSigned, signBounded } from "./sign.js";
 import { admitWith, findTab, fromTab, refuseReserved, tabMeter } from "./tab-pay.js";
 
 /** What a budget read needs of a request. */
@@ -230,10 +230,9 @@ export class PaymentPipeline {
     const paused = await this.refuseIfPaused(admitted);
     if (paused) return paused;
     // Signed in memory beside the balance read; sent only after the reservation with its intent.
-    const [signed, balance] = await Promise.all([
-      signBounded(probed, chosen, signer, this.deps.config.serviceTimeoutMs, this.deps.onError),
-      balances.of(offer, amount),
-    ]);
+    const sign = () =>
+      signBounded(probed, chosen, signer, this.deps.config.serviceTimeoutMs, this.deps.onError);
+    const [signed, balance] = await Promise.all([sign(), balances.of(offer, amount)]);
     const late = request.deadline - request.now() < this.deps.config.minTimeLeftMs; // the reads took time
     if (balance === undefined || balance < amount || !signed || late) {
       await this.announce(admitted);
@@ -245,18 +244,20 @@ export class PaymentPipeline {
         "Too little time is left in this request to complete a payment safely.",
       );
     }
-    const refusal = await run.reserveAndRecordIntent({
-      requirement: offer,
-      limits,
-      authorization: signed.authorization,
-      // The signed window must end within the tab (nothing from it can move money after it ends).
-      ...(tab
-        ? { tab: { tabId: tab.tabId, until: new Date(request.now() + chosen.timeoutSeconds * 1000) } }
-        : {}),
-    });
-    if (refusal) return refuseReserved(run, refusal, tab);
+    const sent = await reserveSigned(signed, sign, (authorization) =>
+      run.reserveAndRecordIntent({
+        requirement: offer,
+        limits,
+        authorization,
+        // The signed window must end within the tab (nothing from it can move money after it ends).
+        ...(tab
+          ? { tab: { tabId: tab.tabId, until: new Date(request.now() + chosen.timeoutSeconds * 1000) } }
+          : {}),
+      }),
+    );
+    if (sent.answer) return refuseReserved(run, sent.answer, tab);
     balances.sent(offer, amount);
-    const outcome = await deliver(this.delivery, run, probed.payee, signed.headers);
+    const outcome = await deliver(this.delivery, run, probed.payee, sent.signed.headers);
     if (outcome.status !== "paid" || outcome.error) balances.unsure(offer);
     return outcome;
   }

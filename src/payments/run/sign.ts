@@ -1,5 +1,5 @@
 import type { Wallet } from "../../protocol/index.js";
-import type { SignerAccess, SignerRegistry } from "../ports/index.js";
+import { SameTransactionError, type SignerAccess, type SignerRegistry } from "../ports/index.js";
 import type { ChosenOffer } from "../rules/index.js";
 import { type PaymentDemandProbe, type SignedPayment, signOffer } from "../x402/index.js";
 import type { PaymentRequest } from "./pipeline-types.js";
@@ -31,6 +31,34 @@ export async function signBounded(
     return undefined;
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** How many times a payment is signed anew when another instance holds its very transaction. */
+const SIGN_ANEW = 3;
+
+/**
+ * Reserve with the signed intent (`reserve`'s answer), and what was signed. A Solana transaction
+ * another payment already holds (the ledger's SameTransactionError: the same offer signed within
+ * one blockhash on another instance) is signed anew, which waits for the next blockhash
+ * (src/chains/svm-unique.ts), at most {@link SIGN_ANEW} times; past that, or when signing anew
+ * fails, it throws (nothing was written or sent).
+ */
+export async function reserveSigned<R>(
+  first: SignedPayment,
+  sign: () => Promise<SignedPayment | undefined>,
+  reserve: (authorization: Record<string, string>) => Promise<R>,
+): Promise<{ signed: SignedPayment; answer: R }> {
+  let signed = first;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { signed, answer: await reserve(signed.authorization) };
+    } catch (error) {
+      if (!(error instanceof SameTransactionError) || attempt >= SIGN_ANEW) throw error;
+      const again = await sign();
+      if (!again) throw new Error("the payment could not be signed anew", { cause: error });
+      signed = again;
+    }
   }
 }
 

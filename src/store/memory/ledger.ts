@@ -13,9 +13,11 @@ import {
   type PaymentRecord,
   type ReserveInput,
   type ReserveResult,
+  SameTransactionError,
   type SpendingSummary,
   type StatusEntry,
   type TransitionFields,
+  transactionKeyOf,
 } from "../../payments/ports/index.js";
 import {
   assertTransition,
@@ -55,6 +57,10 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
       if (this.rows.has(input.paymentId)) throw new DuplicatePaymentError(input.paymentId);
+      // As migration 17's unique index: one signed Solana transaction, one payment.
+      const sameTx = transactionKeyOf(input.intent?.authorization);
+      if (sameTx && [...this.rows.values()].some((r) => transactionKeyOf(r.authorization) === sameTx))
+        throw new SameTransactionError(input.paymentId);
       const steps: LedgerStatus[] = input.intent ? [...INTENT_STEPS] : ["reserved"];
       const record = newRecord(input, steps, {
         authorization: input.intent ? (input.intent.authorization ?? null) : null,
@@ -99,6 +105,9 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
       await roundTrip();
       const check = checkSpend(row.amount, input.limits, committedOf(budget));
       if (!check.ok) return check;
+      const sameTx = transactionKeyOf(input.authorization);
+      if (sameTx && [...this.rows.values()].some((r) => transactionKeyOf(r.authorization) === sameTx))
+        throw new SameTransactionError(paymentId);
       const at = now.toISOString();
       const steps = INTENT_STEPS.map((status) => ({ status, at }));
       this.write({

@@ -14,6 +14,7 @@ import { tabs } from "./013-tabs.js";
 import { walletSignIn } from "./014-wallet-sign-in.js";
 import { tabsForCallers } from "./015-tabs-for-callers.js";
 import { retiredKeyTokens } from "./016-retired-key-tokens.js";
+import { onePaymentPerSolanaTransaction } from "./017-one-payment-per-solana-transaction.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -40,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   walletSignIn,
   tabsForCallers,
   retiredKeyTokens,
+  onePaymentPerSolanaTransaction,
 ];

@@ -5,6 +5,7 @@ import {
   type Ledger,
   type LedgerReads,
   PaymentNotFoundError,
+  SameTransactionError,
 } from "../../payments/ports/index.js";
 import { IllegalTransitionError } from "../../payments/rules/index.js";
 import type { Store } from "../index.js";
@@ -228,6 +229,32 @@ export function describeLedger(
       const awaiting = { ...input, caller: null, approval: {}, expiresAt: at(60) };
       await expect(ledger.recordAwaiting(awaiting)).rejects.toBeInstanceOf(DuplicatePaymentError);
       expect((await reads.spending(wallet, T0)).today).toBe(USD);
+    });
+
+    // Found by a black-box run: a seller's fixed memo made two payments one Solana transaction.
+    it("refuses a second payment holding the same signed Solana transaction, reserved or approved", async () => {
+      const wallet = newWallet();
+      const svm = (messageHash: string) => ({
+        authorization: { kind: "svm-exact", messageHash, blockhash: "b", expiresAt: "1", signedAt: "0" },
+      });
+      const hash = `m_${randomUUID()}`;
+      const first = payment({ wallet, intent: svm(hash) });
+      expect((await ledger.reserve(first)).ok).toBe(true);
+      const second = payment({ wallet, intent: svm(hash) });
+      await expect(ledger.reserve(second)).rejects.toBeInstanceOf(SameTransactionError);
+      expect(await ledger.get(second.paymentId)).toBeUndefined();
+      // Signed anew (another message), it is reserved; an EVM authorization is never compared.
+      expect((await ledger.reserve({ ...second, intent: svm(`m_${randomUUID()}`) })).ok).toBe(true);
+      const evm = { authorization: { kind: "evm-eip3009", from: wallet, nonce: "0x1", validBefore: "9" } };
+      expect((await ledger.reserve(payment({ wallet, intent: evm }))).ok).toBe(true);
+      expect((await ledger.reserve(payment({ wallet, intent: evm }))).ok).toBe(true);
+      // An approval whose wallet signed the same transaction is refused too, and keeps waiting.
+      const { limits: _l, ...facts } = payment({ wallet });
+      await ledger.recordAwaiting({ ...facts, caller: null, approval: {}, expiresAt: at(60) });
+      await expect(
+        ledger.approve({ paymentId: facts.paymentId, limits: roomy, ...svm(hash), now: T0 }),
+      ).rejects.toBeInstanceOf(SameTransactionError);
+      expect((await ledger.get(facts.paymentId))?.status).toBe("awaiting_approval");
     });
 
     it("lists payments by status and by request, oldest first", async () => {
