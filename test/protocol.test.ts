@@ -48,6 +48,17 @@ describe("stream protocol", () => {
     `);
   });
 
+  // Found by a black-box run: a hostile model's and a service's words reached clients with their escapes.
+  it("sends no character that hides or reorders text or drives a terminal, from a model or a service", () => {
+    const hostile = "\x1b[2J\x07\u202egnp.live\u202c";
+    expect(encodeLine({ type: "text", text: `${hostile} \ud83d` })).toBe('0:"[2Jgnp.live \\ud83d"\n');
+    const error = encodeLine({
+      type: "error",
+      error: { code: "service_refused", message: hostile, serviceSaid: hostile },
+    });
+    expect(error).toBe('e:{"code":"service_refused","message":"[2Jgnp.live","serviceSaid":"[2Jgnp.live"}\n');
+  });
+
   it("frames a line as one SSE event (exact bytes)", () => {
     const first = events[0];
     if (!first) throw new Error("missing");

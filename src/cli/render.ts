@@ -6,6 +6,7 @@ import {
   type PaymentUpdate,
   type StreamEvent,
 } from "../client/index.js";
+import { cleanUntrusted, withoutUnsafe } from "../protocol/content.js";
 import { networkLabel } from "../protocol/networks.js";
 
 /**
@@ -156,8 +157,11 @@ export class Renderer {
     this.tick();
   }
 
-  event(event: StreamEvent): void {
+  event(sent: StreamEvent): void {
     this.clearWaiting();
+    // Nothing a service sends may clear the screen, set the title or reorder what is shown.
+    const event =
+      sent.type === "text" ? { ...sent, text: withoutUnsafe(sent.text) } : cleanUntrusted(sent).value;
     switch (event.type) {
       case "text":
         this.endLive();

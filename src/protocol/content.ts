@@ -35,6 +35,14 @@ export function cleanText(text: string): { text: string; removed: number } {
   return { text: clean, removed };
 }
 
+/**
+ * A piece of streamed text without the unsafe characters. Lone surrogates stay: a piece may end
+ * inside a pair that the next piece completes.
+ */
+export function withoutUnsafe(text: string): string {
+  return text.replace(UNSAFE_ALL, "");
+}
+
 /** How deep the content rule walks; deeper values become {@link NESTED_TOO_DEEP}. */
 const MAX_CLEAN_DEPTH = 200;
 export const NESTED_TOO_DEEP = "[nested too deeply: not shown]";

@@ -1,3 +1,4 @@
+import { cleanUntrusted, withoutUnsafe } from "./content.js";
 import type { StreamEvent } from "./events.js";
 import type { ProtocolSchema } from "./schema-type.js";
 import {
@@ -48,15 +49,19 @@ export {
 
 const PREFIX = { text: "0", payment: "p", error: "e", finish: "d" } as const;
 
-/** Encode one event as a protocol line, newline included. */
+/**
+ * Encode one event as a protocol line, newline included. Whatever reached it from outside (a
+ * model's words, a service's refusal) goes out without the characters that hide or reorder text
+ * or drive a terminal (content.ts): a client shows what the line says.
+ */
 export function encodeLine(event: StreamEvent): string {
   switch (event.type) {
     case "text":
-      return `${PREFIX.text}:${JSON.stringify(event.text)}\n`;
+      return `${PREFIX.text}:${JSON.stringify(withoutUnsafe(event.text))}\n`;
     case "payment":
-      return `${PREFIX.payment}:${JSON.stringify(event.payment)}\n`;
+      return `${PREFIX.payment}:${JSON.stringify(cleanUntrusted(event.payment).value)}\n`;
     case "error":
-      return `${PREFIX.error}:${JSON.stringify(event.error)}\n`;
+      return `${PREFIX.error}:${JSON.stringify(cleanUntrusted(event.error).value)}\n`;
     case "finish":
       return `${PREFIX.finish}:${JSON.stringify(event.finish)}\n`;
   }

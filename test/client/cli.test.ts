@@ -278,6 +278,20 @@ describe("rendering", () => {
     expect(c.err()).not.toContain("\x1b");
   });
 
+  // Found by a black-box run: a model's words cleared the screen and set the window title.
+  it("what a service sends cannot drive the terminal: escapes, bells and bidi overrides are dropped", () => {
+    const c = capture(false);
+    c.renderer.event({ type: "text", text: "\x1b[2J\x1b]0;pwned\x07\u202egnp.live\u202c ok" });
+    c.renderer.event({
+      type: "error",
+      error: { code: "service_refused", message: "The service said \x1b[2J\u202egnp.live\u202c." },
+    });
+    c.renderer.close();
+    expect(c.out()).toBe("[2J]0;pwnedgnp.live ok\n");
+    expect(`${c.out()}${c.err()}`).not.toMatch(/[\x1b\x07\u202a-\u202e]/);
+    expect(c.err()).toContain("gnp.live");
+  });
+
   it("on a TTY: one live line redrawn in place, coloured", () => {
     const c = capture(true, true);
     c.renderer.event({ type: "payment", payment: QUOTED });

@@ -1,7 +1,7 @@
 import { AppError } from "../../errors/index.js";
 import type { SafeFetch, SafeResponse } from "../../outbound/index.js";
 import { SafeFetchBlockedError } from "../../outbound/index.js";
-import { sortedKeys } from "../../protocol/index.js";
+import { cleanText, sortedKeys } from "../../protocol/index.js";
 import type { PayInput } from "../../tools/contract.js";
 import type { Reason } from "../rules/index.js";
 import { type PaymentDemand, readPaymentDemand } from "./wire.js";
@@ -140,7 +140,8 @@ function serviceSaid(response: SafeResponse): string | undefined {
   const word = ["error", "message", "detail"].map((k) => fields[k]).find((v) => typeof v === "string");
   const text =
     typeof word === "string" ? word : json === undefined ? new TextDecoder().decode(response.body) : "";
-  const line = text.replace(/\s+/g, " ").trim();
+  // Without what hides or reorders text or drives a terminal: it reaches the client as sent here.
+  const line = cleanText(text).text.replace(/\s+/g, " ").trim();
   return line ? line.slice(0, SAID_CHARS) : undefined;
 }
 
