@@ -4,6 +4,7 @@ import { isStepCount, streamText } from "ai";
 import { AppError, isAppError } from "../errors/index.js";
 import type { Payer } from "../payments/face.js";
 import type { ChatRequest, FinishPayload, ModelAlias, StreamEvent } from "../protocol/index.js";
+import { boundedForTurn } from "./bounds.js";
 import type { ToolProvider, TurnContext, TurnPrelude } from "./context.js";
 import { CutoffReader, untilCutoff } from "./cutoff.js";
 import { type GuardedTools, guardTools } from "./guard.js";
@@ -196,7 +197,7 @@ function modelStream(
 ) {
   const { request } = input;
   return streamText({
-    model,
+    model: boundedForTurn(model),
     instructions: SYSTEM_PROMPT,
     messages,
     // Client system messages are deliberate: kept, framed below the built-in prompt, and unable

@@ -1,0 +1,78 @@
+/**
+ * A model may obey any instruction a paid answer injects, and ignore `maxTokens`: what one turn
+ * takes from it is bounded (src/agent/bounds.ts), whatever it sends.
+ */
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { type ToolSet, tool } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+import { expect, it } from "vitest";
+import { z } from "zod";
+import { CUT_NOTICE, OUTPUT_BOUNDS } from "../src/agent/bounds.js";
+import { silentLogger } from "../src/log/index.js";
+import { createService } from "../src/service.js";
+import { chatRequest, readEvents, singleModelRegistry, testConfig } from "./helpers.js";
+import { scriptedModel } from "./scripted.js";
+
+async function ask(model: MockLanguageModelV4, tools?: () => ToolSet) {
+  const { app } = createService(testConfig(), silentLogger, {
+    models: singleModelRegistry(model),
+    ...(tools ? { tools } : {}),
+  });
+  return readEvents(
+    await app.request("/api/chat", chatRequest({ messages: [{ role: "user", content: "go" }] })),
+  );
+}
+
+// Found by a black-box run: a model's 20 MB answer was streamed, and kept for replays, whole.
+it("passes on at most the bound of a model's words, then says the answer was cut", async () => {
+  const piece = "x".repeat(100_000);
+  const model = new MockLanguageModelV4({
+    doStream: async () => ({
+      stream: new ReadableStream<LanguageModelV4StreamPart>({
+        start(controller) {
+          controller.enqueue({ type: "stream-start", warnings: [] });
+          controller.enqueue({ type: "text-start", id: "t" });
+          for (let i = 0; i < 200; i++) controller.enqueue({ type: "text-delta", id: "t", delta: piece });
+          controller.enqueue({ type: "text-end", id: "t" });
+          controller.enqueue({
+            type: "finish",
+            finishReason: { unified: "stop", raw: "stop" },
+            usage: {
+              inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+              outputTokens: { total: 1, text: 1, reasoning: 0 },
+            },
+          });
+          controller.close();
+        },
+      }),
+    }),
+  });
+  const events = await ask(model);
+  const text = events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+  expect(text).toBe(`${"x".repeat(OUTPUT_BOUNDS.textChars)}${CUT_NOTICE}`);
+  expect(events.at(-1)?.type).toBe("finish");
+});
+
+// Found by a black-box run: 1,000 calls in a step made 1,000 requests; 1 MB inputs were quoted back.
+it("runs at most the bound of tool calls in a step, and never quotes an oversized input back", async () => {
+  let ran = 0;
+  const tools = (): ToolSet => ({
+    look: tool({
+      inputSchema: z.object({ q: z.string() }),
+      execute: async () => {
+        ran += 1;
+        return { ok: true };
+      },
+    }),
+  });
+  const many = Array.from({ length: 40 }, (_, i) => ({ toolName: "look", input: { q: `q${i}` } }));
+  const huge = { toolName: "look", input: { q: "A".repeat(1_000_000) } };
+  const model = scriptedModel([many, [huge]]);
+  await ask(model, tools);
+  expect(ran).toBe(OUTPUT_BOUNDS.callsPerStep);
+  // What the model was sent at its last step: bounded, without the megabyte it sent.
+  const last = JSON.stringify(model.doStreamCalls.at(-1)?.prompt);
+  expect(last).not.toContain("A".repeat(OUTPUT_BOUNDS.toolInputChars));
+  expect(last).toContain("at most 16384 are read");
+  expect(last.length).toBeLessThan(100_000);
+});
