@@ -126,6 +126,9 @@ describe("withStatus (a waiting card takes the ledger's status)", () => {
     expect(ended?.metadata?.finishReason).toBe("payment-complete");
     const [failed] = withStatus([cut("s", "signed")], "s", "failed");
     expect(failed?.metadata?.finishReason).toBe("payment-failed");
+    // Left unclear when its turn ended (the answer was given): the chain's word, nothing of a cut.
+    const [unclear] = withStatus([cut("u", "unknown")], "u", "settled");
+    expect(dataOf([unclear as PaymentUIMessage]).message).toBe("Paid: the chain shows the payment settled.");
     // Still under way at the ledger: nothing changes yet.
     expect(withStatus([cut("s", "submitted")], "s", "unknown")[0]?.metadata?.finishReason).toBe(
       "payment-unclear",

@@ -34,6 +34,12 @@ const CUT_MESSAGE_OF: Partial<Record<ApprovalView["status"], string>> = {
   failed: "The payment failed: nothing was paid.",
 };
 
+/** What a card left unclear at the end of its turn (the answer was given) says once the chain has told. */
+const UNCLEAR_MESSAGE_OF: Partial<Record<ApprovalView["status"], string>> = {
+  settled: "Paid: the chain shows the payment settled.",
+  failed: "Not paid: the chain shows the payment failed, and nothing moved.",
+};
+
 /** A card the ledger may still move on between turns: waiting for approval, or under way. */
 const checkable = (status: PaymentStatus) => status === "awaiting_approval" || isUnresolved(status);
 
@@ -118,8 +124,13 @@ export function withStatus(
     if (part?.type !== "data-payment" || !checkable(part.data.status)) return message;
     const parts = [...message.parts];
     const { message: _ask, ...data } = part.data;
-    const cut = part.data.status !== "awaiting_approval";
-    const said = cut ? CUT_MESSAGE_OF[status] : MESSAGE_OF[status];
+    const was = part.data.status;
+    const said =
+      was === "awaiting_approval"
+        ? MESSAGE_OF[status]
+        : was === "unknown"
+          ? UNCLEAR_MESSAGE_OF[status]
+          : CUT_MESSAGE_OF[status];
     parts[at] = { ...part, data: { ...data, status, ...(said ? { message: said } : {}) } };
     const stillWaits = parts.some((p) => p.type === "data-payment" && checkable(p.data.status));
     const finish = message.metadata;
