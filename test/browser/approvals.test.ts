@@ -102,9 +102,10 @@ describe("withStatus (a waiting card takes the ledger's status)", () => {
     expect(expired.status).toBe("expired");
     expect(expired.message).toMatch(/time to approve has passed: nothing was signed or paid/);
     expect(dataOf(withStatus([waiting("p")], "p", "rejected")).message).toMatch(/declined/);
+    // Paid while this page waited (on the approval page, or before a reload): its answer is elsewhere.
     const settled = dataOf(withStatus([waiting("p")], "p", "settled"));
     expect(settled).toMatchObject({ status: "settled" });
-    expect(settled.message).toBeUndefined();
+    expect(settled.message).toBe("Paid. Its answer did not come to this page; Payments lists the payment.");
   });
 
   // Found by a black-box run: a reload while a payment settled left its card "Settling" for good.
@@ -122,13 +123,25 @@ describe("withStatus (a waiting card takes the ledger's status)", () => {
     expect(waitingCards(settling).map((c) => c.paymentId)).toEqual(["s", "u"]);
     const [ended] = withStatus([cut("s", "submitted")], "s", "settled");
     expect(dataOf([ended as PaymentUIMessage])).toMatchObject({ status: "settled" });
-    expect(dataOf([ended as PaymentUIMessage]).message).toMatch(/^Paid\. Its answer did not reach this page/);
+    expect(dataOf([ended as PaymentUIMessage]).message).toMatch(
+      /^Paid\. Its answer did not come to this page/,
+    );
     expect(ended?.metadata?.finishReason).toBe("payment-complete");
     const [failed] = withStatus([cut("s", "signed")], "s", "failed");
     expect(failed?.metadata?.finishReason).toBe("payment-failed");
     // Left unclear when its turn ended (the answer was given): the chain's word, nothing of a cut.
     const [unclear] = withStatus([cut("u", "unknown")], "u", "settled");
     expect(dataOf([unclear as PaymentUIMessage]).message).toBe("Paid: the chain shows the payment settled.");
+    // Found by the re-test: a reload restores the card as it was before Approve; the ledger has it
+    // under way, and so does the card then (its turn unclear until it ends), not "waiting".
+    const restored = { ...waiting("w"), metadata: { finishReason: "approval-required" } } as PaymentUIMessage;
+    expect(waitingCards([restored])).toEqual([{ paymentId: "w", status: "awaiting_approval" }]);
+    const [moving] = withStatus([restored], "w", "submitted");
+    expect(dataOf([moving as PaymentUIMessage])).toMatchObject({ status: "submitted" });
+    expect(dataOf([moving as PaymentUIMessage]).message).toBeUndefined();
+    expect(moving?.metadata?.finishReason).toBe("payment-unclear");
+    const [paid] = withStatus([moving as PaymentUIMessage], "w", "settled");
+    expect(paid?.metadata?.finishReason).toBe("payment-complete");
     // Still under way at the ledger: nothing changes yet.
     expect(withStatus([cut("s", "submitted")], "s", "unknown")[0]?.metadata?.finishReason).toBe(
       "payment-unclear",

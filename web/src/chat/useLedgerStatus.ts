@@ -20,17 +20,16 @@ const FINISH_OF: Partial<Record<ApprovalView["status"], FinishPayload["finishRea
   unknown: "payment-unclear",
 };
 
-/** What a card says once the ledger has moved on; the ask to approve ("Approve $0.01 ... before") is over. */
+/**
+ * What a card says once the ledger has moved on: the ask to approve ("Approve $0.01 ... before")
+ * is over, or the payment it showed under way has ended. A payment paid while this page waited (on
+ * the approval page, or before a reload cut its answer off) had its answer go elsewhere.
+ */
 const MESSAGE_OF: Partial<Record<ApprovalView["status"], string>> = {
   expired: "The time to approve has passed: nothing was signed or paid. Ask again for a new quote.",
   rejected: "The payment was declined: nothing was signed or paid.",
   released: "Nothing was paid.",
-};
-
-/** What a card left under way (its answer cut off: a reload, a dropped connection) says once it ends. */
-const CUT_MESSAGE_OF: Partial<Record<ApprovalView["status"], string>> = {
-  settled:
-    "Paid. Its answer did not reach this page (the page was reloaded or the answer broke off); Payments lists the payment.",
+  settled: "Paid. Its answer did not come to this page; Payments lists the payment.",
   failed: "The payment failed: nothing was paid.",
 };
 
@@ -57,21 +56,21 @@ export function useLedgerStatus(
   busy: boolean,
   setMessages: (update: (messages: PaymentUIMessage[]) => PaymentUIMessage[]) => void,
 ): void {
-  // The waiting cards as one string (`id@expiresAt,...`): the checks re-arm only when it changes.
+  // The waiting cards as one string (`id@expiresAt@status,...`): the checks re-arm when it changes.
   const key = (busy ? [] : waitingCards(messages))
-    .map((w) => `${w.paymentId}@${w.expiresAt ?? ""}`)
+    .map((w) => `${w.paymentId}@${w.expiresAt ?? ""}@${w.status}`)
     .join(",");
   useEffect(() => {
     if (key === "") return;
     const waiting = key.split(",").map((entry) => {
-      const [paymentId = "", at = ""] = entry.split("@");
-      return { paymentId, expiresAt: at === "" ? Number.POSITIVE_INFINITY : Number(at) };
+      const [paymentId = "", at = "", shown = ""] = entry.split("@");
+      return { paymentId, shown, expiresAt: at === "" ? Number.POSITIVE_INFINITY : Number(at) };
     });
     let stopped = false;
     const check = async () => {
-      for (const { paymentId } of waiting) {
+      for (const { paymentId, shown } of waiting) {
         const status = await ledgerStatus(paymentId);
-        if (stopped || status === undefined || checkable(status)) continue;
+        if (stopped || status === undefined || status === shown) continue;
         setMessages((all) => withStatus(all, paymentId, status));
       }
     };
@@ -91,12 +90,15 @@ export function useLedgerStatus(
 }
 
 /** The cards the ledger may still move on (see above), with the end of their approval window. */
-export function waitingCards(messages: PaymentUIMessage[]): { paymentId: string; expiresAt?: number }[] {
+export function waitingCards(
+  messages: PaymentUIMessage[],
+): { paymentId: string; status: PaymentStatus; expiresAt?: number }[] {
   return messages.flatMap((m) =>
     m.parts.flatMap((p) => {
       if (p.type !== "data-payment" || !checkable(p.data.status)) return [];
       const at = p.data.approval?.expiresAt ? Date.parse(p.data.approval.expiresAt) : Number.NaN;
-      return [{ paymentId: p.data.paymentId, ...(Number.isFinite(at) ? { expiresAt: at } : {}) }];
+      const { paymentId, status } = p.data;
+      return [{ paymentId, status, ...(Number.isFinite(at) ? { expiresAt: at } : {}) }];
     }),
   );
 }
@@ -124,20 +126,19 @@ export function withStatus(
     if (part?.type !== "data-payment" || !checkable(part.data.status)) return message;
     const parts = [...message.parts];
     const { message: _ask, ...data } = part.data;
-    const was = part.data.status;
-    const said =
-      was === "awaiting_approval"
-        ? MESSAGE_OF[status]
-        : was === "unknown"
-          ? UNCLEAR_MESSAGE_OF[status]
-          : CUT_MESSAGE_OF[status];
+    const said = (part.data.status === "unknown" ? UNCLEAR_MESSAGE_OF : MESSAGE_OF)[status];
     parts[at] = { ...part, data: { ...data, status, ...(said ? { message: said } : {}) } };
-    const stillWaits = parts.some((p) => p.type === "data-payment" && checkable(p.data.status));
+    const statuses = parts.flatMap((p) => (p.type === "data-payment" ? [p.data.status] : []));
     const finish = message.metadata;
-    const reason = FINISH_OF[status];
-    // A turn that ended waiting, or unclear because its answer broke off, ends as the ledger says.
+    // A turn that ended waiting, or unclear because its answer broke off, ends as the ledger says:
+    // still waiting while a card waits, unclear while one is under way.
+    const reason = statuses.includes("awaiting_approval")
+      ? undefined
+      : statuses.some(isUnresolved)
+        ? "payment-unclear"
+        : FINISH_OF[status];
     const open = finish?.finishReason === "approval-required" || finish?.finishReason === "payment-unclear";
-    const metadata = open && !stillWaits && reason ? { ...finish, finishReason: reason } : finish;
+    const metadata = open && reason ? { ...finish, finishReason: reason } : finish;
     return { ...message, parts, ...(metadata ? { metadata } : {}) };
   });
 }
