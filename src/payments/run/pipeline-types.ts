@@ -125,6 +125,13 @@ export function refuseOverLimit(run: PaymentRun, refusal: LimitRefusal): Payment
   return run.refuse("limit_exceeded", message, details);
 }
 
+/**
+ * Why a Solana payment could not be signed as a transaction of its own: the seller's fixed memo
+ * makes every payment of its offer the same bytes within a blockhash, and others held each one.
+ */
+export const BUSY =
+  "Other payments of this same offer took every recent transaction it could be (its seller fixes the memo): nothing was paid. Try again shortly.";
+
 /** Why a payment was refused before any quote. */
 export interface Refusal {
   reason: Reason;

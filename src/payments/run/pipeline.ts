@@ -26,6 +26,7 @@ import { type DeliveryDeps, deliver } from "./delivery.js";
 import { refusedEarly, type Said, tell } from "./events.js";
 import {
   type Admitted,
+  BUSY,
   cutByClient,
   type PaymentRequest,
   type PayOptions,
@@ -255,6 +256,7 @@ export class PaymentPipeline {
           : {}),
       }),
     );
+    if ("unsigned" in sent) return this.announce(admitted).then(() => run.fail("signing_failed", BUSY));
     if (sent.answer) return refuseReserved(run, sent.answer, tab);
     balances.sent(offer, amount);
     const outcome = await deliver(this.delivery, run, probed.payee, sent.signed.headers);

@@ -34,29 +34,33 @@ export async function signBounded(
   }
 }
 
-/** How many times a payment is signed anew when another instance holds its very transaction. */
-const SIGN_ANEW = 3;
+/**
+ * How many times a payment is signed anew when another payment holds its very transaction. Each
+ * build waits for the next blockhash, and across instances one blockhash carries one payment of an
+ * offer with a fixed memo, so payments of it in a burst queue for blockhashes.
+ */
+const SIGN_ANEW = 10;
 
 /**
  * Reserve with the signed intent (`reserve`'s answer), and what was signed. A Solana transaction
  * another payment already holds (the ledger's SameTransactionError: the same offer signed within
  * one blockhash on another instance) is signed anew, which waits for the next blockhash
  * (src/chains/svm-unique.ts), at most {@link SIGN_ANEW} times; past that, or when signing anew
- * fails, it throws (nothing was written or sent).
+ * fails, the answer is `{ unsigned: true }` (nothing was written or sent). Other errors pass.
  */
 export async function reserveSigned<R>(
   first: SignedPayment,
   sign: () => Promise<SignedPayment | undefined>,
   reserve: (authorization: Record<string, string>) => Promise<R>,
-): Promise<{ signed: SignedPayment; answer: R }> {
+): Promise<{ signed: SignedPayment; answer: R } | { unsigned: true }> {
   let signed = first;
   for (let attempt = 1; ; attempt++) {
     try {
       return { signed, answer: await reserve(signed.authorization) };
     } catch (error) {
-      if (!(error instanceof SameTransactionError) || attempt >= SIGN_ANEW) throw error;
-      const again = await sign();
-      if (!again) throw new Error("the payment could not be signed anew", { cause: error });
+      if (!(error instanceof SameTransactionError)) throw error;
+      const again = attempt < SIGN_ANEW ? await sign() : undefined;
+      if (!again) return { unsigned: true };
       signed = again;
     }
   }
