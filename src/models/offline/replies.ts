@@ -150,7 +150,9 @@ export function costReply(service: DiscoveredService, quote: QuoteOutput): strin
   if (!quote.paymentRequired) {
     return `${service.name} did not ask for payment: it's free right now. ${limitsText(quote.limits)}`;
   }
-  const others = quote.offers.filter((o) => o !== quote.chosen && !sameOffer(o, quote.chosen));
+  // The offer the reply names (the one paid, else the one a refusal says it asks): not "other".
+  const named = quote.chosen ?? quote.wouldPay ?? quote.offers[0] ?? null;
+  const others = quote.offers.filter((o) => o !== named && !sameOffer(o, named));
   const otherText = others.length > 0 ? ` Other offers: ${others.map(offerText).join(", ")}.` : "";
   if (!quote.chosen) {
     return `${refusalText(service, quote)}${otherText} ${limitsText(quote.limits)}`;
