@@ -101,6 +101,43 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     await bridge;
   });
 
+  // Found by a black-box run: lines piped without waiting for initialize's answer were refused.
+  it("holds what a client sends before initialize is answered, then sends it in order", async () => {
+    const face = new FakeFace();
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
+      { mcp: { face, approvalUrl: (id) => `https://pay.example/approve/${id}` } },
+    );
+    const { stdin, out, bridge } = bridgeTo(async (url, init) => app.request(String(url), init), {
+      Authorization: `Bearer ${TOKEN}`,
+      "X-Wallet-Address": WALLET,
+    });
+    const init = {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "desk", version: "1" },
+    };
+    stdin.write(
+      [
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: init },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {} } },
+        { jsonrpc: "2.0", id: 3, method: "ping" },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(""),
+    );
+    const answers = [(await out.next()).value, (await out.next()).value, (await out.next()).value];
+    // Answers come as they are ready (a ping before a tool call's); none is an error.
+    const byId = new Map(answers.map((a) => [a?.id, a]));
+    expect(answers[0]?.id).toBe(1);
+    expect([...byId.keys()].sort()).toEqual([1, 2, 3]);
+    expect(byId.get(2)).toMatchObject({ result: { structuredContent: { wallet: WALLET } } });
+    expect(byId.get(3)).toMatchObject({ result: {} });
+    stdin.end();
+    await bridge;
+  });
+
   /*
    * Found by a black-box run: the service killed while pay_quote settled, the bridge only wrote
    * "SSE stream disconnected" to stderr and the client waited for its own 60 s timeout.

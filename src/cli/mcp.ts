@@ -188,25 +188,47 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     }
   };
   remote.onerror = (error) => say(describeSendError(error, options.endpoint));
+  // While an initialize is answered, what a client sends after it waits (it needs the session the
+  // answer opens), then goes in the order sent.
+  let initialized: Promise<void> = Promise.resolve();
+  let opened = () => {};
   remote.onmessage = (message) => {
-    if ("id" in message && !("method" in message)) pending.delete(message.id as string | number);
-    // The protocol version the service agreed to goes on every later request (the spec's header).
-    if (isJSONRPCResultResponse(message) && initializeIds.delete(message.id)) {
-      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+    const answerTo = "id" in message && !("method" in message) ? (message.id as string | number) : undefined;
+    if (answerTo !== undefined) pending.delete(answerTo);
+    if (answerTo !== undefined && initializeIds.delete(answerTo)) {
+      // The protocol version the service agreed to goes on every later request (the spec's header).
+      const version = isJSONRPCResultResponse(message)
+        ? (message.result as { protocolVersion?: unknown }).protocolVersion
+        : undefined;
       if (typeof version === "string") remote.setProtocolVersion(version);
+      opened();
     }
     local.send(message).catch((error: unknown) => local.onerror?.(error as Error));
   };
-  local.onmessage = (message) => {
-    if (isJSONRPCRequest(message) && message.method === "initialize") initializeIds.add(message.id);
+  const forward = (message: JSONRPCMessage) => {
     if (isJSONRPCRequest(message)) pending.set(message.id, message);
     remote.send(message).catch((error: unknown) => {
       if (isJSONRPCRequest(message)) pending.delete(message.id);
+      if (isJSONRPCRequest(message) && initializeIds.delete(message.id)) opened();
       const text = describeSendError(error, options.endpoint);
       say(text);
       const answer = failed(message, text);
       if (answer) local.send(answer).catch(() => {});
     });
+  };
+  local.onmessage = (message) => {
+    const before = initialized;
+    if (isJSONRPCRequest(message) && message.method === "initialize") {
+      initialized = new Promise((resolve) => {
+        opened = resolve;
+      });
+      void before.then(() => {
+        initializeIds.add(message.id);
+        forward(message);
+      });
+      return;
+    }
+    void before.then(() => forward(message));
   };
   await remote.start();
   await local.start();
