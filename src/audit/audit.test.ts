@@ -131,6 +131,29 @@ describe("payment events as audit records", () => {
     });
   });
 
+  // Found by a black-box run: a payment sent by an instance since killed was reconciled by another,
+  // and its record named no caller.
+  it("a reconciled payment is recorded with the caller and request its row names", async () => {
+    const store = new MemoryAuditStore();
+    const log = createAuditLog({ store });
+    auditPaymentEvents(log).emit({
+      kind: "reconciled",
+      at: new Date(),
+      paymentId: "pay_r",
+      from: "submitted",
+      to: "settled",
+      txHash: "0xabc",
+      payment: { network: "eip155:84532", amount: USD, caller: "ci", scopeId: "req_r" },
+    });
+    await log.flush();
+    expect(store.records.find((r) => r.kind === "payment.reconciled")).toMatchObject({
+      caller: "ci",
+      requestId: "req_r",
+      paymentId: "pay_r",
+      data: { by: "reconciler", from: "submitted", to: "settled", txHash: "0xabc" },
+    });
+  });
+
   it("an operator action: the operator as caller, the key's name, and nothing else it carries", async () => {
     const store = new MemoryAuditStore();
     const log = createAuditLog({ store });

@@ -93,7 +93,10 @@ function entryOf(event: PaymentEvent, recent: RecentPayments): AuditEntry {
       return {
         at: event.at,
         kind: "payment.reconciled",
-        ...recent.of(event.paymentId),
+        // The row's own caller and request: another instance (since stopped) may have sent it.
+        ...(event.payment
+          ? { caller: event.payment.caller, requestId: event.payment.scopeId }
+          : recent.of(event.paymentId)),
         paymentId: event.paymentId,
         data: { by: "reconciler", from: event.from, to: event.to, txHash: event.txHash },
       };

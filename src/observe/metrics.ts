@@ -12,7 +12,7 @@ import { isFinal } from "../protocol/index.js";
  * - `x402_spent_usd_total{network,caller}`: USD settled (`caller` is the key's name or AUTH_TOKENS
  *   identity, `jwt` for every JWT's subject, `anonymous`, and `other` past MAX_CALLER_LABELS names,
  *   so a label set stays bounded however many subjects an identity provider has);
- *   a payment left unknown that the reconciler settles counts when this process saw it go unknown;
+ *   a payment the reconciler settles counts on the instance whose reconciler settled it;
  * - `x402_payment_duration_seconds{status}`: from `quoted` to the final status, on the payments' clock;
  * - `x402_ledger_write_seconds{op}`: each ledger write (reserve, transition, recordAwaiting,
  *   approve), timed around the ledger port by the composition root;
@@ -159,11 +159,16 @@ export function createMetrics(): Metrics {
     }
   };
 
-  const onReconciled = (paymentId: string, to: string) => {
-    final(to, undefined);
-    const facts = unclear.get(paymentId);
-    unclear.delete(paymentId);
-    if (to === "settled" && facts) spent.inc({ network: facts.network, caller: facts.caller }, facts.amount);
+  const onReconciled = (event: Extract<PaymentEvent, { kind: "reconciled" }>) => {
+    final(event.to, undefined);
+    // The row's own facts: a payment another instance sent (and saw go unknown) counts here once.
+    const p = event.payment;
+    const facts = p
+      ? { network: p.network, caller: callerLabel(p.caller), amount: p.amount }
+      : unclear.get(event.paymentId);
+    unclear.delete(event.paymentId);
+    if (event.to === "settled" && facts)
+      spent.inc({ network: facts.network, caller: facts.caller }, facts.amount);
   };
 
   return {
@@ -171,7 +176,7 @@ export function createMetrics(): Metrics {
       emit(event) {
         if (event.kind === "step") onStep(event);
         else if (event.kind === "refused_early") final("refused", event.reason);
-        else if (event.kind === "reconciled" && isFinal(event.to)) onReconciled(event.paymentId, event.to);
+        else if (event.kind === "reconciled" && isFinal(event.to)) onReconciled(event);
       },
     },
     ledgerWrite: (op, seconds) => ledger.observe({ op }, seconds),

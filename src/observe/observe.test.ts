@@ -228,6 +228,23 @@ describe("metrics", () => {
     expect(sample(text, 'x402_payments_total{status="settled",reason="none"}')).toBe(1);
   });
 
+  // Found by a black-box run: after a kill -9, the payments another instance had sent were settled
+  // by this one's reconciler and counted settled, but in no instance's spent total.
+  it("a payment another instance sent counts as spent where the reconciler settles it, once", async () => {
+    const metrics = createMetrics();
+    const payment = { network: "eip155:84532", amount: 20_000n, caller: "ci", scopeId: "req-9" };
+    metrics.events.emit({
+      kind: "reconciled",
+      at: new Date(),
+      paymentId: "m-9",
+      from: "submitted",
+      to: "settled",
+      payment,
+    });
+    const text = await metrics.render();
+    expect(sample(text, 'x402_spent_usd_total{network="eip155:84532",caller="ci"}')).toBe(0.02);
+  });
+
   it("gauges read their sources at scrape time; a store that fails leaves the unclear gauge NaN", async () => {
     const metrics = createMetrics();
     let open = 2;

@@ -54,6 +54,7 @@ function mover(ledger: Ledger, now: () => Date, events: PaymentEvents | undefine
       from: row.status,
       to,
       ...(fields.txHash ? { txHash: fields.txHash } : {}),
+      payment: { network: row.network, amount: row.amount, caller: row.caller, scopeId: row.scopeId },
     }));
   };
 }
