@@ -295,6 +295,9 @@ describe("the control plane and each instance's copy", () => {
       ["pause.cleared", "key"],
     ]);
     expect((await refusal(plane.pause({ key: "nobody" }, "x", "t"))).code).toBe("not_found");
+    // A typo in resume is said, as in pause; a key's resume with nothing to lift is not an error.
+    expect((await refusal(plane.resume({ key: "nobody" }, "t"))).code).toBe("not_found");
+    expect(await plane.resume({ key: "ci" }, "bob")).toEqual([]);
     expect((await refusal(plane.pause({ all: true }, "  ", "t"))).code).toBe("invalid_request");
   });
 

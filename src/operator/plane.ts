@@ -240,13 +240,15 @@ export class ControlPlane {
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
-  /** Lift the pause of that scope (nothing to lift is not an error). */
+  /** Lift the pause of that scope (nothing to lift is not an error; a key nobody has is, as for pause). */
   async resume(target: PauseTarget, by: string): Promise<PauseView[]> {
     const now = this.now();
     const scope = "all" in target ? "all" : "key";
     const key = "key" in target ? target.key : null;
     if (await this.deps.store.clearPause(scope, key))
       await this.changed({ kind: "pause.cleared", at: now, by, scope, ...(key ? { key } : {}) });
+    else if (key !== null && !(await this.deps.store.listKeys()).some((k) => k.name === key))
+      throw new AppError("not_found", `No key named ${key}.`);
     return this.listPauses();
   }
 
