@@ -902,6 +902,9 @@ describe.skipIf(!CHROMIUM)("web chat page in Chromium", { timeout: 90_000 }, () 
         expect(await tab.getByTestId("finish").last().getAttribute("data-finish-reason")).toBe(
           "payment-complete",
         );
+        // Paid elsewhere: its answer is not here, and its budget is of its time (found by a black-box run).
+        expect(await card.textContent()).toContain("Its answer did not come to this page");
+        expect(await card.getByTestId("meter-asof").textContent()).toBe("As it stood at this payment");
       } finally {
         await other.close();
       }

@@ -83,11 +83,25 @@ function withoutAfter(meter: LimitMeter): LimitMeter {
 
 /**
  * The live budget a `p:` update carries, drawn as it is: one bar per limit. `final`: the payment
- * will not be made (its approval expired), so nothing is shown "after this".
+ * will not be made (its approval expired), so nothing is shown "after this". `past`: the payment
+ * has ended, and the figures are those of its time (later payments are not in them): said so.
  */
-export function BudgetMeter({ budget, final = false }: { budget: Budget; final?: boolean }) {
+export function BudgetMeter({
+  budget,
+  final = false,
+  past = false,
+}: {
+  budget: Budget;
+  final?: boolean;
+  past?: boolean;
+}) {
   return (
     <div className="budget">
+      {past ? (
+        <p className="meter-asof muted small" data-testid="meter-asof">
+          As it stood at this payment
+        </p>
+      ) : null}
       {LIMITS.map(([key, label, kind]) => (
         <Meter key={key} label={label} kind={kind} meter={final ? withoutAfter(budget[key]) : budget[key]} />
       ))}

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { isFinal } from "../../../src/protocol/status.js";
 import type { PaymentStatus } from "../../../src/protocol/stream.js";
 import type { ErrorPayload, PaymentUpdate } from "../chat/types.js";
 import {
@@ -110,7 +111,11 @@ export function PaymentCard(props: Props) {
       </header>
       {history.length > 1 ? <PaymentSteps history={history} /> : null}
       {payment.budget ? (
-        <BudgetMeter budget={payment.budget} final={lapsed || NOT_MADE.has(payment.status)} />
+        <BudgetMeter
+          budget={payment.budget}
+          final={lapsed || NOT_MADE.has(payment.status)}
+          past={lapsed || isFinal(payment.status)}
+        />
       ) : null}
       {payment.status === "awaiting_approval" ? <ApprovalBox {...props} /> : null}
       {payment.transaction ? (
