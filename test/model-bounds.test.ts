@@ -23,6 +23,45 @@ async function ask(model: MockLanguageModelV4, tools?: () => ToolSet) {
   );
 }
 
+const USAGE = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+/** A model whose first step sends `first` then `parts(i)` for i = 0.. until undefined, pulled lazily. */
+function lazyModel(
+  first: LanguageModelV4StreamPart[],
+  parts: (i: number) => LanguageModelV4StreamPart | undefined,
+) {
+  const pulled = { count: 0 };
+  const model = new MockLanguageModelV4({
+    doStream: async (options) => {
+      const later = options.prompt.some((m) => m.role === "tool");
+      let i = 0;
+      const queue = later
+        ? [
+            { type: "text-start", id: "t" },
+            { type: "text-delta", id: "t", delta: "done" },
+            { type: "text-end", id: "t" },
+            { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: USAGE },
+          ]
+        : [{ type: "stream-start", warnings: [] }, ...first];
+      return {
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
+          pull(controller) {
+            const next =
+              (queue.shift() as LanguageModelV4StreamPart | undefined) ?? (later ? undefined : parts(i++));
+            if (!later && queue.length === 0) pulled.count += 1;
+            if (next) controller.enqueue(next);
+            else controller.close();
+          },
+        }),
+      };
+    },
+  });
+  return { model, pulled };
+}
+
 // Found by a black-box run: a model's 20 MB answer was streamed, and kept for replays, whole.
 it("passes on at most the bound of a model's words, then says the answer was cut", async () => {
   const piece = "x".repeat(100_000);
@@ -75,4 +114,45 @@ it("runs at most the bound of tool calls in a step, and never quotes an oversize
   expect(last).not.toContain("A".repeat(OUTPUT_BOUNDS.toolInputChars));
   expect(last).toContain("at most 16384 are read");
   expect(last.length).toBeLessThan(100_000);
+});
+
+// Found by a re-test: pieces of one call's input were all held (500 MB each) before the bound saw it.
+it("stops reading a step whose tool input passes the bound in pieces, and refuses the call", async () => {
+  let ran = 0;
+  const tools = (): ToolSet => ({
+    look: tool({
+      inputSchema: z.object({ q: z.string() }),
+      execute: async () => {
+        ran += 1;
+        return { ok: true };
+      },
+    }),
+  });
+  const piece = "A".repeat(1000);
+  const { model, pulled } = lazyModel([{ type: "tool-input-start", id: "c1", toolName: "look" }], (i) =>
+    i < 100_000 ? { type: "tool-input-delta", id: "c1", delta: piece } : undefined,
+  );
+  const events = await ask(model, tools);
+  expect(pulled.count).toBeLessThan(100);
+  expect(ran).toBe(0);
+  expect(JSON.stringify(model.doStreamCalls.at(-1)?.prompt)).toContain("at most 16384 are read");
+  expect(events.at(-1)?.type).toBe("finish");
+});
+
+// Found by a re-test: a surrogate pair split across two pieces at the bound left half of it.
+it("never ends the words on half a surrogate pair, and stops reading there", async () => {
+  const { model, pulled } = lazyModel(
+    [
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: `${"a".repeat(OUTPUT_BOUNDS.textChars - 1)}\uD83D` },
+      { type: "text-delta", id: "t", delta: "\uDE00tail" },
+    ],
+    (i) => (i < 1000 ? { type: "text-delta", id: "t", delta: "more" } : undefined),
+  );
+  const events = await ask(model);
+  const text = events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+  expect(text.isWellFormed()).toBe(true);
+  expect(text).toBe(`${"a".repeat(OUTPUT_BOUNDS.textChars - 1)}${CUT_NOTICE}`);
+  expect(pulled.count).toBeLessThan(5);
+  expect(events.at(-1)?.type).toBe("finish");
 });

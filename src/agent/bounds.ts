@@ -5,15 +5,18 @@ import { wrapLanguageModel } from "ai";
  * What one turn takes from a model, whatever the model sends. A model may obey any instruction a
  * paid answer injects, and a provider's `maxOutputTokens` binds only a model that keeps to it; the
  * service's own memory, its outbound calls and the client's stream must not follow such a model.
- * - words (`text`) and reasoning: at most {@link OutputBounds.textChars} each in a turn; past that
- *   the words end with {@link CUT_NOTICE}, once, and the rest is dropped;
+ * - words (`text`): at most {@link OutputBounds.textChars} in a turn; there the words end with
+ *   {@link CUT_NOTICE} and the step ends, the model's answer no longer read;
+ * - reasoning: at most as many characters; the rest is dropped;
  * - tool calls: at most {@link OutputBounds.callsPerStep} in one step (each may call a service);
  *   the rest are dropped, as if never made;
  * - a tool call's input (JSON text): past {@link OutputBounds.toolInputChars} it is replaced by a
  *   small object saying so, which the tool's schema refuses. Kept whole, the AI SDK would quote it
- *   in its refusal, sent back to the model beside the call itself at every later step.
- * Tool input deltas are dropped: the whole call arrives as `tool-call`, and nothing here shows a
- * call while it streams.
+ *   in its refusal, sent back to the model beside the call itself at every later step. Streamed in
+ *   pieces, a provider would hold it all before the call is whole: once its pieces pass the bound,
+ *   the step ends there, the model's answer no longer read.
+ * Tool input pieces are not passed on: the whole call arrives as `tool-call`, and nothing here
+ * shows a call while it streams.
  */
 export interface OutputBounds {
   textChars: number;
@@ -25,51 +28,99 @@ export const OUTPUT_BOUNDS: OutputBounds = { textChars: 256_000, callsPerStep: 1
 
 export const CUT_NOTICE = "\n\n[The answer was cut here: it was longer than this service passes on.]";
 
-/** `text` cut to `room` characters, never between the two halves of a surrogate pair. */
+type Part = LanguageModelV4StreamPart;
+
+const NO_USAGE = {
+  inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+};
+
+/** The end of a step cut short: `reason` as the model would have said it. */
+const ended = (unified: "length" | "tool-calls"): Part => ({
+  type: "finish",
+  finishReason: { unified, raw: "cut by the service's bounds" },
+  usage: NO_USAGE,
+});
+
+const isHighSurrogate = (char: string | undefined) => char !== undefined && /[\uD800-\uDBFF]/.test(char);
+
+/** `text` cut to `room` characters, never ending on the first half of a surrogate pair. */
 function cut(text: string, room: number): string {
-  if (text.length <= room) return text;
-  const end = /[\uD800-\uDBFF]/.test(text[room - 1] ?? "") ? room - 1 : room;
-  return text.slice(0, Math.max(0, end));
+  const kept = text.length <= room ? text : text.slice(0, Math.max(0, room));
+  return kept.length === room && isHighSurrogate(kept.at(-1)) ? kept.slice(0, -1) : kept;
 }
 
-/** `model` bounded for one turn: the counts run over every step of the turn. */
+/** One step's state, and the turn's counts it shares with the turn's other steps. */
+interface StepState {
+  calls: number;
+  /** Tool calls streaming in pieces: their name and how many characters came. */
+  inputs: Map<string, { toolName: string; size: number }>;
+}
+
+/** `model` bounded for one turn: the counts of words and reasoning run over every step of it. */
 export function boundedForTurn(
   model: LanguageModelV4,
   bounds: OutputBounds = OUTPUT_BOUNDS,
 ): LanguageModelV4 {
   const used = { text: 0, reasoning: 0 };
-  let noticed = false;
   const take = (kind: "text" | "reasoning", delta: string): string => {
     const kept = cut(delta, Math.max(0, bounds.textChars - used[kind]));
     used[kind] += kept.length;
     return kept;
   };
-  const bound = (part: LanguageModelV4StreamPart, calls: { made: number }) => {
+  const tooLarge = (size: number) =>
+    JSON.stringify({
+      tooLarge: `the input was ${size} characters; at most ${bounds.toolInputChars} are read`,
+    });
+  const call = (step: StepState, part: Extract<Part, { type: "tool-call" }>): Part[] => {
+    step.calls += 1;
+    if (step.calls > bounds.callsPerStep) return [];
+    return [
+      part.input.length <= bounds.toolInputChars ? part : { ...part, input: tooLarge(part.input.length) },
+    ];
+  };
+  /** What goes on of one part, and whether the step ends there (the rest unread). */
+  const bound = (part: Part, step: StepState): { parts: Part[]; stop?: true } => {
     switch (part.type) {
       case "text-delta": {
-        if (noticed) return [];
         const delta = take("text", part.delta);
-        if (delta.length === part.delta.length) return [part];
-        noticed = true;
-        return [{ ...part, delta: `${delta}${CUT_NOTICE}` }];
+        // Nothing cut and room left: on. Else the words end here (never half a surrogate pair).
+        if (delta.length === part.delta.length && used.text < bounds.textChars)
+          return { parts: [{ ...part, delta }] };
+        const notice: Part = { ...part, delta: `${delta}${CUT_NOTICE}` };
+        return { parts: [notice, { type: "text-end", id: part.id }, ended("length")], stop: true };
       }
       case "reasoning-delta": {
         const delta = take("reasoning", part.delta);
-        return delta ? [{ ...part, delta }] : [];
+        return { parts: delta ? [{ ...part, delta }] : [] };
       }
       case "tool-input-start":
-      case "tool-input-delta":
-      case "tool-input-end":
-        return [];
-      case "tool-call": {
-        calls.made += 1;
-        if (calls.made > bounds.callsPerStep) return [];
-        if (part.input.length <= bounds.toolInputChars) return [part];
-        const tooLarge = `the input was ${part.input.length} characters; at most ${bounds.toolInputChars} are read`;
-        return [{ ...part, input: JSON.stringify({ tooLarge }) }];
+        step.inputs.set(part.id, { toolName: part.toolName, size: 0 });
+        return { parts: [] };
+      case "tool-input-delta": {
+        const input = step.inputs.get(part.id);
+        if (!input) return { parts: [] };
+        input.size += part.delta.length;
+        if (input.size <= bounds.toolInputChars) return { parts: [] };
+        const refused: Part = {
+          type: "tool-call",
+          toolCallId: part.id,
+          toolName: input.toolName,
+          input: tooLarge(input.size),
+        };
+        return {
+          parts: [...call(step, refused as Extract<Part, { type: "tool-call" }>), ended("tool-calls")],
+          stop: true,
+        };
       }
+      case "tool-input-end":
+        step.inputs.delete(part.id);
+        return { parts: [] };
+      case "tool-call":
+        step.inputs.delete(part.toolCallId);
+        return { parts: call(step, part) };
       default:
-        return [part];
+        return { parts: [part] };
     }
   };
   return wrapLanguageModel({
@@ -77,14 +128,25 @@ export function boundedForTurn(
     middleware: {
       wrapStream: async ({ doStream }) => {
         const result = await doStream();
-        const calls = { made: 0 };
-        const stream = result.stream.pipeThrough(
-          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-            transform(part, controller) {
-              for (const kept of bound(part, calls)) controller.enqueue(kept);
-            },
-          }),
-        );
+        const reader = result.stream.getReader();
+        const step: StepState = { calls: 0, inputs: new Map() };
+        const stream = new ReadableStream<Part>({
+          async pull(controller) {
+            for (;;) {
+              const next = await reader.read();
+              if (next.done) return controller.close();
+              const { parts, stop } = bound(next.value, step);
+              for (const part of parts) controller.enqueue(part);
+              if (stop) {
+                // Nothing more of this answer is read: the provider stops holding what it sends.
+                await reader.cancel().catch(() => {});
+                return controller.close();
+              }
+              if (parts.length > 0) return;
+            }
+          },
+          cancel: (reason) => reader.cancel(reason),
+        });
         return { ...result, stream };
       },
     },
