@@ -156,3 +156,23 @@ it("never ends the words on half a surrogate pair, and stops reading there", asy
   expect(pulled.count).toBeLessThan(5);
   expect(events.at(-1)?.type).toBe("finish");
 });
+
+// Found by a re-test: the one-object answer (Accept: application/json) passed a model's escapes on.
+it("answers Accept: application/json without the characters the stream's lines drop", async () => {
+  const { model } = lazyModel(
+    [
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "Hello \u001b]0;PWNED\u0007\u001b[2J \u202egnp.live\u202c" },
+      { type: "text-end", id: "t" },
+      { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: USAGE },
+    ],
+    () => undefined,
+  );
+  const { app } = createService(testConfig(), silentLogger, { models: singleModelRegistry(model) });
+  const response = await app.request(
+    "/api/chat",
+    chatRequest({ messages: [{ role: "user", content: "go" }] }, { Accept: "application/json" }),
+  );
+  const body = (await response.json()) as { text: string };
+  expect(body.text).toBe("Hello ]0;PWNED[2J gnp.live");
+});

@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCode } from "../errors/index.js";
 import {
+  cleanUntrusted,
   encodeLine,
   type FinishPayload,
   type Framing,
@@ -7,6 +8,7 @@ import {
   PROTOCOL_HEADER,
   PROTOCOL_VERSION,
   type StreamEvent,
+  withoutUnsafe,
 } from "../protocol/index.js";
 
 /**
@@ -92,7 +94,9 @@ export async function jsonResponse(
   finish ??= await result;
   const last = errors.at(-1);
   const status = last ? statusForCode(last.code) : 200;
-  return new Response(JSON.stringify({ text, payments, errors, finish }), {
+  // As the stream's lines are (encodeLine): nothing that hides or reorders text or drives a terminal.
+  const said = cleanUntrusted({ payments, errors }).value;
+  return new Response(JSON.stringify({ text: withoutUnsafe(text), ...said, finish }), {
     status,
     headers: { ...headers, "Content-Type": "application/json" },
   });
