@@ -6,8 +6,8 @@ import {
   type PaymentUpdate,
   type StreamEvent,
 } from "../client/index.js";
-import { cleanUntrusted, withoutUnsafe } from "../protocol/content.js";
 import { networkLabel } from "../protocol/networks.js";
+import { forTerminal } from "./terminal-text.js";
 
 /**
  * How the terminal chat shows a turn. The answer's words go to stdout as they stream; everything
@@ -159,9 +159,7 @@ export class Renderer {
 
   event(sent: StreamEvent): void {
     this.clearWaiting();
-    // Nothing a service sends may clear the screen, set the title or reorder what is shown.
-    const event =
-      sent.type === "text" ? { ...sent, text: withoutUnsafe(sent.text) } : cleanUntrusted(sent).value;
+    const event = forTerminal(sent);
     switch (event.type) {
       case "text":
         this.endLive();

@@ -281,14 +281,14 @@ describe("rendering", () => {
   // Found by a black-box run: a model's words cleared the screen and set the window title.
   it("what a service sends cannot drive the terminal: escapes, bells and bidi overrides are dropped", () => {
     const c = capture(false);
-    c.renderer.event({ type: "text", text: "\x1b[2J\x1b]0;pwned\x07\u202egnp.live\u202c ok" });
+    c.renderer.event({ type: "text", text: "\x1b[2J\x1b]0;pwned\x07\u202egnp.live\u202c ok\rPaid $0" });
     c.renderer.event({
       type: "error",
-      error: { code: "service_refused", message: "The service said \x1b[2J\u202egnp.live\u202c." },
+      error: { code: "service_refused", message: "The service said \x1b[2J\u202egnp.live\u202c.\rOK" },
     });
     c.renderer.close();
-    expect(c.out()).toBe("[2J]0;pwnedgnp.live ok\n");
-    for (const unsafe of ["\x1b", "\x07", "\u202e", "\u202c"])
+    expect(c.out()).toBe("[2J]0;pwnedgnp.live ok\nPaid $0\n");
+    for (const unsafe of ["\x1b", "\x07", "\u202e", "\u202c", "\r"])
       expect(`${c.out()}${c.err()}`).not.toContain(unsafe);
     expect(c.err()).toContain("gnp.live");
   });
