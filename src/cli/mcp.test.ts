@@ -129,11 +129,43 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     );
     const answers = [(await out.next()).value, (await out.next()).value, (await out.next()).value];
     // Answers come as they are ready (a ping before a tool call's); none is an error.
+    // (A second initialize piped at once is below.)
     const byId = new Map(answers.map((a) => [a?.id, a]));
     expect(answers[0]?.id).toBe(1);
     expect([...byId.keys()].sort()).toEqual([1, 2, 3]);
     expect(byId.get(2)).toMatchObject({ result: { structuredContent: { wallet: WALLET } } });
     expect(byId.get(3)).toMatchObject({ result: {} });
+    stdin.end();
+    await bridge;
+  });
+
+  // Found by a re-test: a second initialize piped before the first was answered stopped every line
+  // between them for good.
+  it("answers every line when a second initialize is piped before the first is answered", async () => {
+    const face = new FakeFace();
+    const { app } = buildService(
+      { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
+      { mcp: { face, approvalUrl: (id) => `https://pay.example/approve/${id}` } },
+    );
+    const { stdin, out, bridge } = bridgeTo(async (url, init) => app.request(String(url), init), {
+      Authorization: `Bearer ${TOKEN}`,
+      "X-Wallet-Address": WALLET,
+    });
+    const init = {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "desk", version: "1" },
+    };
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: init },
+      { jsonrpc: "2.0", id: 2, method: "ping" },
+      { jsonrpc: "2.0", id: 3, method: "initialize", params: init },
+      { jsonrpc: "2.0", id: 4, method: "ping" },
+    ];
+    stdin.write(lines.map((m) => `${JSON.stringify(m)}\n`).join(""));
+    const ids = [];
+    for (let i = 0; i < lines.length; i++) ids.push((await out.next()).value?.id);
+    expect(ids.sort()).toEqual([1, 2, 3, 4]);
     stdin.end();
     await bridge;
   });

@@ -160,6 +160,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   const unanswered = (id: string | number) => {
     const message = pending.get(id);
     if (!message || !pending.delete(id)) return;
+    if (initializeIds.has(id)) open(id); // what waits on it goes on, to be refused as it will
     say(BROKE_OFF);
     const answer = failed(message, BROKE_OFF);
     if (answer) local.send(answer).catch(() => {});
@@ -189,19 +190,24 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   };
   remote.onerror = (error) => say(describeSendError(error, options.endpoint));
   // While an initialize is answered, what a client sends after it waits (it needs the session the
-  // answer opens), then goes in the order sent.
+  // answer opens), then goes in the order sent. Each initialize opens its own gate.
   let initialized: Promise<void> = Promise.resolve();
-  let opened = () => {};
+  const gates = new Map<string | number, () => void>();
+  const open = (id: string | number) => {
+    initializeIds.delete(id);
+    gates.get(id)?.();
+    gates.delete(id);
+  };
   remote.onmessage = (message) => {
     const answerTo = "id" in message && !("method" in message) ? (message.id as string | number) : undefined;
     if (answerTo !== undefined) pending.delete(answerTo);
-    if (answerTo !== undefined && initializeIds.delete(answerTo)) {
+    if (answerTo !== undefined && initializeIds.has(answerTo)) {
       // The protocol version the service agreed to goes on every later request (the spec's header).
       const version = isJSONRPCResultResponse(message)
         ? (message.result as { protocolVersion?: unknown }).protocolVersion
         : undefined;
       if (typeof version === "string") remote.setProtocolVersion(version);
-      opened();
+      open(answerTo);
     }
     local.send(message).catch((error: unknown) => local.onerror?.(error as Error));
   };
@@ -209,7 +215,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     if (isJSONRPCRequest(message)) pending.set(message.id, message);
     remote.send(message).catch((error: unknown) => {
       if (isJSONRPCRequest(message)) pending.delete(message.id);
-      if (isJSONRPCRequest(message) && initializeIds.delete(message.id)) opened();
+      if (isJSONRPCRequest(message) && initializeIds.has(message.id)) open(message.id);
       const text = describeSendError(error, options.endpoint);
       say(text);
       const answer = failed(message, text);
@@ -219,11 +225,11 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
   local.onmessage = (message) => {
     const before = initialized;
     if (isJSONRPCRequest(message) && message.method === "initialize") {
-      initialized = new Promise((resolve) => {
-        opened = resolve;
-      });
+      const { id } = message;
+      gates.get(id)?.(); // the same id twice: the earlier gate is not left shut
+      initialized = new Promise((resolve) => gates.set(id, resolve));
       void before.then(() => {
-        initializeIds.add(message.id);
+        initializeIds.add(id);
         forward(message);
       });
       return;
