@@ -1,14 +1,14 @@
 import { AuditLog } from "../../audit/index.js";
 import type { Config } from "../../config/index.js";
 import { AppError } from "../../errors/index.js";
-import { ControlPlane } from "../../operator/index.js";
+import { ControlPlane, OPERATOR_REFRESH_MS } from "../../operator/index.js";
 import { DataDirInUse, openStore } from "../../store/index.js";
 import { OperatorError, type OperatorTransport } from "./transport.js";
 
 /**
  * The operator CLI straight to the store, from the service's own configuration (DATABASE_URL and
  * DATABASE_SCHEMA, or the embedded PGlite under DATA_DIR). Running instances see each change on
- * their next refresh (within a second). PGlite cannot be opened by two processes: while the
+ * their next refresh; a change that takes something away answers once they all have. PGlite cannot be opened by two processes: while the
  * service runs on it, the CLI goes over HTTP instead (main.ts decides).
  */
 export async function directTransport(config: Config, by: string): Promise<OperatorTransport> {
@@ -35,6 +35,9 @@ export async function directTransport(config: Config, by: string): Promise<Opera
     store: store.operator,
     callerNames: config.auth.tokens.values(),
     onChange: (event) => audit.appendControl(event),
+    // As through the service: a pause, a revoke or a rotate answers once every running instance
+    // has surely read it (two of their refreshes and a margin), so none signs anew after.
+    propagationMs: 2 * OPERATOR_REFRESH_MS + 100,
   });
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
