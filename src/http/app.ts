@@ -116,7 +116,12 @@ function mountProbes(app: Hono, deps: AppDeps): void {
       return problemResponse(new AppError("shutting_down", "The server is shutting down."));
     }
     const checks = (await deps.readiness?.()) ?? [];
-    const down = checks.filter((check) => !check.ok);
+    // Redis only shares the rate limit: without it each instance counts its own quota and serves
+    // on (an outage holds no request), so it makes the instance degraded, never unready.
+    const down = checks.filter((check) => !check.ok && check.kind !== "redis");
+    const degraded = checks.filter((check) => !check.ok && check.kind === "redis");
+    if (degraded.length > 0)
+      deps.logger.warn("degraded", { down: degraded.map((d) => `${d.name}: ${d.reason ?? "down"}`) });
     if (down.length > 0) {
       deps.logger.warn("not ready", { down: down.map((d) => `${d.name}: ${d.reason ?? "down"}`) });
       return problemResponse(
@@ -125,7 +130,8 @@ function mountProbes(app: Hono, deps: AppDeps): void {
         }),
       );
     }
-    return c.json({ status: "ready", checks }, 200, { "Cache-Control": "no-store" });
+    const status = degraded.length > 0 ? "degraded" : "ready";
+    return c.json({ status, checks }, 200, { "Cache-Control": "no-store" });
   });
 }
 
