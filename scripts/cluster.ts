@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type Devnet, startDevnet } from "../src/devnet/index.js";
+import { operatorTokenFor, operatorTokenPath } from "../src/operator/token-file.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -143,10 +144,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await writeFile(signers, JSON.stringify(signersOf(devnet)), { mode: 0o600 });
     // One QUOTE_SECRET for every instance: a quote id (and an MCP requestState) made by one is
     // opened by another (docs/mcp.md). The operator's own wins.
+    // One operator token for every instance too: yours when set, else one made here and written
+    // where the CLI looks (`<DATA_DIR>/operator-token`). Made by each instance, the last to start
+    // would overwrite the others' in the one shared file, and those would refuse it.
+    const operatorToken = await operatorTokenFor(base.OPERATOR_TOKEN || undefined, base.DATA_DIR || ".data");
     const env: Record<string, string | undefined> = {
       ...base,
       ...externalEnv(devnet, signers),
       QUOTE_SECRET: base.QUOTE_SECRET || randomBytes(32).toString("hex"),
+      OPERATOR_TOKEN: operatorToken,
     };
     delete env.DEVNET_MANIFEST;
     const started = await Promise.allSettled(
@@ -196,7 +202,11 @@ async function main(): Promise<void> {
         (instance, i) => `  instance ${i + 1}  ${instance.url}   (pid ${instance.pid})`,
       ),
       `devnet: discovery ${m.discoveryUrl}, EVM ${m.evm.network} at ${m.evm.rpcUrl}${m.solana ? `, Solana at ${m.solana.rpcUrl}` : ""}`,
+      `devnet faults: ${m.controlUrl} (docs/devnet.md)`,
       `dev token ${cluster.token}   (Authorization: Bearer <token> pays from the devnet's payer wallets)`,
+      process.env.OPERATOR_TOKEN
+        ? "operator token: OPERATOR_TOKEN (every instance)"
+        : `operator token in ${operatorTokenPath(process.env.DATA_DIR || ".data")} (every instance)`,
       "Ctrl-C stops them all.",
       "",
     ].join("\n"),

@@ -6,11 +6,15 @@
  * the payer's decrease and the merchant's increase equal the settled sum). Needs DATABASE_URL (the
  * instances cannot share an embedded PGlite): skipped without it, as the other PostgreSQL suites.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, startCluster } from "../scripts/cluster.js";
 import { walletAddress } from "../src/devnet/testing/index.js";
+import { readOperatorToken } from "../src/operator/token-file.js";
 import { openStore, type Store } from "../src/store/index.js";
 import {
   chatRequest,
@@ -26,6 +30,7 @@ type Row = Awaited<ReturnType<Store["ledger"]["listByScope"]>>[number];
 
 const databaseUrl = process.env.DATABASE_URL;
 const schema = uniqueSchema("cluster");
+const dataDir = mkdtempSync(join(tmpdir(), "cluster-data-"));
 let cluster: Cluster | undefined;
 let store: Store | undefined;
 
@@ -49,6 +54,8 @@ describe.skipIf(!databaseUrl)("two instances on one ledger and one devnet", () =
         RATE_LIMIT_POINTS: "1000",
         RATE_LIMIT_ANONYMOUS_POINTS: "1000",
         RECONCILE_INTERVAL_MS: "3600000",
+        DATA_DIR: dataDir,
+        OPERATOR_TOKEN: "",
       },
     });
     store = await openStore({ databaseUrl: databaseUrl ?? "", schema });
@@ -58,12 +65,26 @@ describe.skipIf(!databaseUrl)("two instances on one ledger and one devnet", () =
     await store?.close();
     await cluster?.stop();
     await dropSchema(schema);
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("starts each instance on its own port", () => {
     const urls = cluster?.instances.map((i) => new URL(i.url)) ?? [];
     expect(urls).toHaveLength(2);
     expect(new Set(urls.map((u) => u.port)).size).toBe(2);
+  });
+
+  // Found by a black-box run: each instance made its own operator token into one shared file, and
+  // every instance but the last refused the token the file held.
+  it("gives every instance the one operator token written where the CLI reads it", async () => {
+    const token = await readOperatorToken(dataDir);
+    expect(token).toBeDefined();
+    for (const instance of cluster?.instances ?? []) {
+      const keys = await fetch(`${instance.url}/api/operator/keys`, {
+        headers: { Authorization: `Bearer ${token}`, "X-Operator": "tests" },
+      });
+      expect(keys.status).toBe(200);
+    }
   });
 
   it("pays through both at once for one wallet: no overspend across instances, ledger = chain", async () => {
