@@ -176,3 +176,55 @@ it("answers Accept: application/json without the characters the stream's lines d
   const body = (await response.json()) as { text: string };
   expect(body.text).toBe("Hello ]0;PWNED[2J gnp.live");
 });
+
+// Found by a re-test: 20,000 calls a step, each under the input bound, were all read (160 MB a turn).
+it("ends a step at the call past the bound, however small each call is", async () => {
+  let ran = 0;
+  const tools = (): ToolSet => ({
+    look: tool({
+      inputSchema: z.object({ q: z.string() }),
+      execute: async () => {
+        ran += 1;
+        return { ok: true };
+      },
+    }),
+  });
+  const input = JSON.stringify({ q: "x".repeat(8000) });
+  // Each call: its start, its input in two pieces, then the whole call.
+  const { model, pulled } = lazyModel([], (i) => {
+    const id = `c${Math.floor(i / 4)}`;
+    if (i >= 80_000) return undefined;
+    switch (i % 4) {
+      case 0:
+        return { type: "tool-input-start", id, toolName: "look" };
+      case 1:
+        return { type: "tool-input-delta", id, delta: input.slice(0, 4000) };
+      case 2:
+        return { type: "tool-input-delta", id, delta: input.slice(4000) };
+      default:
+        return { type: "tool-call", toolCallId: id, toolName: "look", input };
+    }
+  });
+  const events = await ask(model, tools);
+  expect(ran).toBe(OUTPUT_BOUNDS.callsPerStep);
+  expect(pulled.count).toBeLessThan(100); // of 80,000 parts: the step ended at call 17
+  expect(events.at(-1)?.type).toBe("finish");
+});
+
+// Found by a re-test: a tool whose schema takes no arguments ran with the "too large" input.
+it("refuses a too-large input even to a tool whose schema takes any object", async () => {
+  let ran = 0;
+  const tools = (): ToolSet => ({
+    budget: tool({
+      inputSchema: z.object({}),
+      execute: async () => {
+        ran += 1;
+        return { ok: true };
+      },
+    }),
+  });
+  const model = scriptedModel([[{ toolName: "budget", input: { pad: "B".repeat(100_000) } }]]);
+  await ask(model, tools);
+  expect(ran).toBe(0);
+  expect(JSON.stringify(model.doStreamCalls.at(-1)?.prompt)).toContain("too large: the input was");
+});

@@ -9,10 +9,11 @@ import { wrapLanguageModel } from "ai";
  *   {@link CUT_NOTICE} and the step ends, the model's answer no longer read;
  * - reasoning: at most as many characters; the rest is dropped;
  * - tool calls: at most {@link OutputBounds.callsPerStep} in one step (each may call a service);
- *   the rest are dropped, as if never made;
+ *   at the next one the step ends, the model's answer no longer read (so one step's inputs hold
+ *   at most that many times the bound below);
  * - a tool call's input (JSON text): past {@link OutputBounds.toolInputChars} it is replaced by a
- *   small object saying so, which the tool's schema refuses. Kept whole, the AI SDK would quote it
- *   in its refusal, sent back to the model beside the call itself at every later step. Streamed in
+ *   short sentence saying so (a JSON string, which every tool's schema refuses, not an object a
+ *   lenient one would take as no arguments). Kept whole, the AI SDK would quote it in its refusal, sent back to the model beside the call itself at every later step. Streamed in
  *   pieces, a provider would hold it all before the call is whole: once its pieces pass the bound,
  *   the step ends there, the model's answer no longer read.
  * Tool input pieces are not passed on: the whole call arrives as `tool-call`, and nothing here
@@ -52,7 +53,8 @@ function cut(text: string, room: number): string {
 
 /** One step's state, and the turn's counts it shares with the turn's other steps. */
 interface StepState {
-  calls: number;
+  /** The tool calls this step has begun (streamed in pieces or whole), at most the bound. */
+  calls: Set<string>;
   /** Tool calls streaming in pieces: their name and how many characters came. */
   inputs: Map<string, { toolName: string; size: number }>;
 }
@@ -69,16 +71,18 @@ export function boundedForTurn(
     return kept;
   };
   const tooLarge = (size: number) =>
-    JSON.stringify({
-      tooLarge: `the input was ${size} characters; at most ${bounds.toolInputChars} are read`,
-    });
-  const call = (step: StepState, part: Extract<Part, { type: "tool-call" }>): Part[] => {
-    step.calls += 1;
-    if (step.calls > bounds.callsPerStep) return [];
-    return [
-      part.input.length <= bounds.toolInputChars ? part : { ...part, input: tooLarge(part.input.length) },
-    ];
+    JSON.stringify(`too large: the input was ${size} characters; at most ${bounds.toolInputChars} are read`);
+  /** Whether the step may have this call: one it began, or a new one within the bound. */
+  const admits = (step: StepState, id: string): boolean => {
+    if (step.calls.has(id)) return true;
+    if (step.calls.size >= bounds.callsPerStep) return false;
+    step.calls.add(id);
+    return true;
   };
+  const call = (part: Extract<Part, { type: "tool-call" }>): Part =>
+    part.input.length <= bounds.toolInputChars ? part : { ...part, input: tooLarge(part.input.length) };
+  /** A call past the bound: the step ends before it. */
+  const tooMany = (): { parts: Part[]; stop: true } => ({ parts: [ended("tool-calls")], stop: true });
   /** What goes on of one part, and whether the step ends there (the rest unread). */
   const bound = (part: Part, step: StepState): { parts: Part[]; stop?: true } => {
     switch (part.type) {
@@ -95,6 +99,7 @@ export function boundedForTurn(
         return { parts: delta ? [{ ...part, delta }] : [] };
       }
       case "tool-input-start":
+        if (!admits(step, part.id)) return tooMany();
         step.inputs.set(part.id, { toolName: part.toolName, size: 0 });
         return { parts: [] };
       case "tool-input-delta": {
@@ -108,17 +113,14 @@ export function boundedForTurn(
           toolName: input.toolName,
           input: tooLarge(input.size),
         };
-        return {
-          parts: [...call(step, refused as Extract<Part, { type: "tool-call" }>), ended("tool-calls")],
-          stop: true,
-        };
+        return { parts: [refused, ended("tool-calls")], stop: true };
       }
       case "tool-input-end":
         step.inputs.delete(part.id);
         return { parts: [] };
       case "tool-call":
         step.inputs.delete(part.toolCallId);
-        return { parts: call(step, part) };
+        return admits(step, part.toolCallId) ? { parts: [call(part)] } : tooMany();
       default:
         return { parts: [part] };
     }
@@ -129,7 +131,7 @@ export function boundedForTurn(
       wrapStream: async ({ doStream }) => {
         const result = await doStream();
         const reader = result.stream.getReader();
-        const step: StepState = { calls: 0, inputs: new Map() };
+        const step: StepState = { calls: new Set(), inputs: new Map() };
         const stream = new ReadableStream<Part>({
           async pull(controller) {
             for (;;) {
