@@ -13,6 +13,21 @@ import { createService } from "../src/service.js";
 import { chatRequest, readEvents, singleModelRegistry, testConfig } from "./helpers.js";
 import { scriptedModel } from "./scripted.js";
 
+/** One tool, `name`, that counts its runs (`ran()`). */
+function counted(name: string, inputSchema: z.ZodType<Record<string, unknown>>) {
+  let runs = 0;
+  const tools = (): ToolSet => ({
+    [name]: tool({
+      inputSchema,
+      execute: async () => {
+        runs += 1;
+        return { ok: true };
+      },
+    }),
+  });
+  return { tools, ran: () => runs };
+}
+
 async function ask(model: MockLanguageModelV4, tools?: () => ToolSet) {
   const { app } = createService(testConfig(), silentLogger, {
     models: singleModelRegistry(model),
@@ -94,21 +109,12 @@ it("passes on at most the bound of a model's words, then says the answer was cut
 
 // Found by a black-box run: 1,000 calls in a step made 1,000 requests; 1 MB inputs were quoted back.
 it("runs at most the bound of tool calls in a step, and never quotes an oversized input back", async () => {
-  let ran = 0;
-  const tools = (): ToolSet => ({
-    look: tool({
-      inputSchema: z.object({ q: z.string() }),
-      execute: async () => {
-        ran += 1;
-        return { ok: true };
-      },
-    }),
-  });
+  const { tools, ran } = counted("look", z.object({ q: z.string() }));
   const many = Array.from({ length: 40 }, (_, i) => ({ toolName: "look", input: { q: `q${i}` } }));
   const huge = { toolName: "look", input: { q: "A".repeat(1_000_000) } };
   const model = scriptedModel([many, [huge]]);
   await ask(model, tools);
-  expect(ran).toBe(OUTPUT_BOUNDS.callsPerStep);
+  expect(ran()).toBe(OUTPUT_BOUNDS.callsPerStep);
   // What the model was sent at its last step: bounded, without the megabyte it sent.
   const last = JSON.stringify(model.doStreamCalls.at(-1)?.prompt);
   expect(last).not.toContain("A".repeat(OUTPUT_BOUNDS.toolInputChars));
@@ -118,23 +124,14 @@ it("runs at most the bound of tool calls in a step, and never quotes an oversize
 
 // Found by a re-test: pieces of one call's input were all held (500 MB each) before the bound saw it.
 it("stops reading a step whose tool input passes the bound in pieces, and refuses the call", async () => {
-  let ran = 0;
-  const tools = (): ToolSet => ({
-    look: tool({
-      inputSchema: z.object({ q: z.string() }),
-      execute: async () => {
-        ran += 1;
-        return { ok: true };
-      },
-    }),
-  });
+  const { tools, ran } = counted("look", z.object({ q: z.string() }));
   const piece = "A".repeat(1000);
   const { model, pulled } = lazyModel([{ type: "tool-input-start", id: "c1", toolName: "look" }], (i) =>
     i < 100_000 ? { type: "tool-input-delta", id: "c1", delta: piece } : undefined,
   );
   const events = await ask(model, tools);
   expect(pulled.count).toBeLessThan(100);
-  expect(ran).toBe(0);
+  expect(ran()).toBe(0);
   expect(JSON.stringify(model.doStreamCalls.at(-1)?.prompt)).toContain("at most 16384 are read");
   expect(events.at(-1)?.type).toBe("finish");
 });
@@ -179,16 +176,7 @@ it("answers Accept: application/json without the characters the stream's lines d
 
 // Found by a re-test: 20,000 calls a step, each under the input bound, were all read (160 MB a turn).
 it("ends a step at the call past the bound, however small each call is", async () => {
-  let ran = 0;
-  const tools = (): ToolSet => ({
-    look: tool({
-      inputSchema: z.object({ q: z.string() }),
-      execute: async () => {
-        ran += 1;
-        return { ok: true };
-      },
-    }),
-  });
+  const { tools, ran } = counted("look", z.object({ q: z.string() }));
   const input = JSON.stringify({ q: "x".repeat(8000) });
   // Each call: its start, its input in two pieces, then the whole call.
   const { model, pulled } = lazyModel([], (i) => {
@@ -206,25 +194,16 @@ it("ends a step at the call past the bound, however small each call is", async (
     }
   });
   const events = await ask(model, tools);
-  expect(ran).toBe(OUTPUT_BOUNDS.callsPerStep);
+  expect(ran()).toBe(OUTPUT_BOUNDS.callsPerStep);
   expect(pulled.count).toBeLessThan(100); // of 80,000 parts: the step ended at call 17
   expect(events.at(-1)?.type).toBe("finish");
 });
 
 // Found by a re-test: a tool whose schema takes no arguments ran with the "too large" input.
 it("refuses a too-large input even to a tool whose schema takes any object", async () => {
-  let ran = 0;
-  const tools = (): ToolSet => ({
-    budget: tool({
-      inputSchema: z.object({}),
-      execute: async () => {
-        ran += 1;
-        return { ok: true };
-      },
-    }),
-  });
+  const { tools, ran } = counted("budget", z.object({}));
   const model = scriptedModel([[{ toolName: "budget", input: { pad: "B".repeat(100_000) } }]]);
   await ask(model, tools);
-  expect(ran).toBe(0);
+  expect(ran()).toBe(0);
   expect(JSON.stringify(model.doStreamCalls.at(-1)?.prompt)).toContain("too large: the input was");
 });

@@ -46,6 +46,20 @@ function bridgeTo(
   return { stdin, out, bridge };
 }
 
+const INIT = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "desk", version: "1" } };
+
+/** The bridge to a service where alice's token pays from WALLET (the MCP face a fake one). */
+function aliceBridge() {
+  const { app } = buildService(
+    { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
+    { mcp: { face: new FakeFace(), approvalUrl: (id) => `https://pay.example/approve/${id}` } },
+  );
+  return bridgeTo(async (url, init) => app.request(String(url), init), {
+    Authorization: `Bearer ${TOKEN}`,
+    "X-Wallet-Address": WALLET,
+  });
+}
+
 /** Through the bridge: initialize (answered by this service), initialized, then get_budget; its answer. */
 async function budgetThrough(stdin: PassThrough, out: AsyncIterator<Record<string, unknown>>) {
   const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`);
@@ -103,23 +117,10 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
 
   // Found by a black-box run: lines piped without waiting for initialize's answer were refused.
   it("holds what a client sends before initialize is answered, then sends it in order", async () => {
-    const face = new FakeFace();
-    const { app } = buildService(
-      { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
-      { mcp: { face, approvalUrl: (id) => `https://pay.example/approve/${id}` } },
-    );
-    const { stdin, out, bridge } = bridgeTo(async (url, init) => app.request(String(url), init), {
-      Authorization: `Bearer ${TOKEN}`,
-      "X-Wallet-Address": WALLET,
-    });
-    const init = {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "desk", version: "1" },
-    };
+    const { stdin, out, bridge } = aliceBridge();
     stdin.write(
       [
-        { jsonrpc: "2.0", id: 1, method: "initialize", params: init },
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: INIT },
         { jsonrpc: "2.0", method: "notifications/initialized" },
         { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_budget", arguments: {} } },
         { jsonrpc: "2.0", id: 3, method: "ping" },
@@ -142,24 +143,11 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
   // Found by a re-test: a second initialize piped before the first was answered stopped every line
   // between them for good.
   it("answers every line when a second initialize is piped before the first is answered", async () => {
-    const face = new FakeFace();
-    const { app } = buildService(
-      { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },
-      { mcp: { face, approvalUrl: (id) => `https://pay.example/approve/${id}` } },
-    );
-    const { stdin, out, bridge } = bridgeTo(async (url, init) => app.request(String(url), init), {
-      Authorization: `Bearer ${TOKEN}`,
-      "X-Wallet-Address": WALLET,
-    });
-    const init = {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "desk", version: "1" },
-    };
+    const { stdin, out, bridge } = aliceBridge();
     const lines = [
-      { jsonrpc: "2.0", id: 1, method: "initialize", params: init },
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: INIT },
       { jsonrpc: "2.0", id: 2, method: "ping" },
-      { jsonrpc: "2.0", id: 3, method: "initialize", params: init },
+      { jsonrpc: "2.0", id: 3, method: "initialize", params: INIT },
       { jsonrpc: "2.0", id: 4, method: "ping" },
     ];
     stdin.write(lines.map((m) => `${JSON.stringify(m)}\n`).join(""));
