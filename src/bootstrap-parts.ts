@@ -6,11 +6,11 @@ import type { Logger } from "./log/index.js";
 import { type Observability, timedLedger } from "./observe/index.js";
 import {
   ControlPlane,
-  OPERATOR_REFRESH_MS,
   OperatorCache,
   type OperatorEvent,
   operatorTokenFor,
   operatorTokenPath,
+  PROPAGATION_MS,
 } from "./operator/index.js";
 import { fanOut, type Payments, type PaymentsOptions } from "./payments/index.js";
 import { WalletSignIn } from "./signin/index.js";
@@ -110,8 +110,8 @@ export async function operatorControls(
     callerNames,
     ...(now ? { now } : {}),
     afterChange: () => cache.refresh(),
-    // A pause answers once every instance's cache has surely read it (two refreshes and a margin).
-    propagationMs: 2 * OPERATOR_REFRESH_MS + 100,
+    // A pause answers once every instance's cache has surely read it.
+    propagationMs: PROPAGATION_MS,
     // Every change is an audit record (docs/audit.md) and a log line; never a token.
     onChange: (event) => {
       audit.appendControl(event);

@@ -23,6 +23,13 @@ export interface PauseCheck {
 /** How often each instance reads the keys and pauses (docs/deploy.md, "Operating it"). */
 export const OPERATOR_REFRESH_MS = 500;
 
+/**
+ * How long a change that takes something away (a pause, a revoke, a rotate's old token) waits
+ * before it answers, wherever it is made: two of every instance's refreshes and a margin, so once
+ * it has answered no instance signs anew.
+ */
+export const PROPAGATION_MS = 2 * OPERATOR_REFRESH_MS + 100;
+
 export interface OperatorCacheOptions {
   intervalMs?: number;
   now?: () => Date;

@@ -11,6 +11,7 @@ export {
   OperatorCache,
   type OperatorCacheOptions,
   type PauseCheck,
+  PROPAGATION_MS,
 } from "./cache.js";
 export {
   grantOf,

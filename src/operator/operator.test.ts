@@ -12,6 +12,7 @@ import {
   OPERATOR_REFRESH_MS,
   OperatorCache,
   type OperatorEvent,
+  PROPAGATION_MS,
   parseDuration,
   pauseTargetOf,
   TOKEN_PREFIX,
@@ -331,7 +332,7 @@ describe("the control plane and each instance's copy", () => {
       const store = new MemoryOperatorStore();
       const other = new OperatorCache(store, { intervalMs: OPERATOR_REFRESH_MS });
       other.start();
-      const plane = new ControlPlane({ store, propagationMs: 2 * OPERATOR_REFRESH_MS + 100 });
+      const plane = new ControlPlane({ store, propagationMs: PROPAGATION_MS });
       let answered = false;
       const pausing = plane.pause({ all: true }, "incident", "t").then(() => {
         answered = true;
@@ -357,7 +358,7 @@ describe("the control plane and each instance's copy", () => {
       vi.useFakeTimers();
       try {
         const store = new MemoryOperatorStore();
-        const plane = new ControlPlane({ store, propagationMs: 2 * OPERATOR_REFRESH_MS + 100 });
+        const plane = new ControlPlane({ store, propagationMs: PROPAGATION_MS });
         const { token } = await plane.createKey({ name: "ci" }, "t");
         const other = new OperatorCache(store, { intervalMs: OPERATOR_REFRESH_MS });
         await other.refresh();

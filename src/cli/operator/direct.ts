@@ -1,7 +1,7 @@
 import { AuditLog } from "../../audit/index.js";
 import type { Config } from "../../config/index.js";
 import { AppError } from "../../errors/index.js";
-import { ControlPlane, OPERATOR_REFRESH_MS } from "../../operator/index.js";
+import { ControlPlane, PROPAGATION_MS } from "../../operator/index.js";
 import { DataDirInUse, openStore } from "../../store/index.js";
 import { OperatorError, type OperatorTransport } from "./transport.js";
 
@@ -35,9 +35,8 @@ export async function directTransport(config: Config, by: string): Promise<Opera
     store: store.operator,
     callerNames: config.auth.tokens.values(),
     onChange: (event) => audit.appendControl(event),
-    // As through the service: a pause, a revoke or a rotate answers once every running instance
-    // has surely read it (two of their refreshes and a margin), so none signs anew after.
-    propagationMs: 2 * OPERATOR_REFRESH_MS + 100,
+    // As through the service: a pause, a revoke or a rotate answers once every instance holds it.
+    propagationMs: PROPAGATION_MS,
   });
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
