@@ -94,9 +94,8 @@ function entryOf(event: PaymentEvent, recent: RecentPayments): AuditEntry {
         at: event.at,
         kind: "payment.reconciled",
         // The row's own caller and request: another instance (since stopped) may have sent it.
-        ...(event.payment
-          ? { caller: event.payment.caller, requestId: event.payment.scopeId }
-          : recent.of(event.paymentId)),
+        caller: event.payment.caller,
+        requestId: event.payment.scopeId,
         paymentId: event.paymentId,
         data: { by: "reconciler", from: event.from, to: event.to, txHash: event.txHash },
       };

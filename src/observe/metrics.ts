@@ -121,8 +121,6 @@ export function createMetrics(): Metrics {
   const sources: MetricsSources = {};
   const { payments, spent, duration, ledger } = instruments(registry, sources);
   const quotedAt = new Map<string, Date>();
-  /** What a payment left `unknown` spends if the reconciler settles it (this process only). */
-  const unclear = new Map<string, { network: string; caller: string; amount: bigint }>();
   const remember = <V>(map: Map<string, V>, id: string, value: V) => {
     if (map.size >= MAX_TRACKED) map.delete(map.keys().next().value ?? "");
     map.set(id, value);
@@ -143,10 +141,6 @@ export function createMetrics(): Metrics {
   const onStep = (event: Extract<PaymentEvent, { kind: "step" }>) => {
     const p = event.payment;
     if (event.status === "quoted") remember(quotedAt, p.paymentId, event.at);
-    if (event.status === "unknown") {
-      const facts = { network: p.network, caller: callerLabel(p.caller), amount: p.amount };
-      remember(unclear, p.paymentId, facts);
-    }
     if (!isFinal(event.status)) return;
     final(event.status, event.reason);
     if (event.status === "settled") {
@@ -163,12 +157,7 @@ export function createMetrics(): Metrics {
     final(event.to, undefined);
     // The row's own facts: a payment another instance sent (and saw go unknown) counts here once.
     const p = event.payment;
-    const facts = p
-      ? { network: p.network, caller: callerLabel(p.caller), amount: p.amount }
-      : unclear.get(event.paymentId);
-    unclear.delete(event.paymentId);
-    if (event.to === "settled" && facts)
-      spent.inc({ network: facts.network, caller: facts.caller }, facts.amount);
+    if (event.to === "settled") spent.inc({ network: p.network, caller: callerLabel(p.caller) }, p.amount);
   };
 
   return {

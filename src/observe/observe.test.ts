@@ -131,7 +131,15 @@ describe("payment spans", () => {
 
   it("reconciliation and early refusals are spans of their own", () => {
     const watcher = paymentSpans(tracer);
-    watcher.emit({ kind: "reconciled", at: new Date(), paymentId: "pay-4", from: "unknown", to: "settled" });
+    const payment = { network: "eip155:84532", amount: 10_000n, caller: "bob", scopeId: "req-4" };
+    watcher.emit({
+      kind: "reconciled",
+      at: new Date(),
+      paymentId: "pay-4",
+      from: "unknown",
+      to: "settled",
+      payment,
+    });
     watcher.emit({
       kind: "refused_early",
       at: new Date(),
@@ -222,6 +230,7 @@ describe("metrics", () => {
       paymentId: "m-3",
       from: "unknown",
       to: "settled",
+      payment: { network: p.network, amount: p.amount, caller: p.caller, scopeId: p.scopeId },
     });
     text = await metrics.render();
     expect(sample(text, 'x402_spent_usd_total{network="solana:devnet",caller="alice"}')).toBe(1.23);

@@ -69,7 +69,7 @@ export type PaymentEvent =
       to: PaymentStatus;
       txHash?: string;
       /** What was paid, and for whom, as the row says (another instance may have sent it). */
-      payment?: { network: string; amount: bigint; caller: string | null; scopeId: string };
+      payment: { network: string; amount: bigint; caller: string | null; scopeId: string };
     }
   /** The user's wallet answered a payment that awaited it: through the caller's chat or the page. */
   | {
