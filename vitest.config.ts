@@ -59,6 +59,7 @@ const INTEGRATION = [
   "test/rate-limit.test.ts",
   "test/readiness.test.ts",
   "test/store-outage.test.ts",
+  "test/store-frozen.test.ts",
   "test/serverless.test.ts",
   "test/build/dependencies.test.ts",
   "test/build/layering.test.ts",

@@ -120,8 +120,9 @@ export function guardStore<T extends object>(
         } catch (error) {
           throw toStoreError(error);
         }
-        if (!(result instanceof Promise)) return result;
-        const answered = result.catch((error: unknown) => {
+        // Drizzle's query builders are thenables, not Promises: they are answers all the same.
+        if (!isThenable(result)) return result;
+        const answered = Promise.resolve(result).catch((error: unknown) => {
           throw toStoreError(error);
         });
         return typeof property === "string" && reads.has(property)
@@ -131,6 +132,9 @@ export function guardStore<T extends object>(
     },
   });
 }
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as { then?: unknown } | null)?.then === "function";
 
 const readTooLate = () =>
   new AppError(

@@ -56,6 +56,11 @@ export interface StoreOptions {
    * the directory is refused before it writes anything (bootstrap.ts).
    */
   onHeld?: () => void;
+  /**
+   * How long a read from a PostgreSQL server may wait for its answer before it is
+   * `store_unavailable` (errors.ts, `guardStore`). Default READ_WITHIN_MS; tests set it short.
+   */
+  readWithinMs?: number;
 }
 
 export interface Store {
@@ -111,21 +116,33 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       await client.end({ timeout: 5 });
       throw error;
     }
+    // Every read on a request's path gives up when the server stops answering (a frozen
+    // connection never fails): the ledger's budget read is in every quote, the sign-in session's
+    // in every request that carries one. Writes wait for their answer (errors.ts, `guardStore`).
+    const within = options.readWithinMs;
+    const reading = <T extends object>(store: T, reads: readonly (keyof T & string)[]) =>
+      guardStore(store, { reads, ...(within !== undefined ? { readWithinMs: within } : {}) });
     return {
       kind: "postgres",
-      // Reads a client or a scrape waits on answer in seconds when the server stops answering.
-      ledger: guardStore(new PgLedger(db, postgresQuery(client), { lazySettle: true }), {
-        reads: ["get", "listByStatus", "listByScope"],
-      }),
-      history: guardStore(new PgPaymentHistory(db), { reads: ["listHistory"] }),
+      ledger: reading(new PgLedger(db, postgresQuery(client), { lazySettle: true }), [
+        "get",
+        "listByStatus",
+        "listByScope",
+        "budget",
+        "spending",
+      ]),
+      history: reading(new PgPaymentHistory(db), ["listHistory"]),
       idempotency: guardStore(new PgIdempotencyStore(db)),
-      delivered: guardStore(new PgDeliveredData(db), { reads: ["read"] }),
-      operator: guardStore(new PgOperatorStore(postgresQuery(client)), {
-        reads: ["listKeys", "listPauses", "payments", "committedSince"],
-      }),
-      audit: guardStore(new PgAuditStore(postgresQuery(client)), { reads: ["read", "latest"] }),
-      tabs: guardStore(new PgTabStore(db)),
-      signIn: guardStore(new PgSignInStore(postgresQuery(client))),
+      delivered: reading(new PgDeliveredData(db), ["read"]),
+      operator: reading(new PgOperatorStore(postgresQuery(client)), [
+        "listKeys",
+        "listPauses",
+        "payments",
+        "committedSince",
+      ]),
+      audit: reading(new PgAuditStore(postgresQuery(client)), ["read", "latest", "seqOfHash"]),
+      tabs: reading(new PgTabStore(db), ["get", "findServing", "usage", "listByWallet", "listByStatus"]),
+      signIn: reading(new PgSignInStore(postgresQuery(client)), ["session"]),
       close: () => client.end({ timeout: 5 }),
     };
   }
