@@ -119,6 +119,35 @@ describe.each(STORES)("the audit trail of paid chats on the devnet (%s)", (store
     expect(await booted.running.audit?.verify()).toMatchObject({ ok: true });
   });
 
+  // Found by a black-box run: a forged quote id paid nothing and left no trace for the operator.
+  it("pay_quote with a quote id this service did not give: payment.refused, reason quote_invalid", async () => {
+    const payments = booted.running.payments;
+    if (!payments) throw new Error("payments are off");
+    const wallet = walletAddress(devnet, "evm", "payer");
+    const scopeId = "forged_quote_scope";
+    const out = await payments.face.pay(
+      {
+        caller: "devnet",
+        bearerToken: devnet.manifest.devToken,
+        wallet: { chain: "evm", address: wallet },
+        scopeId,
+        signal: new AbortController().signal,
+        deadline: Date.now() + 30_000,
+      },
+      { quoteId: "q1.eyJub3QiOiJhIHF1b3RlIn0.forged" },
+    );
+    expect(out).toMatchObject({ status: "refused", error: { code: "quote_invalid" } });
+    const refused = (await exported()).filter((r) => r.kind === "payment.refused" && r.requestId === scopeId);
+    expect(refused).toEqual([
+      expect.objectContaining({
+        caller: "devnet",
+        paymentId: null,
+        data: expect.objectContaining({ early: true, reason: "quote_invalid", wallet }),
+      }),
+    ]);
+    expect(await booted.running.audit?.verify()).toMatchObject({ ok: true });
+  });
+
   // On PostgreSQL only (psql is how an operator would change a row by hand; src/audit's own tests
   // change rows on PGlite too). Defined for that store alone, so no run reports it skipped.
   if (store === "postgres")

@@ -70,10 +70,16 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     );
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    const refused = (): PayOutput => {
-      request.observer.error(error);
-      return { status: "refused", error: { code: error.code, message: error.message, ...error.details } };
-    };
+    // Told as any refusal before a payment: the stream's `e:`, the audit trail and the metrics.
+    const reason = error.code === "quote_expired" ? "quote_expired" : "quote_invalid";
+    const refused = (): PayOutput =>
+      toPayOutput(
+        deps.pipeline.refuseEarly(request, {
+          reason,
+          message: error.message,
+          ...(error.details ? { details: error.details } : {}),
+        }),
+      );
     if (error.code !== "quote_expired") return Promise.resolve(refused());
     // Expired, but genuine and this caller's: if it was paid (a call cut off by a crash or a lost
     // connection, retried late), that payment is the answer, never "ask for a new quote".

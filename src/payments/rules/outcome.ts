@@ -20,6 +20,10 @@ export const REASONS = {
   no_acceptable_offer: "payment_unavailable",
   /** The wallet is not one the caller's key may pay from (its `wallets`). */
   wallet_not_allowed: "limit_exceeded",
+  /** `pay_quote` with an id this service did not give this caller (altered, forged, another's). */
+  quote_invalid: "quote_invalid",
+  /** `pay_quote` with a genuine id past its time, never paid: quote again. */
+  quote_expired: "quote_expired",
   // After the quote, before anything is signed or sent.
   invalid_max_usd: "payment_unavailable",
   price_changed: "price_changed",

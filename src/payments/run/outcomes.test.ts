@@ -46,7 +46,7 @@ const failing =
       },
     });
 
-const ROWS: Record<Reason | "no_signer", Row | "never produced"> = {
+const ROWS: Record<Reason | "no_signer", Row | "never produced" | "pay_quote's own"> = {
   no_wallet: { noWallet: true, status: "refused", code: "payment_unavailable", moved: false },
   origin_not_allowed: {
     world: { limits: { allowedServices: ["https://other.example"] } },
@@ -255,6 +255,9 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced"> = {
   },
   // In the list, but no code path ends a payment with it (a missing key asks the wallet instead).
   no_signer: "never produced",
+  // Refusals of a quote id before the pipeline runs (test/payments/quote-id.test.ts, audit.test.ts).
+  quote_invalid: "pay_quote's own",
+  quote_expired: "pay_quote's own",
   // The toy world keeps no tabs: a token names none this request may use (test/payments/tabs.test.ts
   // has tabs of another caller or wallet, and closed ones).
   tab_unusable: {

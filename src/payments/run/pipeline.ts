@@ -293,8 +293,8 @@ export class PaymentPipeline {
     });
   }
 
-  /** Refused before any quote (pipeline-types.ts, `refuseEarly`). */
-  private refuseEarly(request: PaymentRequest, refusal: Refusal, service?: string): PaymentOutcome {
+  /** Refused before any quote (pipeline-types.ts, `refuseEarly`); `pay_quote` refuses a quote id so. */
+  refuseEarly(request: PaymentRequest, refusal: Refusal, service?: string): PaymentOutcome {
     return refuseEarly(this.deps.events, this.now(), request, refusal, service);
   }
 }
