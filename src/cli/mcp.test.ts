@@ -212,6 +212,33 @@ describe("x402-chat-agent mcp (the stdio bridge)", () => {
     await bridge;
   });
 
+  // Found by a fuzzing run: the SDK refused these with id null, and the client waited on its id.
+  it("answers a JSON object that is not a valid message but names its id with that id", async () => {
+    const { stdin, out, bridge } = bridgeTo(async () => new Response(null, { status: 500 }));
+    stdin.write(
+      [
+        `{"jsonrpc":"2.0","id":13,"method":"ping","extra":1}`,
+        `{"jsonrpc":"2.0","id":"s","method":"ping","__proto__":{}}`,
+        `{"jsonrpc":"2.0","id":11.5,"method":"ping"}`,
+        `{"jsonrpc":"1.0","id":14,"method":"ping"}`,
+        `not json`,
+        "",
+      ].join("\n"),
+    );
+    const answers = [];
+    for (let i = 0; i < 5; i++)
+      answers.push((await out.next()).value as { id: unknown; error: { code: number } });
+    expect(answers.map((a) => [a.id, a.error.code])).toEqual([
+      [13, -32600],
+      ["s", -32600],
+      [11.5, -32600],
+      [14, -32600],
+      [null, -32700],
+    ]);
+    stdin.end();
+    await bridge;
+  });
+
   it("answers a request the service refused with a JSON-RPC error, not silence", async () => {
     const { app } = buildService(
       { AUTH_TOKENS: `alice=${TOKEN}`, REQUIRE_AUTH: "true" },

@@ -12,6 +12,7 @@ import { devnetIdentity } from "./devnet.js";
 import { UsageError } from "./errors.js";
 import { EXIT } from "./exit.js";
 import { BROKE_OFF, renewingToken, watchStreams, withRevisionHeaders } from "./mcp-fetch.js";
+import { answerUnreadable } from "./mcp-lines.js";
 
 /**
  * `x402-chat-agent mcp`: a stdio <-> Streamable HTTP bridge to the running service's `/mcp`
@@ -146,9 +147,32 @@ export interface BridgeIo {
   fetch?: FetchLike;
 }
 
+/**
+ * What the stdio transport could not read: said on stderr, and a line that is not one JSON-RPC
+ * message (bad JSON, a batch, null) is answered as JSON-RPC says, with id null, so a client is not
+ * left waiting on stdout. (One with a readable id was answered with it before: mcp-lines.ts.)
+ */
+function refusedLine(stdout: NodeJS.WritableStream, say: (text: string) => void) {
+  return (error: Error) => {
+    // A schema's refusal is a page of union branches: one line says it.
+    say(error.name === "ZodError" ? "refused a line that is not one JSON-RPC message" : error.message);
+    if (error instanceof SyntaxError || error.name === "ZodError") {
+      const code = error instanceof SyntaxError ? -32700 : -32600;
+      const text =
+        code === -32700 ? "Parse error: not JSON" : "Invalid Request: one JSON-RPC message per line";
+      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message: text } })}\n`);
+    }
+  };
+}
+
 /** Forward messages both ways until stdin ends; resolves then. */
 export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<void> {
-  const local = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
+  // A line the SDK would refuse with `id: null` though its id is readable is answered with it.
+  const lines = io.stdin.pipe(answerUnreadable((line) => io.stdout.write(line)));
+  const local = new StdioServerTransport(
+    lines as unknown as NodeJS.ReadStream,
+    io.stdout as NodeJS.WriteStream,
+  );
   // The SDK reports a failed send both to onerror and to the send's caller: said once.
   let lastSaid = "";
   const say = (text: string) => {
@@ -177,17 +201,7 @@ export async function runBridge(options: BridgeOptions, io: BridgeIo): Promise<v
     io.stdin.once("end", resolve);
     io.stdin.once("close", resolve);
   });
-  local.onerror = (error) => {
-    say(error.message);
-    // A line that is not one JSON-RPC message (bad JSON, a batch, null) is answered as JSON-RPC
-    // says, with id null, so a client is not left waiting on stdout.
-    if (error instanceof SyntaxError || error.name === "ZodError") {
-      const code = error instanceof SyntaxError ? -32700 : -32600;
-      const text =
-        code === -32700 ? "Parse error: not JSON" : "Invalid Request: one JSON-RPC message per line";
-      io.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message: text } })}\n`);
-    }
-  };
+  local.onerror = refusedLine(io.stdout, say);
   remote.onerror = (error) => say(describeSendError(error, options.endpoint));
   // While an initialize is answered, what a client sends after it waits (it needs the session the
   // answer opens), then goes in the order sent. Each initialize opens its own gate.
