@@ -14,6 +14,9 @@ vi.mock("./template.js", async (importOriginal) => {
   };
 });
 
+// Test files share their worker's modules (vitest.config.ts, `isolate: false`): one that ran
+// before may have loaded the store already, without this mock. Load it again, mocked.
+vi.resetModules();
 const { openStore } = await import("./index.js");
 
 describe("an in-memory store (DATA_DIR=memory://)", () => {
