@@ -299,6 +299,10 @@ describe("request validation", () => {
     for (const [path, method, allow] of [
       ["/healthz", "POST", "GET, HEAD"],
       ["/readyz", "DELETE", "GET, HEAD"],
+      // The page's own paths (found by a fuzzing run: 404 with no Allow).
+      ["/", "POST", "GET, HEAD"],
+      ["/operator", "DELETE", "GET, HEAD"],
+      ["/approve/pay_123", "PUT", "GET, HEAD"],
     ] as const) {
       const res = await app.request(path, { method });
       expect(res.status, `${method} ${path}`).toBe(405);

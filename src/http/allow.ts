@@ -1,10 +1,15 @@
 /**
  * The methods a path is served with, read from the app's own routes: a request with another method
  * is answered 405 with `Allow` (RFC 9110, 15.5.6), not 404 as for a path nobody serves. Catch-all
- * routes (the page's `*`) and middleware (`ALL`) say nothing about a path.
+ * routes (the page's `*`) and middleware (`ALL`) say nothing about a path: the caller names what
+ * such a route serves there in `also`.
  */
-export function allowedMethods(routes: readonly { method: string; path: string }[], path: string): string[] {
-  const methods = new Set<string>();
+export function allowedMethods(
+  routes: readonly { method: string; path: string }[],
+  path: string,
+  also: readonly string[] = [],
+): string[] {
+  const methods = new Set<string>(also);
   for (const route of routes) {
     if (route.method === "ALL" || route.path.includes("*")) continue;
     if (patternOf(route.path).test(path)) methods.add(route.method);

@@ -126,6 +126,11 @@ async function answerFile(c: Context, file: WebFile): Promise<Response> {
   return c.body(new Uint8Array(file.body), 200, headers);
 }
 
+/** The paths the page itself answers (GET and HEAD): the chat, the approval page, the operator page. */
+export function isPagePath(path: string): boolean {
+  return path === "/" || APPROVE_LINK.test(path) || OPERATOR_PAGE_PATH.test(path);
+}
+
 /**
  * Serve the built page from `dir`. A request for a path that is not one of its files goes on to
  * the next route (so `/api/*`, `/healthz` and the 404 answer are untouched). The folder is listed
@@ -155,7 +160,7 @@ export function serveWeb(
     if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
     // The approval page (`/approve/<paymentId>`) and the operator page (`/operator`) are the same
     // single-page app: index.html (the operator page asks for its token; the API guards the data).
-    const page = c.req.path === "/" || APPROVE_LINK.test(c.req.path) || OPERATOR_PAGE_PATH.test(c.req.path);
+    const page = isPagePath(c.req.path);
     const path = page ? "/index.html" : c.req.path;
     let file = (files ?? (await list())).get(path);
     if (!file && (path === "/index.html" || path.startsWith("/assets/"))) file = (await list()).get(path);
