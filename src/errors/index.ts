@@ -39,6 +39,8 @@ export const ERROR_CODES = {
   unsafe_content: { status: 400, finishReason: "error", title: "Unsafe message content" },
   payload_too_large: { status: 413, finishReason: "error", title: "Request body too large" },
   unsupported_media_type: { status: 415, finishReason: "error", title: "Unsupported content type" },
+  // POST /mcp whose Accept does not take both answers the transport gives (JSON and an event stream).
+  not_acceptable: { status: 406, finishReason: "error", title: "Not an answer the client accepts" },
   unauthorized: { status: 401, finishReason: "error", title: "Unauthorized" },
   // An operator's key used outside its scopes, or for a wallet it is not bound to
   // (docs/deploy.md#operating-it).

@@ -20,17 +20,7 @@ export async function readJsonBody(
   maxBytes: number,
   incoming?: IncomingMessage,
 ): Promise<unknown> {
-  const type = request.headers.get("content-type") ?? "";
-  const mediaType = type.split(";")[0]?.trim().toLowerCase() ?? "";
-  if (mediaType !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(mediaType)) {
-    throw new AppError(
-      "unsupported_media_type",
-      "Send the request body as JSON with Content-Type: application/json.",
-      {
-        details: { accepted: ["application/json"] },
-      },
-    );
-  }
+  requireJson(request);
   const text = await readBodyText(request, maxBytes, incoming);
   if (text.trim() === "")
     throw new AppError("invalid_json", "The request body is empty; send a JSON object.");
@@ -45,6 +35,21 @@ export async function readJsonBody(
           ? ": nested too deeply"
           : "";
     throw new AppError("invalid_json", `The request body is not valid JSON${where}`);
+  }
+}
+
+/** A body declared JSON (`application/json` or a `+json` type), else 415 `unsupported_media_type`. */
+export function requireJson(request: Request): void {
+  const type = request.headers.get("content-type") ?? "";
+  const mediaType = type.split(";")[0]?.trim().toLowerCase() ?? "";
+  if (mediaType !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(mediaType)) {
+    throw new AppError(
+      "unsupported_media_type",
+      "Send the request body as JSON with Content-Type: application/json.",
+      {
+        details: { accepted: ["application/json"] },
+      },
+    );
   }
 }
 

@@ -93,6 +93,25 @@ describe("POST /mcp", () => {
     expect((await limitsWithoutWallet.json()).code).toBe("invalid_limits");
   });
 
+  // Found by fuzzing: these came back in the SDK's JSON-RPC shape, no problem+json, no stable code.
+  it("refuses a body that is not JSON (415) and an Accept it cannot answer (406) as problem+json", async () => {
+    const { app } = service();
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    for (const [headers, status, code] of [
+      [{ "Content-Type": "text/plain" }, 415, "unsupported_media_type"],
+      [{ "Content-Type": "" }, 415, "unsupported_media_type"],
+      [{ "Content-Type": "application/json; charset=latin1" }, 415, "unsupported_media_type"],
+      [{ Accept: "application/json" }, 406, "not_acceptable"],
+      [{ Accept: "text/event-stream" }, 406, "not_acceptable"],
+      [{ Accept: "" }, 406, "not_acceptable"],
+    ] as const) {
+      const res = await app.request("/mcp", post({ ...auth, ...headers }));
+      expect(res.status, JSON.stringify(headers)).toBe(status);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect((await res.json()).code).toBe(code);
+    }
+  });
+
   it("refuses a request without the session id it gave, and GET with 405", async () => {
     const { app } = service();
     const auth = { Authorization: `Bearer ${TOKEN}` };

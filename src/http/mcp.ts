@@ -17,7 +17,7 @@ import {
 } from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
 import { parseJsonAmountsAsWritten, parsePayerConfig, parseTabToken } from "../protocol/index.js";
-import { readBodyText } from "./body.js";
+import { readBodyText, requireJson } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { payer } from "./payer.js";
@@ -123,6 +123,16 @@ export function checkOrigin(origins: readonly string[]): Middleware {
  */
 function readMcpMessage(): Middleware<McpMessageVars> {
   return async (c, next) => {
+    // Refused here as every other route refuses them (problem+json), not in the SDK's own shape.
+    requireJson(c.req.raw);
+    const accept = c.req.header("accept") ?? "";
+    if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+      throw new AppError(
+        "not_acceptable",
+        "Send Accept: application/json, text/event-stream (an MCP answer comes as either).",
+        { details: { accepted: ["application/json", "text/event-stream"] } },
+      );
+    }
     // Read as every other body is: bounded while reading, so a chunked upload is never held whole.
     const body = parseMcpBody(await readBodyText(c.req.raw, MCP_MAX_BODY_BYTES, nodeRequest(c)));
     const era = await mcpEraOf(c.req.raw, body);
