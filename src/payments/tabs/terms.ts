@@ -30,5 +30,11 @@ export function tabTerms(
       details: { maxUsd: formatUsd(config.maxAmount) },
     });
   }
-  return { network, asset, seconds: Math.min(input.seconds ?? config.defaultSeconds, config.maxSeconds) };
+  // Longer than allowed is refused as a larger amount is, never quietly cut short.
+  if (input.seconds !== undefined && input.seconds > config.maxSeconds) {
+    throw new AppError("tab_invalid", `A tab lasts at most ${config.maxSeconds} s here.`, {
+      details: { maxSeconds: config.maxSeconds },
+    });
+  }
+  return { network, asset, seconds: input.seconds ?? config.defaultSeconds };
 }
