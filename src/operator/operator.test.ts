@@ -130,7 +130,17 @@ describe("the control plane and each instance's copy", () => {
     expect((await refusal(plane.createKey({ name: "ci" }, "t"))).code).toBe("key_exists");
     // Another caller's name: its payments and approvals are bound to it.
     const named = new ControlPlane({ store: new MemoryOperatorStore(), callerNames: ["alice"] });
-    for (const name of ["alice", "devnet", "signer-1", "anonymous", "jwt", "other"])
+    for (const name of [
+      "alice",
+      "devnet",
+      "signer-1",
+      "anonymous",
+      "jwt",
+      "other",
+      "DEVNET",
+      "Signer-2",
+      "Other",
+    ])
       expect((await refusal(named.createKey({ name }, "t"))).code, name).toBe("key_exists");
     const bad = await refusal(
       plane.createKey(

@@ -86,7 +86,9 @@ const RESERVED_NAMES = new Set(["devnet", "anonymous", "jwt", "other"]);
 
 /** Whether a key may not be called `name`: reserved, or another caller's identity (see `callerNames`). */
 export function nameTaken(name: string, callerNames: ReadonlySet<string> = new Set()): boolean {
-  return RESERVED_NAMES.has(name) || /^signer-[0-9]+$/.test(name) || callerNames.has(name);
+  // In any case: a key called "DEVNET" would read as the devnet's caller in the audit trail.
+  const lower = name.toLowerCase();
+  return RESERVED_NAMES.has(lower) || /^signer-[0-9]+$/.test(lower) || callerNames.has(name);
 }
 
 const usdOrNull = (v: bigint | null) => (v === null ? null : formatUsd(v));
