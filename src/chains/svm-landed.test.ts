@@ -10,6 +10,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  AccountRole,
   address,
   appendTransactionMessageInstruction,
   type Blockhash,
@@ -21,7 +22,7 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
 } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
-import { type SvmAuthorization, solanaMessageHash, solanaResolver } from "./svm-landed.js";
+import { type SvmAuthorization, solanaMessageHash, solanaResolver, solanaSigner } from "./svm-landed.js";
 
 const WALLET = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
@@ -29,6 +30,8 @@ const BLOCKHASH = "EETubP5AKHgjPAhzPAFcb8BAY1hMH639CWCFTqi3hq1k" as Blockhash;
 const NOW = 1_800_000_000;
 
 interface Landed {
+  /** Whose history lists it (default WALLET). */
+  owner?: string;
   signature: string;
   memo: string;
   wire: string;
@@ -77,14 +80,16 @@ function fakeNode() {
       case "isBlockhashValid":
         return { context: { slot: 500 }, value: false };
       case "getSignaturesForAddress":
-        return history.map((tx) => ({
-          signature: tx.signature,
-          slot: 400,
-          err: null,
-          memo: `[${tx.memo.length}] ${tx.memo}`,
-          blockTime: tx.blockTime ?? NOW - 10,
-          confirmationStatus: "confirmed",
-        }));
+        return history
+          .filter((tx) => (tx.owner ?? WALLET) === params[0])
+          .map((tx) => ({
+            signature: tx.signature,
+            slot: 400,
+            err: null,
+            memo: `[${tx.memo.length}] ${tx.memo}`,
+            blockTime: tx.blockTime ?? NOW - 10,
+            confirmationStatus: "confirmed",
+          }));
       case "getTransaction": {
         const tx = history.find((t) => t.signature === params[0]);
         return tx
@@ -155,6 +160,45 @@ function payment(memo: string, ageSeconds: number) {
   };
   return { network: "solana:test", asset: "mint", wallet: WALLET, authorization };
 }
+
+describe("whose history an unclear payment is searched in", () => {
+  const SESSION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+
+  // Found by a black-box run: a tab's payment that landed was called failed, its session key's
+  // transfer searched for in the user's wallet's history, where it is not.
+  it("a tab's payment: the session key's history, and the session key is the payer", async () => {
+    const node = fakeNode();
+    node.history.push({ owner: SESSION, signature: signature(5), memo: "tab", ...transaction("tab") });
+    const url = await start(node);
+    const old = payment("tab", 1000);
+    const tabPayment = { ...old, authorization: { ...old.authorization, signer: SESSION } };
+    expect(await solanaResolver(url).resolve(tabPayment)).toEqual({
+      status: "settled",
+      txHash: signature(5),
+      payer: SESSION,
+    });
+  });
+
+  it("the signer is the one after the fee payer, as the signed transaction names it", () => {
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayer(address(WALLET), m),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 1000n }, m),
+      (m) =>
+        appendTransactionMessageInstruction(
+          {
+            programAddress: MEMO_PROGRAM,
+            accounts: [{ address: address(SESSION), role: AccountRole.READONLY_SIGNER }],
+            data: new TextEncoder().encode("m"),
+          },
+          m,
+        ),
+    );
+    const wire = Buffer.from(getBase64EncodedWireTransaction(compileTransaction(message)), "base64");
+    expect(solanaSigner(wire)).toBe(SESSION);
+  });
+});
 
 describe("Solana history reads for unclear payments", () => {
   it("resolves 20 unclear payments of one wallet at once with at most two history reads", async () => {

@@ -34,6 +34,12 @@ export interface SvmAuthorization {
    * need their transaction fetched. Not a secret.
    */
   memo?: string;
+  /**
+   * Whose signature moves the tokens: the message's signer after the fee payer (the user's wallet,
+   * or a tab's session key). Unclear payments are searched in its history. Older rows have none:
+   * the row's wallet is searched, as before.
+   */
+  signer?: string;
 }
 
 /** The SPL Memo program, whose instruction the x402 exact scheme appends to every payment. */
@@ -62,6 +68,15 @@ export function solanaMessageHash(wireTransaction: Uint8Array): string {
 
 const messageHashOf = (messageBytes: Uint8Array | ArrayLike<number>): string =>
   createHash("sha256").update(new Uint8Array(messageBytes)).digest("hex");
+
+/**
+ * The signer after the fee payer of a wire transaction (the facilitator pays the fee and signs
+ * first; the payer's authority second), or the only signer when it pays its own fee.
+ */
+export function solanaSigner(wireTransaction: Uint8Array): string | undefined {
+  const signers = Object.keys(getTransactionDecoder().decode(wireTransaction).signatures);
+  return signers[1] ?? signers[0];
+}
 
 /** The recent blockhash a wire transaction's message carries (its lifetime). */
 export function solanaBlockhash(wireTransaction: Uint8Array): string {
@@ -207,8 +222,10 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
       // slots late), a payment that landed after signing carries a block time earlier than the
       // signing time by up to that lag: the search goes back that much further.
       const behind = chainNow === undefined ? 0 : Math.max(0, Math.floor(now.getTime() / 1000) - chainNow);
+      // A tab's payment is the session key's transfer: the user's wallet is not in it.
+      const owner = auth.signer ?? payment.wallet;
       const result = await search(
-        payment.wallet,
+        owner,
         auth.messageHash,
         signedAt - CLOCK_SKEW_SECONDS - behind,
         signedAt,
@@ -217,7 +234,7 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
       if ("found" in result) {
         // Landed but the transfer failed: the fee was paid, no token moved, and it cannot land again.
         if (result.found.failed) return { status: "failed", error: "transaction landed and failed" };
-        return { status: "settled", txHash: result.found.signature, payer: payment.wallet };
+        return { status: "settled", txHash: result.found.signature, payer: owner };
       }
       if (result.complete && unlandable) {
         return { status: "failed", error: "blockhash expired without the transaction landing" };

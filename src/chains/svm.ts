@@ -27,6 +27,7 @@ import {
   solanaMemo,
   solanaMessageHash,
   solanaResolver,
+  solanaSigner,
 } from "./svm-landed.js";
 import { PROGRAMS } from "./svm-programs.js";
 import { svmOwnTransfers } from "./svm-transfers.js";
@@ -274,6 +275,7 @@ export const svm: ChainFamily<SolanaKey> = {
     if (typeof wire !== "string") throw new Error("the signed Solana payload holds no transaction");
     const bytes = Buffer.from(wire, "base64");
     const memo = solanaMemo(bytes);
+    const signer = solanaSigner(bytes);
     return {
       kind: "svm-exact",
       expiresAt: String(now + Math.max(expected.maxTimeoutSeconds, BLOCKHASH_SECONDS)),
@@ -281,6 +283,7 @@ export const svm: ChainFamily<SolanaKey> = {
       blockhash: solanaBlockhash(bytes),
       signedAt: String(now),
       ...(memo ? { memo } : {}),
+      ...(signer ? { signer } : {}),
     } satisfies SvmAuthorization;
   },
 };

@@ -8,11 +8,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Base64EncodedWireTransaction, createSolanaRpc } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { solanaResolver } from "../../src/chains/svm-landed.js";
 import { solanaUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import type { TabOpened } from "../../src/protocol/index.js";
-import { type Booted, boot, priceOf, useTestDevnet } from "./harness.js";
+import { type Booted, boot, ledgerOf, priceOf, useTestDevnet } from "./harness.js";
 import {
   ALICE,
+  ask,
   call,
   closeTab,
   lamportsOf,
@@ -90,6 +92,32 @@ describe("Solana tabs with lost answers", () => {
     expect(await solanaUsdcBalance(devnet, tab.session)).toBe(0n);
     expect(await lamportsOf(devnet, tab.session)).toBe(0n);
     expect(before - (await lamportsOf(devnet, wallet.address))).toBe(10_000n);
+  });
+
+  /*
+   * Found by a black-box run: a tab payment whose answer was lost settled on chain, yet the
+   * reconciler called it failed (expired unused) and the tab gave the money back as unspent: it
+   * searched the user's wallet's history, while the transfer is the session key's.
+   */
+  it("a tab's payment is found on chain by the reconciler, in the session key's history", async () => {
+    const price = priceOf(devnet, "weather");
+    const secret = devnet.secrets.solana.user;
+    const rpcUrl = devnet.manifest.solana?.rpcUrl;
+    if (!secret || !rpcUrl) throw new Error("the devnet has no Solana user wallet");
+    const address = walletAddress(devnet, "solana", "user");
+    const tab = await openSolanaTab(b, { address, secret }, price * 2n);
+    const turn = await ask(b, tab.token, address);
+    const settled = turn.payments.find((p) => p.status === "settled");
+    expect(settled?.payer).toBe(tab.session);
+    const row = await ledgerOf(b.running).get(settled?.paymentId ?? "");
+    if (!row) throw new Error("no row");
+    // What the reconciler reads of a row left unclear: the chain, from the recorded intent alone.
+    expect(await solanaResolver(rpcUrl).resolve(row)).toEqual({
+      status: "settled",
+      txHash: settled?.transaction,
+      payer: tab.session,
+    });
+    await closeTab(b, { tabId: tab.tabId, token: tab.token });
   });
 
   it("a funding the wallet sent itself first is open, not failed: the chain has it", async () => {
