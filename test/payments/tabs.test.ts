@@ -114,6 +114,16 @@ describe.each(STORES)("tabs on %s", (store) => {
     expect(other.payments.some((p) => p.status === "settled")).toBe(false);
     const elsewhere = await ask(b, tab.token, walletAddress(devnet, "evm", "payer"));
     expect(elsewhere.errors[0]).toMatchObject({ code: "tab_invalid" });
+    // Found by a black-box run: with a server key for the wallet, a named tab was not read at all,
+    // and the key paid from the whole wallet a client believed capped by its tab.
+    const payer = walletAddress(devnet, "evm", "payer");
+    const payerBefore = await evmUsdcBalance(devnet, payer as `0x${string}`);
+    for (const token of [tab.token, `x4t_${"A".repeat(43)}`]) {
+      const keyed = await ask(b, token, payer, devnet.manifest.devToken);
+      expect(keyed.errors[0], token).toMatchObject({ code: "tab_invalid" });
+      expect(keyed.payments.some((p) => p.status === "settled")).toBe(false);
+    }
+    expect(await evmUsdcBalance(devnet, payer as `0x${string}`)).toBe(payerBefore);
     // Reading, closing or funding it as another caller: the same 404 as no tab at all.
     const read = await call(b, "GET", `/api/tabs/${tab.tabId}`, MALLORY, undefined, {
       "x-tab-token": tab.token,

@@ -151,8 +151,8 @@ export class PaymentPipeline {
     if (probed.kind === "free") return { status: "free", response: probed.response };
 
     const key = await finding;
-    // A server key pays as ever; else a tab the request names pays what it can (tab-pay.ts).
-    const tab = key.signer ? undefined : await tabbing;
+    // A tab the request names pays (tab-pay.ts) or refuses; else a server key, else a serving tab.
+    const tab = request.tab !== undefined || !key.signer ? await tabbing : undefined;
     if (tab && !tab.ok)
       return this.refuseEarly(request, { reason: "tab_unusable", message: tab.message }, target.url);
     const now = request.now();
