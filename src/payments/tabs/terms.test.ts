@@ -3,7 +3,12 @@ import { tabTerms } from "./terms.js";
 
 const NETWORK = "eip155:31337";
 const config = {
-  assets: { [NETWORK]: ["0x5FbDB2315678afecb367f032d93F642f64180aa3"] },
+  // Base's USDC is among the payments' assets by default, but no RPC URL names Base here.
+  assets: {
+    "eip155:8453": ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
+    [NETWORK]: ["0x5FbDB2315678afecb367f032d93F642f64180aa3"],
+  },
+  rpcUrls: { [NETWORK]: "http://127.0.0.1:8545" },
   maxAmount: 10_000_000n,
   defaultSeconds: 3600,
   maxSeconds: 86_400,
@@ -11,6 +16,14 @@ const config = {
 const wallet = { chain: "evm" as const, address: "0x976EA74026E726554dB657fA54763abd0C3a0aa9" };
 
 describe("a tab's terms", () => {
+  // Found by a black-box run: the first network with an asset was Base, with no RPC URL: a 500.
+  it("are on a network the service reaches: the first with an RPC URL, another refused 400", () => {
+    expect(tabTerms(config, { wallet, amount: 1n }).network).toBe(NETWORK);
+    expect(() => tabTerms(config, { wallet, amount: 1n, network: "eip155:8453" })).toThrow(
+      expect.objectContaining({ code: "tab_unsupported", details: { networks: [NETWORK] } }),
+    );
+  });
+
   it("take the default time, or the time asked within the longest", () => {
     expect(tabTerms(config, { wallet, amount: 1n })).toMatchObject({ network: NETWORK, seconds: 3600 });
     expect(tabTerms(config, { wallet, amount: 1n, seconds: 86_400 }).seconds).toBe(86_400);

@@ -10,10 +10,11 @@ import type { TabsConfig } from "./types.js";
  * the longest time. `tab_unsupported` or `tab_invalid` otherwise.
  */
 export function tabTerms(
-  config: Pick<TabsConfig, "assets" | "maxAmount" | "defaultSeconds" | "maxSeconds">,
+  config: Pick<TabsConfig, "assets" | "rpcUrls" | "maxAmount" | "defaultSeconds" | "maxSeconds">,
   input: OpenTabRequest,
 ): { network: string; asset: string; seconds: number } {
-  const holds = (n: string) => familyOf(n)?.keyFromSeed !== undefined;
+  // Session keys of its family, and an RPC URL: the tab is funded, watched and returned on chain.
+  const holds = (n: string) => familyOf(n)?.keyFromSeed !== undefined && Object.hasOwn(config.rpcUrls, n);
   const network =
     input.network ??
     Object.keys(config.assets).find((n) => familyOf(n)?.name === input.wallet.chain && holds(n));
