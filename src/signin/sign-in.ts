@@ -126,8 +126,21 @@ export class WalletSignIn {
       throw new AppError("signin_wrong_address", "The nonce was issued for another wallet or chain.");
     if (issued.origin !== site)
       throw new AppError("signin_wrong_domain", `The nonce was issued for ${new URL(issued.origin).host}.`);
-    // What must be signed is the text as issued, rebuilt from what the service kept.
-    const message = signInMessage(this.fieldsOf(issued));
+    // What must be signed is the text as issued, rebuilt from what the service kept; a body that
+    // says otherwise (a later expiry, another statement) is not that message.
+    const fields = this.fieldsOf(issued);
+    const altered = (["issuedAt", "expirationTime", "statement", "type"] as const).find(
+      (key) => request[key] !== fields[key],
+    );
+    if (altered)
+      throw new AppError(
+        "invalid_request",
+        `${altered} is not as issued: send the fields the nonce came with.`,
+        {
+          fields: [{ path: altered, message: "not as issued" }],
+        },
+      );
+    const message = signInMessage(fields);
     if (!(await this.verify(wallet, request.chainId, message, request.signature, issued)))
       throw new AppError(
         "signin_bad_signature",

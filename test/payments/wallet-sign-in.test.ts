@@ -238,6 +238,22 @@ describe("signing in with a wallet", () => {
     }
   });
 
+  // Found by a black-box run: the issued message was signed, and a body claiming a day's more
+  // life was taken as it stood.
+  it("refuses a body whose fields are not the message issued, though the signature is over it", async () => {
+    for (const change of [
+      (c: SignInChallenge) => ({
+        expirationTime: new Date(Date.parse(c.expirationTime) + 86_400_000).toISOString(),
+      }),
+      () => ({ statement: "Sign in." }),
+    ]) {
+      const challenge = await challengeFor(alice.address);
+      const { message, ...fields } = challenge;
+      const body = { ...fields, ...change(challenge), signature: await alice.signMessage({ message }) };
+      expect(await refusal(body)).toEqual({ status: 400, code: "invalid_request" });
+    }
+  });
+
   it("refuses a signature that is not the wallet's", async () => {
     const challenge = await challengeFor(alice.address);
     const { message, ...fields } = challenge;
