@@ -82,6 +82,27 @@ describe("races", () => {
     }
   });
 
+  // Found by a black-box run: the page's copy of the answer the chat had sent got 400 approval_used.
+  it("the chat's answer sent again from the approval page replays the payment, pays nothing more", async () => {
+    const price = priceOf(devnet, "weather");
+    const r = await chat(booted.running, { wallet: evmUser });
+    const ask = awaiting(r);
+    const signature = await signEvm(ask);
+    const before = await evmBalances(devnet, "user");
+    const approved = await readChat(await post(resumeBody(evmUser, { paymentId: ask.paymentId, signature })));
+    expect(approved.finish.finishReason).toBe("payment-complete");
+    const fromPage = await booted.running.service.app.request(`/api/approvals/${ask.paymentId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ signature, walletAddress: evmUser }),
+    });
+    expect(fromPage.status).toBe(200);
+    expect(fromPage.headers.get("idempotent-replayed")).toBe("true");
+    expect(await fromPage.json()).toMatchObject({ paymentId: ask.paymentId, status: "settled" });
+    const after = await evmBalances(devnet, "user");
+    expect(before.payer - after.payer).toBe(price);
+  });
+
   it("many answers at once (same answer x4, and the hex-case variants): one transfer on chain", async () => {
     const price = priceOf(devnet, "weather");
     const r = await chat(booted.running, { wallet: evmUser });

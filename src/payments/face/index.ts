@@ -72,7 +72,7 @@ export interface FaceDeps extends ReadDeps {
    * `via.kind === "page"`) and the service's answer kept for the caller (getPayment's `data`).
    * Absent: the page shows nothing, its answers are refused, nothing is kept.
    */
-  page?: Pick<PageApprovals, "view" | "answer" | "kept">;
+  page?: Pick<PageApprovals, "view" | "answer" | "kept" | "takenFromCaller">;
   /** The approval page of a payment that awaits the wallet (getPayment's `approvalUrl`). */
   approvalUrl?: (paymentId: string) => string;
 }
@@ -222,6 +222,8 @@ class Face implements PaymentsFace {
       ...(grant ? { grant } : {}),
       signal: input.signal,
     });
+    // Reserved: the same answer from the approval page now replays this payment (page-approval.ts).
+    await this.deps.page?.takenFromCaller(input.answer);
     return {
       paymentId: resumed.paymentId,
       service: resumed.service,

@@ -195,6 +195,16 @@ export class PageApprovals {
     };
   }
 
+  /**
+   * An answer the payment's own caller sent (the chat, MCP) was taken: its hash is kept as the
+   * page's is, so the same answer from the page (the wallet signs one text; the page and the chat
+   * may both send it) replays the payment instead of `approval_used`.
+   */
+  async takenFromCaller(answer: ValidatedApproval): Promise<void> {
+    if (answer.kind === "reject") return; // a caller's decline carries no signature to compare
+    await this.keep({ paymentId: answer.paymentId, answerHash: answerHash(answer), keptAt: this.deps.now() });
+  }
+
   /** The service's answer kept for a payment approved on the page, if any (for its own caller). */
   async kept(paymentId: string): Promise<PayOutput["data"] | undefined> {
     const entry = await this.deps.delivered.read(paymentId, this.deps.now());
