@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TOOL_NAMES } from "../../tools/contract.js";
-import { refusedQuoteReply, toolErrorReply, unreadableReply } from "./replies.js";
+import { noMatchReply, refusedQuoteReply, toolErrorReply, unreadableReply } from "./replies.js";
 
 describe("failure replies claim only what is known", () => {
   it("never says nothing was paid when the pay step failed (its outcome is on the p: lines)", () => {
@@ -13,6 +13,17 @@ describe("failure replies claim only what is known", () => {
   it("says nothing was paid when a step that cannot spend failed", () => {
     expect(toolErrorReply(TOOL_NAMES.budget, "store down")).toMatch(/Nothing was paid/);
     expect(unreadableReply(TOOL_NAMES.quote)).toMatch(/Nothing was paid/);
+  });
+});
+
+describe("no matching service", () => {
+  it("says the directory could not be read when it could not, not that no service exists", () => {
+    const down = noMatchReply({ services: [], errors: ["http://d.example: HTTP 503"] }, "crypto price");
+    expect(down).toMatch(/couldn't read the service directory/);
+    expect(down).not.toMatch(/couldn't find an x402 service/);
+    expect(noMatchReply({ services: [], errors: [] }, "crypto price")).toMatch(
+      /couldn't find an x402 service/,
+    );
   });
 });
 

@@ -106,6 +106,9 @@ export function discoverReply(output: DiscoverOutput, query: string | undefined)
 /** No discovered service matches the request. */
 export function noMatchReply(output: DiscoverOutput, query: string | undefined): string {
   const what = query ? ` for "${query}"` : " for that";
+  if (output.services.length === 0 && output.errors.length > 0) {
+    return `I couldn't read the service directory, so I couldn't look for an x402 service${what}, and I didn't pay anything. Please try again shortly.`;
+  }
   if (output.services.length === 0) {
     return `I couldn't find an x402 service${what}, so I didn't pay anything.`;
   }

@@ -284,6 +284,33 @@ describe("the service's name on a payment by quote id", () => {
     expect((await w.ledger.get(paymentId))?.status).toBe("awaiting_approval"); // not written yet
   });
 
+  // Found by a black-box run: with the directory down, the turn said no such service existed.
+  it("findServices says the directory is down (service_unavailable), not that nothing exists", async () => {
+    open();
+    const withSearch = (result: { services: unknown[]; errors: string[] }) =>
+      createPaymentsFace({
+        pipeline: w.pipeline,
+        discovery: { search: async () => result } as never,
+        chains: w.chains,
+        signers: w.signers,
+        assets: w.config.assets,
+        quoteSecret: "s".repeat(32),
+      });
+    const down = session();
+    const errors = ["http://127.0.0.1:4021/discovery/resources: HTTP 503"];
+    expect(await withSearch({ services: [], errors }).findServices(down, "weather")).toMatchObject({
+      services: [],
+      errors,
+    });
+    expect(down.observer.errors).toEqual([
+      expect.objectContaining({ code: "service_unavailable", details: { service: "http://127.0.0.1:4021" } }),
+    ]);
+    // Nothing found where the directory answered is an answer, not an outage.
+    const empty = session();
+    await withSearch({ services: [], errors: [] }).findServices(empty, "weather");
+    expect(empty.observer.errors).toEqual([]);
+  });
+
   it("discovery's name is cleaned of hidden characters; a failing or silent discovery leaves none", async () => {
     const quoted = async (search: () => Promise<unknown>) => {
       open();

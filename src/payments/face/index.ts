@@ -89,6 +89,16 @@ const aborted = (): PayOutput => ({
 });
 const keyOf = (target: QuoteInput) => JSON.stringify(buildTarget(target));
 
+/** Every discovery source failed or found nothing while one failed: the first failing one, named. */
+function directoryUnavailable(errors: string[]): AppError {
+  const source = /^https?:\/\/[^\s/]+/.exec(errors[0] ?? "")?.[0] ?? "discovery";
+  return new AppError(
+    "service_unavailable",
+    "The service directory could not be read, so no service could be looked for; nothing was paid. Try again shortly.",
+    { details: { service: source } },
+  );
+}
+
 class Face implements PaymentsFace {
   private readonly now: () => Date;
   private readonly ids: QuoteIds;
@@ -108,6 +118,10 @@ class Face implements PaymentsFace {
     const found = { ...listed, services: listed.services.filter((s) => isServiceAllowed(s.url, limits)) };
     const { names } = this.memories.of(session);
     for (const service of found.services) names.set(baseOf(service.url), service.name);
+    // Nothing found because the directory could not be read is not "no such service": said as the
+    // outage it is (`e:` service_unavailable), beside the output the model still reads.
+    if (listed.services.length === 0 && listed.errors.length > 0 && !session.signal.aborted)
+      session.observer?.error(directoryUnavailable(listed.errors));
     return found;
   }
 
