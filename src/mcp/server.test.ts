@@ -152,6 +152,16 @@ describe("MCP tools", () => {
     expect(JSON.stringify(result)).not.toContain("secret");
   });
 
+  // Found by a black-box re-test: the chat said the directory was down, MCP said "0 service(s)".
+  it("find_services with the directory down is service_unavailable, not an empty list", async () => {
+    const face = new FakeFace();
+    face.findServices = async () => ({ services: [], errors: ["http://d.example/discovery: HTTP 503"] });
+    const client = await connect(face);
+    const result = await call(client, "find_services", { query: "weather" });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ services: [], error: { code: "service_unavailable" } });
+  });
+
   it("a quote too large for an id says so, and is no error", async () => {
     const face = new FakeFace();
     const quote = face.quote.bind(face);

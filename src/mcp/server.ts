@@ -10,6 +10,7 @@ import {
 import pkg from "../../package.json" with { type: "json" };
 import type { Payer, PayerSession, PaymentsFace } from "../payments/face.js";
 import { PAYMENT_STATUS } from "../protocol/index.js";
+import { DIRECTORY_DOWN, directoryDown } from "../tools/contract.js";
 import { awaitApproval, endedResult } from "./approval.js";
 import { type ApprovalState, approvalStateCodec, askApproval, resumeApproval } from "./input-required.js";
 import { okResult, refusalResult, thrownResult, UNTRUSTED_NOTE } from "./results.js";
@@ -108,6 +109,8 @@ export function createMcpServer(face: PaymentsFace, payer: Payer, options: McpSe
     { ...MCP_TOOLS.find_services, inputSchema: TOOL_INPUTS.find_services },
     guarded(async ({ query }, extra) => {
       const found = await face.findServices(sessionFor(extra), query);
+      // Nothing found because the directory could not be read is an outage, not "none exists".
+      if (directoryDown(found)) return refusalResult("service_unavailable", DIRECTORY_DOWN, { ...found });
       return okResult(`${found.services.length} service(s). ${UNTRUSTED_NOTE}`, { ...found });
     }),
   );

@@ -98,6 +98,17 @@ export interface DiscoverOutput extends CleanedOutput {
   errors: string[];
 }
 
+/**
+ * Nothing found because the service directory could not be read (no service, an error): an outage
+ * to say as one (`service_unavailable`), never "no such service exists".
+ */
+export function directoryDown(output: Pick<DiscoverOutput, "services" | "errors">): boolean {
+  return output.services.length === 0 && output.errors.length > 0;
+}
+
+export const DIRECTORY_DOWN =
+  "The service directory could not be read, so no service could be looked for; nothing was paid. Try again shortly.";
+
 export interface Offer {
   scheme: string;
   network: string;

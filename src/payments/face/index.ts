@@ -1,7 +1,14 @@
 import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import { cleanUntrusted, PAYMENT_ID } from "../../protocol/index.js";
-import type { BudgetOutput, DiscoverOutput, PayInput, PayOutput, QuoteInput } from "../../tools/contract.js";
+import {
+  type BudgetOutput,
+  type DiscoverOutput,
+  directoryDown,
+  type PayInput,
+  type PayOutput,
+  type QuoteInput,
+} from "../../tools/contract.js";
 import type {
   ApprovalAnswer,
   CallerAnswer,
@@ -21,7 +28,7 @@ import type { ApprovalDesk, PaymentRequest } from "../run/index.js";
 import { buildTarget } from "../x402/index.js";
 import { decodeCursor, HISTORY_EXPORT_MAX, HISTORY_PAGE_MAX, historyPage, mayRead } from "./history-page.js";
 import { baseOf, listedNames } from "./names.js";
-import { fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
+import { directoryUnavailable, fromOutside, paymentState, resumedOutput, toPayOutput } from "./outputs.js";
 import {
   type ApprovalView,
   type PageAnswer,
@@ -89,16 +96,6 @@ const aborted = (): PayOutput => ({
 });
 const keyOf = (target: QuoteInput) => JSON.stringify(buildTarget(target));
 
-/** Every discovery source failed or found nothing while one failed: the first failing one, named. */
-function directoryUnavailable(errors: string[]): AppError {
-  const source = /^https?:\/\/[^\s/]+/.exec(errors[0] ?? "")?.[0] ?? "discovery";
-  return new AppError(
-    "service_unavailable",
-    "The service directory could not be read, so no service could be looked for; nothing was paid. Try again shortly.",
-    { details: { service: source } },
-  );
-}
-
 class Face implements PaymentsFace {
   private readonly now: () => Date;
   private readonly ids: QuoteIds;
@@ -120,7 +117,7 @@ class Face implements PaymentsFace {
     for (const service of found.services) names.set(baseOf(service.url), service.name);
     // Nothing found because the directory could not be read is not "no such service": said as the
     // outage it is (`e:` service_unavailable), beside the output the model still reads.
-    if (listed.services.length === 0 && listed.errors.length > 0 && !session.signal.aborted)
+    if (directoryDown(listed) && !session.signal.aborted)
       session.observer?.error(directoryUnavailable(listed.errors));
     return found;
   }

@@ -1,7 +1,8 @@
+import { AppError } from "../../errors/index.js";
 import { formatUsd } from "../../money/index.js";
 import type { SafeResponse } from "../../outbound/index.js";
 import { cleanUntrusted, nestsAtMost, type PaymentState, statusAt } from "../../protocol/index.js";
-import type { PayOutput } from "../../tools/contract.js";
+import { DIRECTORY_DOWN, type PayOutput } from "../../tools/contract.js";
 import type { PaymentRecord } from "../ports/index.js";
 import { codeOf, type PaymentObserver, type PaymentOutcome, REASONS, type Reason } from "../rules/index.js";
 import type { Resumed } from "../run/index.js";
@@ -135,4 +136,10 @@ export function recordOutput(record: PaymentRecord, now: Date): PayOutput {
         }
       : {}),
   };
+}
+
+/** Every discovery source failed or found nothing while one failed: the first failing one, named. */
+export function directoryUnavailable(errors: string[]): AppError {
+  const source = /^https?:\/\/[^\s/]+/.exec(errors[0] ?? "")?.[0] ?? "discovery";
+  return new AppError("service_unavailable", DIRECTORY_DOWN, { details: { service: source } });
 }
