@@ -101,6 +101,8 @@ describe("POST /mcp", () => {
       [{ "Content-Type": "text/plain" }, 415, "unsupported_media_type"],
       [{ "Content-Type": "" }, 415, "unsupported_media_type"],
       [{ "Content-Type": "application/json; charset=latin1" }, 415, "unsupported_media_type"],
+      [{ "Content-Type": "application/vnd.x+json" }, 415, "unsupported_media_type"],
+      [{ Accept: "application/jsonx, text/event-streamy" }, 406, "not_acceptable"],
       [{ Accept: "application/json" }, 406, "not_acceptable"],
       [{ Accept: "text/event-stream" }, 406, "not_acceptable"],
       [{ Accept: "" }, 406, "not_acceptable"],
@@ -109,6 +111,18 @@ describe("POST /mcp", () => {
       expect(res.status, JSON.stringify(headers)).toBe(status);
       expect(res.headers.get("content-type")).toBe("application/problem+json");
       expect((await res.json()).code).toBe(code);
+    }
+    // Media types compare as types: any case, and a wildcard takes both answers.
+    for (const accept of ["Application/JSON, Text/Event-Stream", "*/*", "application/*, text/*;q=0.5"]) {
+      const init = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      };
+      const res = await app.request("/mcp", post({ ...auth, Accept: accept }, init));
+      expect(res.status, accept).toBe(200);
+      expect(await res.text(), accept).toContain('"protocolVersion":"2025-11-25"');
     }
   });
 

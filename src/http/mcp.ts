@@ -125,14 +125,16 @@ function readMcpMessage(): Middleware<McpMessageVars> {
   return async (c, next) => {
     // Refused here as every other route refuses them (problem+json), not in the SDK's own shape.
     requireJson(c.req.raw);
-    const accept = c.req.header("accept") ?? "";
-    if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+    if (mediaTypeOf(c.req.header("content-type")) !== "application/json")
+      throw new AppError("unsupported_media_type", "POST /mcp takes Content-Type: application/json.", {
+        details: { accepted: ["application/json"] },
+      });
+    if (!acceptsMcpAnswers(c.req.header("accept")))
       throw new AppError(
         "not_acceptable",
         "Send Accept: application/json, text/event-stream (an MCP answer comes as either).",
         { details: { accepted: ["application/json", "text/event-stream"] } },
       );
-    }
     // Read as every other body is: bounded while reading, so a chunked upload is never held whole.
     const body = parseMcpBody(await readBodyText(c.req.raw, MCP_MAX_BODY_BYTES, nodeRequest(c)));
     const era = await mcpEraOf(c.req.raw, body);
@@ -141,6 +143,26 @@ function readMcpMessage(): Middleware<McpMessageVars> {
     c.set("mcpSessionId", mcpSessionOf(body, c.req.header(MCP_SESSION_HEADER), era));
     await next();
   };
+}
+
+const mediaTypeOf = (value: string | undefined) => value?.split(";")[0]?.trim().toLowerCase() ?? "";
+
+/** Whether an `Accept` takes both answers the MCP transport gives (types compared as types, any case). */
+function acceptsMcpAnswers(accept: string | undefined): boolean {
+  const types = (accept ?? "").split(",").map(mediaTypeOf);
+  const takes = (type: string) =>
+    types.includes(type) || types.includes(`${type.split("/")[0]}/*`) || types.includes("*/*");
+  return takes("application/json") && takes("text/event-stream");
+}
+
+/**
+ * The request as the SDK reads it (its body already read, handed over parsed): `Accept` spelled as
+ * the SDK compares it, once `acceptsMcpAnswers` took the client's (another case, a wildcard).
+ */
+function forSdk(request: Request): Request {
+  const headers = new Headers(request.headers);
+  headers.set("accept", "application/json, text/event-stream");
+  return new Request(request.url, { method: request.method, headers, signal: request.signal });
 }
 
 /** The 32-byte key 2026-07-28 request states are sealed with, derived from QUOTE_SECRET. */
@@ -172,7 +194,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
     rateLimitPayer<PayerVars & McpMessageVars>(deps.quota, (vars) => mcpCountsAgainstQuota(vars.mcpBody)),
     (c) =>
       handleMcpHttp(
-        c.req.raw,
+        forSdk(c.req.raw),
         c.var.mcpBody,
         c.var.payer,
         {

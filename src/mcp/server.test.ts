@@ -155,7 +155,10 @@ describe("MCP tools", () => {
   // Found by a black-box re-test: the chat said the directory was down, MCP said "0 service(s)".
   it("find_services with the directory down is service_unavailable, not an empty list", async () => {
     const face = new FakeFace();
-    face.findServices = async () => ({ services: [], errors: ["http://d.example/discovery: HTTP 503"] });
+    face.findServices = async () =>
+      ({ services: [], errors: ["http://d.example/discovery: HTTP 503"] }) as unknown as Awaited<
+        ReturnType<FakeFace["findServices"]>
+      >;
     const client = await connect(face);
     const result = await call(client, "find_services", { query: "weather" });
     expect(result.isError).toBe(true);
