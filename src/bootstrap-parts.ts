@@ -1,6 +1,6 @@
 import { type AuditLog, createAuditLog } from "./audit/index.js";
 import type { Config } from "./config/index.js";
-import { type Devnet, startDevnet } from "./devnet/index.js";
+import { type Devnet, SOLANA_SLOT_TIME_MS, startDevnet } from "./devnet/index.js";
 import { chainCheck, type ReadinessCheck } from "./http/readiness.js";
 import type { Logger } from "./log/index.js";
 import { type Observability, timedLedger } from "./observe/index.js";
@@ -34,6 +34,7 @@ export function auditLogOf(store: Store, logger: Logger): AuditLog {
 export function startOwnDevnet(options: { devnetManifest?: string | null }, logger: Logger): Promise<Devnet> {
   return startDevnet({
     ...(options.devnetManifest !== undefined ? { manifestPath: options.devnetManifest } : {}),
+    solanaNode: { slotTimeMs: SOLANA_SLOT_TIME_MS },
     log: (line) => logger.info("devnet", { line }),
   });
 }

@@ -5,7 +5,7 @@
  * (EVM only), `DEVNET_HOST` (bind address, default 127.0.0.1).
  */
 import { existsSync, readFileSync } from "node:fs";
-import { type Devnet, startDevnet } from "./index.js";
+import { type Devnet, SOLANA_SLOT_TIME_MS, startDevnet } from "./index.js";
 import { resolveManifestPath } from "./manifest.js";
 
 function formatUsdc(atomic: string): string {
@@ -96,6 +96,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const devnet = await startDevnet({
     manifestPath,
+    solanaNode: { slotTimeMs: SOLANA_SLOT_TIME_MS },
     ...(process.env.DEVNET_TOKEN ? { devToken: process.env.DEVNET_TOKEN } : {}),
     ...(process.env.DEVNET_SOLANA === "0" ? { solana: false } : {}),
     ...(process.env.DEVNET_HOST ? { host: process.env.DEVNET_HOST } : {}),
