@@ -24,12 +24,9 @@ export interface OpenTabRequest {
 const openSchema = z.strictObject({
   walletAddress: z.string().max(200),
   amount: z.union([z.string().max(40), z.number()]),
-  seconds: z
-    .number()
-    .int()
-    .min(60)
-    .max(30 * 24 * 3600)
-    .optional(),
+  // Whole seconds, at least a minute; the longest is the service's TAB_MAX_SECONDS, which the
+  // tab's terms refuse past (naming it), not a bound of the wire's.
+  seconds: z.number().int().min(60).max(Number.MAX_SAFE_INTEGER).optional(),
   network: z.string().min(3).max(100).optional(),
 });
 

@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+import { parseOpenTab } from "./tab.js";
+import type { WalletCheck } from "./wallet.js";
+
+const WALLET = "0x976EA74026E726554dB657fA54763abd0C3a0aa9";
+const check: WalletCheck = (address) => ({ ok: true, wallet: { chain: "evm", address } });
+const open = (seconds: unknown) => () =>
+  parseOpenTab({ walletAddress: WALLET, amount: "0.05", seconds }, check);
+
+describe("a tab's seconds on the wire", () => {
+  // Found by a black-box re-test: past 30 days the wire's own bound answered, naming 2592000,
+  // not the service's TAB_MAX_SECONDS that the tab's terms name (src/payments/tabs/terms.ts).
+  it("are whole seconds from a minute up, the longest left to the service's terms", () => {
+    expect(open(99_999_999)()).toMatchObject({ seconds: 99_999_999 });
+    for (const bad of [59, 60.5, -1, 1e300, "3600"])
+      expect(open(bad), String(bad)).toThrow(expect.objectContaining({ code: "tab_invalid" }));
+  });
+});
