@@ -39,8 +39,11 @@ interface Landed {
   blockTime?: number;
 }
 
-/** A transaction with the memo instruction the x402 exact scheme appends (unsigned is enough here). */
-function transaction(memo: string): { wire: string; hash: string } {
+/**
+ * A transaction with the memo instruction the x402 exact scheme appends (unsigned is enough here),
+ * WALLET paying the fee; `signer` signs beside it, as a payer's authority does beside a facilitator.
+ */
+function transaction(memo: string, signer?: string): { wire: string; hash: string } {
   const message = pipe(
     createTransactionMessage({ version: 0 }),
     (m) => setTransactionMessageFeePayer(address(WALLET), m),
@@ -48,7 +51,11 @@ function transaction(memo: string): { wire: string; hash: string } {
       setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 1000n }, m),
     (m) =>
       appendTransactionMessageInstruction(
-        { programAddress: MEMO_PROGRAM, data: new TextEncoder().encode(memo) },
+        {
+          programAddress: MEMO_PROGRAM,
+          ...(signer ? { accounts: [{ address: address(signer), role: AccountRole.READONLY_SIGNER }] } : {}),
+          data: new TextEncoder().encode(memo),
+        },
         m,
       ),
   );
@@ -180,22 +187,7 @@ describe("whose history an unclear payment is searched in", () => {
   });
 
   it("the signer is the one after the fee payer, as the signed transaction names it", () => {
-    const message = pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayer(address(WALLET), m),
-      (m) =>
-        setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 1000n }, m),
-      (m) =>
-        appendTransactionMessageInstruction(
-          {
-            programAddress: MEMO_PROGRAM,
-            accounts: [{ address: address(SESSION), role: AccountRole.READONLY_SIGNER }],
-            data: new TextEncoder().encode("m"),
-          },
-          m,
-        ),
-    );
-    const wire = Buffer.from(getBase64EncodedWireTransaction(compileTransaction(message)), "base64");
+    const wire = Buffer.from(transaction("m", SESSION).wire, "base64");
     expect(solanaSigner(wire)).toBe(SESSION);
   });
 });

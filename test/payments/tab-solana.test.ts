@@ -63,6 +63,14 @@ afterAll(async () => {
   await new Promise((resolve) => proxy?.close(resolve));
 });
 
+/** The devnet's Solana user wallet (its key, its address) and the node's own RPC, past the proxy. */
+function solanaUser(): { secret: Uint8Array; rpcUrl: string; address: string } {
+  const secret = devnet.secrets.solana.user;
+  const rpcUrl = devnet.manifest.solana?.rpcUrl;
+  if (!secret || !rpcUrl) throw new Error("the devnet has no Solana user wallet");
+  return { secret, rpcUrl, address: walletAddress(devnet, "solana", "user") };
+}
+
 describe("Solana tabs with lost answers", () => {
   it("a funding the node took but never answered opens from the chain; a lost return closes once", async () => {
     const price = priceOf(devnet, "weather");
@@ -101,10 +109,7 @@ describe("Solana tabs with lost answers", () => {
    */
   it("a tab's payment is found on chain by the reconciler, in the session key's history", async () => {
     const price = priceOf(devnet, "weather");
-    const secret = devnet.secrets.solana.user;
-    const rpcUrl = devnet.manifest.solana?.rpcUrl;
-    if (!secret || !rpcUrl) throw new Error("the devnet has no Solana user wallet");
-    const address = walletAddress(devnet, "solana", "user");
+    const { secret, rpcUrl, address } = solanaUser();
     const tab = await openSolanaTab(b, { address, secret }, price * 2n);
     const turn = await ask(b, tab.token, address);
     const settled = turn.payments.find((p) => p.status === "settled");
@@ -122,10 +127,7 @@ describe("Solana tabs with lost answers", () => {
 
   it("a funding the wallet sent itself first is open, not failed: the chain has it", async () => {
     const price = priceOf(devnet, "weather");
-    const secret = devnet.secrets.solana.user;
-    const rpcUrl = devnet.manifest.solana?.rpcUrl;
-    if (!secret || !rpcUrl) throw new Error("the devnet has no Solana user wallet");
-    const address = walletAddress(devnet, "solana", "user");
+    const { secret, rpcUrl, address } = solanaUser();
     const body = { walletAddress: address, amount: (Number(price) / 1e6).toFixed(6) };
     const opened = (await (await call(b, "POST", "/api/tabs", ALICE, body)).json()) as TabOpened;
     const transaction = await signSolanaOpening(opened, secret);
