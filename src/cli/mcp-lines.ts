@@ -1,4 +1,5 @@
 import { Transform } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
 /** A line longer than this is passed on as it is: the SDK's transport bounds and refuses it. */
@@ -13,6 +14,8 @@ const MAX_LINE_CHARS = 4 * 1024 * 1024;
  */
 export function answerUnreadable(write: (line: string) => void): Transform {
   let buffered = "";
+  // A character whose bytes two reads split is decoded once both have come.
+  const decoder = new StringDecoder("utf8");
   const decide = (line: string, push: (line: string) => void) => {
     const id = readableId(line);
     if (id === undefined) return push(`${line}\n`);
@@ -23,7 +26,7 @@ export function answerUnreadable(write: (line: string) => void): Transform {
   return new Transform({
     decodeStrings: true,
     transform(chunk: Buffer, _encoding, done) {
-      buffered += chunk.toString("utf8");
+      buffered += decoder.write(chunk);
       let at = buffered.indexOf("\n");
       while (at >= 0) {
         decide(buffered.slice(0, at), (line) => this.push(line));
@@ -37,6 +40,7 @@ export function answerUnreadable(write: (line: string) => void): Transform {
       done();
     },
     flush(done) {
+      buffered += decoder.end();
       if (buffered) this.push(buffered);
       done();
     },
