@@ -70,8 +70,9 @@ export function payQuoted(deps: QuotedDeps, request: PaymentRequest, quoteId: st
     );
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
+    const reason = error.code;
+    if (reason !== "quote_invalid" && reason !== "quote_expired") throw error;
     // Told as any refusal before a payment: the stream's `e:`, the audit trail and the metrics.
-    const reason = error.code === "quote_expired" ? "quote_expired" : "quote_invalid";
     const refused = (): PayOutput =>
       toPayOutput(
         deps.pipeline.refuseEarly(request, {
