@@ -264,6 +264,15 @@ describe("request validation", () => {
   });
 
   it.each([
+    ["temperature", '{"messages":[{"role":"user","content":"hi"}],"temperature":1e400}'],
+    ["maxTokens", '{"messages":[{"role":"user","content":"hi"}],"maxTokens":-1e400}'],
+  ])("says a %s that JSON makes infinite must be a finite number", async (field, body) => {
+    const res = await problem(chatRequest(body));
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ path: field, message: "must be a finite number" }]);
+  });
+
+  it.each([
     ["lower-case EVM", EVM.toLowerCase()],
     ["checksummed EVM", EVM],
     ["Solana", SOL],

@@ -128,6 +128,7 @@ function walletAddressSchema(checkWallet: WalletCheck) {
 }
 
 function requestSchema(checkWallet: WalletCheck) {
+  const finite = z.number({ error: "must be a finite number" }); // 1e400 parses as Infinity
   return z
     .strictObject({
       messages: z
@@ -139,8 +140,8 @@ function requestSchema(checkWallet: WalletCheck) {
       approval: approvalSchema.optional(),
       tab: tabTokenSchema.optional(),
       model: z.enum(MODEL_ALIASES).default(REQUEST_DEFAULTS.model),
-      temperature: z.number().min(0).max(1).default(REQUEST_DEFAULTS.temperature),
-      maxTokens: z.number().int().min(1).max(REQUEST_BOUNDS.maxTokens).default(REQUEST_DEFAULTS.maxTokens),
+      temperature: finite.min(0).max(1).default(REQUEST_DEFAULTS.temperature),
+      maxTokens: finite.int().min(1).max(REQUEST_BOUNDS.maxTokens).default(REQUEST_DEFAULTS.maxTokens),
     })
     .superRefine(checkConversation);
 }

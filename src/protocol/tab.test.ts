@@ -15,4 +15,10 @@ describe("a tab's seconds on the wire", () => {
     for (const bad of [59, 60.5, -1, 1e300, "3600"])
       expect(open(bad), String(bad)).toThrow(expect.objectContaining({ code: "tab_invalid" }));
   });
+
+  it("say what an infinite one (JSON's 1e400) must be", () => {
+    expect(open(Number.POSITIVE_INFINITY)).toThrow(
+      expect.objectContaining({ fields: [{ path: "seconds", message: "must be a finite number" }] }),
+    );
+  });
 });

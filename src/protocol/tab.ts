@@ -26,7 +26,12 @@ const openSchema = z.strictObject({
   amount: z.union([z.string().max(40), z.number()]),
   // Whole seconds, at least a minute; the longest is the service's TAB_MAX_SECONDS, which the
   // tab's terms refuse past (naming it), not a bound of the wire's.
-  seconds: z.number().int().min(60).max(Number.MAX_SAFE_INTEGER).optional(),
+  seconds: z
+    .number({ error: "must be a finite number" })
+    .int()
+    .min(60)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional(),
   network: z.string().min(3).max(100).optional(),
 });
 
