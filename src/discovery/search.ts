@@ -50,7 +50,7 @@ export function rank(entries: Entry[], query: string): DiscoveredService[] {
     ];
     let score = 0;
     for (const term of terms) {
-      const variants = [term, ...(SYNONYMS[term] ?? [])];
+      const variants = [term, ...((Object.hasOwn(SYNONYMS, term) && SYNONYMS[term]) || [])];
       score += Math.max(0, ...fields.map(([set, weight]) => (variants.some((v) => set.has(v)) ? weight : 0)));
     }
     return { service, score, index };

@@ -20,9 +20,10 @@ const SOLANA_CLUSTERS: Record<string, string> = {
 /** A transaction's page on its network's public explorer, or undefined when the network has none. */
 export function explorerTxUrl(network: string | undefined, tx: string): string | undefined {
   if (!network) return undefined;
-  const evm = EVM_EXPLORERS[network];
+  // Own keys only: a network named "constructor" is no explorer's.
+  const evm = Object.hasOwn(EVM_EXPLORERS, network) ? EVM_EXPLORERS[network] : undefined;
   if (evm) return `${evm}/tx/${encodeURIComponent(tx)}`;
-  const cluster = SOLANA_CLUSTERS[network];
+  const cluster = Object.hasOwn(SOLANA_CLUSTERS, network) ? SOLANA_CLUSTERS[network] : undefined;
   if (cluster !== undefined) return `https://explorer.solana.com/tx/${encodeURIComponent(tx)}${cluster}`;
   return undefined;
 }

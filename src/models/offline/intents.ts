@@ -166,7 +166,7 @@ export function extractSubjects(text: string): Subjects {
     if (cleaned) subjects.place = cleaned;
   }
 
-  const symbolWord = (text.toLowerCase().match(/[a-z]+/g) ?? []).find((w) => w in SYMBOLS);
+  const symbolWord = (text.toLowerCase().match(/[a-z]+/g) ?? []).find((w) => Object.hasOwn(SYMBOLS, w));
   const symbol = symbolWord
     ? SYMBOLS[symbolWord]
     : /\b([A-Z]{2,5})\b(?=\s+(price|token|coin))/.exec(text)?.[1];
