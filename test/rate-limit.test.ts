@@ -52,6 +52,42 @@ describe("rate limiting over HTTP", () => {
     expect(seen).toEqual([200, 200, 200, 200, 429, 429]);
   });
 
+  /*
+   * Found by a black-box review: behind a proxy the leftmost X-Forwarded-For entry, which the
+   * client writes itself, was taken as its address, so a new one on each request was a new quota.
+   */
+  it.each([
+    ["true", (i: number) => `10.9.9.${i}, 203.0.113.7`],
+    ["2", (i: number) => `10.9.9.${i}, 203.0.113.7, 10.0.0.2`],
+  ])(
+    "behind TRUST_PROXY=%s, keys an anonymous caller on the address its proxies saw",
+    async (hops, header) => {
+      const { app } = buildService({ RATE_LIMIT_ANONYMOUS_POINTS: "2", TRUST_PROXY: hops });
+      const seen: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await app.request("/api/chat", chatRequest(USER_HI, { "X-Forwarded-For": header(i) }));
+        seen.push(res.status);
+        await res.text();
+      }
+      expect(seen).toEqual([200, 200, 429, 429]);
+      // Another address the proxy saw has its own quota.
+      const other = await app.request(
+        "/api/chat",
+        chatRequest(USER_HI, { "X-Forwarded-For": "198.51.100.4" }),
+      );
+      expect(other.status).toBe(200);
+      await other.text();
+    },
+  );
+
+  it("reads TRUST_PROXY as on, off or a number of proxies", () => {
+    expect(loadConfig({ TRUST_PROXY: "true" }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: "false" }).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: "3" }).trustProxy).toBe(3);
+    expect(loadConfig({}).trustProxy).toBe(0);
+    expect(() => loadConfig({ TRUST_PROXY: "11" })).toThrow(/TRUST_PROXY/);
+  });
+
   it("keys on the authenticated identity before the wallet", async () => {
     const token = "token-for-alice-0123456789";
     const { app } = buildService({ RATE_LIMIT_POINTS: "1", AUTH_TOKENS: `alice=${token}` });

@@ -34,7 +34,8 @@ export interface Config {
   heartbeatMs: number;
   /** The lease of an idempotency claim: renewed while its attempt runs, taken over once it lapses. */
   idempotencyLeaseMs: number;
-  trustProxy: boolean;
+  /** How many proxies in front append to X-Forwarded-For (0: the header is not read). */
+  trustProxy: number;
   rateLimit: {
     /** Per window, to a caller with a bearer identity. */
     points: number;
@@ -112,7 +113,10 @@ const envSchema = z.object({
   MAX_STEPS: int(1, 32).default(8),
   HEARTBEAT_MS: int(100, 120_000).default(15_000),
   IDEMPOTENCY_LEASE_MS: int(1_000, 600_000).default(10_000),
-  TRUST_PROXY: bool.default(false),
+  // true (one proxy), false, or how many proxies in front each append to X-Forwarded-For.
+  TRUST_PROXY: z
+    .union([bool.transform((on) => (on ? 1 : 0)), z.coerce.number().int().min(0).max(10)])
+    .default(0),
   // Sized for agents (docs/mcp.md#session): a caller with a bearer identity runs several MCP
   // sessions at once; anonymous callers (a wallet named, or an IP) keep today's tight quota.
   RATE_LIMIT_POINTS: int(1, 1_000_000).default(120),

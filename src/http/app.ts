@@ -42,7 +42,7 @@ export interface AppDeps {
     heartbeatMs: number;
     /** The lease of an idempotency claim (IDEMPOTENCY_LEASE_MS); default 10 s. */
     idempotencyLeaseMs?: number;
-    trustProxy: boolean;
+    trustProxy: number;
     /** `jwt`: bearer JWTs of the operator's identity provider (docs/deploy.md#logins-from-your-identity-provider). */
     auth: { tokens: Map<string, string>; required: boolean; jwt?: JwtConfig };
     /** Origins whose pages may call the API (CORS_ORIGINS); none: same-origin only. */
@@ -85,10 +85,16 @@ export interface AppDeps {
   operator?: { keys: KeyAuth; routes?: OperatorRoutesDeps };
 }
 
-function clientIp(trustProxy: boolean) {
+/**
+ * The client's address: behind `hops` proxies, the entry the outermost one appended to
+ * X-Forwarded-For, counted from the right (whatever the client wrote itself sits to its left and
+ * is not read: a client naming a new address on each request would get a new quota each time).
+ */
+function clientIp(hops: number) {
   return (c: Context): string => {
-    if (trustProxy) {
-      const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+    if (hops > 0) {
+      const entries = c.req.header("x-forwarded-for")?.split(",") ?? [];
+      const forwarded = entries[Math.max(0, entries.length - hops)]?.trim();
       if (forwarded) return forwarded;
     }
     try {
