@@ -17,12 +17,15 @@ const MAX_DATA_CHARS = 8000;
 /** Deeper JSON than this (a few KB can nest thousands deep) reaches the model as its text, unparsed. */
 const MAX_DATA_DEPTH = 64;
 
-/** A service's body as data for the model: parsed JSON when it is JSON, bounded, marked untrusted. */
+/**
+ * A service's body as data for the model, marked untrusted: parsed JSON when it is JSON within the
+ * bound, else its first MAX_DATA_CHARS characters as text (a longer JSON answer included).
+ */
 export function untrustedData(response: SafeResponse): NonNullable<PayOutput["data"]> {
   const contentType = response.headers.get("content-type") ?? "application/octet-stream";
   const text = new TextDecoder().decode(response.body);
   let body: unknown = text.slice(0, MAX_DATA_CHARS);
-  if (/json/i.test(contentType) && !response.truncated) {
+  if (/json/i.test(contentType) && !response.truncated && text.length <= MAX_DATA_CHARS) {
     try {
       const parsed: unknown = JSON.parse(text);
       if (nestsAtMost(parsed, MAX_DATA_DEPTH)) body = parsed;
