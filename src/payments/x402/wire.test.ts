@@ -6,7 +6,7 @@ import type { NetworkSchemes } from "../../chains/index.js";
 import { transferWithAuthorization } from "../../chains/testing/index.js";
 import { createSignerRegistry } from "../ports/index.js";
 import { buildTarget } from "./probe.js";
-import { readPaymentDemand, SigningError, safeDetail, signOffer } from "./wire.js";
+import { MAX_OFFERS, readPaymentDemand, SigningError, safeDetail, signOffer } from "./wire.js";
 
 // Hardhat's first published test account: a devnet key, never a real one.
 const KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
@@ -127,6 +127,30 @@ describe("reading a 402", () => {
     expect(absent?.offers[0]?.maxTimeoutSeconds).toBe(0);
     const text = readPaymentDemand(headers({}), v1Body({ maxTimeoutSeconds: "60" }));
     expect(text?.offers[0]?.maxTimeoutSeconds).toBeNaN();
+  });
+
+  // A black-box review (h31): each of these, as the answer to a paid request, threw inside the
+  // reading (so the payment's unclear record was never written), or reached the ledger as a NUL
+  // PostgreSQL refuses; a million empty offers cost seconds and hundreds of MB in the reasons.
+  it("reads a hostile 402 as no demand, or as one with plain text fields, never by throwing", () => {
+    const body = (over: Record<string, unknown>) => ({ ...v1Body(), ...over });
+    const many = Array.from({ length: MAX_OFFERS + 1 }, () => v1Body().accepts[0]);
+    for (const hostile of [{ accepts: many }, { accepts: [null] }, { accepts: [[]] }, { accepts: ["exact"] }])
+      expect(
+        readPaymentDemand(headers({}), body(hostile)),
+        JSON.stringify(hostile).slice(0, 40),
+      ).toBeUndefined();
+    expect(readPaymentDemand(headers({}), body({ accepts: many.slice(1) }))?.offers).toHaveLength(MAX_OFFERS);
+
+    for (const error of [1, true, { toString: 1 }, ""])
+      expect(readPaymentDemand(headers({}), body({ error }))?.error, JSON.stringify(error)).toBeUndefined();
+    expect(readPaymentDemand(headers({}), body({ error: "no\u0000 funds\u001b[2J" }))?.error).toBe(
+      "no funds[2J",
+    );
+    expect(readPaymentDemand(headers({}), body({ error: "x".repeat(5000) }))?.error).toHaveLength(500);
+
+    const odd = readPaymentDemand(headers({}), v1Body({ scheme: { toString: 1 }, asset: ["a"], payTo: 7 }));
+    expect(odd?.offers[0]).toMatchObject({ scheme: "[object]", asset: "[object]", payTo: "7" });
   });
 
   it("returns undefined for a 402 that is not x402", () => {

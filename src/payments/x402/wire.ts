@@ -7,7 +7,7 @@ import type {
   SettleResponse,
 } from "@x402/core/types";
 import { familyOf, type NetworkSchemes, v1Networks } from "../../chains/index.js";
-import { nestsAtMost } from "../../protocol/index.js";
+import { cleanText, nestsAtMost } from "../../protocol/index.js";
 import { DEFAULT_TIMEOUT_SECONDS, type Requirement, signingWindowSeconds } from "../rules/index.js";
 
 /**
@@ -46,6 +46,29 @@ export interface PaymentDemand {
  */
 export const MAX_DEMAND_DEPTH = 32;
 
+/**
+ * How many offers a 402 may make: a real one offers a few (networks times assets); hundreds of
+ * thousands (a 1 MB body of `{}`) would cost seconds and hundreds of MB in every reason naming them.
+ */
+export const MAX_OFFERS = 20;
+
+/** A field from outside as text, without calling anything of its own (an object's `toString`). */
+const textOf = (value: unknown): string =>
+  typeof value === "string"
+    ? value
+    : typeof value === "object" && value !== null
+      ? "[object]"
+      : String(value);
+
+/**
+ * The service's reason for a 402, if it gave one as text: bounded, under the content rule (no
+ * control characters: a NUL is text PostgreSQL refuses to store in the ledger's error).
+ */
+function reasonOf(error: unknown): string | undefined {
+  if (typeof error !== "string") return undefined;
+  return cleanText(error.slice(0, 500)).text || undefined;
+}
+
 /** Parse a 402 response; returns undefined when it carries no readable x402 demand. */
 export function readPaymentDemand(
   getHeader: (name: string) => string | null,
@@ -57,7 +80,9 @@ export function readPaymentDemand(
   } catch {
     return undefined;
   }
-  if (!raw || !Array.isArray(raw.accepts)) return undefined;
+  if (!raw || !Array.isArray(raw.accepts) || raw.accepts.length > MAX_OFFERS) return undefined;
+  if (!raw.accepts.every((a: unknown) => typeof a === "object" && a !== null && !Array.isArray(a)))
+    return undefined;
   // Nested past any real 402 (a service's hostile `extra`): unreadable, before anything copies it.
   if (!nestsAtMost(raw, MAX_DEMAND_DEPTH)) return undefined;
   const version = raw.x402Version === 1 ? 1 : 2;
@@ -68,11 +93,11 @@ export function readPaymentDemand(
     const amount = version === 1 ? legacy.maxAmountRequired : a.amount;
     const timeout: unknown = a.maxTimeoutSeconds;
     return {
-      scheme: String(a.scheme),
+      scheme: textOf(a.scheme),
       network:
         version === 1
-          ? (v1NetworkToCaip2(String(a.network)) ?? `v1:${String(a.network).slice(0, 60)}`)
-          : String(a.network),
+          ? (v1NetworkToCaip2(textOf(a.network)) ?? `v1:${textOf(a.network).slice(0, 60)}`)
+          : textOf(a.network),
       // Absent: "". Not a string (a number, say): kept visible in what is quoted, refused as an amount.
       amount:
         typeof amount === "string"
@@ -80,8 +105,8 @@ export function readPaymentDemand(
           : amount === undefined
             ? ""
             : `${String(JSON.stringify(amount)).slice(0, 40)} (not a string)`,
-      asset: String(a.asset),
-      payTo: String(a.payTo),
+      asset: textOf(a.asset),
+      payTo: textOf(a.payTo),
       // Absent means "the payer's default window" (0, see chooseOffer); anything not a number is
       // kept invalid rather than coerced.
       maxTimeoutSeconds:
@@ -89,7 +114,8 @@ export function readPaymentDemand(
       ...(a.extra && typeof a.extra === "object" ? { extra: a.extra } : {}),
     };
   });
-  return { version, raw, offers, ...(raw.error ? { error: raw.error } : {}) };
+  const error = reasonOf(raw.error);
+  return { version, raw, offers, ...(error ? { error } : {}) };
 }
 
 export interface SignedPayment {
