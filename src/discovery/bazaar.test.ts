@@ -124,4 +124,36 @@ describe("v1 bazaar items (fake fetch)", () => {
     expect(found?.description.length).toBeLessThanOrEqual(500);
     expect(found?.description).not.toContain("\n");
   });
+
+  // A black-box review (h31): one item whose example nested 200,000 deep (a 400 KB page) made
+  // the whole source "could not be read", its other items and pages with it.
+  it("skips an item nested past any real listing and keeps the rest", async () => {
+    const item = (resource: string, example: unknown) => ({
+      resource,
+      type: "http",
+      accepts: [{ network: "base", amount: "1000", asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" }],
+      extensions: {
+        bazaar: {
+          info: { input: { type: "http", method: "GET", queryParams: { q: example } } },
+          schema: { properties: { input: { properties: { queryParams: { type: "object" } } } } },
+        },
+      },
+    });
+    const body = `{"items":[${JSON.stringify(item("https://a.example/x", "fine"))},${JSON.stringify(
+      item("https://b.example/x", "DEEP"),
+    ).replace(
+      '"DEEP"',
+      "[".repeat(100_000) + "1" + "]".repeat(100_000),
+    )},${JSON.stringify(item("https://c.example/x", "ok"))}]}`;
+    const fetch: DiscoveryFetch = async () => ({
+      status: 200,
+      body: new TextEncoder().encode(body),
+      truncated: false,
+    });
+    const { services, errors } = await createDiscovery({ urls: ["https://bazaar.example/"], fetch }).search();
+    expect(services.map((s) => s.url)).toEqual(["https://a.example/x", "https://c.example/x"]);
+    expect(errors).toEqual([
+      "https://bazaar.example/: skipped 1 malformed item(s) (nested deeper than 32 levels)",
+    ]);
+  });
 });

@@ -3,6 +3,7 @@ import { defaultUsdc } from "../chains/index.js";
 import { isAppError } from "../errors/index.js";
 import { formatUsd } from "../money/index.js";
 import { isSafeFetchBlockedError, type SafeResponse } from "../outbound/index.js";
+import { nestsAtMost } from "../protocol/index.js";
 import type { DiscoveredService, ServiceParam } from "../tools/contract.js";
 import {
   boundedExample,
@@ -29,6 +30,8 @@ export type DiscoveryFetch = (
 ) => Promise<Pick<SafeResponse, "status" | "body" | "truncated">>;
 
 const MAX_PAGES = 50;
+/** How deep one listing may nest (its schemas and example sit a few levels in). */
+const MAX_ITEM_DEPTH = 32;
 const MAX_ITEMS_PER_SOURCE = 1_000;
 
 /** The assets priced as 6-decimal USD: USDC on every network the x402 SDK knows (src/chains) plus `extra`. */
@@ -95,6 +98,13 @@ export async function readBazaar(
       for (const raw of items) {
         const type = record(raw)?.type;
         if (typeof type === "string" && type !== "http") continue; // MCP tools and the like: not callable here
+        // A listing nested past any real one (an example thousands deep) would overflow whatever
+        // walks it: that item is skipped, the source and its other items kept.
+        if (!nestsAtMost(raw, MAX_ITEM_DEPTH)) {
+          skipped++;
+          firstProblem ||= `nested deeper than ${MAX_ITEM_DEPTH} levels`;
+          continue;
+        }
         const parsed = itemSchema.safeParse(raw);
         if (!parsed.success) {
           skipped++;
