@@ -96,6 +96,28 @@ describe("payment events as audit records", () => {
     });
   });
 
+  // A black-box review (h31): a URL's credentials and key-like query values went into the
+  // hash-chained trail, which cannot be scrubbed afterwards.
+  it("a refused URL's credentials and key-like query values are masked in the trail", async () => {
+    const store = new MemoryAuditStore();
+    const log = createAuditLog({ store });
+    w = createToyWorld({ events: auditPaymentEvents(log) });
+    const url = "https://alice:hunter2@api.example.com/data?api_key=abcdef0123456789&city=Paris";
+    // The toy service answers any URL: paid once, then refused over the limit.
+    expect((await w.pipeline.pay(w.request({ caller: "k1" }), { url })).status).toBe("paid");
+    w.service.offer.price = 3n * USD;
+    expect((await w.pipeline.pay(w.request({ caller: "k1" }), { url })).status).toBe("refused");
+    await log.flush();
+    expect(store.records.map((r) => r.kind)).toContain("payment.settled");
+    const trail = JSON.stringify(store.records);
+    expect(trail).not.toMatch(/hunter2|abcdef0123456789/);
+    expect(await log.refusals(1)).toEqual([
+      expect.objectContaining({
+        service: "https://[redacted]@api.example.com/data?api_key=[redacted]&city=Paris",
+      }),
+    ]);
+  });
+
   it("an approved payment a limit then refuses: its refusal names the payment and its amount", async () => {
     const store = new MemoryAuditStore();
     const log = createAuditLog({ store });

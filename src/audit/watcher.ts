@@ -1,3 +1,4 @@
+import { scrubSecrets } from "../log/index.js";
 import { formatUsd } from "../money/index.js";
 import type { PaymentEvent, PaymentEvents } from "../payments/index.js";
 import type { AuditEntry } from "./log.js";
@@ -11,6 +12,13 @@ import type { AuditEntry } from "./log.js";
 type Appender = { append(entry: AuditEntry): void };
 
 const money = (atomic: bigint) => formatUsd(atomic);
+
+/**
+ * A URL or text from a request, as the trail keeps it for good (a hash chain cannot be scrubbed
+ * later): credentials and key-like query values masked, as in the logs.
+ */
+const scrubbed = <T extends string | undefined>(text: T): T =>
+  (text === undefined ? text : scrubSecrets(text)) as T;
 
 /** Payment ids seen in steps, with their caller and request, for the events that carry neither. */
 class RecentPayments {
@@ -38,14 +46,14 @@ function stepEntry(event: Extract<PaymentEvent, { kind: "step" }>): AuditEntry {
     data: {
       status: event.status,
       wallet: p.wallet,
-      service: p.service,
+      service: scrubbed(p.service),
       network: p.network,
       asset: p.asset,
       payTo: p.payTo,
       amountAtomic: p.amount.toString(),
       amountUsd: money(p.amount),
       reason: event.reason,
-      message: event.message,
+      message: scrubbed(event.message),
       txHash: event.txHash,
       limits: limits && {
         perTransaction: money(limits.perTransaction),
@@ -75,7 +83,7 @@ function entryOf(event: PaymentEvent, recent: RecentPayments): AuditEntry {
         data: {
           ...(waiting ? { waiting: true } : { early: true }),
           wallet: event.wallet,
-          service: event.service,
+          service: scrubbed(event.service),
           ...(priced
             ? {
                 network: priced.network,
@@ -85,7 +93,7 @@ function entryOf(event: PaymentEvent, recent: RecentPayments): AuditEntry {
               }
             : {}),
           reason: event.reason,
-          message: event.message,
+          message: scrubbed(event.message),
         },
       };
     }
