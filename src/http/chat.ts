@@ -88,7 +88,9 @@ async function keepOutcome(
 /** POST /api/chat: stream one agent turn (an approval's answer runs first, as its prelude). */
 export async function handleChat(c: VarsContext<ChatRouteVars>, deps: ChatRouteDeps): Promise<Response> {
   const request = c.var.chat;
-  const { payer, claim: held } = c.var;
+  const { claim: held } = c.var;
+  // Once the claim is lost, another attempt may answer the request: its payments reserve nothing new.
+  const payer = held ? { ...c.var.payer, claim: held.lost } : c.var.payer;
   const mode = chooseMode(c.req.header("accept"));
   const clientSignal = c.req.raw.signal;
   if (request.approval) {

@@ -36,6 +36,11 @@ export interface Payer {
    * request can only tighten and the wallets it may pay from. Absent: the server's caps only.
    */
   grant?: KeyGrant;
+  /**
+   * Aborts once the request's idempotency claim is lost (docs/protocol.md, "After a crash"):
+   * another attempt may then answer the request from the ledger, so this one reserves nothing new.
+   */
+  claim?: AbortSignal;
 }
 
 /** An operator's key as payments see it: its name and what it bounds. Amounts in atomic USD units. */

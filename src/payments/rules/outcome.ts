@@ -28,6 +28,8 @@ export const REASONS = {
   invalid_max_usd: "payment_unavailable",
   price_changed: "price_changed",
   too_little_time: "deadline_exceeded",
+  /** The request's idempotency claim was lost before the reservation: another attempt answers it. */
+  claim_lost: "idempotency_conflict",
   no_signer: "payment_unavailable",
   /** The operator paused payments (all, or the caller's key): checked before a server key signs. */
   payments_paused: "payments_paused",

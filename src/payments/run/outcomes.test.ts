@@ -24,6 +24,8 @@ interface Row {
   grant?: KeyGrant;
   input?: Partial<PayInput>;
   deadlineMs?: number;
+  /** The request's idempotency claim was lost while it paid. */
+  claimLost?: boolean;
   noWallet?: boolean;
   /** A tab token the request names. */
   tab?: string;
@@ -116,6 +118,9 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced" | "pay_quote's o
   },
   price_changed: { input: { maxUsd: "0.001" }, status: "refused", code: "price_changed", moved: false },
   too_little_time: { deadlineMs: 1_000, status: "refused", code: "deadline_exceeded", moved: false },
+  // A black-box review (h30): a retry that took over a lost claim found nothing reserved and ran
+  // afresh, while the first attempt, past its probe, still reserved and paid.
+  claim_lost: { claimLost: true, status: "refused", code: "idempotency_conflict", moved: false },
   limit_exceeded: {
     world: { price: 2n * USD },
     status: "refused",
@@ -286,6 +291,7 @@ async function pay(
     ...(row.grant ? { caller: row.grant.name, grant: row.grant } : {}),
     ...(row.deadlineMs !== undefined ? { deadline: w.clock.now() + row.deadlineMs } : {}),
     ...(row.tab ? { tab: row.tab } : {}),
+    ...(row.claimLost ? { claim: AbortSignal.abort() } : {}),
   });
   const { wallet: _wallet, ...walletless } = full;
   const request = row.noWallet ? walletless : full;

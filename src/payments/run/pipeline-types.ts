@@ -166,6 +166,28 @@ export function whilePaused(admission: Admission, pause: PaymentPause | undefine
   };
 }
 
+/**
+ * Why a signed payment may not be reserved now, if so: its request lost its idempotency claim
+ * (another attempt may be answering it, and must not find it reserved later), or too little time
+ * is left to pay safely. Checked at the last moment before the reservation.
+ */
+export function endedBeforeReserve(
+  request: Pick<PaymentRequest, "claim" | "deadline" | "now">,
+  minTimeLeftMs: number,
+): { reason: "claim_lost" | "too_little_time"; message: string } | undefined {
+  if (request.claim?.aborted)
+    return {
+      reason: "claim_lost",
+      message: "This request's Idempotency-Key claim was lost: nothing was paid.",
+    };
+  if (request.deadline - request.now() < minTimeLeftMs)
+    return {
+      reason: "too_little_time",
+      message: "Too little time is left in this request to complete a payment safely.",
+    };
+  return undefined;
+}
+
 /** The service's call failed only because the request ended (the client left, its deadline). */
 export function cutByClient(request: Pick<PaymentRequest, "signal">, reason: string): boolean {
   return request.signal.aborted && reason === "service_unavailable";

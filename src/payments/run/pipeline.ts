@@ -28,6 +28,7 @@ import {
   type Admitted,
   BUSY,
   cutByClient,
+  endedBeforeReserve,
   type PaymentRequest,
   type PayOptions,
   type PipelineDeps,
@@ -234,16 +235,13 @@ export class PaymentPipeline {
     const sign = () =>
       signBounded(probed, chosen, signer, this.deps.config.serviceTimeoutMs, this.deps.onError);
     const [signed, balance] = await Promise.all([sign(), balances.of(offer, amount)]);
-    const late = request.deadline - request.now() < this.deps.config.minTimeLeftMs; // the reads took time
-    if (balance === undefined || balance < amount || !signed || late) {
+    const ended = endedBeforeReserve(request, this.deps.config.minTimeLeftMs); // the reads took time
+    if (balance === undefined || balance < amount || !signed || ended) {
       await this.announce(admitted);
       const poor = refuseIfShort(run, balance, amount, offer.network);
       if (poor) return poor;
-      if (!signed) return run.fail("signing_failed", "The payment could not be signed.");
-      return run.refuse(
-        "too_little_time",
-        "Too little time is left in this request to complete a payment safely.",
-      );
+      if (!signed || !ended) return run.fail("signing_failed", "The payment could not be signed.");
+      return run.refuse(ended.reason, ended.message);
     }
     const sent = await reserveSigned(signed, sign, (authorization) =>
       run.reserveAndRecordIntent({
