@@ -243,15 +243,14 @@ export class PaymentPipeline {
       if (!signed || !ended) return run.fail("signing_failed", "The payment could not be signed.");
       return run.refuse(ended.reason, ended.message);
     }
+    const signedUntil = () => new Date(request.now() + chosen.timeoutSeconds * 1000); // as each signature
     const sent = await reserveSigned(signed, sign, (authorization) =>
       run.reserveAndRecordIntent({
         requirement: offer,
         limits,
         authorization,
-        // The signed window must end within the tab (nothing from it can move money after it ends).
-        ...(tab
-          ? { tab: { tabId: tab.tabId, until: new Date(request.now() + chosen.timeoutSeconds * 1000) } }
-          : {}),
+        // Signed to end within the tab (nothing from it moves money after), in its spelling of the asset.
+        ...(tab ? { tab: { tabId: tab.tabId, until: signedUntil() }, asset: tab.asset } : {}),
       }),
     );
     if ("unsigned" in sent) return this.announce(admitted).then(() => run.fail("signing_failed", BUSY));

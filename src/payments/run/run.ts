@@ -20,7 +20,6 @@ import { type RunHooks, signatureHashOf, stepEvent, tell } from "./events.js";
 import { crashOf, outcomeOf, type RunFacts, reportFailure, sayings, summaryOf, updateOf } from "./report.js";
 
 export type { RunFacts } from "./report.js";
-
 /**
  * One payment, from its quote to its outcome. Every step moves the ledger row, streams the `p:` update
  * and records the turn's summary together, through the state machine (`state.ts`), so the three never
@@ -160,6 +159,7 @@ export class PaymentRun {
     input: Pick<ReserveInput, "limits" | "tab"> & {
       requirement: Requirement;
       authorization: Record<string, string>;
+      asset?: string; // a tab's spelling of the offer's asset
     },
   ): Promise<LimitRefusal | TabRefusal | undefined> {
     const { serviceName: _name, tabMeter: _tab, openTab: _open, ...row } = this.facts;
