@@ -88,6 +88,27 @@ describe("the approval page", () => {
     expect((await page.view(asked.paymentId))?.approval).toBeUndefined();
   });
 
+  // A black-box review (h30): the page checked the server's default limits, not those the payment
+  // was asked under, so a $2.50 payment asked within a request's $5 could never be approved there.
+  it("holds the payment to the limits the request asked with, not the server's defaults", async () => {
+    const USD = 1_000_000n;
+    w.service.offer.price = (5n * USD) / 2n;
+    const within = { perTransaction: 5n * USD, perRequest: 5n * USD };
+    const pay = (spendingLimits: typeof within) =>
+      w.pipeline.pay(w.request({ wallet: w.user, caller: "alice", spendingLimits }), { url: w.url });
+    const raised = await pay(within);
+    expect(raised.status).toBe("awaiting_approval");
+    const askedOf = async (paymentId: string) => {
+      const stored = (await w.ledger.get(paymentId))?.approval as StoredApproval;
+      if (stored.sign.kind !== "evm-typed-data") throw new Error("not typed data");
+      return { paymentId, authorization: stored.sign.typedData.message as unknown as ToyAuthorization };
+    };
+    const outcome = await answer(signed(await askedOf(raised.paymentId ?? "")), w.user);
+    expect(outcome).toMatchObject({ status: "settled" });
+
+    expect(w.chain.transactions()).toEqual([expect.objectContaining({ amount: (5n * USD) / 2n })]);
+  });
+
   it("replays the same answer (hex case aside) and never pays twice; another answer is used", async () => {
     const asked = await ask();
     const first = signed(asked);

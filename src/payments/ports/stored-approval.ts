@@ -1,5 +1,6 @@
 import type { PaymentPayload } from "@x402/core/types";
 import type { WalletSigningRequest } from "../../chains/index.js";
+import type { SpendingLimitsInput } from "../../protocol/index.js";
 import type { Target } from "../x402/index.js";
 import type { PaymentRecord } from "./ledger.js";
 import type { KeyGrant } from "./payer.js";
@@ -25,6 +26,38 @@ export interface StoredApproval {
    * from the approval page, which has no caller, is held to them too.
    */
   grant?: StoredGrant;
+  /**
+   * The spending limits the request that asked set (amounts as atomic decimal strings), so an answer
+   * from the approval page, which sends none, is checked within them, as the asking caller's would be.
+   */
+  limits?: StoredLimits;
+}
+
+/** A request's `SpendingLimitsInput` as plain JSON (no bigint). */
+export type StoredLimits = Partial<Record<(typeof LIMIT_AMOUNTS)[number], string>> & {
+  allowedNetworks?: string[];
+  allowedServices?: string[];
+};
+const LIMIT_AMOUNTS = ["perTransaction", "perRequest", "daily", "approvalAbove"] as const;
+
+/** A request's limits as a stored approval keeps them. */
+export function storeLimits(limits: SpendingLimitsInput): StoredLimits {
+  const stored: StoredLimits = {};
+  for (const key of LIMIT_AMOUNTS) if (limits[key] !== undefined) stored[key] = `${limits[key]}`;
+  if (limits.allowedNetworks) stored.allowedNetworks = [...limits.allowedNetworks];
+  if (limits.allowedServices) stored.allowedServices = [...limits.allowedServices];
+  return stored;
+}
+
+/** The limits a stored approval kept, if any (rows asked before they were kept have none). */
+export function storedLimits(terms: Pick<StoredApproval, "limits">): SpendingLimitsInput | undefined {
+  const stored = terms.limits;
+  if (!stored) return undefined;
+  const limits: SpendingLimitsInput = {};
+  for (const key of LIMIT_AMOUNTS) if (stored[key] !== undefined) limits[key] = BigInt(stored[key]);
+  if (stored.allowedNetworks) limits.allowedNetworks = [...stored.allowedNetworks];
+  if (stored.allowedServices) limits.allowedServices = [...stored.allowedServices];
+  return limits;
 }
 
 /** A `KeyGrant` as plain JSON (no bigint). */

@@ -12,6 +12,7 @@ import {
   SameTransactionError,
   type StoredApproval,
   storedGrant,
+  storedLimits,
   storedServiceName,
 } from "../ports/index.js";
 import {
@@ -131,7 +132,8 @@ export class ApprovalDesk {
     checkAwaiting(record, message);
     // The key's caps: the answering caller's and those stored when it was asked (the page has none).
     const grant = tighterCaps(input.grant, storedGrant(terms));
-    const limits = resolveLimits(this.deps.limits, input.spendingLimits, grant);
+    const asked = input.spendingLimits ?? storedLimits(terms); // the page sends none: those it was asked with
+    const limits = resolveLimits(this.deps.limits, asked, grant);
     const counted = limits.callerDaily !== undefined ? (record.caller ?? undefined) : undefined;
     const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now(), counted);
     run.measure({ limits, snapshot });

@@ -1,6 +1,12 @@
 import { ChainUnreadable, WalletCannotPay } from "../../chains/index.js";
 import { networkLabel } from "../../protocol/index.js";
-import { type SignerAccess, type SignerRegistry, type StoredApproval, storeGrant } from "../ports/index.js";
+import {
+  type SignerAccess,
+  type SignerRegistry,
+  type StoredApproval,
+  storeGrant,
+  storeLimits,
+} from "../ports/index.js";
 import { type ChosenOffer, type Committed, checkSpend, type PaymentOutcome } from "../rules/index.js";
 import type { PaymentDemandProbe, SignedPayment } from "../x402/index.js";
 import { refuseIfShort } from "./balances.js";
@@ -66,6 +72,8 @@ export async function askWallet(steps: WalletAskSteps, admitted: Admitted): Prom
     ...(run.facts.serviceName ? { serviceName: run.facts.serviceName } : {}),
     // The key's caps hold when the wallet answers, wherever it answers (the approval page too).
     ...(request.grant ? { grant: storeGrant(request.grant) } : {}),
+    // And the request's own limits, for an answer that brings none (the page's).
+    ...(request.spendingLimits ? { limits: storeLimits(request.spendingLimits) } : {}),
     payload: signed.payload,
     sign,
     target: probed.payee,
