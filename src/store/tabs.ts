@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import {
   type NewTab,
   TAB_MOVES,
@@ -63,11 +63,19 @@ export class PgTabStore implements TabStore {
     return rows.length === 1;
   }
 
-  async setRefund(tabId: string, refund: unknown, now: Date) {
-    const held = refund === undefined ? sql`${tabs.refund} IS NOT NULL` : sql`${tabs.refund} IS NULL`;
+  setRefund(tabId: string, refund: unknown, now: Date) {
+    return this.putRefund(tabId, refund, sql`${tabs.refund} IS NULL`, now);
+  }
+
+  clearRefund(tabId: string, refund: unknown, now: Date) {
+    return this.putRefund(tabId, null, sql`${tabs.refund} = ${JSON.stringify(refund)}::jsonb`, now);
+  }
+
+  /** The refund written only while the tab is `closing` and `held` holds of the one recorded. */
+  private async putRefund(tabId: string, refund: unknown, held: SQL, now: Date) {
     const rows = await this.db
       .update(tabs)
-      .set({ refund: refund ?? null, updatedAt: now })
+      .set({ refund, updatedAt: now })
       .where(and(eq(tabs.tabId, tabId), eq(tabs.status, "closing"), held))
       .returning({ tabId: tabs.tabId });
     return rows.length === 1;

@@ -99,10 +99,14 @@ export interface TabStore {
   move(tabId: string, from: TabStatus, to: TabStatus, fields: TabMoveFields, now: Date): Promise<boolean>;
   /**
    * Keep a refund's authorization while the tab is `closing` and holds none: false when another
-   * process recorded one first (its signature is then dropped unsent). `undefined` clears it, for a
-   * refund known not to have moved money.
+   * process recorded one first (its signature is then dropped unsent).
    */
   setRefund(tabId: string, refund: unknown, now: Date): Promise<boolean>;
+  /**
+   * Clear the refund recorded, a refund known not to have moved money, if it is still `refund`:
+   * false when another finisher replaced it meanwhile (that one's record stands).
+   */
+  clearRefund(tabId: string, refund: unknown, now: Date): Promise<boolean>;
   listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]>;
   /** A wallet's tabs, newest first. */
   listByWallet(wallet: string, limit: number): Promise<TabRecord[]>;

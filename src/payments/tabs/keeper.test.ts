@@ -42,6 +42,7 @@ function storeWith(stored: TabRecord) {
       return true;
     },
     setRefund: async () => true,
+    clearRefund: async () => true,
   } as unknown as TabStore;
   return { store, moves };
 }
@@ -77,5 +78,85 @@ describe("TabKeeper.finish with an empty session key", () => {
     const { store, moves } = storeWith(read);
     await keeperOn(store).finish(read);
     expect(moves).toEqual([{ to: "closed", refunded: 0n }]);
+  });
+});
+
+/** A promise and the function that settles it: a step held until the test lets it go. */
+function held(): { release: () => void; released: Promise<void> } {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { release, released };
+}
+
+describe("TabKeeper.finish, two finishers of a tab whose recorded refund never moved", () => {
+  // A black-box review (h30): the slower finisher cleared the faster one's fresh refund (any
+  // refund, not the one it had found failed), found the session key empty, and closed the tab as
+  // "0 returned" while the other's refund of 20000 was landing.
+  it("the slower one leaves the other's new refund be; the tab closes with what that returned", async () => {
+    const settling = held();
+    const resolving = held();
+    const withSettler = {
+      ...config,
+      settler: {
+        settle: async () => {
+          await settling.released;
+          return { kind: "settled", transaction: "0xR2" };
+        },
+      },
+    } as unknown as TabsConfig;
+    const first = { authorization: { nonce: "0x01" }, amount: "20000" };
+    const row = { ...(await closingTab()), refund: first as unknown, refunded: null as bigint | null };
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    // The PostgreSQL store's conditional writes, in memory.
+    const store = {
+      get: async () => ({ ...row }),
+      usage: async () => ({ committed: 0n, settled: 0n, inFlight: 0 }),
+      move: async (_id: string, from: TabStatus, to: TabStatus, fields: { refunded?: bigint }) => {
+        if (row.status !== from) return false;
+        row.status = to;
+        if (fields.refunded !== undefined) row.refunded = fields.refunded;
+        return true;
+      },
+      setRefund: async (_id: string, refund: unknown) => {
+        if (row.status !== "closing" || row.refund !== null) return false;
+        row.refund = refund;
+        return true;
+      },
+      clearRefund: async (_id: string, refund: unknown) => {
+        if (row.status !== "closing" || !same(row.refund, refund)) return false;
+        row.refund = null;
+        return true;
+      },
+    } as unknown as TabStore;
+    let balances = 0;
+    let resolves = 0;
+    const deps = {
+      store,
+      chains: {
+        connection: () => ({ transferExtra: async () => ({ name: "USDC", version: "2" }) }),
+        // The first finisher reads 20000 left; the second reads after that refund moved it.
+        balance: async () => (balances++ === 0 ? 20000n : 0n),
+        // The first refund never moved; the second finisher's read of it is the slower.
+        resolve: async () => {
+          if (resolves++ === 1) await resolving.released;
+          return { status: "failed", error: "unused past validBefore" };
+        },
+      },
+      signers: { draftFor: () => undefined },
+      now: () => new Date(),
+    } as unknown as TabsDeps;
+    const snapshot = { ...row } as TabRecord;
+    const a = new TabKeeper(withSettler, deps).finish(snapshot);
+    const b = new TabKeeper(withSettler, deps).finish(snapshot);
+    for (let i = 0; i < 400 && (row.refund === null || row.refund === first); i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(row.refund).toMatchObject({ amount: "20000" }); // the first finisher's new refund, sending
+    resolving.release();
+    await b;
+    settling.release();
+    await a;
+    expect(row).toMatchObject({ status: "closed", refunded: 20000n });
   });
 });

@@ -106,7 +106,7 @@ export class TabKeeper {
         return;
       }
       // It never moved: clear it, and sign another below.
-      if (!(await store.setRefund(tab.tabId, undefined, now))) return;
+      if (!(await store.clearRefund(tab.tabId, earlier, now))) return;
     }
     const key = await sessionKey(this.config, tab.tabId, tab.network);
     if (!key || key.address !== tab.session)
@@ -144,7 +144,7 @@ export class TabKeeper {
         this.deps.now(),
       );
     } else if (settled.kind === "refused") {
-      await store.setRefund(tab.tabId, undefined, this.deps.now());
+      await store.clearRefund(tab.tabId, refund, this.deps.now());
     }
   }
 }
