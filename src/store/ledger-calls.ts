@@ -105,6 +105,8 @@ export interface ReservedRow {
   authorization: unknown;
 }
 
+const TAKEN_SQL = "select 1 from payments where payment_id = $1";
+
 /** `reserve_payment`'s answer (`reserved`, `refused` or `duplicate`) and the sums it read. */
 export async function callReserve(
   query: DriverQuery,
@@ -136,7 +138,10 @@ export async function callReserve(
   ])) as (SnapshotRow & { outcome: string; tab_left?: string })[];
   if (!answer) throw new Error("reserve_payment returned no row");
   const tabLeft = answer.tab_left != null ? { tabLeft: BigInt(answer.tab_left) } : {};
-  return { outcome: answer.outcome, budget: snapshotOf(answer), ...tabLeft };
+  // The function weighs the limits before it meets the payment's id: a second call for one quote id
+  // that waited on the first one's lock hears the limits that payment filled. Its id is taken.
+  const taken = answer.outcome === "refused" && (await query(TAKEN_SQL, [input.paymentId])).length > 0;
+  return { outcome: taken ? "duplicate" : answer.outcome, budget: snapshotOf(answer), ...tabLeft };
 }
 
 /** The unique index of migration 17: one signed Solana transaction, one payment. */

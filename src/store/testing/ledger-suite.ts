@@ -231,6 +231,15 @@ export function describeLedger(
       expect((await reads.spending(wallet, T0)).today).toBe(USD);
     });
 
+    // A black-box review (h30): the second call for one quote id, weighed against the limits the
+    // first one's payment filled, was told "refused: limit_exceeded" for a payment that was made.
+    it("knows a duplicate id as such even when the limits it would meet are full", async () => {
+      const wallet = newWallet();
+      const input = payment({ wallet, limits: { perTransaction: USD, perRequest: USD, daily: USD } });
+      await ledger.reserve(input);
+      await expect(ledger.reserve({ ...input })).rejects.toBeInstanceOf(DuplicatePaymentError);
+    });
+
     // Found by a black-box run: a seller's fixed memo made two payments one Solana transaction.
     it("refuses a second payment holding the same signed Solana transaction, reserved or approved", async () => {
       const wallet = newWallet();
