@@ -16,6 +16,8 @@ import { okResult, refusalResult, UNTRUSTED_NOTE } from "./results.js";
 export interface ApprovalDeps {
   face: Pick<PaymentsFace, "getPayment">;
   caller: string | undefined;
+  /** The session's scope: with no caller, what shows the payment is this session's (its answer's data). */
+  scopeId?: string;
   approvalUrl: (paymentId: string) => string;
   urlElicitation: boolean;
   now: () => Date;
@@ -128,7 +130,7 @@ export async function awaitApproval(
   signal: AbortSignal,
 ): Promise<CallToolResult> {
   const url = deps.approvalUrl(pay.paymentId);
-  const first = await deps.face.getPayment(deps.caller, pay.paymentId);
+  const first = await deps.face.getPayment(deps.caller, pay.paymentId, deps.scopeId);
   const expiresAt = first?.expiresAt ?? pay.approvalExpiresAt;
   if (!deps.urlElicitation) return pendingResult(pay, url, expiresAt);
 
@@ -178,7 +180,7 @@ export async function waitForEnd(
     }
     if (deps.now().getTime() > expiry + deps.pollMs) break;
     await sleep(deps.pollMs, undefined, { signal }).catch(() => {});
-    view = await deps.face.getPayment(deps.caller, pay.paymentId);
+    view = await deps.face.getPayment(deps.caller, pay.paymentId, deps.scopeId);
   }
   return pendingResult(pay, deps.approvalUrl(pay.paymentId), view?.expiresAt ?? pay.approvalExpiresAt);
 }

@@ -25,6 +25,8 @@ import { refusalResult } from "./results.js";
 /** What `requestState` carries: the payment the retried call reads. */
 export interface ApprovalState {
   paymentId: string;
+  /** The scope of the session that asked (sealed with it): a retry reads the answer's data as it. */
+  scopeId?: string;
 }
 
 /** The key that opens an approval page request on the retried call. */
@@ -60,12 +62,15 @@ export async function askApproval(
   codec: RequestStateCodec<ApprovalState>,
 ): Promise<CallToolResult | InputRequiredResult> {
   const url = deps.approvalUrl(pay.paymentId);
-  const view = await deps.face.getPayment(deps.caller, pay.paymentId);
+  const view = await deps.face.getPayment(deps.caller, pay.paymentId, deps.scopeId);
   if (!declaresUrlElicitation(ctx)) return pendingResult(pay, url, view?.expiresAt ?? pay.approvalExpiresAt);
   const message = describeApproval(view, pay, deps.now());
   return inputRequired({
     inputRequests: { [APPROVE_KEY]: inputRequired.elicitUrl({ message, url }) },
-    requestState: await codec.mint({ paymentId: pay.paymentId }, ctx),
+    requestState: await codec.mint(
+      { paymentId: pay.paymentId, ...(deps.scopeId ? { scopeId: deps.scopeId } : {}) },
+      ctx,
+    ),
   });
 }
 
@@ -80,7 +85,7 @@ export async function resumeApproval(
   ctx: ServerContext,
   signal: AbortSignal,
 ): Promise<CallToolResult> {
-  let view = await deps.face.getPayment(deps.caller, state.paymentId);
+  let view = await deps.face.getPayment(deps.caller, state.paymentId, state.scopeId ?? deps.scopeId);
   if (!view) return refusalResult("not_found", "No payment of yours has this id.");
   const pending = {
     status: "awaiting_approval" as const,
@@ -99,7 +104,7 @@ export async function resumeApproval(
   const expiry = view.expiresAt ? Date.parse(view.expiresAt) : deps.now().getTime();
   while (!ended(view) && !signal.aborted && deps.now().getTime() <= expiry + deps.pollMs) {
     await sleep(deps.pollMs, undefined, { signal }).catch(() => {});
-    view = (await deps.face.getPayment(deps.caller, state.paymentId)) ?? view;
+    view = (await deps.face.getPayment(deps.caller, state.paymentId, state.scopeId ?? deps.scopeId)) ?? view;
   }
   if (ended(view)) return endedResult(view);
   return pendingResult(

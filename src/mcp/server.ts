@@ -136,6 +136,7 @@ export function createMcpServer(face: PaymentsFace, payer: Payer, options: McpSe
       const deps = {
         face,
         caller: payer.caller,
+        scopeId: payer.scopeId,
         approvalUrl: options.approvalUrl,
         urlElicitation:
           options.urlElicitation ?? server.server.getClientCapabilities()?.elicitation?.url !== undefined,
@@ -202,7 +203,7 @@ function registerReads(
     "get_payment",
     { ...MCP_TOOLS.get_payment, inputSchema: TOOL_INPUTS.get_payment },
     guarded(async ({ paymentId }) => {
-      const view = await face.getPayment(payer.caller, paymentId);
+      const view = await face.getPayment(payer.caller, paymentId, payer.scopeId);
       if (!view) return refusalResult("not_found", "No payment of yours has this id.");
       if (view.status === "awaiting_approval") {
         const value = { ...view, approvalUrl: view.approvalUrl ?? approvalUrl(paymentId) };

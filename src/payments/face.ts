@@ -146,9 +146,10 @@ export interface PaymentsFace {
   /**
    * One of the caller's own payments; undefined for another's or an unknown id (same answer). A
    * signed-in wallet (`{ wallet }`) reads the payments made from it, without the service's answer
-   * (`data`, kept for the caller that asked).
+   * (`data`, kept for the caller that asked). A reader with no identity gets `data` only with the
+   * payment's own `scopeId` (its MCP session's): anyone with the approval URL has the id.
    */
-  getPayment(caller: PaymentReader, paymentId: string): Promise<PaymentView | undefined>;
+  getPayment(caller: PaymentReader, paymentId: string, scopeId?: string): Promise<PaymentView | undefined>;
   /**
    * The caller's payments, newest first, a page at a time (`limit` 1 to 100, else
    * `invalid_request`; a cursor this service did not give is `invalid_request` too).

@@ -13,6 +13,7 @@ import {
   USD,
 } from "../testing/index.js";
 import { createPaymentsFace } from "./index.js";
+import type { PageApprovals } from "./page-approval.js";
 
 /**
  * The payments face (unit: the memory ledger and the toy chain): limits still hold for a payment
@@ -22,9 +23,10 @@ import { createPaymentsFace } from "./index.js";
 
 let w: ToyWorld;
 let face: PaymentsFace;
-function open(options: ToyWorldOptions = {}): void {
+function open(options: ToyWorldOptions = {}, page?: Pick<PageApprovals, "kept">): void {
   w = createToyWorld(options);
   face = createPaymentsFace({
+    ...(page ? { page: page as PageApprovals } : {}),
     pipeline: w.pipeline,
     discovery: { search: async () => ({ services: [{ url: w.url, name: "Toy weather" }] }) as never },
     chains: w.chains,
@@ -117,6 +119,25 @@ describe("reading payments", () => {
     expect(await face.getPayment(undefined, id)).toBeUndefined();
     expect(await face.getPayment("alice", "pay_00000000-0000-0000-0000-000000000000")).toBeUndefined();
     expect(await face.getPayment("alice", `${id}x`)).toBeUndefined();
+  });
+
+  // A black-box review (h32): with no token every caller is "none", so anyone with a payment's
+  // approval URL (it holds the id) read the answer the page had kept for the one who asked.
+  it("getPayment: a reader with no identity gets the kept answer only with the payment's own scope", async () => {
+    const kept = {
+      untrusted: true as const,
+      contentType: "application/json",
+      body: { temp: 21 },
+      truncated: false,
+    };
+    open({}, { kept: async () => kept });
+    const asked = session({ caller: undefined });
+    const paid = await face.pay(asked, { url: w.url });
+    const id = paid.paymentId ?? "";
+    expect(paid.status).toBe("paid");
+    expect((await face.getPayment(undefined, id))?.data).toBeUndefined();
+    expect((await face.getPayment(undefined, id, "scope_of_someone_else"))?.data).toBeUndefined();
+    expect((await face.getPayment(undefined, id, asked.scopeId))?.data).toEqual(kept);
   });
 
   it("listPayments: only the caller's", async () => {

@@ -156,9 +156,9 @@ class Face implements PaymentsFace {
     return fromOutside(payQuoted(deps, this.requestOf(session), what.quoteId));
   }
 
-  async getPayment(caller: PaymentReader, paymentId: string): Promise<PaymentView | undefined> {
-    if (!PAYMENT_ID.test(paymentId)) return undefined;
-    const record = await this.deps.pipeline.ledger.get(paymentId);
+  async getPayment(caller: PaymentReader, id: string, scope?: string): Promise<PaymentView | undefined> {
+    if (!PAYMENT_ID.test(id)) return undefined;
+    const record = await this.deps.pipeline.ledger.get(id);
     if (!record || !mayRead(caller, record)) return undefined;
     const byWallet = typeof caller === "object";
     const view: PaymentView = paymentState(record, this.now()); // past its window: `expired`
@@ -166,9 +166,10 @@ class Face implements PaymentsFace {
       storedServiceName(record) ?? (await listedNames(this.deps.discovery)).get(baseOf(record.service));
     if (serviceName) view.serviceName = serviceName;
     if (view.status === "awaiting_approval" && this.deps.approvalUrl)
-      view.approvalUrl = this.deps.approvalUrl(paymentId);
-    // The service's answer is kept for the caller that asked for it, not for the wallet's owner.
-    const data = byWallet ? undefined : await this.deps.page?.kept(paymentId);
+      view.approvalUrl = this.deps.approvalUrl(id);
+    // The service's answer is kept for the caller that asked for it (an id alone proves nothing).
+    const asker = !byWallet && (caller !== undefined || scope === record.scopeId);
+    const data = asker ? await this.deps.page?.kept(id) : undefined;
     if (data) view.data = data;
     // A row holds what a service said (its payee, the name discovery gave it): the content rule
     // applies on the way out as for every answer from outside (MCP's approval message quotes it).
