@@ -300,6 +300,10 @@ describe("Idempotency-Key bookkeeping", () => {
       lapseIdempotencyKey: async () => {
         calls.push("lapse");
       },
+      adoptIdempotencyKey: async () => {
+        calls.push("adopt");
+        return true;
+      },
     };
     return { store, calls };
   }
@@ -531,8 +535,9 @@ describe("Idempotency-Key bookkeeping", () => {
     const events = await readEvents(res);
     expect(asked).toEqual(["req-other"]);
     expect(events.some((e) => e.type === "text" && e.text.includes("the model ran"))).toBe(true);
-    for (let i = 0; i < 20 && calls.length < 2; i++) await sleep(10);
-    expect(calls).toEqual(["claim", "complete"]);
+    for (let i = 0; i < 20 && calls.length < 3; i++) await sleep(10);
+    // Before it runs, the key names this attempt: a later taker rebuilds from its payments.
+    expect(calls).toEqual(["claim", "adopt", "complete"]);
   });
 
   describe("an approval answer taken over from a dead attempt", () => {

@@ -33,6 +33,7 @@ describe("a held idempotency claim", () => {
       lapseIdempotencyKey: async (_key, owner, now) => {
         calls.push(`lapse ${owner} at ${now.getTime()}`);
       },
+      adoptIdempotencyKey: async () => held,
     };
     return { store, calls };
   }

@@ -110,6 +110,11 @@ async function claimRequest(c: ClaimContext, deps: ClaimDeps, mode: Mode): Promi
       previous,
     );
     if (rebuilt) return await answerRebuilt(held, rebuilt, mode, previous);
+    // Nothing was paid under it: this attempt runs afresh, and from now on its payments answer the
+    // key (a later taker rebuilds from them, never runs a third time beside them).
+    if (!(await held.adopt(c.var.payer.scopeId))) {
+      throw new AppError("idempotency_conflict", "A request with this Idempotency-Key is still running.");
+    }
   }
   c.set("claim", held);
   return undefined;

@@ -53,6 +53,8 @@ export interface HeldClaim {
   release(): Promise<void>;
   /** Let the lease end now; `requestId`: the attempt whose payments answer the key (see the store). */
   lapse(requestId?: string): Promise<void>;
+  /** A taker runs afresh as `requestId` (see the store): false when the claim is no longer held. */
+  adopt(requestId: string): Promise<boolean>;
 }
 
 /**
@@ -105,7 +107,7 @@ export function holdClaim(
     lost: lost.signal,
     complete: (response) => {
       stop();
-      return store.completeIdempotencyKey(key, response);
+      return store.completeIdempotencyKey(key, owner, response);
     },
     release: () => {
       stop();
@@ -115,5 +117,6 @@ export function holdClaim(
       stop();
       return store.lapseIdempotencyKey(key, owner, now(), requestId);
     },
+    adopt: (requestId) => store.adoptIdempotencyKey(key, owner, requestId),
   };
 }

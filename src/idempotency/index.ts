@@ -51,8 +51,18 @@ export interface IdempotencyStore {
   claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState>;
   /** Extend the owner's lease to `now + leaseMs`; false when the owner no longer holds the key. */
   renewIdempotencyKey(key: string, owner: string, now: Date, leaseMs: number): Promise<boolean>;
-  /** Store an attempt's outcome for replay (the first outcome stored wins). */
-  completeIdempotencyKey(key: string, response: unknown): Promise<void>;
+  /**
+   * Store the owner's outcome for replay (the first outcome stored wins); nothing when the owner
+   * no longer holds the key (another attempt took it over: its outcome is the one to keep).
+   */
+  completeIdempotencyKey(key: string, owner: string, response: unknown): Promise<void>;
+  /**
+   * The owner, which took the key over and found nothing the earlier attempt paid, runs afresh as
+   * `requestId`: from now on that attempt's payments answer the key. False when the owner no longer
+   * holds it. (A takeover itself keeps naming the earlier attempt, so a taker that dies before this
+   * leaves the key to the next one as it found it.)
+   */
+  adoptIdempotencyKey(key: string, owner: string, requestId: string): Promise<boolean>;
   /** Forget the owner's in-progress key whose attempt failed before paying anything, so a retry may run. */
   releaseIdempotencyKey(key: string, owner: string): Promise<void>;
   /**

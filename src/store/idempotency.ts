@@ -67,7 +67,9 @@ export class PgIdempotencyStore implements IdempotencyStore {
       if (row.leaseUntil && row.leaseUntil.getTime() > claim.now.getTime()) {
         return { state: "in-progress" as const };
       }
-      await tx.update(idempotencyKeys).set(held).where(eq(idempotencyKeys.key, claim.key));
+      // The key keeps naming the earlier attempt until this one runs afresh (adoptIdempotencyKey).
+      const { owner, leaseUntil } = held;
+      await tx.update(idempotencyKeys).set({ owner, leaseUntil }).where(eq(idempotencyKeys.key, claim.key));
       return { state: "taken-over" as const, requestId: row.requestId };
     });
   }
@@ -87,12 +89,30 @@ export class PgIdempotencyStore implements IdempotencyStore {
     return renewed.length > 0;
   }
 
-  async completeIdempotencyKey(key: string, response: unknown): Promise<void> {
-    // The first outcome stored is the one replayed.
+  async completeIdempotencyKey(key: string, owner: string, response: unknown): Promise<void> {
+    // The first outcome stored is the one replayed, and only its owner's.
     await this.db
       .update(idempotencyKeys)
       .set({ state: "complete", response: response ?? null, owner: null, leaseUntil: null })
-      .where(and(eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, "in-progress")));
+      .where(this.heldBy(key, owner));
+  }
+
+  async adoptIdempotencyKey(key: string, owner: string, requestId: string): Promise<boolean> {
+    const rows = await this.db
+      .update(idempotencyKeys)
+      .set({ requestId })
+      .where(this.heldBy(key, owner))
+      .returning({ key: idempotencyKeys.key });
+    return rows.length > 0;
+  }
+
+  /** The key, while `owner` holds it in progress. */
+  private heldBy(key: string, owner: string) {
+    return and(
+      eq(idempotencyKeys.key, key),
+      eq(idempotencyKeys.owner, owner),
+      eq(idempotencyKeys.state, "in-progress"),
+    );
   }
 
   async releaseIdempotencyKey(key: string, owner: string): Promise<void> {

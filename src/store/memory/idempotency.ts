@@ -51,9 +51,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (row.fingerprint !== claim.fingerprint || row.wallet !== claim.wallet) return { state: "conflict" };
       if (row.state === "complete") return { state: "replay", response: structuredClone(row.response) };
       if (row.leaseUntil !== null && row.leaseUntil > now) return { state: "in-progress" };
-      const requestId = row.requestId;
-      Object.assign(row, held);
-      return { state: "taken-over", requestId };
+      // The key keeps naming the earlier attempt until this one runs afresh (adoptIdempotencyKey).
+      Object.assign(row, { owner: held.owner, leaseUntil: held.leaseUntil });
+      return { state: "taken-over", requestId: row.requestId };
     });
   }
 
@@ -64,12 +64,19 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     });
   }
 
-  async completeIdempotencyKey(key: string, response: unknown): Promise<void> {
+  async adoptIdempotencyKey(key: string, owner: string, requestId: string): Promise<boolean> {
+    return this.ifHeld(key, owner, (row) => {
+      row.requestId = requestId;
+      return true;
+    });
+  }
+
+  async completeIdempotencyKey(key: string, owner: string, response: unknown): Promise<void> {
     await this.locks.with([key], async () => {
       await roundTrip();
       const row = this.keys.get(key);
-      // The first outcome stored is the one replayed.
-      if (row?.state !== "in-progress") return;
+      // The first outcome stored is the one replayed, and only its owner's.
+      if (row?.state !== "in-progress" || row.owner !== owner) return;
       Object.assign(row, {
         state: "complete",
         response: structuredClone(response ?? null),

@@ -37,7 +37,7 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
       expect(await claim(key)).toEqual({ state: "new" });
       expect(await claim(key)).toEqual({ state: "in-progress" });
       expect(await claim(key, { fingerprint: "sha256:other" })).toEqual({ state: "conflict" });
-      await keys().completeIdempotencyKey(key, {
+      await keys().completeIdempotencyKey(key, "owner-a", {
         finishReason: "payment-complete",
         transactions: ["0x1"],
       });
@@ -57,7 +57,7 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
       expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
       await keys().releaseIdempotencyKey(key, "owner-a");
       expect(await claim(key, { wallet: null })).toEqual({ state: "new" });
-      await keys().completeIdempotencyKey(key, { ok: true });
+      await keys().completeIdempotencyKey(key, "owner-a", { ok: true });
       expect((await claim(key, { wallet: null, now: at(24 * HOUR - 1) })).state).toBe("replay");
       expect(await claim(key, { wallet: null, fingerprint: "sha256:new", now: at(24 * HOUR) })).toEqual({
         state: "new",
@@ -89,7 +89,7 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
       await keys().releaseIdempotencyKey(key, "owner-a");
       expect(await claim(key, { owner: "owner-c", now: at(LEASE + 2) })).toEqual({ state: "in-progress" });
       // The taker's outcome replays for the whole 24 h.
-      await keys().completeIdempotencyKey(key, { events: ["rebuilt"] });
+      await keys().completeIdempotencyKey(key, "owner-b", { events: ["rebuilt"] });
       expect(await claim(key, { owner: "owner-c", now: at(24 * HOUR - 1) })).toEqual({
         state: "replay",
         response: { events: ["rebuilt"] },
@@ -107,7 +107,7 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
       }
       expect((await claim(key, { owner: "owner-b", now: at(5 * LEASE + LEASE) })).state).toBe("taken-over");
       // A completed key holds no lease: renewing it does nothing.
-      await keys().completeIdempotencyKey(key, { ok: 1 });
+      await keys().completeIdempotencyKey(key, "owner-b", { ok: 1 });
       expect(await keys().renewIdempotencyKey(key, "owner-b", at(6 * LEASE), LEASE)).toBe(false);
     });
 
@@ -121,9 +121,40 @@ export function describeIdempotencyKeys(keys: () => Store["idempotency"]): void 
         state: "taken-over",
         requestId: "req-1",
       });
-      await keys().completeIdempotencyKey(key, { first: true });
-      await keys().completeIdempotencyKey(key, { first: false });
+      await keys().completeIdempotencyKey(key, "owner-b", { first: true });
+      await keys().completeIdempotencyKey(key, "owner-b", { first: false });
       expect(await claim(key, { now: at(2) })).toEqual({ state: "replay", response: { first: true } });
+    });
+
+    // A black-box review (h33): a takeover wrote the taker's request id at once, so when the taker
+    // died too, the next retry was told to rebuild from it, found nothing and paid again; and an
+    // attempt that had lost its claim still stored its outcome over the taker's.
+    it("a takeover keeps naming the earlier attempt until the taker runs afresh; only the holder completes", async () => {
+      const key = `idem_${randomUUID()}`;
+      expect(await claim(key, { requestId: "req-paid" })).toEqual({ state: "new" });
+      const taker = { owner: "owner-b", now: at(LEASE), requestId: "req-b" };
+      expect(await claim(key, taker)).toEqual({ state: "taken-over", requestId: "req-paid" });
+      // The taker dies before deciding: the next one still rebuilds from the attempt that paid.
+      const next = { owner: "owner-c", now: at(2 * LEASE), requestId: "req-c" };
+      expect(await claim(key, next)).toEqual({ state: "taken-over", requestId: "req-paid" });
+      // This one found nothing and runs afresh: its payments answer the key from now on.
+      expect(await keys().adoptIdempotencyKey(key, "owner-b", "req-b")).toBe(false);
+      expect(await keys().adoptIdempotencyKey(key, "owner-c", "req-c")).toBe(true);
+      expect(await claim(key, { owner: "owner-d", now: at(3 * LEASE) })).toEqual({
+        state: "taken-over",
+        requestId: "req-c",
+      });
+      // The attempts that lost the key store nothing over the holder's outcome.
+      await keys().completeIdempotencyKey(key, "owner-a", { stale: true });
+      await keys().completeIdempotencyKey(key, "owner-c", { stale: true });
+      expect(await claim(key, { owner: "owner-e", now: at(3 * LEASE + 1) })).toEqual({
+        state: "in-progress",
+      });
+      await keys().completeIdempotencyKey(key, "owner-d", { holder: true });
+      expect(await claim(key, { now: at(3 * LEASE + 2) })).toEqual({
+        state: "replay",
+        response: { holder: true },
+      });
     });
 
     it("a taker that ran nothing lapses the claim naming the attempt whose payments answer it", async () => {
