@@ -37,6 +37,8 @@ interface Landed {
   wire: string;
   /** Its block's time (chain clock); default ten seconds ago. */
   blockTime?: number;
+  /** Listed in the history, but the node cannot return it (lagging, load-balanced). */
+  unreadable?: boolean;
 }
 
 /**
@@ -72,6 +74,8 @@ const signature = (i: number) => `${"5".repeat(80)}${String(i).padStart(8, "1").
  */
 function fakeNode() {
   const history: Landed[] = [];
+  /** The time of the node's oldest available block (it pruned what came before). */
+  const first = { blockTime: 0 };
   let reads = 0;
   let held: Array<() => void> = [];
   let hold = false;
@@ -81,7 +85,7 @@ function fakeNode() {
       case "getSlot":
         return 500;
       case "getBlockTime":
-        return (params[0] as number) === 0 ? 0 : NOW;
+        return (params[0] as number) === 0 ? first.blockTime : NOW;
       case "getFirstAvailableBlock":
         return 0;
       case "isBlockhashValid":
@@ -99,7 +103,7 @@ function fakeNode() {
           }));
       case "getTransaction": {
         const tx = history.find((t) => t.signature === params[0]);
-        return tx
+        return tx && !tx.unreadable
           ? { slot: 400, blockTime: NOW - 10, meta: { err: null }, transaction: [tx.wire, "base64"] }
           : null;
       }
@@ -127,6 +131,7 @@ function fakeNode() {
   return {
     server,
     history,
+    first,
     reads: () => reads,
     holdReads() {
       hold = true;
@@ -275,5 +280,39 @@ describe("Solana history reads for unclear payments", () => {
       txHash: signature(3),
       payer: WALLET,
     });
+  });
+});
+
+describe("what a history read cannot decide (a black-box review, h33)", () => {
+  it("finds a landed payment whose seller's memo holds the listing's own separator", async () => {
+    // The RPC joins memos with "; ": split on it, "order 7; thanks" read as two other memos, and
+    // a payment a hostile seller settled, then answered 500, was called failed.
+    const node = fakeNode();
+    node.history.push({
+      signature: signature(5),
+      memo: "order 7; thanks",
+      ...transaction("order 7; thanks"),
+    });
+    const url = await start(node);
+    expect(await solanaResolver(url).resolve(payment("order 7; thanks", 1000))).toMatchObject({
+      status: "settled",
+      txHash: signature(5),
+    });
+  });
+
+  it("leaves a payment pending while a listed transaction cannot be read", async () => {
+    const node = fakeNode();
+    node.history.push({ signature: signature(6), memo: "ours", unreadable: true, ...transaction("ours") });
+    const url = await start(node);
+    expect(await solanaResolver(url).resolve(payment("ours", 1000))).toEqual({ status: "pending" });
+  });
+
+  it("leaves a payment pending when the node pruned past where the search began", async () => {
+    // Searched back 120 s before signing; the node keeps only from 30 s before it.
+    const node = fakeNode();
+    node.first.blockTime = NOW - 1000 - 30;
+    node.history.push({ signature: signature(7), memo: "other", ...transaction("other") });
+    const url = await start(node);
+    expect(await solanaResolver(url).resolve(payment("gone", 1000))).toEqual({ status: "pending" });
   });
 });

@@ -97,10 +97,13 @@ export function solanaMemo(wireTransaction: Uint8Array): string | undefined {
   return text.length > 0 ? text : undefined;
 }
 
-/** Whether an RPC memo listing is in the "[length] text" form and does not carry `memo`. */
+/**
+ * Whether an RPC memo listing is in the "[length] text" form and does not hold `memo` anywhere.
+ * Not split on the listing's "; ": a seller's memo may hold one itself ("order 7; thanks").
+ */
 function listsOtherMemo(listed: string | null | undefined, memo: string): boolean {
   if (typeof listed !== "string" || !/^\[\d+\] /.test(listed)) return false;
-  return !listed.split("; ").some((part) => part.replace(/^\[\d+\] /, "") === memo);
+  return !listed.includes(memo);
 }
 
 export interface LandedOptions {
@@ -176,27 +179,29 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
   /**
    * Looks for the payment's message in the payer's history back to `floor` (chain time). Complete
    * when the history read reached a block older than `floor`, or the history's end while the
-   * node's oldest block is no newer than the signing time.
+   * node's oldest block is no newer than `floor`; never when a listed transaction could not be
+   * read (a lagging or load-balanced node: it may be ours).
    */
   async function search(
     wallet: string,
     hash: string,
     floor: number,
-    signedAt: number,
     memo: string | undefined,
   ): Promise<Search> {
     const listing = await history(wallet, floor);
+    let unread = false;
     for (const entry of listing.entries) {
-      if (entry.blockTime !== null && entry.blockTime < floor) return { complete: true };
+      if (entry.blockTime !== null && entry.blockTime < floor) return { complete: !unread };
       // The RPC lists an entry's memos as "[length] text" (joined by "; "): one in that form
       // without ours is another transaction. Any other form is fetched and compared.
       if (memo !== undefined && listsOtherMemo(entry.memo, memo)) continue;
-      if ((await landedTransaction(rpc, entry.signature))?.messageHash === hash) {
+      const landed = await landedTransaction(rpc, entry.signature);
+      if (!landed) unread = true;
+      else if (landed.messageHash === hash)
         return { found: { signature: entry.signature, failed: entry.failed } };
-      }
     }
     const first = listing.end?.firstBlockTime;
-    return { complete: first !== undefined && first !== null && first <= signedAt };
+    return { complete: !unread && first !== undefined && first !== null && first <= floor };
   }
 
   return {
@@ -224,13 +229,7 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
       const behind = chainNow === undefined ? 0 : Math.max(0, Math.floor(now.getTime() / 1000) - chainNow);
       // A tab's payment is the session key's transfer: the user's wallet is not in it.
       const owner = auth.signer ?? payment.wallet;
-      const result = await search(
-        owner,
-        auth.messageHash,
-        signedAt - CLOCK_SKEW_SECONDS - behind,
-        signedAt,
-        auth.memo,
-      );
+      const result = await search(owner, auth.messageHash, signedAt - CLOCK_SKEW_SECONDS - behind, auth.memo);
       if ("found" in result) {
         // Landed but the transfer failed: the fee was paid, no token moved, and it cannot land again.
         if (result.found.failed) return { status: "failed", error: "transaction landed and failed" };
