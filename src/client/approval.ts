@@ -206,6 +206,23 @@ export interface ApprovalSummary {
 }
 
 /**
+ * Where the dollars shown are not the atomic amount signed (USDC: six decimals): the person reads
+ * `usd`, the wallet moves `atomic`, and a service that lies in one of them must not get a signature.
+ */
+function shownAmountMismatch(update: PaymentUpdate): string[] {
+  const amount = update.amount;
+  if (!amount) return [];
+  const shown = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(amount.usd);
+  const atomic = shown
+    ? BigInt(shown[1] ?? "0") * 1_000_000n + BigInt((shown[2] ?? "").padEnd(6, "0"))
+    : undefined;
+  if (atomic !== undefined && String(atomic) === amount.atomic) return [];
+  return [
+    `shows $${amount.usd.slice(0, 20)}, but the amount signed is ${amount.atomic} atomic units (6 decimals)`,
+  ];
+}
+
+/**
  * Describe an update awaiting approval. EVM typed data is checked against the update: a USDC
  * transfer authorization, on the update's network, of that network's USDC where it is known, of
  * its amount to its payee, valid no longer than the approval's window. A Solana transaction is
@@ -214,8 +231,10 @@ export interface ApprovalSummary {
  */
 export function describeApproval(update: PaymentUpdate): ApprovalSummary {
   const approval = requestOf(update);
-  const mismatches =
-    approval.sign.kind === "evm-typed-data" ? checkEvmApproval(update, approval, approval.sign) : [];
+  const mismatches = [
+    ...shownAmountMismatch(update),
+    ...(approval.sign.kind === "evm-typed-data" ? checkEvmApproval(update, approval, approval.sign) : []),
+  ];
   return {
     paymentId: update.paymentId,
     wallet: approval.wallet,

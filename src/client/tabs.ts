@@ -43,6 +43,7 @@ export class TabClient {
   /** Open, sign with the wallet, fund: one call, one signature. Rejects if the wallet refuses. */
   async openWith(body: OpenTabBody, signer: TransportSigner, signal?: AbortSignal): Promise<OpenedTab> {
     const opened = await this.open(body, signal);
+    checkTabOpened(body, opened);
     await checkSolanaFunding(opened);
     const answer = await signApproval(signer, awaitingOf(opened), { tabFunding: true });
     if ("reject" in answer) throw new ApprovalSigningError("The wallet declined to open the tab.");
@@ -99,6 +100,31 @@ export class TabClient {
 }
 
 /** The opening as an approval the signers know: the tab's amount to its session key from the wallet. */
+/**
+ * The tab the service opened is the one asked for: no more than the amount asked (the most that may
+ * leave the wallet), for the wallet (and network) asked. Throws ApprovalSigningError (a mismatch)
+ * before anything is signed.
+ */
+export function checkTabOpened(body: OpenTabBody, opened: TabOpened): void {
+  const asked = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(String(body.amount).trim());
+  const most = asked ? BigInt(asked[1] ?? "0") * 1_000_000n + BigInt((asked[2] ?? "").padEnd(6, "0")) : 0n;
+  const problems = [
+    ...(/^\d{1,40}$/.test(opened.amount.atomic) && BigInt(opened.amount.atomic) <= most
+      ? []
+      : [`funds ${opened.amount.atomic} atomic units, more than the $${String(body.amount)} asked`]),
+    ...(opened.wallet.toLowerCase() === body.walletAddress.toLowerCase()
+      ? []
+      : [`is for the wallet ${opened.wallet}, not ${body.walletAddress}`]),
+    ...(body.network === undefined || opened.network === body.network
+      ? []
+      : [`is on ${opened.network}, not ${body.network}`]),
+  ];
+  if (problems.length > 0)
+    throw new ApprovalSigningError(`The tab the service opened ${problems.join("; ")}: not signing it.`, {
+      mismatch: true,
+    });
+}
+
 export function awaitingOf(opened: TabOpened): AwaitingUpdate {
   return {
     paymentId: opened.tabId,

@@ -2,7 +2,7 @@ import type { FinishPayload, PaymentUpdate, StreamEvent } from "../protocol/stre
 import type { TabOpened, TabView } from "../protocol/tab-types.js";
 import type { ApprovalAnswer } from "./request.js";
 import { checkSolanaFunding } from "./tab-funding.js";
-import { awaitingOf, type TabClient } from "./tabs.js";
+import { awaitingOf, checkTabOpened, type TabClient } from "./tabs.js";
 import type { AwaitingUpdate } from "./tool-parts.js";
 
 /**
@@ -95,6 +95,7 @@ export class TransportTab {
     try {
       const body = { walletAddress, amount: want.amount, ...(want.seconds ? { seconds: want.seconds } : {}) };
       opened = await this.tabs.open(body, signal);
+      checkTabOpened(body, opened);
       await checkSolanaFunding(opened);
     } catch (error) {
       this.state = { status: "none", error: error instanceof Error ? error.message : String(error) };

@@ -160,6 +160,25 @@ describe("EVM approval", () => {
     expect(describeApproval(evmUpdate({ to: user.address })).mismatches).toHaveLength(1);
   });
 
+  // A black-box review (h34): only the atomic amount was compared with what is signed, and the
+  // CLI asked "$0.01?" for an authorization of $500 whose update said usd "0.01".
+  it("flags dollars shown that are not the atomic amount signed", () => {
+    const lying = evmUpdate({ value: "500000000" });
+    const shown = (usd: string, atomic = "500000000") => ({
+      ...lying,
+      amount: { atomic, usd, asset: lying.amount?.asset ?? "" },
+    });
+    expect(describeApproval(shown("0.01")).mismatches).toEqual([
+      "shows $0.01, but the amount signed is 500000000 atomic units (6 decimals)",
+    ]);
+    expect(describeApproval(shown("500")).mismatches).toEqual([]);
+    expect(describeApproval(shown("500.00")).mismatches).toEqual([]);
+    expect(describeApproval(shown("5e2")).mismatches).toHaveLength(1);
+    expect(describeApproval(shown("0.0000001", "0")).mismatches).toContainEqual(
+      expect.stringContaining("shows $0.0000001"),
+    );
+  });
+
   it("flags typed data for another chain, a token that is not the network's USDC, another struct", () => {
     const BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
     const base = { network: "eip155:8453", chainId: "8453" };
