@@ -87,4 +87,30 @@ describe("stream protocol", () => {
     expect(() => decodeLine('d:{"finishReason":"nope"}')).toThrow(ProtocolError);
     expect(() => decodeLine("hello")).toThrow(ProtocolError);
   });
+
+  // A black-box review (h34): a schema's copy of an own "__proto__" key became the decoded
+  // object's prototype, so its optional fields were read unchecked (a crash in the CLI).
+  it("drops an own __proto__ key instead of reading fields through it", () => {
+    const line = `d:{"__proto__":{"approvals":"oops"},${JSON.stringify(finish).slice(1)}`;
+    const event = decodeLine(line);
+    expect(event).toEqual({ type: "finish", finish });
+    expect(event.type === "finish" && event.finish.approvals).toBeUndefined();
+  });
+
+  // A black-box review (h34): each chunk searched the whole held line again (16 MB in 16 KB
+  // pieces: 13.7 s on the main thread), and a line that never ended was held until memory ran out.
+  it("reads a long line fed in pieces once, and refuses one past the bound", () => {
+    const decoder = new StreamDecoder();
+    const text = "a".repeat(300_000);
+    const line = `0:${JSON.stringify(text)}\n`;
+    const events: StreamEvent[] = [];
+    for (let i = 0; i < line.length; i += 1000) events.push(...decoder.push(line.slice(i, i + 1000)));
+    expect(events).toEqual([{ type: "text", text }]);
+    const endless = new StreamDecoder();
+    const piece = "b".repeat(1_000_000);
+    expect(() => {
+      endless.push(`0:"${piece}`);
+      for (let i = 0; i < 4; i++) endless.push(piece);
+    }).toThrow(/a line longer than 4000000 characters/);
+  });
 });

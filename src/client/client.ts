@@ -5,7 +5,7 @@ import {
   paymentStateSchema,
 } from "../protocol/payment.js";
 import { signInChallengeSchema, type WalletSession, walletSessionSchema } from "../protocol/sign-in.js";
-import { ProtocolError } from "../protocol/stream.js";
+import { ProtocolError, parseServerJson } from "../protocol/stream.js";
 import { ChatHttpError, errorFromResponse } from "./errors.js";
 import type { ApprovalAnswer, ChatRequestBody } from "./request.js";
 import { checkChallenge, type SignInWallet } from "./sign-in.js";
@@ -198,7 +198,7 @@ export class ChatClient {
     const init = { method: "POST", headers, body: JSON.stringify(body) };
     const response = await doFetch(url, { ...init, ...(options.signal ? { signal: options.signal } : {}) });
     if (!response.ok) throw await errorFromResponse(response);
-    const parsed = schema.safeParse(await response.json().catch(() => undefined));
+    const parsed = schema.safeParse(await readJson(response));
     if (!parsed.success) throw new ProtocolError(`The answer of ${path} is not what the protocol says.`);
     return parsed.data;
   }
@@ -218,7 +218,7 @@ export class ChatClient {
     const doFetch = this.options.fetch ?? globalThis.fetch;
     const response = await doFetch(url, { headers, ...(signal ? { signal } : {}) });
     if (!response.ok) throw await errorFromResponse(response);
-    const parsed = schema.safeParse(await response.json().catch(() => undefined));
+    const parsed = schema.safeParse(await readJson(response));
     if (!parsed.success) throw new ProtocolError(`${what} is not what the protocol says.`);
     return parsed.data;
   }
@@ -270,4 +270,12 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** A response's JSON as the protocol reads it (no own `__proto__`), or undefined when it is none. */
+function readJson(response: Response): Promise<unknown> {
+  return response
+    .text()
+    .then(parseServerJson, () => undefined)
+    .catch(() => undefined);
 }

@@ -1,3 +1,5 @@
+import { parseServerJson } from "../protocol/stream.js";
+
 /**
  * What the SDK throws. A refusal before the stream opens is an RFC 9457 problem+json body
  * (docs/protocol.md, "Errors before the stream"); {@link ChatHttpError} carries it whole, so a
@@ -61,7 +63,7 @@ export async function errorFromResponse(response: Response): Promise<ChatHttpErr
   const text = await response.text().catch(() => "");
   let problem: Problem | undefined;
   try {
-    const body: unknown = JSON.parse(text);
+    const body: unknown = parseServerJson(text);
     if (body && typeof body === "object" && typeof (body as { code?: unknown }).code === "string") {
       const b = body as Partial<Problem>;
       problem = {

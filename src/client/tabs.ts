@@ -1,3 +1,4 @@
+import { parseServerJson } from "../protocol/stream.js";
 import type { OpenTabBody, TabOpened, TabView } from "../protocol/tab-types.js";
 import type { ChatClientOptions } from "./client.js";
 import { errorFromResponse } from "./errors.js";
@@ -95,7 +96,7 @@ export class TabClient {
       ...(signal ? { signal } : {}),
     });
     if (!response.ok) throw await errorFromResponse(response);
-    return response.json();
+    return parseServerJson(await response.text());
   }
 }
 

@@ -81,13 +81,31 @@ export class ProtocolError extends Error {
   override name = "ProtocolError";
 }
 
+/**
+ * The longest line a decoder holds while it waits for the newline (characters). The service's own
+ * are far shorter (text parts at most 256k characters); past this a server is broken or hostile.
+ */
+export const MAX_LINE_CHARS = 4_000_000;
+
+/**
+ * `JSON.parse` for what a server sends: an own `__proto__` key (which a schema's copy would turn
+ * into the parsed object's prototype, so its fields would be read unchecked) is dropped.
+ */
+export function parseServerJson(text: string): unknown {
+  return text.includes("__proto__") ? JSON.parse(text, withoutProto) : JSON.parse(text);
+}
+
+function withoutProto(key: string, value: unknown): unknown {
+  return key === "__proto__" ? undefined : value;
+}
+
 /** Decode one protocol line (without its newline). Throws ProtocolError on anything malformed. */
 export function decodeLine(line: string): StreamEvent {
   const colon = line.indexOf(":");
   if (colon !== 1) throw new ProtocolError(`not a protocol line: ${line.slice(0, 40)}`);
   let json: unknown;
   try {
-    json = JSON.parse(line.slice(2));
+    json = parseServerJson(line.slice(2));
   } catch {
     throw new ProtocolError(`line payload is not JSON: ${line.slice(0, 40)}`);
   }
@@ -119,17 +137,24 @@ export function decodeLine(line: string): StreamEvent {
 export class StreamDecoder {
   private buffer = "";
 
-  /** Feed a chunk; returns the events completed by it. */
+  /**
+   * Feed a chunk; returns the events completed by it. Only the new chunk is searched for newlines
+   * (a long line fed in pieces costs its length once), and a line past MAX_LINE_CHARS throws.
+   */
   push(chunk: string): StreamEvent[] {
-    this.buffer += chunk;
     const events: StreamEvent[] = [];
-    let newline = this.buffer.indexOf("\n");
-    while (newline !== -1) {
-      const raw = this.buffer.slice(0, newline).replace(/\r$/, "");
-      this.buffer = this.buffer.slice(newline + 1);
+    let start = 0;
+    for (let newline = chunk.indexOf("\n"); newline !== -1; newline = chunk.indexOf("\n", start)) {
+      const raw = (this.buffer + chunk.slice(start, newline)).replace(/\r$/, "");
+      this.buffer = "";
+      start = newline + 1;
       const event = this.decodeRaw(raw);
       if (event) events.push(event);
-      newline = this.buffer.indexOf("\n");
+    }
+    this.buffer += chunk.slice(start);
+    if (this.buffer.length > MAX_LINE_CHARS) {
+      this.buffer = "";
+      throw new ProtocolError(`a line longer than ${MAX_LINE_CHARS} characters`);
     }
     return events;
   }
