@@ -57,15 +57,18 @@ export class ChatTurn implements AsyncIterable<StreamEvent> {
     let finished = false;
     try {
       for await (const event of decodeStream(body)) {
-        if (finished) throw new ProtocolError("a line came after the d: line");
-        if (event.type === "finish") finished = true;
         yield event;
+        // The turn ends at its d: line, whether or not the connection does (a proxy that holds it).
+        if (event.type === "finish") {
+          finished = true;
+          break;
+        }
       }
     } catch (error) {
       if (this.signal?.aborted) throw this.signal.reason;
       throw error;
     } finally {
-      if (!finished) await body.cancel().catch(() => {});
+      await body.cancel().catch(() => {});
     }
     if (!finished) {
       if (this.signal?.aborted) throw this.signal.reason;

@@ -105,6 +105,38 @@ describe("SDK against the real service", () => {
     await expect(turn.collect()).rejects.toBeInstanceOf(ProtocolError);
   });
 
+  // A black-box review (h34): a turn read on until the connection closed, so a server (or a
+  // proxy) that held it open after d: left collect() waiting for ever.
+  it("ends a turn at its d: line though the connection stays open", async () => {
+    const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+    const d = JSON.stringify({
+      finishReason: "stop",
+      transactions: [],
+      payments: [],
+      usage,
+      model: "aimodel-2.0-flash-exp",
+      provider: "offline",
+      modelId: "offline-1",
+    });
+    let cancelled = false;
+    const held = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`0:"done"\nd:${d}\n`));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const fakeFetch = (async () => new Response(held)) as typeof fetch;
+    const turn = await new ChatClient({ baseUrl: "http://127.0.0.1:1", fetch: fakeFetch }).chat(HI);
+    const result = await Promise.race([
+      turn.collect(),
+      new Promise((resolve) => setTimeout(() => resolve("still waiting"), 2000)),
+    ]);
+    expect(result).toMatchObject({ text: "done", finish: { finishReason: "stop" } });
+    expect(cancelled).toBe(true);
+  });
+
   it("describes a non-problem error answer by its status", async () => {
     const fakeFetch = (async () => new Response("<html>Bad gateway</html>", { status: 502 })) as typeof fetch;
     const error = await new ChatClient({ baseUrl: "http://127.0.0.1:1", fetch: fakeFetch })
