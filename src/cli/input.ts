@@ -34,6 +34,20 @@ export class Lines {
     w?.(undefined);
   }
 
+  /**
+   * The answer to a question about money (approve and sign?): a line typed after `prompt` was
+   * shown, never one typed or pasted ahead of it ("question⏎yes" must not say yes unasked). Lines
+   * typed ahead stay queued, after the answer, for the chat.
+   */
+  async answer(prompt: string): Promise<string | undefined> {
+    const ahead = this.queue.splice(0);
+    try {
+      return await this.next(prompt);
+    } finally {
+      this.queue.unshift(...ahead);
+    }
+  }
+
   /** The next line, after showing `prompt`; undefined at the end of input. */
   next(prompt: string): Promise<string | undefined> {
     const queued = this.queue.shift();

@@ -120,7 +120,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const session = sessionOf(client, display, options, key, wallet, lines);
   // --tab: one signature now, the tab's token on every turn, closed at the end (tab.ts).
   const tab =
-    options.tab && key ? await openCliTab(options, key, display, lines && ((q) => lines.next(q))) : undefined;
+    options.tab && key
+      ? await openCliTab(options, key, display, lines && ((q) => lines.answer(q)))
+      : undefined;
   if (options.tab && !tab) {
     display.close();
     rl?.close();
@@ -190,7 +192,7 @@ function sessionOf(
     framing: options.sse ? "sse" : "lines",
     key,
     yes: options.yes,
-    ask: lines ? (question) => lines.next(question) : undefined,
+    ask: lines ? (question) => lines.answer(question) : undefined,
   };
 }
 

@@ -7,7 +7,7 @@ import {
   type StreamEvent,
 } from "../client/index.js";
 import { networkLabel } from "../protocol/networks.js";
-import { forTerminal } from "./terminal-text.js";
+import { forTerminal, terminalLine } from "./terminal-text.js";
 
 /**
  * How the terminal chat shows a turn. The answer's words go to stdout as they stream; everything
@@ -183,7 +183,7 @@ export class Renderer {
     this.clearWaiting();
     this.endLive();
     this.endOutLine();
-    this.err.write(`${this.paint.dim(text)}\n`);
+    this.err.write(`${this.paint.dim(terminalLine(text))}\n`);
   }
 
   /** A warning or failure (red), on stderr. */
@@ -191,7 +191,7 @@ export class Renderer {
     this.clearWaiting();
     this.endLive();
     this.endOutLine();
-    this.err.write(`${this.paint.red(text)}\n`);
+    this.err.write(`${this.paint.red(terminalLine(text))}\n`);
   }
 
   /** Plain output for the person (what to sign, how to resume), on stdout. */
@@ -199,7 +199,7 @@ export class Renderer {
     this.clearWaiting();
     this.endLive();
     this.endOutLine();
-    this.out.write(text.endsWith("\n") ? text : `${text}\n`);
+    this.out.write(terminalLine(text.endsWith("\n") ? text : `${text}\n`));
   }
 
   /** Stop timers; end any open line. */

@@ -20,6 +20,7 @@ import { networkLabel } from "../protocol/networks.js";
 import { isUnresolved } from "../protocol/status.js";
 import { EXIT, exitCodeFor } from "./exit.js";
 import { canSign, type LocalKey, signWith } from "./keys.js";
+import { terminalLine } from "./terminal-text.js";
 
 /** Where a turn is shown: the terminal renderer, or raw JSON lines (`--json`). */
 export interface Display {
@@ -42,13 +43,13 @@ export class JsonDisplay implements Display {
     this.out(`${JSON.stringify(event)}\n`);
   }
   note(text: string): void {
-    this.err(`${text}\n`);
+    this.err(`${terminalLine(text)}\n`);
   }
   alert(text: string): void {
-    this.err(`${text}\n`);
+    this.err(`${terminalLine(text)}\n`);
   }
   print(text: string): void {
-    this.err(text.endsWith("\n") ? text : `${text}\n`);
+    this.err(terminalLine(text.endsWith("\n") ? text : `${text}\n`));
   }
   close(): void {}
 }
@@ -273,10 +274,11 @@ export function printInstructions(
   const { display } = session;
   const placeholder = approval.sign.kind === "evm-typed-data" ? "<SIGNATURE>" : "<SIGNED_TRANSACTION_BASE64>";
   const field = approval.sign.kind === "evm-typed-data" ? "signature" : "transaction";
-  const resume = resumeBody(body, assistantText, {
+  const answered = resumeBody(body, assistantText, {
     paymentId: update.paymentId,
     [field]: placeholder,
   } as ApprovalAnswer);
+  const resume = answered.tab === undefined ? answered : { ...answered, tab: "<TAB_TOKEN>" };
   if (approval.sign.kind === "evm-typed-data") {
     display.print(
       `To approve, sign this EIP-712 typed data with ${approval.wallet} (${approval.sign.method}):`,
@@ -289,7 +291,7 @@ export function printInstructions(
     display.print(approval.sign.transaction);
   }
   display.print(
-    `Then POST ${new URL("/api/chat", session.url).href} with this body (and the Authorization header used before, if any), ${placeholder} replaced by the ${field === "signature" ? "0x signature (65 bytes)" : "signed transaction, base64"}, before ${approval.expiresAt}:`,
+    `Then POST ${new URL("/api/chat", session.url).href} with this body (and the Authorization header used before, if any), ${placeholder} replaced by the ${field === "signature" ? "0x signature (65 bytes)" : "signed transaction, base64"}${resume === answered ? "" : " and <TAB_TOKEN> by the tab's token"}, before ${approval.expiresAt}:`,
   );
   display.print(JSON.stringify(resume));
   display.print(

@@ -293,6 +293,19 @@ describe("rendering", () => {
     expect(c.err()).toContain("gnp.live");
   });
 
+  // A black-box review (h34): a problem's detail, a malformed line and a service's name in the
+  // approval question reached the terminal through the session's own lines, escapes and all.
+  it("the session's own lines, which quote the server, cannot drive the terminal either", () => {
+    const c = capture(false);
+    c.renderer.alert("HTTP 400 bad_request: \x1b]0;PWNED\x07\x1b[2J\x1b]8;;https://evil.example\x07click");
+    c.renderer.note("Approval needed: $500 to 0xabc for Weather\r\x1b[2KApproval needed: $0.01");
+    c.renderer.print('{"resume":"\u202ecod.exe"}');
+    c.renderer.close();
+    for (const unsafe of ["\x1b", "\x07", "\u202e", "\r"])
+      expect(`${c.out()}${c.err()}`).not.toContain(unsafe);
+    expect(c.err()).toContain("Approval needed: $500 to 0xabc for Weather\n[2KApproval needed: $0.01");
+  });
+
   it("on a TTY: one live line redrawn in place, coloured", () => {
     const c = capture(true, true);
     c.renderer.event({ type: "payment", payment: QUOTED });

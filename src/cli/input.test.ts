@@ -1,0 +1,28 @@
+import { EventEmitter } from "node:events";
+import type { Interface } from "node:readline";
+import { describe, expect, it } from "vitest";
+import { Lines } from "./input.js";
+
+/** A readline interface off a terminal: lines are emitted, prompts written to `shown`. */
+function typed() {
+  const rl = Object.assign(new EventEmitter(), { terminal: false }) as unknown as Interface;
+  const shown: string[] = [];
+  return { rl, shown, lines: new Lines(rl, (text) => shown.push(text)) };
+}
+
+describe("what the person types", () => {
+  // A black-box review (h34): pasting "Get me the Paris weather⏎yes" answered "Approve and sign?"
+  // with the "yes" typed before the question was shown, and the question never appeared.
+  it("answers a question about money only with a line typed after it was shown", async () => {
+    const { rl, shown, lines } = typed();
+    rl.emit("line", "Get me the Paris weather");
+    rl.emit("line", "yes");
+    expect(await lines.next("you › ")).toBe("Get me the Paris weather");
+    const answer = lines.answer("Approve and sign? [y/N] ");
+    expect(shown).toEqual(["Approve and sign? [y/N] "]);
+    rl.emit("line", "n");
+    expect(await answer).toBe("n");
+    // What was typed ahead is still there, for the chat.
+    expect(await lines.next("you › ")).toBe("yes");
+  });
+});
