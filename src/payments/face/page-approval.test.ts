@@ -75,6 +75,15 @@ describe("the approval page", () => {
     expect(await page.view("pay_00000000-0000-4000-8000-000000000000")).toBeUndefined();
   });
 
+  // A black-box review (h32): the page, which anyone with its URL reads, showed a key the
+  // service's URL carried, though the audit trail and the logs masked it.
+  it("masks a key the service's URL carries", async () => {
+    const url = `${w.url}?api_key=abcdef0123456789&city=Paris`;
+    const outcome = await w.pipeline.pay(w.request({ wallet: w.user, caller: "alice" }), { url });
+    const view = await page.view(outcome.paymentId ?? "");
+    expect(view?.service.url).toBe(`${w.url}?api_key=[redacted]&city=Paris`);
+  });
+
   it("settles with the wallet's own signature, bound to no caller; the data is kept for the caller only", async () => {
     const asked = await ask();
     const outcome = await answer(signed(asked), w.user);

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Chains, parseWallet } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
+import { scrubSecrets } from "../../log/index.js";
 import { formatUsd } from "../../money/index.js";
 import {
   type ApprovalView,
@@ -136,7 +137,11 @@ export class PageApprovals {
       network: record.network,
       networkName: networkLabel(record.network),
       payTo: record.payTo,
-      service: { url: record.service, ...(terms.serviceName ? { name: terms.serviceName } : {}) },
+      // Anyone with the page's URL reads this: a key in the service's URL is masked, as in the logs.
+      service: {
+        url: scrubSecrets(record.service),
+        ...(terms.serviceName ? { name: terms.serviceName } : {}),
+      },
       wallet: record.wallet,
       ...(expiresAt ? { expiresAt } : {}),
       ...(status === "awaiting_approval" && expiresAt
