@@ -295,4 +295,36 @@ describe("POST /mcp", () => {
     });
     await client.close();
   });
+
+  // A black-box review (h32): each POST builds a fresh server, so a notifications/cancelled, which
+  // comes on its own POST, reached no running call, and a payment the user cancelled went on.
+  it("a cancellation on a later POST reaches the running call of its session", async () => {
+    const { face, app } = service();
+    let release = () => {};
+    const probing = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let cancelledBeforePaying: boolean | undefined;
+    face.pay = async (session) => {
+      face.sessions.push(session);
+      await probing;
+      cancelledBeforePaying = session.signal.aborted;
+      return { status: "paid", paymentId: PAYMENT_ID, amountUsd: "0.01" };
+    };
+    const { client } = await connect(app, { Authorization: `Bearer ${TOKEN}`, "X-Wallet-Address": WALLET });
+    const asked = new AbortController();
+    const call = client.callTool({ name: "pay_quote", arguments: { quoteId: "qt_1" } }, undefined, {
+      signal: asked.signal,
+    });
+    for (let i = 0; i < 100 && face.sessions.length === 0; i++) await new Promise((r) => setImmediate(r));
+    asked.abort();
+    await call.catch(() => undefined);
+    // The cancellation's POST has been answered once the client's call has ended.
+    for (let i = 0; i < 100 && face.sessions[0]?.signal.aborted !== true; i++)
+      await new Promise((r) => setImmediate(r));
+    release();
+    for (let i = 0; i < 100 && cancelledBeforePaying === undefined; i++)
+      await new Promise((r) => setImmediate(r));
+    expect(cancelledBeforePaying).toBe(true);
+  });
 });

@@ -14,6 +14,7 @@ import {
   mcpEraOf,
   mcpSessionOf,
   parseMcpBody,
+  RunningCalls,
 } from "../mcp/index.js";
 import type { PaymentsFace } from "../payments/face.js";
 import { parseJsonAmountsAsWritten, parsePayerConfig, parseTabToken } from "../protocol/index.js";
@@ -178,6 +179,7 @@ function stateKeyOf(secret: string | undefined): Uint8Array | undefined {
  */
 export function mountMcp(app: Hono, deps: McpRouteDeps): void {
   const answers = new ElicitationAnswers();
+  const calls = new RunningCalls();
   const stateKey = stateKeyOf(deps.stateSecret);
   app.post(
     "/mcp",
@@ -200,6 +202,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
         {
           face: deps.face,
           answers,
+          calls,
           approvalUrl: deps.approvalUrl,
           ...(deps.tabs ? { tabs: deps.tabs } : {}),
           callTimeoutMs: deps.requestTimeoutMs,

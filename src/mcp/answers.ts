@@ -29,3 +29,34 @@ export class ElicitationAnswers {
     for (const listener of this.waiting.get(key) ?? []) listener(action);
   }
 }
+
+/**
+ * The tool calls running in this process, by caller, MCP session and JSON-RPC id, so that a
+ * `notifications/cancelled` (which over stateless HTTP comes on a later POST, to a fresh server
+ * that never saw the call) aborts the call it names: a payment not yet reserved then starts no
+ * more, and an approval's wait ends. A call on another instance does not hear it.
+ */
+export class RunningCalls {
+  private readonly running = new Map<string, AbortController>();
+
+  /** A call starts: its signal aborts when it is cancelled; `done` forgets it. */
+  start(key: string): { signal: AbortSignal; done: () => void } {
+    const controller = new AbortController();
+    this.running.set(key, controller);
+    return {
+      signal: controller.signal,
+      done: () => {
+        if (this.running.get(key) === controller) this.running.delete(key);
+      },
+    };
+  }
+
+  /** The client cancelled the call `key` names (if it runs here). */
+  cancel(key: string): void {
+    this.running.get(key)?.abort(new Error("the client cancelled the call"));
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+}

@@ -10,7 +10,7 @@ import {
 import { AppError } from "../errors/index.js";
 import type { Payer, PaymentsFace } from "../payments/face.js";
 import { parseJsonAmountsAsWritten } from "../protocol/index.js";
-import type { ElicitationAnswers } from "./answers.js";
+import type { ElicitationAnswers, RunningCalls } from "./answers.js";
 import { createMcpServer, type McpServerOptions } from "./server.js";
 
 /**
@@ -37,6 +37,8 @@ export interface McpHttpDeps
   face: PaymentsFace;
   /** One per process: elicitation answers handed to the calls of their session waiting here. */
   answers?: ElicitationAnswers;
+  /** One per process: the calls running here, so a later POST's cancellation reaches them. */
+  calls?: RunningCalls;
 }
 
 /** A JSON-RPC request (a method and an id), as opposed to a notification or an answer. */
@@ -135,7 +137,7 @@ export async function handleMcpHttp(
   era: McpEra = "legacy",
 ): Promise<Response> {
   if (era === "modern") {
-    const { face, answers: _answers, ...options } = deps;
+    const { face, answers: _answers, calls: _calls, ...options } = deps;
     const handler = createMcpHandler(
       () => createMcpServer(face, payer, { ...options, signal: request.signal, era: "modern" }),
       // A request the SDK refuses (headers, envelope, a bad requestState) is the client's answer,
@@ -147,7 +149,7 @@ export async function handleMcpHttp(
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
   const init = messages.some((m) => isInitializeRequest(m));
   const sessionId = payer.scopeId;
-  const { face, answers, ...options } = deps;
+  const { face, answers, calls, ...options } = deps;
   // Bound to the caller too: another caller knowing the session id cannot end its waits.
   const key = `${payer.caller ?? ""} ${sessionId}`;
   if (answers) {
@@ -156,13 +158,16 @@ export async function handleMcpHttp(
       if (typeof action === "string") answers.deliver(key, action);
     }
   }
+  const running = calls && trackCall(calls, key, messages, deps.callTimeoutMs);
+  const signal = running ? AbortSignal.any([request.signal, running.signal]) : request.signal;
   const transport = new WebStandardStreamableHTTPServerTransport({
     ...(init ? { sessionIdGenerator: () => sessionId } : {}),
     maxRequestBodySize: MCP_MAX_BODY_BYTES,
   });
   const server = createMcpServer(face, payer, {
     ...options,
-    signal: request.signal,
+    signal,
+    ...(running ? { keep: (work) => running.keep(work, options.keep) } : {}),
     urlElicitation: sessionId.endsWith(".url"),
     // This instance never saw `initialize`; the session id says the client declared URL elicitation.
     notify: (notification, relatedRequestId) =>
@@ -171,4 +176,34 @@ export async function handleMcpHttp(
   });
   await server.connect(transport);
   return transport.handleRequest(request, { parsedBody: body });
+}
+
+/**
+ * The POST's cancellations, applied, and its call (at most one request a POST), tracked until its
+ * work ends (or its time is up) so that a later cancellation reaches it.
+ */
+function trackCall(calls: RunningCalls, session: string, messages: JSONRPCMessage[], timeoutMs: number) {
+  const keyOf = (id: unknown) => `${session} ${JSON.stringify(id)}`;
+  for (const message of messages) {
+    const m = message as { method?: unknown; params?: { requestId?: unknown } };
+    if (m.method === "notifications/cancelled" && m.params?.requestId !== undefined)
+      calls.cancel(keyOf(m.params.requestId));
+  }
+  const call = messages.find(isRequest) as { id?: unknown } | undefined;
+  if (!call) return undefined;
+  const { signal, done } = calls.start(keyOf(call.id));
+  const bound = setTimeout(done, timeoutMs);
+  bound.unref();
+  return {
+    signal,
+    /** The call's work: forgotten once it ends, and still handed to the service's own `keep`. */
+    keep(work: Promise<unknown>, keep?: (work: Promise<unknown>) => void) {
+      keep?.(work);
+      const end = () => {
+        clearTimeout(bound);
+        done();
+      };
+      work.then(end, end);
+    },
+  };
 }

@@ -4,7 +4,7 @@
  * stateless) and reached from stdio clients through the `x402-chat-agent mcp` bridge (src/cli).
  * It imports payments only through their face (src/payments/face.ts) and knows nothing of Hono.
  */
-export { ElicitationAnswers } from "./answers.js";
+export { ElicitationAnswers, RunningCalls } from "./answers.js";
 export { describeApproval } from "./approval.js";
 export {
   handleMcpHttp,
