@@ -24,9 +24,15 @@ export class ElicitationAnswers {
     };
   }
 
-  /** An answer (`accept`, `decline`, `cancel`) arrived for this session. */
+  /**
+   * An answer (`accept`, `decline`, `cancel`) arrived for this session. It names no call (each
+   * POST's fresh server numbers its elicitations alike), so it goes to the one call waiting; with
+   * several waiting, none hears it, and each waits for its payment to end, as on another instance.
+   */
   deliver(key: string, action: string): void {
-    for (const listener of this.waiting.get(key) ?? []) listener(action);
+    const listeners = this.waiting.get(key);
+    if (listeners?.size !== 1) return;
+    for (const listener of listeners) listener(action);
   }
 }
 
