@@ -27,8 +27,11 @@ export interface Listed {
 /** A payer's history, newest first, read back to a floor (chain time) or its end. */
 export interface Listing {
   entries: Listed[];
-  /** The listing reached the start of the node's history; with the time of its first block. */
-  end?: { firstBlockTime: number | null };
+  /**
+   * The listing reached the start of the node's history; with the time of its first block, and
+   * whether that is the chain's first (slot 0: the node dropped nothing).
+   */
+  end?: { firstBlockTime: number | null; fromGenesis: boolean };
 }
 
 /** The payer's history, newest first, page by page (`before` cursor), back to `floor`. */
@@ -57,7 +60,10 @@ async function readHistory(
     if (list.length < pageSize || !last) {
       const first = await rpc.getFirstAvailableBlock().send(rpcTimeout());
       const time = await rpc.getBlockTime(first).send(rpcTimeout());
-      return { entries, end: { firstBlockTime: time === null ? null : Number(time) } };
+      return {
+        entries,
+        end: { firstBlockTime: time === null ? null : Number(time), fromGenesis: Number(first) === 0 },
+      };
     }
     before = last.signature;
   }

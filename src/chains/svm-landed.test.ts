@@ -74,8 +74,8 @@ const signature = (i: number) => `${"5".repeat(80)}${String(i).padStart(8, "1").
  */
 function fakeNode() {
   const history: Landed[] = [];
-  /** The time of the node's oldest available block (it pruned what came before). */
-  const first = { blockTime: 0 };
+  /** The node's oldest available block: its slot (0: it pruned nothing) and time. */
+  const first = { slot: 0, blockTime: 0 };
   let reads = 0;
   let held: Array<() => void> = [];
   let hold = false;
@@ -85,9 +85,9 @@ function fakeNode() {
       case "getSlot":
         return 500;
       case "getBlockTime":
-        return (params[0] as number) === 0 ? first.blockTime : NOW;
+        return (params[0] as number) === first.slot ? first.blockTime : NOW;
       case "getFirstAvailableBlock":
-        return 0;
+        return first.slot;
       case "isBlockhashValid":
         return { context: { slot: 500 }, value: false };
       case "getSignaturesForAddress":
@@ -310,6 +310,7 @@ describe("what a history read cannot decide (a black-box review, h33)", () => {
   it("leaves a payment pending when the node pruned past where the search began", async () => {
     // Searched back 120 s before signing; the node keeps only from 30 s before it.
     const node = fakeNode();
+    node.first.slot = 300;
     node.first.blockTime = NOW - 1000 - 30;
     node.history.push({ signature: signature(7), memo: "other", ...transaction("other") });
     const url = await start(node);

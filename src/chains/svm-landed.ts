@@ -179,8 +179,8 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
   /**
    * Looks for the payment's message in the payer's history back to `floor` (chain time). Complete
    * when the history read reached a block older than `floor`, or the history's end while the
-   * node's oldest block is no newer than `floor`; never when a listed transaction could not be
-   * read (a lagging or load-balanced node: it may be ours).
+   * node holds its chain from the first block, or from one no newer than `floor`; never when a
+   * listed transaction could not be read (a lagging or load-balanced node: it may be ours).
    */
   async function search(
     wallet: string,
@@ -200,8 +200,10 @@ export function solanaResolver(rpcUrl: string, options: LandedOptions = {}) {
       else if (landed.messageHash === hash)
         return { found: { signature: entry.signature, failed: entry.failed } };
     }
-    const first = listing.end?.firstBlockTime;
-    return { complete: !unread && first !== undefined && first !== null && first <= floor };
+    const end = listing.end;
+    const first = end?.firstBlockTime;
+    const whole = end?.fromGenesis === true || (first !== undefined && first !== null && first <= floor);
+    return { complete: !unread && whole };
   }
 
   return {

@@ -35,11 +35,13 @@ export class Lines {
   }
 
   /**
-   * The answer to a question about money (approve and sign?): a line typed after `prompt` was
-   * shown, never one typed or pasted ahead of it ("question⏎yes" must not say yes unasked). Lines
-   * typed ahead stay queued, after the answer, for the chat.
+   * The answer to a question about money (approve and sign?): at a terminal, a line typed after
+   * `prompt` was shown, never one typed or pasted ahead of it ("question⏎yes" must not say yes
+   * unasked); lines typed ahead stay queued, after the answer, for the chat. Input from a pipe is a
+   * script whose answers are written in order: read as it comes.
    */
   async answer(prompt: string): Promise<string | undefined> {
+    if (!this.rl.terminal) return this.next(prompt);
     const ahead = this.queue.splice(0);
     try {
       return await this.next(prompt);

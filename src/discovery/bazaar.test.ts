@@ -143,7 +143,7 @@ describe("v1 bazaar items (fake fetch)", () => {
       item("https://b.example/x", "DEEP"),
     ).replace(
       '"DEEP"',
-      "[".repeat(100_000) + "1" + "]".repeat(100_000),
+      `${"[".repeat(100_000)}1${"]".repeat(100_000)}`,
     )},${JSON.stringify(item("https://c.example/x", "ok"))}]}`;
     const fetch: DiscoveryFetch = async () => ({
       status: 200,

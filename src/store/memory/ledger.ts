@@ -54,9 +54,10 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
     return this.locks.with([`wallet:${input.wallet}`, ...callerLock(caller)], async () => {
       const budget = this.snapshot(input.wallet, input.scopeId, input.now, caller);
       await roundTrip();
+      // A taken id is a duplicate, whatever the limits it would meet (ledger-calls.ts).
+      if (this.rows.has(input.paymentId)) throw new DuplicatePaymentError(input.paymentId);
       const check = checkSpend(input.amount, input.limits, committedOf(budget));
       if (!check.ok) return { ...check, budget };
-      if (this.rows.has(input.paymentId)) throw new DuplicatePaymentError(input.paymentId);
       // As migration 17's unique index: one signed Solana transaction, one payment.
       const sameTx = transactionKeyOf(input.intent?.authorization);
       if (sameTx && [...this.rows.values()].some((r) => transactionKeyOf(r.authorization) === sameTx))
