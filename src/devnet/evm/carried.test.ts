@@ -8,7 +8,7 @@ describe("what a renewal carries of the token's authorizations", () => {
   // A black-box review (h33): dropped as soon as its window closed, a used authorization read
   // unused on the new chain, and a payment whose service was killed mid-payment (resolved at its
   // restart) was called failed though the payee kept the money.
-  it("drops a used authorization 15 minutes after its signed window closed, keeps open and unknown ones", () => {
+  it("drops a used authorization 5 minutes after its signed window closed, keeps open and unknown ones", () => {
     const carried = new CarriedState();
     carried.authorizations.set(`${A}:${nonce(1)}`, 1_000n); // closed at 1,000
     carried.authorizations.set(`${A}:${nonce(2)}`, 5_000n); // open until 5,000

@@ -23,7 +23,7 @@ import { deployContracts, deployerClient } from "./token.js";
  * today's state carried over: Multicall3 and the token deployed again as at
  * the start (the deployer's first transaction: the same address), the token's supply, every
  * balance and allowance it ever recorded, and every authorization used or cancelled whose signed
- * window is still open, unknown or closed less than 15 minutes ago, written back by the token's minter-only `restore*` functions
+ * window is still open, unknown or closed less than 5 minutes ago, written back by the token's minter-only `restore*` functions
  * (ordinary transactions: EDR keeps state set by `hardhat_setStorageAt` in a way that made every
  * later block cost hundreds of KB), and the ETH balance and nonce of every account that paid gas
  * or was funded. What is dropped is history: blocks, receipts and logs from before (block numbers
@@ -52,7 +52,7 @@ export function mappingSlot(key: Hex, slot: Hex | bigint): Hex {
 const addressKey = (address: string): Hex => pad(getAddress(address) as Hex);
 
 /** How long a used authorization is carried past its window's end (seconds of chain time). */
-export const KEPT_AFTER_CLOSE_S = 900n;
+export const KEPT_AFTER_CLOSE_S = 300n;
 
 /** What carries over from one renewal to the next (the logs before it are gone by then). */
 export class CarriedState {
@@ -81,8 +81,10 @@ export class CarriedState {
    * Forgets used authorizations whose signed window closed more than KEPT_AFTER_CLOSE_S before
    * `chainSeconds`. Closed, one cannot be replayed; but a service still reads its state to judge a
    * payment it lost track of (killed mid-payment, it resolves the row at its restart; another
-   * instance, at its next sweep), and on a new chain a dropped one would read unused past its
-   * window: a payment that moved money called failed.
+   * instance, at its next sweep, within about 90 s), and on a new chain a dropped one would read
+   * unused past its window: a payment that moved money called failed. Five minutes: each one kept
+   * is a storage slot every renewal reads and writes (about 2 ms each; 15 minutes made a renewal
+   * at 5 EVM payments a second hold calls for seconds).
    */
   dropClosed(chainSeconds: bigint): void {
     for (const [key, validBefore] of this.authorizations) {
