@@ -205,6 +205,12 @@ export interface ApprovalSummary {
   mismatches: string[];
 }
 
+/** A plain decimal USD amount ("0.05", "500") in USDC's atomic units (six decimals), or undefined. */
+export function usdcAtomic(usd: string): bigint | undefined {
+  const parts = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(usd.trim());
+  return parts ? BigInt(parts[1] ?? "0") * 1_000_000n + BigInt((parts[2] ?? "").padEnd(6, "0")) : undefined;
+}
+
 /**
  * Where the dollars shown are not the atomic amount signed (USDC: six decimals): the person reads
  * `usd`, the wallet moves `atomic`, and a service that lies in one of them must not get a signature.
@@ -212,10 +218,7 @@ export interface ApprovalSummary {
 function shownAmountMismatch(update: PaymentUpdate): string[] {
   const amount = update.amount;
   if (!amount) return [];
-  const shown = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(amount.usd);
-  const atomic = shown
-    ? BigInt(shown[1] ?? "0") * 1_000_000n + BigInt((shown[2] ?? "").padEnd(6, "0"))
-    : undefined;
+  const atomic = usdcAtomic(amount.usd);
   if (atomic !== undefined && String(atomic) === amount.atomic) return [];
   return [
     `shows $${amount.usd.slice(0, 20)}, but the amount signed is ${amount.atomic} atomic units (6 decimals)`,

@@ -1,5 +1,6 @@
 import { parseServerJson } from "../protocol/stream.js";
 import type { OpenTabBody, TabOpened, TabView } from "../protocol/tab-types.js";
+import { usdcAtomic } from "./approval.js";
 import type { ChatClientOptions } from "./client.js";
 import { errorFromResponse } from "./errors.js";
 import type { AwaitingUpdate } from "./payment-tool.js";
@@ -107,8 +108,7 @@ export class TabClient {
  * before anything is signed.
  */
 export function checkTabOpened(body: OpenTabBody, opened: TabOpened): void {
-  const asked = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(String(body.amount).trim());
-  const most = asked ? BigInt(asked[1] ?? "0") * 1_000_000n + BigInt((asked[2] ?? "").padEnd(6, "0")) : 0n;
+  const most = usdcAtomic(String(body.amount)) ?? 0n;
   const problems = [
     ...(/^\d{1,40}$/.test(opened.amount.atomic) && BigInt(opened.amount.atomic) <= most
       ? []
