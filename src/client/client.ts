@@ -14,8 +14,8 @@ import { ChatTurn } from "./turn.js";
 /**
  * The chat client: one `POST /api/chat` per turn (its body: request.ts), its stream read as typed
  * events by the protocol module's own decoder (src/protocol/stream.ts), in either framing (turn.ts);
- * 429s waited out; the payment reads. Runs anywhere `fetch` and web streams do (Node 20, browsers,
- * workers).
+ * 429s waited out; the payment reads. Runs anywhere `fetch` and web streams do (Node 22.12 and
+ * later, as the package's `engines` says; browsers; workers).
  */
 
 export type Framing = "lines" | "sse";
