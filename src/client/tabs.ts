@@ -101,7 +101,6 @@ export class TabClient {
   }
 }
 
-/** The opening as an approval the signers know: the tab's amount to its session key from the wallet. */
 /**
  * The tab the service opened is the one asked for: no more than the amount asked (the most that may
  * leave the wallet), for the wallet (and network) asked. Throws ApprovalSigningError (a mismatch)
@@ -126,6 +125,7 @@ export function checkTabOpened(body: OpenTabBody, opened: TabOpened): void {
     });
 }
 
+/** The opening as an approval the signers know: the tab's amount to its session key from the wallet. */
 export function awaitingOf(opened: TabOpened): AwaitingUpdate {
   return {
     paymentId: opened.tabId,

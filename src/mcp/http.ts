@@ -189,7 +189,10 @@ function trackCall(calls: RunningCalls, session: string, messages: JSONRPCMessag
     if (m.method === "notifications/cancelled" && m.params?.requestId !== undefined)
       calls.cancel(keyOf(m.params.requestId));
   }
-  const call = messages.find(isRequest) as { id?: unknown } | undefined;
+  // Only a tool call runs long enough to cancel; its work reaches `keep`, which forgets it.
+  const call = messages.find((m) => isRequest(m) && (m as { method?: unknown }).method === "tools/call") as
+    | { id?: unknown }
+    | undefined;
   if (!call) return undefined;
   const { signal, done } = calls.start(keyOf(call.id));
   const bound = setTimeout(done, timeoutMs);

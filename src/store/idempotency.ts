@@ -78,13 +78,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
     const renewed = await this.db
       .update(idempotencyKeys)
       .set({ leaseUntil: new Date(now.getTime() + leaseMs) })
-      .where(
-        and(
-          eq(idempotencyKeys.key, key),
-          eq(idempotencyKeys.owner, owner),
-          eq(idempotencyKeys.state, "in-progress"),
-        ),
-      )
+      .where(this.heldBy(key, owner))
       .returning({ key: idempotencyKeys.key });
     return renewed.length > 0;
   }
@@ -116,27 +110,13 @@ export class PgIdempotencyStore implements IdempotencyStore {
   }
 
   async releaseIdempotencyKey(key: string, owner: string): Promise<void> {
-    await this.db
-      .delete(idempotencyKeys)
-      .where(
-        and(
-          eq(idempotencyKeys.key, key),
-          eq(idempotencyKeys.state, "in-progress"),
-          eq(idempotencyKeys.owner, owner),
-        ),
-      );
+    await this.db.delete(idempotencyKeys).where(this.heldBy(key, owner));
   }
 
   async lapseIdempotencyKey(key: string, owner: string, now: Date, requestId?: string): Promise<void> {
     await this.db
       .update(idempotencyKeys)
       .set({ leaseUntil: now, ...(requestId !== undefined ? { requestId } : {}) })
-      .where(
-        and(
-          eq(idempotencyKeys.key, key),
-          eq(idempotencyKeys.state, "in-progress"),
-          eq(idempotencyKeys.owner, owner),
-        ),
-      );
+      .where(this.heldBy(key, owner));
   }
 }

@@ -23,8 +23,8 @@ import { deployContracts, deployerClient } from "./token.js";
  * today's state carried over: Multicall3 and the token deployed again as at
  * the start (the deployer's first transaction: the same address), the token's supply, every
  * balance and allowance it ever recorded, and every authorization used or cancelled whose signed
- * window is still open, unknown or closed less than 5 minutes ago, written back by the token's minter-only `restore*` functions
- * (ordinary transactions: EDR keeps state set by `hardhat_setStorageAt` in a way that made every
+ * window is still open, unknown or closed less than 5 minutes ago (`dropClosed`), written back by
+ * the token's minter-only `restore*` functions (ordinary transactions: EDR keeps state set by `hardhat_setStorageAt` in a way that made every
  * later block cost hundreds of KB), and the ETH balance and nonce of every account that paid gas
  * or was funded. What is dropped is history: blocks, receipts and logs from before (block numbers
  * start again from 0). The service does not read those: it judges an EIP-3009 payment by the
