@@ -30,6 +30,13 @@ describe("classifyAddress", () => {
     ["::127.0.0.1", "loopback"],
     ["64:ff9b::10.0.0.1", "private"],
     ["2002:7f00:1::", "loopback"],
+    ["::ffff:0:127.0.0.1", "loopback"],
+    ["::ffff:0:a9fe:a9fe", "link-local"],
+    ["64:ff9b:1::a00:1", "reserved"],
+    ["64:ff9b:1:7f00:1::", "reserved"],
+    ["2001:0:4136:e378:8000:63bf:80ff:fffe", "reserved"], // Teredo, client 127.0.0.1
+    ["3fff::1", "documentation"],
+    ["5f00::1", "reserved"],
     ["240.0.0.1", "reserved"],
     ["not-an-ip", "reserved"],
   ])("%s is %s", (address, kind) => {
@@ -46,6 +53,9 @@ describe("classifyAddress", () => {
     "2606:4700:4700::1111",
     "::ffff:8.8.8.8",
     "2002:808:808::",
+    "::ffff:0:808:808",
+    "2001:200::1",
+    "64:ff9b:2::1",
   ])("%s is public", (address) => {
     expect(classifyAddress(address)).toBeNull();
   });

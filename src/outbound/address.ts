@@ -3,8 +3,10 @@ import { isIPv4, isIPv6 } from "node:net";
 /**
  * Classifies IP addresses for the SSRF guard (docs/payments.md, "Server-side requests"). Pure functions over the address
  * text, so every range is unit-tested without any network. IPv6 forms that carry an IPv4 address
- * (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`)
- * are judged by the IPv4 address inside, so `::ffff:127.0.0.1` is loopback like `127.0.0.1`.
+ * (IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`, IPv4-compatible `::a.b.c.d`,
+ * NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are judged by the IPv4 address inside, so `::ffff:127.0.0.1`
+ * is loopback like `127.0.0.1`. Forms that hide an IPv4 address where it cannot be read back for sure
+ * (local-use NAT64 `64:ff9b:1::/48`, Teredo and the rest of the IETF's `2001::/23`) are refused.
  */
 
 /** Why an address is not a public unicast destination, or null when it is. */
@@ -41,8 +43,12 @@ const V4_RANGES: readonly (readonly [string, number, AddressClass])[] = [
 const V6_RANGES: readonly (readonly [string, number, AddressClass])[] = [
   ["::", 128, "unspecified"],
   ["::1", 128, "loopback"],
+  ["64:ff9b:1::", 48, "reserved"], // local-use NAT64 (RFC 8215): any IPv4 address, in any layout
   ["100::", 64, "reserved"],
+  ["2001::", 23, "reserved"], // IETF protocol assignments, Teredo 2001::/32 among them
   ["2001:db8::", 32, "documentation"],
+  ["3fff::", 20, "documentation"],
+  ["5f00::", 16, "reserved"], // SRv6 segment identifiers
   ["fc00::", 7, "private"],
   ["fe80::", 10, "link-local"],
   ["fec0::", 10, "private"],
@@ -95,6 +101,8 @@ export function classifyAddress(address: string): AddressClass | null {
   const low32 = value & 0xffffffffn;
   // IPv4-mapped ::ffff:0:0/96 and the deprecated IPv4-compatible ::/96 (but not :: and ::1 themselves).
   if (value >> 32n === 0xffffn || (value >> 32n === 0n && value > 1n)) return classifyV4(low32);
+  // IPv4-translated ::ffff:0:0:0/96 (SIIT).
+  if (value >> 32n === 0xffff0000n) return classifyV4(low32);
   // NAT64 well-known prefix 64:ff9b::/96.
   if (value >> 32n === 0x64ff9b0000000000000000n) return classifyV4(low32);
   // 6to4 2002:V4ADDR::/48.
