@@ -11,6 +11,14 @@ const unsafeChar = fc.constantFrom(
   "\u2067",
   "\u{E0041}",
   "\u{E007F}",
+  "\u200B",
+  "\u2060",
+  "\uFEFF",
+  "\u200D",
+  "\u200C",
+  "\uFE0F",
+  "\uFE00",
+  "\u{E0101}",
 );
 const mixed = fc.array(fc.oneof(fc.string(), unsafeChar)).map((parts) => parts.join(""));
 
@@ -24,6 +32,18 @@ describe("the content rule for text from outside", () => {
         else expect(clean).not.toBe(text);
       }),
     );
+  });
+
+  it("keeps emoji and scripts' single joiners and selectors, and takes out runs that smuggle bytes", () => {
+    const honest = ["❤\uFE0F", "👨\u200D👩\u200D👧", "🏳\uFE0F\u200D🌈", "می\u200Cخواهم", "葛\u{E0100}"];
+    for (const text of honest) expect(cleanText(text)).toEqual({ text, removed: 0 });
+    // "hi" hidden as variation selectors after one visible letter, as the smuggling trick does.
+    const smuggled = `a${"\uFE00\uFE0F\u{E0100}\u{E01EF}"}b\u200Bc\u200C\u200Dd`;
+    expect(cleanText(smuggled)).toEqual({ text: "abcd", removed: 7 });
+    expect(unsafeContentReason("a\uFE01\uFE02")).toMatch(/run of invisible characters/);
+    expect(unsafeContentReason("a\u200Bb")).toMatch(/U\+200B/);
+    // Taking out a control character must not leave a run behind.
+    expect(cleanText("\uFE0F\u0000\uFE0F")).toEqual({ text: "", removed: 3 });
   });
 
   it("leaves safe text unchanged", () => {

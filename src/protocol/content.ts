@@ -1,19 +1,34 @@
 /**
  * Message content safety: characters that hide or reorder text (bidi overrides and isolates,
- * Unicode tag characters used for invisible prompt injection), control characters other than
- * tab/newline/carriage return, and lone surrogates (text that is not valid Unicode).
+ * Unicode tag characters used for invisible prompt injection, zero-width spaces, word joiners and
+ * invisible operators, byte order marks), control characters other than tab/newline/carriage
+ * return, and lone surrogates (text that is not valid Unicode). Joiners and variation selectors
+ * have honest single uses (emoji, Persian and Indic scripts, ideograph variants), so one at a time
+ * passes; a run of them, which is how bytes are smuggled invisibly, does not. The one run honest
+ * text has, an emoji's presentation selector before a joiner (U+FE0F U+200D), passes too.
  */
 const UNSAFE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200E\u200F\u061C\u202A-\u202E\u2066-\u2069]|[\u{E0000}-\u{E007F}]/u;
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u180E\u200B\u200E\u200F\u061C\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/u;
+
+/** Runs of joiners and variation selectors; each is unsafe unless it is {@link EMOJI_JOIN}. */
+const INVISIBLE_RUN = /(?:\u200C|\u200D|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}]){2,}/gu;
+const EMOJI_JOIN = "\uFE0F\u200D";
+
+function unsafeRun(text: string): string | undefined {
+  for (const [run] of text.matchAll(INVISIBLE_RUN)) if (run !== EMOJI_JOIN) return run;
+  return undefined;
+}
 
 /** Returns a reason when the text holds unsafe characters, else undefined. */
 export function unsafeContentReason(text: string): string | undefined {
   if (!text.isWellFormed()) return "contains invalid Unicode (a lone surrogate)";
-  const match = UNSAFE.exec(text);
-  if (!match) return undefined;
-  const cp = match[0].codePointAt(0) ?? 0;
-  return `contains a disallowed invisible or control character (U+${cp.toString(16).toUpperCase().padStart(4, "0")})`;
+  const single = UNSAFE.exec(text)?.[0];
+  const found = single ?? unsafeRun(text);
+  if (found === undefined) return undefined;
+  const what = single ? "a disallowed invisible or control character" : "a run of invisible characters from";
+  const cp = found.codePointAt(0) ?? 0;
+  return `contains ${what} (U+${cp.toString(16).toUpperCase().padStart(4, "0")})`;
 }
 
 const UNSAFE_ALL = new RegExp(UNSAFE.source, "gu");
@@ -32,6 +47,13 @@ export function cleanText(text: string): { text: string; removed: number } {
     removed++;
     return "";
   });
+  // After the single characters: taking those out can join two runs into one, while taking out a
+  // whole run leaves two characters that are not in it side by side.
+  clean = clean.replace(INVISIBLE_RUN, (run) => {
+    if (run === EMOJI_JOIN) return run;
+    for (const _ of run) removed++;
+    return "";
+  });
   return { text: clean, removed };
 }
 
@@ -40,7 +62,7 @@ export function cleanText(text: string): { text: string; removed: number } {
  * inside a pair that the next piece completes.
  */
 export function withoutUnsafe(text: string): string {
-  return text.replace(UNSAFE_ALL, "");
+  return text.replace(UNSAFE_ALL, "").replace(INVISIBLE_RUN, (run) => (run === EMOJI_JOIN ? run : ""));
 }
 
 /** How deep the content rule walks; deeper values become {@link NESTED_TOO_DEEP}. */
