@@ -166,7 +166,8 @@ function rejectOffer(
   if (typeof timeout !== "number" || !Number.isSafeInteger(timeout) || timeout < 0) {
     return {
       code: "invalid_timeout",
-      reason: `maxTimeoutSeconds ${quoteValue(timeout)} is not a whole number of seconds >= 0`,
+      // NaN is how the wire keeps a value that was not a number at all (a string "60", say).
+      reason: `maxTimeoutSeconds ${Number.isNaN(timeout) ? "(not a number)" : quoteValue(timeout)} is not a whole number of seconds >= 0`,
     };
   }
   if (timeout > ctx.maxTimeoutSeconds) {

@@ -335,6 +335,7 @@ describe("chooseOffer", () => {
     for (const bad of [-1, Number.NaN, 1.5, Number.POSITIVE_INFINITY, "60" as unknown as number]) {
       const result = chooseOffer([offer({ maxTimeoutSeconds: bad })], ctx);
       expect(result).toMatchObject({ ok: false, rejections: [{ code: "invalid_timeout" }] });
+      expect(result.ok ? "" : result.reason).not.toMatch(/NaN/);
     }
     expect(chooseOffer([offer({ maxTimeoutSeconds: 601 })], ctx)).toMatchObject({
       ok: false,
