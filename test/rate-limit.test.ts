@@ -53,6 +53,29 @@ describe("rate limiting over HTTP", () => {
   });
 
   /*
+   * Found by a review: an anonymous caller naming someone else's wallet used up that wallet's
+   * quota, so its owner got 429s. A named wallet's quota is now kept per client address.
+   */
+  it("naming another's wallet from elsewhere does not use up its owner's quota", async () => {
+    const { app } = buildService({
+      RATE_LIMIT_POINTS: "4",
+      RATE_LIMIT_ANONYMOUS_POINTS: "2",
+      TRUST_PROXY: "1",
+    });
+    const from = (ip: string) => chatRequest({ ...USER_HI, walletAddress: EVM_A }, { "X-Forwarded-For": ip });
+    const seen: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await app.request("/api/chat", from("203.0.113.66"));
+      seen.push(res.status);
+      await res.text();
+    }
+    expect(seen).toEqual([200, 200, 429]);
+    const owner = await app.request("/api/chat", from("198.51.100.7"));
+    expect(owner.status).toBe(200);
+    await owner.text();
+  });
+
+  /*
    * Found by a black-box review: behind a proxy the leftmost X-Forwarded-For entry, which the
    * client writes itself, was taken as its address, so a new one on each request was a new quota.
    */

@@ -9,11 +9,15 @@ export interface RateLimitDeps {
   clientIp: (c: Context) => string;
 }
 
-/** Whose quota a request counts against, and in which tier; `also`: other quotas it counts against. */
+/**
+ * Whose quota a request counts against, and in which tier; `also`: other quotas it counts against;
+ * `scope`: the caller its idempotency keys belong to, when that is not `key`.
+ */
 interface QuotaKey {
   key: string;
   tier: QuotaTier;
   also?: { key: string; tier: QuotaTier };
+  scope?: string;
 }
 
 /**
@@ -29,10 +33,10 @@ function limitBy<Reads extends object>(
 ): Middleware<QuotaVars, Reads> {
   return async (c, next) => {
     const vars = c.var as Readonly<Reads>;
-    const { key: callerKey, tier, also } = key(c, vars);
+    const { key: quotaKey, tier, also, scope } = key(c, vars);
     let limited: Awaited<ReturnType<RateLimiter["consume"]>> = { ok: true };
     if (counts(vars)) {
-      limited = await deps.rateLimiter.consume(callerKey, tier);
+      limited = await deps.rateLimiter.consume(quotaKey, tier);
       if (limited.ok && also) limited = await deps.rateLimiter.consume(also.key, also.tier);
     }
     if (!limited.ok) {
@@ -44,17 +48,20 @@ function limitBy<Reads extends object>(
         { "Retry-After": String(wait) },
       );
     }
-    (c as unknown as VarsContext<QuotaVars>).set("callerKey", callerKey);
+    (c as unknown as VarsContext<QuotaVars>).set("callerKey", scope ?? quotaKey);
     await next();
   };
 }
 
 /**
  * The quota of a payer's routes (the chat, MCP): keyed on the bearer identity (the identified
- * tier, `RATE_LIMIT_POINTS`), else the wallet, else the IP (both anonymous: a wallet is only
- * named, not proven; `RATE_LIMIT_ANONYMOUS_POINTS`). A request keyed on a wallet also counts
- * against its IP's quota of the identified tier, so naming a new wallet each time does not
- * multiply an IP's requests past one caller's. `counts` picks the requests that count (default: all).
+ * tier, `RATE_LIMIT_POINTS`), else the wallet and the IP together, else the IP (both anonymous,
+ * `RATE_LIMIT_ANONYMOUS_POINTS`). A wallet is only named, not proven, so its quota is kept per IP:
+ * someone naming another's wallet uses up their own quota, not the wallet owner's. A request
+ * naming a wallet also counts against its IP's quota of the identified tier, so naming a new
+ * wallet each time does not multiply an IP's requests past one caller's. Its idempotency keys
+ * belong to the wallet (a retry from a new address still finds its first attempt). `counts`
+ * picks the requests that count (default: all).
  */
 export function rateLimitPayer<Reads extends PayerVars = PayerVars>(
   deps: RateLimitDeps,
@@ -68,8 +75,9 @@ export function rateLimitPayer<Reads extends PayerVars = PayerVars>(
       if (!wallet) return { key: `ip:${deps.clientIp(c)}`, tier: "anonymous" };
       // EVM addresses are case-insensitive; Solana's base58 is not (two wallets may differ in case only).
       const address = wallet.chain === "evm" ? wallet.address.toLowerCase() : wallet.address;
-      const also = { key: `ip-wallets:${deps.clientIp(c)}`, tier: "identified" as const };
-      return { key: `wallet:${address}`, tier: "anonymous", also };
+      const ip = deps.clientIp(c);
+      const also = { key: `ip-wallets:${ip}`, tier: "identified" as const };
+      return { key: `wallet:${address}@${ip}`, tier: "anonymous", also, scope: `wallet:${address}` };
     },
     counts,
   );
