@@ -59,6 +59,8 @@ export interface ServiceOverrides {
   walletSignIn?: AppDeps["walletSignIn"];
   /** The MCP server at `/mcp`: the payments face and the approval page's address. */
   mcp?: AppDeps["mcp"];
+  /** The built web page served at `/` (default `dist/web`); null serves none. */
+  webDir?: string | null;
   /** Dependencies GET /readyz checks besides Redis (the store, the chains). */
   readiness?: ReadinessCheck[];
   /** Bound of each readiness check (default 2 s). */
@@ -123,6 +125,7 @@ export function createService(config: Config, logger: Logger, overrides: Service
     ...(overrides.mcp ? { mcp: overrides.mcp } : {}),
     ...(overrides.walletSignIn ? { walletSignIn: overrides.walletSignIn } : {}),
     ...(overrides.now ? { now: overrides.now } : {}),
+    ...(overrides.webDir !== undefined ? { webDir: overrides.webDir } : {}),
     ...(observe?.tracing.tracer ? { tracer: observe.tracing.tracer } : {}),
     ...(observe && config.metricsToken
       ? {

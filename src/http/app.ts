@@ -26,7 +26,7 @@ import { mountPaymentRoutes, type PaymentRoutesDeps } from "./payments.js";
 import { problemResponse } from "./problem.js";
 import { type RateLimitDeps, rateLimitIp, rateLimitPayer } from "./rate-limit.js";
 import type { CheckResult } from "./readiness.js";
-import { isPagePath, serveWeb } from "./static.js";
+import { serveWeb } from "./static.js";
 import { mountTabRoutes, type TabRoutesDeps } from "./tabs.js";
 import { traceRequest } from "./trace.js";
 import type { AuthVars, ChatVars, Middleware } from "./vars.js";
@@ -256,10 +256,11 @@ export function createApp(deps: AppDeps): Hono {
     });
   }
   // The web chat page at `/` and its assets; any other path goes on to the routes after it.
-  if (deps.webDir !== null) app.get("*", serveWeb(deps.webDir));
-  app.notFound((c) => {
-    // The page's paths are served by its catch-all GET, which the routes do not name.
-    const page = deps.webDir !== null && isPagePath(c.req.path) ? ["GET"] : [];
+  const web = deps.webDir === null ? undefined : serveWeb(deps.webDir);
+  if (web) app.get("*", web);
+  app.notFound(async (c) => {
+    // The page and its files are served by its catch-all GET, which the routes do not name.
+    const page = web && (await web.serves(c.req.path)) ? ["GET"] : [];
     const allow = allowedMethods(app.routes, c.req.path, page);
     if (allow.length === 0) {
       return problemResponse(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`));

@@ -131,6 +131,9 @@ export function isPagePath(path: string): boolean {
   return path === "/" || APPROVE_LINK.test(path) || OPERATOR_PAGE_PATH.test(path);
 }
 
+/** The page's middleware, and whether a path is one it answers to GET (for a 405's `Allow`). */
+export type WebMiddleware = MiddlewareHandler & { serves(path: string): Promise<boolean> };
+
 /**
  * Serve the built page from `dir`. A request for a path that is not one of its files goes on to
  * the next route (so `/api/*`, `/healthz` and the 404 answer are untouched). The folder is listed
@@ -141,7 +144,7 @@ export function serveWeb(
   // Vite writes the maps without a reference in the scripts: served (and named to the browser by a
   // `SourceMap` header) only when asked for, not to every visitor (3.9 MB of our sources).
   { sourceMaps = process.env.SOURCE_MAPS === "1" }: { sourceMaps?: boolean } = {},
-): MiddlewareHandler {
+): WebMiddleware {
   let files: Map<string, WebFile> | undefined;
   let listing: Promise<Map<string, WebFile>> | undefined;
   const list = () => {
@@ -156,7 +159,7 @@ export function serveWeb(
     return listing;
   };
 
-  return async (c, next) => {
+  const middleware: MiddlewareHandler = async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
     // The approval page (`/approve/<paymentId>`) and the operator page (`/operator`) are the same
     // single-page app: index.html (the operator page asks for its token; the API guards the data).
@@ -176,4 +179,6 @@ export function serveWeb(
     }
     return next();
   };
+  const serves = async (path: string) => isPagePath(path) || (files ?? (await list())).has(path);
+  return Object.assign(middleware, { serves });
 }
