@@ -97,6 +97,21 @@ describe("payment tools", () => {
     expect(w.chain.transactions()).toEqual([]);
   });
 
+  // Found by a review: once quoted, the call's own maxUsd was dropped and the quote was the only cap.
+  it("a maxUsd below the turn's quote still caps the payment", async () => {
+    const t = turn();
+    expect(await t.call(TOOL_NAMES.quote, { url: w.url })).toMatchObject({ chosen: { amountUsd: "0.01" } });
+    expect(await t.call(TOOL_NAMES.pay, { url: w.url, maxUsd: "0.005" })).toMatchObject({
+      status: "refused",
+      error: { code: "price_changed" },
+    });
+    expect(await t.call(TOOL_NAMES.pay, { url: w.url, maxUsd: "a lot" })).toMatchObject({
+      status: "refused",
+    });
+    expect(w.chain.transactions()).toEqual([]);
+    expect(await t.call(TOOL_NAMES.pay, { url: w.url, maxUsd: "0.01" })).toMatchObject({ status: "paid" });
+  });
+
   it("pays only the payee quoted in the turn: one named after the quote is refused, nothing signed", async () => {
     const t = turn();
     const quote = await t.call(TOOL_NAMES.quote, { url: w.url });

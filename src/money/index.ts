@@ -38,6 +38,18 @@ export function parseUsd(value: unknown): ParseUsdResult {
   return { ok: true, atomic: whole * SCALE + BigInt(fraction || "0") };
 }
 
+/**
+ * The lower of two caps stated as USD text, either of which may be absent. One that does not parse
+ * is returned as it is, so whoever reads it refuses it rather than have it silently dropped.
+ */
+export function lowerUsd(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  const [pa, pb] = [parseUsd(a), parseUsd(b)];
+  if (!pa.ok) return a;
+  if (!pb.ok) return b;
+  return pb.atomic < pa.atomic ? b : a;
+}
+
 /** Format atomic units as a plain decimal USD string with 2 to 6 decimals: 10000n -> "0.01". */
 export function formatUsd(atomic: bigint): string {
   const negative = atomic < 0n;

@@ -1,5 +1,5 @@
 import { AppError } from "../../errors/index.js";
-import { formatUsd } from "../../money/index.js";
+import { formatUsd, lowerUsd } from "../../money/index.js";
 import { cleanUntrusted, PAYMENT_ID } from "../../protocol/index.js";
 import {
   type BudgetOutput,
@@ -255,7 +255,7 @@ class Face implements PaymentsFace {
 
   /**
    * The chat's way: by target, once per session (a refusal excepted: nothing moved), never above
-   * the price quoted in it, and on the quoted terms when it was quoted.
+   * the price quoted in it nor the call's maxUsd, and on the quoted terms when it was quoted.
    */
   private payTarget(session: PayerSession, input: PayInput): Promise<PayOutput> {
     const memory = this.memories.of(session);
@@ -263,7 +263,7 @@ class Face implements PaymentsFace {
     const known = memory.paid.get(key);
     if (known) return known;
     const quoted = memory.quoted.get(key);
-    const shown = quoted?.amountUsd ?? input.maxUsd;
+    const shown = lowerUsd(quoted?.amountUsd, input.maxUsd);
     const serviceName = memory.names.get(baseOf(input.url));
     const paying = async () => {
       if (session.signal.aborted) return aborted();
