@@ -112,6 +112,29 @@ describe("payment tools", () => {
     expect(await t.call(TOOL_NAMES.pay, { url: w.url, maxUsd: "0.01" })).toMatchObject({ status: "paid" });
   });
 
+  // Found by a review: twenty offers with a 40,000-character asset put 1.6 MB in the model's context.
+  it("a 402's oversized offer fields are cut before the model, the stream or the ledger see them", async () => {
+    const demand = w.service.demand.bind(w.service);
+    const big = "x".repeat(40_000);
+    w.service.demand = (url: string) => {
+      const d = demand(url);
+      const offer = d.accepts[0];
+      if (offer) d.accepts = Array.from({ length: 20 }, () => ({ ...offer, asset: big, payTo: big }));
+      return d;
+    };
+    try {
+      const t = turn();
+      const quote = await t.call(TOOL_NAMES.quote, { url: w.url });
+      const paid = await t.call(TOOL_NAMES.pay, { url: w.url });
+      expect(paid).toMatchObject({ status: "refused" });
+      expect(JSON.stringify(quote).length).toBeLessThan(20_000);
+      expect(JSON.stringify(paid).length).toBeLessThan(20_000);
+      expect(w.chain.transactions()).toEqual([]);
+    } finally {
+      w.service.demand = demand;
+    }
+  });
+
   it("pays only the payee quoted in the turn: one named after the quote is refused, nothing signed", async () => {
     const t = turn();
     const quote = await t.call(TOOL_NAMES.quote, { url: w.url });

@@ -151,6 +151,17 @@ describe("reading a 402", () => {
 
     const odd = readPaymentDemand(headers({}), v1Body({ scheme: { toString: 1 }, asset: ["a"], payTo: 7 }));
     expect(odd?.offers[0]).toMatchObject({ scheme: "[object]", asset: "[object]", payTo: "7" });
+
+    // A review (h36): megabytes in one field reached every quote, reason and record naming the offer.
+    const huge = "x".repeat(40_000);
+    const long = readPaymentDemand(
+      headers({}),
+      v1Body({ scheme: huge, network: huge, asset: huge, payTo: huge, maxAmountRequired: "9".repeat(5000) }),
+    );
+    for (const field of ["scheme", "asset", "payTo", "amount"] as const)
+      expect(long?.offers[0]?.[field].length, field).toBeLessThanOrEqual(128);
+    expect(long?.offers[0]?.network.length).toBeLessThanOrEqual(128);
+    expect(long?.offers[0]?.asset).toMatch(/\(40000 characters\)$/);
   });
 
   it("returns undefined for a 402 that is not x402", () => {

@@ -52,13 +52,26 @@ export const MAX_DEMAND_DEPTH = 32;
  */
 export const MAX_OFFERS = 20;
 
+/**
+ * The longest offer field read as it is. Networks (CAIP-2, at most 41), addresses (at most 64),
+ * schemes and atomic amounts (at most 78 digits) are shorter; a longer one is cut and marked, which
+ * leaves it invalid (nothing matches it, nothing is signed for it) and keeps megabytes of one out
+ * of every quote, reason and record that names the offer.
+ */
+const MAX_FIELD_CHARS = 128;
+
+const bounded = (text: string): string =>
+  text.length <= MAX_FIELD_CHARS ? text : `${text.slice(0, 64)}... (${text.length} characters)`;
+
 /** A field from outside as text, without calling anything of its own (an object's `toString`). */
 const textOf = (value: unknown): string =>
-  typeof value === "string"
-    ? value
-    : typeof value === "object" && value !== null
-      ? "[object]"
-      : String(value);
+  bounded(
+    typeof value === "string"
+      ? value
+      : typeof value === "object" && value !== null
+        ? "[object]"
+        : String(value),
+  );
 
 /**
  * The service's reason for a 402, if it gave one as text: bounded, under the content rule (no
@@ -101,7 +114,7 @@ export function readPaymentDemand(
       // Absent: "". Not a string (a number, say): kept visible in what is quoted, refused as an amount.
       amount:
         typeof amount === "string"
-          ? amount
+          ? bounded(amount)
           : amount === undefined
             ? ""
             : `${String(JSON.stringify(amount)).slice(0, 40)} (not a string)`,
