@@ -135,6 +135,18 @@ describe("payment tools", () => {
     }
   });
 
+  // Found by a review: the model's own malformed call was reported as the service being down.
+  it("a GET call with a body is refused as the call's fault, not the service's", async () => {
+    const t = turn();
+    const call = { url: w.url, method: "GET", body: { city: "Paris" } };
+    for (const tool of [TOOL_NAMES.quote, TOOL_NAMES.pay]) {
+      const out = JSON.stringify(await t.call(tool, call));
+      expect(out).toMatch(/takes no body/);
+      expect(out).not.toMatch(/service_unavailable/);
+    }
+    expect(w.chain.transactions()).toEqual([]);
+  });
+
   it("pays only the payee quoted in the turn: one named after the quote is refused, nothing signed", async () => {
     const t = turn();
     const quote = await t.call(TOOL_NAMES.quote, { url: w.url });

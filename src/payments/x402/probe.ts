@@ -71,6 +71,11 @@ export async function probe(
   target: Target,
   options: { signal: AbortSignal; timeoutMs: number; allowOrigin: (origin: string) => boolean },
 ): Promise<ProbeResult> {
+  if (target.method === "GET" && target.body !== undefined) {
+    // No request can carry both: sending it would fail here and blame the service.
+    const message = "A GET call takes no body: put its inputs in query, or use POST; nothing was sent.";
+    return { kind: "refused", reason: "target_blocked", message };
+  }
   let response: SafeResponse;
   try {
     response = await sendUnpaid(fetch, target, options);
