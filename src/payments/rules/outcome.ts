@@ -33,6 +33,8 @@ export const REASONS = {
   no_signer: "payment_unavailable",
   /** The operator paused payments (all, or the caller's key): checked before a server key signs. */
   payments_paused: "payments_paused",
+  /** The caller's operator key was revoked or expired while its request ran: nothing more is signed. */
+  key_ended: "payment_unavailable",
   limit_exceeded: "limit_exceeded",
   /** The request's tab token names no tab it may pay from (another caller's, another wallet's, closed). */
   tab_unusable: "tab_invalid",

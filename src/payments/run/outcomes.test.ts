@@ -258,6 +258,16 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced" | "pay_quote's o
     code: "payments_paused",
     moved: false,
   },
+  // Found by a review: a key revoked while its chat turn ran still had that turn's payments signed.
+  key_ended: {
+    world: {
+      pauses: { pausedFor: () => undefined, keyEnded: (caller) => (caller === "ci" ? "revoked" : undefined) },
+    },
+    grant: { name: "ci" },
+    status: "refused",
+    code: "payment_unavailable",
+    moved: false,
+  },
   // In the list, but no code path ends a payment with it (a missing key asks the wallet instead).
   no_signer: "never produced",
   // Refusals of a quote id before the pipeline runs (test/payments/quote-id.test.ts, audit.test.ts).
@@ -334,16 +344,29 @@ describe("every reason a payment ends with", () => {
     expect(outcome.status).toBe("awaiting_approval");
   });
 
-  it("a pause set once the payment is signed does not stop it: it is sent, settled and recorded", async () => {
-    // The kill switch is read once, before signing (docs/deploy.md#operating-it); every later read
-    // says paused, as if the operator paused while this payment was under way.
+  it("a pause set while the payment is signed stops it before the reservation: nothing is sent", async () => {
+    // The kill switch is read before signing and again before the reservation (docs/deploy.md);
+    // here every read after the first says paused, as if the operator paused while it was signed.
     let reads = 0;
     const pauses = {
       pausedFor: () => (reads++ === 0 ? undefined : { scope: "all" as const, key: null, reason: "late" }),
     };
+    const { w, outcome } = await pay({ world: { pauses }, status: "refused", code: "", moved: false });
+    expect(outcome).toMatchObject({ status: "refused", error: { reason: "payments_paused" } });
+    expect(w.chain.transactions()).toHaveLength(0);
+    expect(await w.memory.listByStatus(["reserved", "signed", "submitted", "settled", "unknown"])).toEqual(
+      [],
+    );
+  });
+
+  it("a pause set once the payment is reserved does not stop it: it is sent, settled and recorded", async () => {
+    let reads = 0;
+    const pauses = {
+      pausedFor: () => (reads++ < 2 ? undefined : { scope: "all" as const, key: null, reason: "late" }),
+    };
     const { w, outcome } = await pay({ world: { pauses }, status: "paid", code: "", moved: true });
     expect(outcome.status).toBe("paid");
-    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBe(2);
     expect(w.chain.transactions()).toHaveLength(1);
     expect((await w.memory.listByStatus(["settled"])).map((r) => r.status)).toEqual(["settled"]);
   });

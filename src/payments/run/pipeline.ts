@@ -1,13 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import {
-  DuplicatePaymentError,
-  type Ledger,
-  pausedMessage,
-  type SignerAccess,
-  type TabPass,
-} from "../ports/index.js";
+import { DuplicatePaymentError, type Ledger, type SignerAccess, type TabPass } from "../ports/index.js";
 import {
   type Admission,
   type Committed,
@@ -36,6 +30,7 @@ import {
   type Refusal,
   refuseEarly,
   refuseOtherTerms,
+  stopFor,
   whilePaused,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
@@ -243,6 +238,8 @@ export class PaymentPipeline {
       if (!signed || !ended) return run.fail("signing_failed", "The payment could not be signed.");
       return run.refuse(ended.reason, ended.message);
     }
+    const stopped = await this.refuseIfPaused(admitted); // paused while signing (a fetched blockhash)
+    if (stopped) return stopped;
     const signedUntil = () => new Date(request.now() + chosen.timeoutSeconds * 1000); // as each signature
     const sent = await reserveSigned(signed, sign, (authorization) =>
       run.reserveAndRecordIntent({
@@ -261,12 +258,13 @@ export class PaymentPipeline {
     return outcome;
   }
 
-  /** The operator's kill switch, before anything is signed or asked (docs/deploy.md#operating-it). */
+  /** The operator's kill switch and the caller's key, before anything is signed or asked, and
+   * again before a signature is reserved (docs/deploy.md#operating-it). */
   private async refuseIfPaused(admitted: Admitted): Promise<PaymentOutcome | undefined> {
-    const pause = this.deps.pauses?.pausedFor(admitted.request.caller);
-    if (!pause) return undefined;
+    const stop = stopFor(this.deps.pauses, admitted.request.caller);
+    if (!stop) return undefined;
     await this.announce(admitted);
-    return admitted.run.refuse("payments_paused", pausedMessage(pause), { pause: pause.scope });
+    return admitted.run.refuse(stop.reason, stop.message, stop.details);
   }
 
   /** Stop before signing and ask the user's wallet (ask-wallet.ts). */
