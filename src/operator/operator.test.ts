@@ -447,3 +447,49 @@ describe("the control plane and each instance's copy", () => {
     expect(other.lookup(token).kind).toBe("revoked");
   });
 });
+
+/*
+ * Found by a review: a change written to the store whose refresh of this instance's copy then failed
+ * (a slow read) answered 5xx with no audit record; a key created so never showed its token.
+ */
+describe("a change whose refresh or spending read fails", () => {
+  class FlakyStore extends MemoryOperatorStore {
+    failReads = false;
+    failSpent = false;
+    override async listPauses() {
+      if (this.failReads) throw new AppError("store_unavailable", "read timed out");
+      return super.listPauses();
+    }
+    override async committedSince(name: string, since: Date) {
+      if (this.failSpent) throw new AppError("store_unavailable", "read timed out");
+      return super.committedSince(name, since);
+    }
+  }
+
+  it("is recorded and answered: the change stands, and its copy is read by the timer", async () => {
+    const store = new FlakyStore();
+    const cache = new OperatorCache(store);
+    const events: OperatorEvent[] = [];
+    const plane = new ControlPlane({
+      store,
+      afterChange: () => cache.refresh(),
+      onChange: (e) => events.push(e),
+    });
+    store.failReads = true;
+    store.failSpent = true;
+    const created = await plane.createKey({ name: "ci" }, "tests");
+    expect(created.token.startsWith(TOKEN_PREFIX)).toBe(true);
+    expect(created.key.spentTodayUsd).toBe("0.00");
+    store.failSpent = false;
+    const revoked = await plane.revokeKey("ci", "tests");
+    expect(revoked.status).toBe("revoked");
+    await plane.createKey({ name: "cd" }, "tests");
+    expect((await plane.rotateKey("cd", "tests")).token.startsWith(TOKEN_PREFIX)).toBe(true);
+    expect(events.map((e) => e.kind)).toEqual(["key.created", "key.revoked", "key.created", "key.rotated"]);
+    // A spending read that fails before a rotation changes nothing: the old token still works.
+    store.failSpent = true;
+    const before = (await store.listKeys()).find((k) => k.name === "cd")?.tokenHash;
+    await expect(plane.rotateKey("cd", "tests")).rejects.toThrow(/timed out/);
+    expect((await store.listKeys()).find((k) => k.name === "cd")?.tokenHash).toBe(before);
+  });
+});

@@ -120,10 +120,17 @@ export class ControlPlane {
     this.callerNames = new Set(deps.callerNames ?? []);
   }
 
+  private spentOf(name: string, now: Date): Promise<bigint> {
+    return this.deps.spentToday
+      ? this.deps.spentToday(name, now)
+      : this.deps.store.committedSince(name, new Date(now.getTime() - DAY_MS));
+  }
+
   private async view(key: KeyRecord, now: Date): Promise<KeyView> {
-    const spent = this.deps.spentToday
-      ? await this.deps.spentToday(key.name, now)
-      : await this.deps.store.committedSince(key.name, new Date(now.getTime() - DAY_MS));
+    return this.viewOf(key, now, await this.spentOf(key.name, now));
+  }
+
+  private viewOf(key: KeyRecord, now: Date, spent: bigint): KeyView {
     return {
       name: key.name,
       scopes: key.scopes,
@@ -137,13 +144,17 @@ export class ControlPlane {
     };
   }
 
+  /**
+   * A change is made: its record first (the audit trail, the log), then this instance's copy. A
+   * copy that cannot be read now is read again by its timer; the change stands either way.
+   */
   private async changed(event: OperatorEvent): Promise<void> {
-    await this.deps.afterChange?.();
     try {
       this.deps.onChange?.(event);
     } catch {
       // The watcher's failure is its own: the change is made.
     }
+    await this.deps.afterChange?.().catch(() => {});
   }
 
   async listKeys(): Promise<KeyView[]> {
@@ -168,7 +179,8 @@ export class ControlPlane {
         "key_exists",
         `A key named ${key.name} exists (rotate it for a new token, or revoke it; a revoked key's name is not used again).`,
       );
-    const view = await this.view(key, now);
+    // A new name has spent nothing: no read after the write that could lose its token.
+    const view = this.viewOf(key, now, 0n);
     await this.changed({
       kind: "key.created",
       at: now,
@@ -181,12 +193,13 @@ export class ControlPlane {
 
   async revokeKey(name: string, by: string): Promise<KeyView> {
     const now = this.now();
+    const spent = await this.spentOf(name, now); // read before the change: none can fail after it
     const key = await this.deps.store.revokeKey(name, now);
     if (!key) throw new AppError("not_found", `No key named ${name}.`);
     await this.changed({ kind: "key.revoked", at: now, by, key: name });
     // Once it answers, no instance takes the token (nor approves a payment it asked for).
     await this.propagated();
-    return this.view(key, now);
+    return this.viewOf(key, now, spent);
   }
 
   /** A new token for the key (the old one stops working); a revoked key cannot be rotated. */
@@ -196,6 +209,7 @@ export class ControlPlane {
     if (!existing) throw new AppError("not_found", `No key named ${name}.`);
     if (existing.revokedAt)
       throw new AppError("invalid_request", `The key ${name} is revoked; create a new key instead.`);
+    const spent = await this.spentOf(name, now); // read first: the new token is never lost to it
     const token = newToken();
     const key = await this.deps.store.rotateKey(name, existing.tokenHash, hashToken(token), now);
     if (!key) {
@@ -212,7 +226,7 @@ export class ControlPlane {
     await this.changed({ kind: "key.rotated", at: now, by, key: name });
     // Once it answers, the old token works on no instance.
     await this.propagated();
-    return { key: await this.view(key, now), token };
+    return { key: this.viewOf(key, now, spent), token };
   }
 
   async listPauses(): Promise<PauseView[]> {
