@@ -130,17 +130,21 @@ export function refusalError(refusal: ApprovalRefusal): AppError {
 const WAITING_REFUSALS = new Set<string>(["limit_exceeded", "payments_paused", "insufficient_balance"]);
 
 /**
- * An approved payment refused now (it keeps waiting) is told as a chat's refusal is, so the audit
- * trail and the metrics hear it: the wallet's approval alone was told before the checks.
+ * An approved payment refused now (it keeps waiting, or its key ended) is told as a chat's refusal
+ * is, so the audit trail and the metrics hear it: the wallet's approval alone was told before the checks.
  */
 export function tellRefusal(
   events: PaymentEvents | undefined,
   { record, wallet, at }: { record: PaymentRecord; wallet: Wallet; at: Date },
   error: unknown,
 ): void {
-  if (!(error instanceof AppError) || !WAITING_REFUSALS.has(error.code)) return;
+  if (!(error instanceof AppError)) return;
+  // Also a payment whose key ended since it asked: refused for good, it lapses at its expiry.
+  const keyEnded = error.code === "payment_unavailable" && /^key_/.test(String(error.details?.reason));
+  if (!WAITING_REFUSALS.has(error.code) && !keyEnded) return;
   const payer = { scopeId: record.scopeId, caller: record.caller ?? undefined, wallet };
-  const said = { reason: error.code as Reason, message: error.message, service: record.service };
+  const reason: Reason = keyEnded ? "key_ended" : (error.code as Reason);
+  const said = { reason, message: error.message, service: record.service };
   const { paymentId, amount, network, payTo } = record;
   tell(events, () => ({ ...refusedEarly(payer, at, said), waiting: { paymentId, amount, network, payTo } }));
 }

@@ -124,10 +124,15 @@ describe("approval in the user's wallet", () => {
     };
     ended = "revoked";
     const answer = { answer: signed(asked), wallet: w.user, via: "page" as const };
+    const before = w.events.events.length;
     const error = await w.desk.resume({ ...answer, signal: new AbortController().signal }).then(
       () => undefined,
       (e: unknown) => e,
     );
+    // The trail hears the refusal after the wallet's approval (found by a review: it heard only that).
+    const told = w.events.events.slice(before);
+    expect(told.map((e) => e.kind)).toEqual(["approval_answered", "refused_early"]);
+    expect(told[1]).toMatchObject({ reason: "key_ended" });
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe("payment_unavailable");
     expect((error as AppError).message).toContain("revoked");
