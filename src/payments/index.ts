@@ -138,7 +138,8 @@ export function createPayments(options: PaymentsOptions): Payments {
   });
   const { rpcUrls, assets } = options;
   const tabs =
-    options.tabs && createTabs(options.tabs, { rpcUrls, assets }, chains, signers, now, options.onError);
+    options.tabs &&
+    createTabs(options.tabs, { rpcUrls, assets }, chains, signers, now, options.onError, options.pauses);
   const pipeline = new PaymentPipeline({
     ...(tabs ? { tabs: tabs.desk } : {}),
     config: options,

@@ -7,9 +7,10 @@
  * on the other at its next refresh (every 500 ms; the test drives the refresh instead of waiting).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { walletAddress } from "../../src/devnet/testing/index.js";
+import { evmUsdcBalance, walletAddress } from "../../src/devnet/testing/index.js";
 import { formatUsd } from "../../src/money/index.js";
 import { hashToken } from "../../src/operator/index.js";
+import type { TabOpened } from "../../src/protocol/index.js";
 import {
   type Booted,
   boot,
@@ -21,6 +22,7 @@ import {
   rowsOf,
   useTestDevnet,
 } from "./harness.js";
+import { ALICE, call, signOpening, TAB_ENV, userAccount } from "./tab-helpers.js";
 
 const devnet = useTestDevnet();
 const OPERATOR = "operator-token-for-tests-0123456789abcdef";
@@ -68,7 +70,7 @@ const payer = () => walletAddress(devnet, "evm", "payer");
 describe("operator keys and the kill switch (PGlite)", () => {
   let a: Booted;
   beforeAll(async () => {
-    a = await boot(devnet, { store: "pglite", env: { OPERATOR_TOKEN: OPERATOR } });
+    a = await boot(devnet, { store: "pglite", env: { OPERATOR_TOKEN: OPERATOR, ...TAB_ENV } });
   });
   afterAll(async () => {
     await a?.close();
@@ -214,6 +216,31 @@ describe("operator keys and the kill switch (PGlite)", () => {
     expect(await resumed.json()).toEqual({ pauses: [] });
     const after = await chat(a.running, { token, wallet: payer() });
     expect(after.finish.finishReason).toBe("payment-complete");
+  });
+
+  // Found by a review: under a pause the user's wallet was still asked to fund a tab, and it was settled.
+  it("pause --all opens and funds no tab; once resumed the same signature funds it", async () => {
+    const user = userAccount(devnet);
+    const body = { walletAddress: user.address, amount: "0.02" };
+    const opened = (await (await call(a, "POST", "/api/tabs", ALICE, body)).json()) as TabOpened;
+    expect(opened.status).toBe("awaiting_signature");
+    const signature = await signOpening(opened, user);
+    expect((await operator(a, "POST", "/pause", { all: true, reason: "incident 43" })).status).toBe(200);
+    const before = await evmUsdcBalance(devnet, user.address);
+    const refused = await call(a, "POST", "/api/tabs", ALICE, body);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: "payments_paused" });
+    const fund = () =>
+      call(a, "POST", `/api/tabs/${opened.tabId}/fund`, ALICE, { token: opened.token, signature });
+    const unfunded = await fund();
+    expect(unfunded.status).toBe(403);
+    expect(await unfunded.json()).toMatchObject({ code: "payments_paused" });
+    expect(await evmUsdcBalance(devnet, user.address)).toBe(before);
+    await operator(a, "POST", "/resume", { all: true });
+    const funded = await fund();
+    expect(funded.status).toBe(200);
+    expect(await funded.json()).toMatchObject({ status: "open" });
+    await call(a, "POST", `/api/tabs/${opened.tabId}/close`, ALICE, { token: opened.token });
   });
 
   it("a key's pause stops that key only", async () => {

@@ -27,3 +27,22 @@ export function pausedMessage(pause: PaymentPause): string {
   const scope = pause.scope === "all" ? "all payments" : `payments of the key ${pause.key}`;
   return `The operator paused ${scope}: ${pause.reason}. Nothing was signed or paid.`;
 }
+
+/**
+ * Why nothing more may be signed for this caller now, if so: the operator's pause, or its operator
+ * key revoked or expired since its request began (the request's grant was read once, at its start).
+ */
+export function stopFor(
+  pauses: PaymentPauses | undefined,
+  caller: string | undefined,
+):
+  | { reason: "payments_paused" | "key_ended"; message: string; details: Record<string, unknown> }
+  | undefined {
+  const pause = pauses?.pausedFor(caller);
+  if (pause)
+    return { reason: "payments_paused", message: pausedMessage(pause), details: { pause: pause.scope } };
+  const ended = caller ? pauses?.keyEnded?.(caller) : undefined;
+  if (!ended) return undefined;
+  const message = `The API key of this request was ${ended} while it ran: nothing more is signed. Nothing was paid.`;
+  return { reason: "key_ended", message, details: { key: ended } };
+}

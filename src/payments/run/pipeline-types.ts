@@ -167,25 +167,6 @@ export function whilePaused(admission: Admission, pause: PaymentPause | undefine
 }
 
 /**
- * Why nothing more may be signed for this caller now, if so: the operator's pause, or its operator
- * key revoked or expired since its request began (the request's grant was read once, at its start).
- */
-export function stopFor(
-  pauses: PaymentPauses | undefined,
-  caller: string | undefined,
-):
-  | { reason: "payments_paused" | "key_ended"; message: string; details: Record<string, unknown> }
-  | undefined {
-  const pause = pauses?.pausedFor(caller);
-  if (pause)
-    return { reason: "payments_paused", message: pausedMessage(pause), details: { pause: pause.scope } };
-  const ended = caller ? pauses?.keyEnded?.(caller) : undefined;
-  if (!ended) return undefined;
-  const message = `The API key of this request was ${ended} while it ran: nothing more is signed. Nothing was paid.`;
-  return { reason: "key_ended", message, details: { key: ended } };
-}
-
-/**
  * Why a signed payment may not be reserved now, if so: its request lost its idempotency claim
  * (another attempt may be answering it, and must not find it reserved later), or too little time
  * is left to pay safely. Checked at the last moment before the reservation.

@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import { DuplicatePaymentError, type Ledger, type SignerAccess, type TabPass } from "../ports/index.js";
+import {
+  DuplicatePaymentError,
+  type Ledger,
+  type SignerAccess,
+  stopFor,
+  type TabPass,
+} from "../ports/index.js";
 import {
   type Admission,
   type Committed,
@@ -30,7 +36,6 @@ import {
   type Refusal,
   refuseEarly,
   refuseOtherTerms,
-  stopFor,
   whilePaused,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";

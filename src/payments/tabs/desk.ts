@@ -8,8 +8,8 @@ import {
 } from "../../chains/index.js";
 import { AppError } from "../../errors/index.js";
 import type { FundTabBody, OpenTabRequest, TabOpened, TabView } from "../../protocol/index.js";
-import type { TabAccess, TabLookup, TabRecord } from "../ports/index.js";
-import type { Requirement } from "../rules/index.js";
+import { stopFor, type TabAccess, type TabLookup, type TabRecord } from "../ports/index.js";
+import { codeOf, type Requirement } from "../rules/index.js";
 import { passFor } from "./access.js";
 import type { TabKeeper } from "./keeper.js";
 import { newToken, sessionKey, tabIdOf, tokenHash, tokenMatches } from "./keys.js";
@@ -50,6 +50,7 @@ export class TabDesk implements TabAccess {
     const { config, deps } = this;
     if (options.serves && !caller)
       throw new AppError("tab_invalid", "Only a caller with a bearer token can open a tab that serves it.");
+    this.refuseIfStopped(caller);
     const { network, asset, seconds } = tabTerms(config, input);
     const token = newToken();
     const hash = tokenHash(token);
@@ -128,9 +129,16 @@ export class TabDesk implements TabAccess {
     };
   }
 
+  /** The operator's pause or its caller's ended key: no wallet is asked, no funding settled. */
+  private refuseIfStopped(caller: string | null | undefined): void {
+    const stop = stopFor(this.deps.pauses, caller ?? undefined);
+    if (stop) throw new AppError(codeOf(stop.reason), stop.message, { details: stop.details });
+  }
+
   private async settleFunding(tab: TabRecord, answer: WalletAnswer): Promise<TabView> {
     const { deps, config } = this;
     const { tabId } = tab;
+    this.refuseIfStopped(tab.caller);
     const now = deps.now();
     if (tab.status !== "awaiting_signature") {
       throw new AppError("tab_closed", `The tab is ${tab.status}: it takes no signature now.`, {

@@ -10,7 +10,7 @@ export type { TabsConfig, TabsDeps } from "./types.js";
 export type { TabOnPage } from "./view.js";
 
 import type { Chains } from "../../chains/index.js";
-import type { SignerRegistry, TabStore } from "../ports/index.js";
+import type { PaymentPauses, SignerRegistry, TabStore } from "../ports/index.js";
 import { TabDesk } from "./desk.js";
 import { TabKeeper } from "./keeper.js";
 import type { TabsConfig } from "./types.js";
@@ -28,9 +28,10 @@ export function createTabs(
   signers: Pick<SignerRegistry, "draftFor">,
   now: () => Date,
   onError?: (error: unknown, context: string) => void,
+  pauses?: PaymentPauses,
 ): { desk: TabDesk; keeper: TabKeeper } {
   const config: TabsConfig = { ...options.config, ...shared };
-  const deps = { store: options.store, chains, signers, now };
+  const deps = { store: options.store, chains, signers, now, ...(pauses ? { pauses } : {}) };
   const keeper = new TabKeeper(config, deps, onError);
   return { desk: new TabDesk(config, deps, keeper), keeper };
 }

@@ -1,5 +1,5 @@
 import type { Chains } from "../../chains/index.js";
-import type { SignerRegistry, TabStore } from "../ports/index.js";
+import type { PaymentPauses, SignerRegistry, TabStore } from "../ports/index.js";
 import type { TabSettler } from "./settle.js";
 
 export interface TabsConfig {
@@ -24,4 +24,6 @@ export interface TabsDeps {
   chains: Pick<Chains, "connection" | "balance" | "resolve">;
   signers: Pick<SignerRegistry, "draftFor">;
   now: () => Date;
+  /** The operator's kill switch and ended keys: no tab is opened or funded while they stop its caller. */
+  pauses?: PaymentPauses;
 }
