@@ -171,6 +171,10 @@ describe("a tab over MCP", () => {
       const call = async (name: string, args: Record<string, unknown>) =>
         (await client.callTool({ name, arguments: args })) as Result;
       const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Paris" } });
+      if (quote.isError) {
+        await client.close();
+        return quote;
+      }
       const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
       await client.close();
       return paid;
@@ -180,8 +184,9 @@ describe("a tab over MCP", () => {
     expect(paid.structuredContent).toMatchObject({ status: "paid" });
     const view = await readTab(b, tab);
     expect(view).toMatchObject({ left: { atomic: price.toString() }, spent: { atomic: price.toString() } });
-    // The token with another wallet pays nothing.
+    // The token with another wallet pays nothing: its quote says so already.
     const refused = await payOnce(walletAddress(devnet, "evm", "payer"));
+    expect(refused.structuredContent).not.toHaveProperty("quoteId");
     expect(refused.isError).toBe(true);
     expect(JSON.stringify(refused.structuredContent)).toContain("tab_invalid");
     expect((await closeTab(b, tab)).refunded?.atomic).toBe(price.toString());

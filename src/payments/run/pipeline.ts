@@ -40,7 +40,7 @@ import {
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { findKey, reserveSigned, signBounded } from "./sign.js";
-import { admitWith, findTab, fromTab, refuseReserved, tabMeter } from "./tab-pay.js";
+import { admitWith, findTab, fromTab, refuseReserved, tabInUse, tabMeter, tabUnusable } from "./tab-pay.js";
 
 /** What a budget read needs of a request. */
 type BudgetScope = Pick<PaymentRequest, "wallet" | "scopeId" | "now" | "caller" | "grant">;
@@ -109,7 +109,8 @@ export class PaymentPipeline {
     const wallet = request.wallet;
     if (!wallet) return { kind: "demand", url: payee.url, offers: demand.offers, remaining };
     const serverKey = await this.deps.signers.canSign(wallet, request);
-    const tab = serverKey ? undefined : await findTab(this.deps.tabs, request);
+    const tab = await tabInUse(request, serverKey, () => findTab(this.deps.tabs, request));
+    if (tab?.ok === false) return this.told(request, tabUnusable(tab), payee.url); // as `pay` refuses it
     const now = request.now();
     const asked = { wallet, limits, timeLeftMs: request.deadline - now, committed, shownUsd: undefined, now };
     const pass = tab?.ok ? tab.pass : undefined;
@@ -153,9 +154,8 @@ export class PaymentPipeline {
 
     const key = await finding;
     // A tab the request names pays (tab-pay.ts) or refuses; else a server key, else a serving tab.
-    const tab = request.tab !== undefined || !key.signer ? await tabbing : undefined;
-    if (tab && !tab.ok)
-      return this.refuseEarly(request, { reason: "tab_unusable", message: tab.message }, target.url);
+    const tab = await tabInUse(request, key.signer !== undefined, () => tabbing);
+    if (tab && !tab.ok) return this.refuseEarly(request, tabUnusable(tab), target.url);
     const now = request.now();
     const { admission, viaTab } = admitWith(
       probed.demand.offers,
@@ -263,8 +263,7 @@ export class PaymentPipeline {
     return outcome;
   }
 
-  /** The operator's kill switch and the caller's key, before anything is signed or asked, and
-   * again before a signature is reserved (docs/deploy.md#operating-it). */
+  /** The kill switch and the caller's key (docs/deploy.md): before signing or asking, again before reserving. */
   private async refuseIfPaused(admitted: Admitted): Promise<PaymentOutcome | undefined> {
     const stop = stopFor(this.deps.pauses, admitted.request.caller);
     if (!stop) return undefined;

@@ -37,6 +37,23 @@ export function findTab(
 }
 
 /**
+ * The tab a request pays from, for its quote as for its payment: the one it names (a refusal when
+ * that is unusable), else, when no server key signs, one serving its caller.
+ */
+export async function tabInUse(
+  request: { tab?: string },
+  serverKey: boolean,
+  lookup: () => Promise<TabLookup | undefined> | undefined,
+): Promise<TabLookup | undefined> {
+  return request.tab !== undefined || !serverKey ? await lookup() : undefined;
+}
+
+/** A named tab this request may not pay from, refused before any payment. */
+export function tabUnusable(tab: { message: string }) {
+  return { kind: "refused" as const, reason: "tab_unusable" as const, message: tab.message };
+}
+
+/**
  * Admission for a payment: as if a server key signs, among the offers the tab can pay (its network,
  * its asset), when the request has a tab and that lets the tab pay; else as without a tab (a server
  * key, or the wallet asked).
