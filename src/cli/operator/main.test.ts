@@ -6,7 +6,7 @@ vi.mock("node:os", async (original) => ({
 }));
 
 import { EXIT } from "../exit.js";
-import { operatorMain } from "./main.js";
+import { answers, operatorMain } from "./main.js";
 
 /**
  * The operator CLI's errors (unit, docs/deploy.md#operating-it): a bad flag is one line of usage
@@ -87,5 +87,20 @@ describe("operator CLI errors", () => {
     const run = await cli(["keys", "create", "ci"]);
     expect(run.code).toBe(EXIT.refused);
     expect(run.err).toBe("x402-chat-agent: bad [2J name (invalid_request)\n");
+  });
+});
+
+// Found by a review: anything answering at PUBLIC_URL's /healthz was sent the operator token.
+describe("finding the local service", () => {
+  it("takes only this service's liveness answer, not anything listening there", async () => {
+    const answer = (body: string, status = 200) => vi.fn(async () => new Response(body, { status }));
+    vi.stubGlobal("fetch", answer('{"status":"ok","openTurns":0,"models":[]}'));
+    expect(await answers("http://127.0.0.1:3000")).toBe(true);
+    vi.stubGlobal("fetch", answer('{"status":"draining","openTurns":2}', 503));
+    expect(await answers("http://127.0.0.1:3000")).toBe(true);
+    for (const other of ["ok", "<html>it works</html>", '{"status":"ok"}', "null"]) {
+      vi.stubGlobal("fetch", answer(other));
+      expect(await answers("http://127.0.0.1:3000"), other).toBe(false);
+    }
   });
 });

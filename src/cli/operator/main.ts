@@ -75,14 +75,17 @@ const list = (v: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** Whether a service answers at `url` (its liveness probe), within a second. */
-async function answers(url: string): Promise<boolean> {
+/**
+ * Whether this service answers at `url` within a second: its liveness probe's own answer (`status`
+ * and `openTurns`), not just anything listening there, since the operator token would go to it.
+ */
+export async function answers(url: string): Promise<boolean> {
   try {
     const response = await fetch(`${url.replace(/\/+$/, "")}/healthz`, {
       signal: AbortSignal.timeout(1_000),
     });
-    await response.body?.cancel();
-    return true;
+    const body = (await response.json()) as { status?: unknown; openTurns?: unknown } | null;
+    return typeof body?.status === "string" && typeof body.openTurns === "number";
   } catch {
     return false;
   }
