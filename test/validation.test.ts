@@ -263,6 +263,21 @@ describe("request validation", () => {
     expect(paths).toEqual(expect.arrayContaining(["messages.0.role", "messages.0.content", "temperature"]));
   });
 
+  // Found by a review: 240 KB of bad messages got a 10 MB answer, a field problem per element.
+  it("answers a body with very many bad parts with a bounded list, before reading each one", async () => {
+    const many = `{"messages":[${Array(120_000).fill("1").join(",")}]}`;
+    const res = await problem(chatRequest(many));
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      { path: "messages", message: `must hold at most ${REQUEST_BOUNDS.maxMessages} messages` },
+    ]);
+    const bad = Array.from({ length: 60 }, (_, i) => ({ role: "bot", content: i }));
+    const listed = await problem(chatRequest({ messages: bad, ["x".repeat(5000)]: 1 }));
+    expect(listed.body.errors.length).toBe(21);
+    expect(listed.body.errors.at(-1).message).toMatch(/^\d+ more problems not listed$/);
+    expect(JSON.stringify(listed.body).length).toBeLessThan(8000);
+  });
+
   it.each([
     ["temperature", '{"messages":[{"role":"user","content":"hi"}],"temperature":1e400}'],
     ["maxTokens", '{"messages":[{"role":"user","content":"hi"}],"maxTokens":-1e400}'],

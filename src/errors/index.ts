@@ -164,6 +164,20 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * At most this many field problems are kept, each path and message cut to {@link MAX_FIELD_TEXT}:
+ * a hostile body can hold a problem per element (120,000 of them in 240 KB), and each is sent back.
+ */
+export const MAX_FIELDS = 20;
+const MAX_FIELD_TEXT = 200;
+
+function boundedFields(fields: FieldError[]): FieldError[] {
+  const cut = (text: string) => (text.length > MAX_FIELD_TEXT ? `${text.slice(0, MAX_FIELD_TEXT)}...` : text);
+  const kept = fields.slice(0, MAX_FIELDS).map((f) => ({ path: cut(f.path), message: cut(f.message) }));
+  const more = fields.length - kept.length;
+  return more > 0 ? [...kept, { path: "(body)", message: `${more} more problems not listed` }] : kept;
+}
+
 /** The service's only error type. `details` must never hold secrets: it is sent to clients. */
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -179,7 +193,7 @@ export class AppError extends Error {
     this.name = "AppError";
     this.code = code;
     this.details = options.details;
-    this.fields = options.fields;
+    this.fields = options.fields && boundedFields(options.fields);
   }
 
   get status(): number {

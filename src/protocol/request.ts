@@ -131,10 +131,15 @@ function requestSchema(checkWallet: WalletCheck) {
   const finite = z.number({ error: "must be a finite number" }); // 1e400 parses as Infinity
   return z
     .strictObject({
+      // Counted before each message is read: a refusal costs no more than the bound's worth of work.
       messages: z
-        .array(messageSchema)
-        .min(1, "must hold at least one message")
-        .max(REQUEST_BOUNDS.maxMessages, `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`),
+        .array(z.unknown())
+        .min(1, { error: "must hold at least one message", abort: true })
+        .max(REQUEST_BOUNDS.maxMessages, {
+          error: `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`,
+          abort: true,
+        })
+        .pipe(z.array(messageSchema)),
       walletAddress: walletAddressSchema(checkWallet).optional(),
       spendingLimits: spendingLimitsSchema.optional(),
       approval: approvalSchema.optional(),
