@@ -127,6 +127,8 @@ function walletAddressSchema(checkWallet: WalletCheck) {
     });
 }
 
+const TOO_MANY_MESSAGES = `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`;
+
 function requestSchema(checkWallet: WalletCheck) {
   const finite = z.number({ error: "must be a finite number" }); // 1e400 parses as Infinity
   return z
@@ -135,10 +137,7 @@ function requestSchema(checkWallet: WalletCheck) {
       messages: z
         .array(z.unknown())
         .min(1, { error: "must hold at least one message", abort: true })
-        .max(REQUEST_BOUNDS.maxMessages, {
-          error: `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`,
-          abort: true,
-        })
+        .max(REQUEST_BOUNDS.maxMessages, { error: TOO_MANY_MESSAGES, abort: true })
         .pipe(z.array(messageSchema)),
       walletAddress: walletAddressSchema(checkWallet).optional(),
       spendingLimits: spendingLimitsSchema.optional(),
