@@ -127,13 +127,12 @@ function walletAddressSchema(checkWallet: WalletCheck) {
     });
 }
 
+// Counted before each message is read: a refusal costs no more than the bound's worth of work.
 const TOO_MANY_MESSAGES = `must hold at most ${REQUEST_BOUNDS.maxMessages} messages`;
-
 function requestSchema(checkWallet: WalletCheck) {
   const finite = z.number({ error: "must be a finite number" }); // 1e400 parses as Infinity
   return z
     .strictObject({
-      // Counted before each message is read: a refusal costs no more than the bound's worth of work.
       messages: z
         .array(z.unknown())
         .min(1, { error: "must hold at least one message", abort: true })
