@@ -9,8 +9,9 @@ import { expect, it } from "vitest";
 import { z } from "zod";
 import { CUT_NOTICE, OUTPUT_BOUNDS } from "../src/agent/bounds.js";
 import { silentLogger } from "../src/log/index.js";
+import { unsafeContentReason } from "../src/protocol/content.js";
 import { createService } from "../src/service.js";
-import { chatRequest, readEvents, singleModelRegistry, testConfig } from "./helpers.js";
+import { chatRequest, readEvents, singleModelRegistry, testConfig, textModel, USER_HI } from "./helpers.js";
 import { scriptedModel } from "./scripted.js";
 
 /** One tool, `name`, that counts its runs (`ran()`). */
@@ -172,6 +173,25 @@ it("answers Accept: application/json without the characters the stream's lines d
   );
   const body = (await response.json()) as { text: string };
   expect(body.text).toBe("Hello ]0;PWNED[2J gnp.live");
+});
+
+// Found by a review: hidden bytes sent one variation selector per text piece passed each piece's check.
+it("sends no run of invisible selectors split across the model's pieces, on lines or as JSON", async () => {
+  const hidden = [..."secret"].map((ch) => String.fromCodePoint(0xe0100 + (ch.codePointAt(0) ?? 0)));
+  const pieces = ["Here 😀", ...hidden, " and 🏳\uFE0F", "\u200D🌈 done"];
+  for (const accept of ["text/plain", "application/json"]) {
+    const { app } = createService(testConfig(), silentLogger, {
+      models: singleModelRegistry(textModel(pieces)),
+    });
+    const response = await app.request("/api/chat", chatRequest(USER_HI, { Accept: accept }));
+    const text =
+      accept === "application/json"
+        ? ((await response.json()) as { text: string }).text
+        : (await readEvents(response)).flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+    expect(unsafeContentReason(text), accept).toBeUndefined();
+    // One selector may stay (it was sent before the next made it a run); the emoji's join stays whole.
+    expect(text, accept).toBe(`Here 😀${hidden[0]} and 🏳\uFE0F\u200D🌈 done`);
+  }
 });
 
 // Found by a re-test: 20,000 calls a step, each under the input bound, were all read (160 MB a turn).

@@ -1,6 +1,6 @@
 import type { AppError, FinishReason } from "../errors/index.js";
 import type { FinishPayload, PaymentSummary, PaymentUpdate, StreamEvent } from "../protocol/index.js";
-import { PAYMENT_STATUS } from "../protocol/index.js";
+import { PAYMENT_STATUS, textCleaner } from "../protocol/index.js";
 
 /** The model that answered, as the `d:` line names it. */
 export interface AnsweredBy {
@@ -30,8 +30,16 @@ export class TurnRecord {
 
   constructor(private readonly emit: (event: StreamEvent) => void) {}
 
+  /** The model's text, cleaned as one text across its pieces (content.ts). */
+  private readonly cleanPiece = textCleaner();
+
   send(event: StreamEvent): void {
-    if (!this.ended) this.emit(event);
+    if (this.ended) return;
+    if (event.type !== "text") this.emit(event);
+    else {
+      const text = this.cleanPiece(event.text);
+      if (text) this.emit({ ...event, text });
+    }
   }
 
   /** Stream an error once (`e:`); the turn finishes with the last one's finish reason. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { cleanText, cleanUntrusted, NESTED_TOO_DEEP, unsafeContentReason } from "./content.js";
+import { cleanText, cleanUntrusted, NESTED_TOO_DEEP, textCleaner, unsafeContentReason } from "./content.js";
 
 const unsafeChar = fc.constantFrom(
   "\u0000",
@@ -44,6 +44,15 @@ describe("the content rule for text from outside", () => {
     expect(unsafeContentReason("a\u200Bb")).toMatch(/U\+200B/);
     // Taking out a control character must not leave a run behind.
     expect(cleanText("\uFE0F\u0000\uFE0F")).toEqual({ text: "", removed: 3 });
+  });
+
+  it("cleans streamed pieces as one text: no run is left across them, however the text is cut", () => {
+    fc.assert(
+      fc.property(fc.array(mixed, { maxLength: 12 }), (pieces) => {
+        const clean = textCleaner();
+        expect(unsafeContentReason(pieces.map(clean).join(""))).toBeUndefined();
+      }),
+    );
   });
 
   it("leaves safe text unchanged", () => {

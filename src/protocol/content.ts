@@ -65,6 +65,27 @@ export function withoutUnsafe(text: string): string {
   return text.replace(UNSAFE_ALL, "").replace(INVISIBLE_RUN, (run) => (run === EMOJI_JOIN ? run : ""));
 }
 
+/** The joiners and selectors a text ends with (at most the two an emoji's join leaves). */
+const TRAILING_RUN = /(?:\u200C|\u200D|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}])+$/u;
+const LEADING_RUN = /^(?:\u200C|\u200D|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}])+/u;
+
+/**
+ * Streamed pieces of one text, cleaned as that text: {@link withoutUnsafe} on each piece, and a run
+ * of joiners or selectors split across pieces (one per piece, as a model's tokens come) is cut where
+ * the next piece would extend it. What was sent is never taken back: the run's first character, sent
+ * with the piece before, stays, as one alone would.
+ */
+export function textCleaner(): (piece: string) => string {
+  let tail = "";
+  return (piece) => {
+    let clean = withoutUnsafe(piece);
+    const leading = LEADING_RUN.exec(clean)?.[0];
+    if (tail && leading && tail + leading !== EMOJI_JOIN) clean = clean.slice(leading.length);
+    if (clean) tail = TRAILING_RUN.exec(clean)?.[0] ?? "";
+    return clean;
+  };
+}
+
 /** How deep the content rule walks; deeper values become {@link NESTED_TOO_DEEP}. */
 const MAX_CLEAN_DEPTH = 200;
 export const NESTED_TOO_DEEP = "[nested too deeply: not shown]";

@@ -1,7 +1,7 @@
 export type { ValidatedApproval } from "./approval-answer.js";
 export type { ApprovalView } from "./approval-view.js";
 export { utcClock } from "./clock.js";
-export { cleanText, cleanUntrusted, withoutUnsafe } from "./content.js";
+export { cleanText, cleanUntrusted, textCleaner, withoutUnsafe } from "./content.js";
 export { explorerTxUrl } from "./explorer.js";
 export { APPROVE_PATH, PAYMENT_ID, TAB_ID } from "./ids.js";
 export { nestsAtMost, parseJsonAmountsAsWritten, sortedKeys } from "./json.js";
