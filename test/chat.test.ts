@@ -98,6 +98,37 @@ describe("POST /api/chat streaming", () => {
     });
   });
 
+  // Found by a review: the status followed the last error, though the turn had made it good.
+  it("answers JSON with the status of the error the turn ends with, 200 when a refusal was made good", async () => {
+    const service = "https://api.example.com/price";
+    const tools: ToolProvider = (ctx): ToolSet => ({
+      [TOOL_NAMES.pay]: tool({
+        inputSchema: payInputSchema,
+        execute: async (input) => {
+          const paymentId = `pay_${input.maxUsd}`;
+          const base = { paymentId, service, amountUsd: "0.02", network: "eip155:31337" };
+          if (input.maxUsd === "0.01") {
+            ctx.recordPayment({ ...base, status: "refused" });
+            ctx.reportError(new AppError("price_changed", "asks $0.02", { details: { paymentId } }));
+            return { status: "refused" };
+          }
+          ctx.recordPayment({ ...base, status: "settled", transaction: "0xfeed" });
+          return { status: "paid" };
+        },
+      }),
+    });
+    const call = (maxUsd: string) => ({ toolName: TOOL_NAMES.pay, input: { url: service, maxUsd } });
+    const { app } = buildService(
+      { PAYMENTS: "off" },
+      { models: singleModelRegistry(scriptedModel([[call("0.01")], [call("0.02")]])), tools },
+    );
+    const res = await app.request("/api/chat", chatRequest(USER_HI, { Accept: "application/json" }));
+    const body = (await res.json()) as { errors: { code: string }[]; finish: { finishReason: string } };
+    expect(body.errors.map((e) => e.code)).toEqual(["price_changed"]);
+    expect(body.finish.finishReason).toBe("payment-complete");
+    expect(res.status).toBe(200);
+  });
+
   it("passes model settings and keeps client system messages below the built-in prompt", async () => {
     const model = textModel(["ok"]);
     const { app } = buildService({}, { models: singleModelRegistry(model) });

@@ -102,16 +102,23 @@ export class TurnRecord {
   }
 
   /**
-   * The last error that still stands. A payment refused before anything was signed (a `maxUsd`
-   * below the price), whose call the model then made again and paid, is made good: the turn ends
-   * as that payment did, not `payment-failed` over money that moved.
+   * The last error that still stands. A payment refused before anything was signed for a `maxUsd`
+   * below the price (or not a price), whose call the model then made again and paid, is made good:
+   * the turn ends as that payment did, not `payment-failed` over money that moved. Any other
+   * refusal (a limit, say) stands, whatever was paid beside it.
    */
   private standingFailure(all: PaymentSummary[]): AppError | undefined {
+    const order = [...this.payments.keys()];
     const madeGood = (error: AppError) => {
       const paymentId = error.details?.paymentId;
       const refused = typeof paymentId === "string" ? this.payments.get(paymentId) : undefined;
-      if (refused?.status !== "refused") return false;
-      return all.some((p) => p.status === "settled" && p.service === refused.service);
+      const reason = error.details?.reason ?? error.code;
+      if (refused?.status !== "refused" || (reason !== "price_changed" && reason !== "invalid_max_usd"))
+        return false;
+      const after = order.indexOf(refused.paymentId);
+      return all.some(
+        (p) => p.status === "settled" && p.service === refused.service && order.indexOf(p.paymentId) > after,
+      );
     };
     return this.failures.findLast((error) => !madeGood(error));
   }

@@ -92,8 +92,9 @@ export async function jsonResponse(
   result.catch(() => {}); // awaited below; a failure after the last line is logged by `run`
   await Promise.race([result, lastLine]);
   finish ??= await result;
-  const last = errors.at(-1);
-  const status = last ? statusForCode(last.code) : 200;
+  // The error the turn ends with, as `d:` says (a refusal the turn made good is not it); else 200.
+  const standing = errors.findLast((e) => finishReasonOf(e.code) === finish?.finishReason);
+  const status = standing ? statusForCode(standing.code) : 200;
   // As the stream's lines are (encodeLine): nothing that hides or reorders text or drives a terminal.
   const said = cleanUntrusted({ payments, errors }).value;
   return new Response(JSON.stringify({ text: withoutUnsafe(text), ...said, finish }), {
@@ -104,4 +105,8 @@ export async function jsonResponse(
 
 function statusForCode(code: string): number {
   return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode].status : 500;
+}
+
+function finishReasonOf(code: string): string | undefined {
+  return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode].finishReason : undefined;
 }
