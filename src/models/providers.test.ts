@@ -1,5 +1,7 @@
 import { isStepCount, streamText, type ToolSet } from "ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { toModelMessages } from "../agent/messages.js";
+import type { ChatRequest } from "../protocol/index.js";
 import { TOOL_NAMES } from "../tools/contract.js";
 import { createModelRegistry, type ResolvedModel } from "./index.js";
 import { fakeTools } from "./offline/testing/fake-tools.js";
@@ -88,6 +90,27 @@ describe("Google (Gemini) through @ai-sdk/google", () => {
     expect(request?.path).toBe("/v1beta/models/gemini-test-pro:streamGenerateContent?alt=sse");
     expect(request?.headers["x-goog-api-key"]).toBe("loopback-google-key");
     expect(bodyOf(request).contents).toEqual([{ role: "user", parts: [{ text: "hi" }] }]);
+  });
+
+  // Found by a review: the provider refuses a system message after the conversation began.
+  it("takes a request whose client system message came mid-conversation (the agent's messages)", async () => {
+    server.script({ chunks: sse(googleEvent([{ text: "Bonjour." }], "STOP")) });
+    const messages = toModelMessages({
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "system", content: "Answer in French." },
+        { role: "user", content: "what can you do?" },
+      ],
+    } as ChatRequest);
+    const result = streamText({
+      model: registry().resolve("aimodel-1.5-pro").model,
+      instructions: "the agent's own",
+      messages,
+      allowSystemInMessages: true,
+      maxRetries: 0,
+    });
+    expect(await result.text).toBe("Bonjour.");
+    expect(JSON.stringify(bodyOf(server.requests[0]).systemInstruction)).toContain("Answer in French.");
   });
 
   it("uses the default id for an unmapped alias", async () => {
