@@ -1,4 +1,4 @@
-import { APICallError } from "ai";
+import { APICallError, RetryError } from "ai";
 import { AppError, isAppError } from "../errors/index.js";
 
 /**
@@ -6,7 +6,9 @@ import { AppError, isAppError } from "../errors/index.js";
  * `model_error`, with the provider's HTTP status as its only detail, so the client reads a stable
  * code rather than the provider's own text.
  */
-export function describeModelError(error: unknown): AppError {
+export function describeModelError(failure: unknown): AppError {
+  // A retried failure (429, 503) comes wrapped: the provider's answer is its last attempt's.
+  const error = RetryError.isInstance(failure) ? failure.lastError : failure;
   if (isAppError(error)) return error;
   if (APICallError.isInstance(error)) {
     const status = error.statusCode ? ` with HTTP ${error.statusCode}` : "";
