@@ -156,3 +156,22 @@ describe("PUBLIC_URL", () => {
     }
   });
 });
+
+// Found by a review: `PORT=` (compose's `${PORT}` unset) read as 0, a blank grace as none, hex as a number.
+describe("numbers and blanks", () => {
+  it("reads a variable set to nothing as unset (its default), and only decimal whole numbers", () => {
+    const config = loadConfig({
+      PORT: "",
+      SHUTDOWN_GRACE_MS: " ",
+      PAYMENTS: "off",
+      REQUEST_TIMEOUT_MS: " 60000 ",
+    });
+    expect(config.port).toBe(3000);
+    expect(config.shutdownGraceMs).toBe(10_000);
+    expect(config.requestTimeoutMs).toBe(60_000);
+    for (const bad of ["0x10", "1e3", "12.5", "-1", "ten"])
+      expect(() => loadConfig({ PAYMENTS: "off", HEARTBEAT_MS: bad }), bad).toThrow(
+        /HEARTBEAT_MS: must be a whole number/,
+      );
+  });
+});

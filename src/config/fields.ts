@@ -6,7 +6,14 @@ import { parseUsd } from "../money/index.js";
 export const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((v) => v === "true" || v === "1" || v === "yes");
-export const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A whole number in decimal digits (not "0x10", "1e3" or " "), within its bounds. */
+export const int = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^[0-9]{1,16}$/, "must be a whole number in decimal digits")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 export const optionalString = z
   .string()
   .optional()

@@ -176,7 +176,10 @@ const envSchema = z.object({
 
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  // A variable set to nothing (`PORT=` or compose's `PORT=${PORT}` with PORT unset) is unset: its
+  // default, never 0 or "" (an empty SHUTDOWN_GRACE_MS once read as no grace at all).
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v === undefined || v.trim() !== ""));
+  const parsed = envSchema.safeParse(given);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
