@@ -7,6 +7,7 @@ import {
 } from "../idempotency/index.js";
 import type { Db } from "./migrate.js";
 import { idempotencyKeys } from "./schema.js";
+import { storable } from "./storable.js";
 
 /**
  * The idempotency store (its port is src/idempotency, shared with the HTTP layer: the store does
@@ -87,7 +88,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
     // The first outcome stored is the one replayed, and only its owner's.
     await this.db
       .update(idempotencyKeys)
-      .set({ state: "complete", response: response ?? null, owner: null, leaseUntil: null })
+      .set({ state: "complete", response: storable(response ?? null), owner: null, leaseUntil: null })
       .where(this.heldBy(key, owner));
   }
 

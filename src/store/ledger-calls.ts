@@ -8,6 +8,7 @@ import {
 } from "../payments/ports/index.js";
 import type { LedgerStatus } from "../payments/rules/index.js";
 import { INTENT_STEPS } from "../protocol/index.js";
+import { jsonb, storableText } from "./storable.js";
 
 /**
  * The ledger's calls of its database functions (migration 11's `reserve_payment` and
@@ -123,10 +124,10 @@ export async function callReserve(
     input.asset,
     input.payTo,
     input.amount.toString(),
-    JSON.stringify(input.requirement ?? null),
-    JSON.stringify(row.authorization),
+    jsonb(input.requirement ?? null),
+    jsonb(row.authorization),
     row.status,
-    JSON.stringify(row.history),
+    jsonb(row.history),
     input.now.toISOString(),
     dayBefore(input.now),
     input.limits.perTransaction.toString(),
@@ -168,8 +169,8 @@ export async function callApprove(
   const history = INTENT_STEPS.map((status) => ({ status, at }));
   const [answer] = (await query(APPROVE_SQL, [
     input.paymentId,
-    JSON.stringify(input.authorization ?? null),
-    JSON.stringify(history),
+    jsonb(input.authorization ?? null),
+    jsonb(history),
     at,
     dayBefore(input.now),
     input.limits.perTransaction.toString(),
@@ -236,11 +237,11 @@ export async function callMove(query: DriverQuery, move: Move): Promise<boolean>
     move.paymentId,
     move.to,
     textArray(move.from),
-    JSON.stringify([move.entry]),
-    fields.txHash ?? null,
-    fields.payer ?? null,
-    fields.error ?? null,
-    fields.authorization === undefined ? null : JSON.stringify(fields.authorization),
+    jsonb([move.entry]),
+    storableText(fields.txHash ?? null),
+    storableText(fields.payer ?? null),
+    storableText(fields.error ?? null),
+    fields.authorization === undefined ? null : jsonb(fields.authorization),
     move.now.toISOString(),
     move.flush,
   ]);

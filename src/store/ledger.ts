@@ -38,6 +38,7 @@ import {
 } from "./ledger-calls.js";
 import type { Db } from "./migrate.js";
 import { payments } from "./schema.js";
+import { storable } from "./storable.js";
 
 /**
  * The Ledger on PostgreSQL through Drizzle. Works the same on PGlite and on a server: every
@@ -151,8 +152,8 @@ export class PgLedger implements Ledger, LedgerReads {
         asset: input.asset,
         payTo: input.payTo,
         amount: input.amount,
-        requirement: input.requirement ?? null,
-        approval: input.approval,
+        requirement: storable(input.requirement ?? null),
+        approval: storable(input.approval),
         caller: input.caller,
         expiresAt: input.expiresAt,
         createdAt: input.now,

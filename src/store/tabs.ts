@@ -10,6 +10,7 @@ import {
 } from "../payments/ports/index.js";
 import type { Db } from "./migrate.js";
 import { payments, tabs } from "./schema.js";
+import { jsonb, storableText } from "./storable.js";
 
 /** Statuses whose amount counts against a tab (migration 13's `tab_committed`). */
 const COMMITTED = ["reserved", "signed", "submitted", "settled", "unknown"] as const;
@@ -50,13 +51,13 @@ export class PgTabStore implements TabStore {
       .update(tabs)
       .set({
         status: to,
-        history: sql`${tabs.history} || ${JSON.stringify([entry])}::jsonb`,
+        history: sql`${tabs.history} || ${jsonb([entry])}::jsonb`,
         updatedAt: now,
         ...(fields.funding !== undefined ? { funding: fields.funding } : {}),
         ...(fields.fundingTx !== undefined ? { fundingTx: fields.fundingTx } : {}),
         ...(fields.refundTx !== undefined ? { refundTx: fields.refundTx } : {}),
         ...(fields.refunded !== undefined ? { refunded: fields.refunded } : {}),
-        ...(fields.error !== undefined ? { error: fields.error } : {}),
+        ...(fields.error !== undefined ? { error: storableText(fields.error) } : {}),
       })
       .where(and(eq(tabs.tabId, tabId), eq(tabs.status, from)))
       .returning({ tabId: tabs.tabId });
@@ -68,7 +69,7 @@ export class PgTabStore implements TabStore {
   }
 
   clearRefund(tabId: string, refund: unknown, now: Date) {
-    return this.putRefund(tabId, null, sql`${tabs.refund} = ${JSON.stringify(refund)}::jsonb`, now);
+    return this.putRefund(tabId, null, sql`${tabs.refund} = ${jsonb(refund)}::jsonb`, now);
   }
 
   /** The refund written only while the tab is `closing` and `held` holds of the one recorded. */

@@ -4,6 +4,7 @@ import {
   type IdempotencyState,
   type IdempotencyStore,
 } from "../../idempotency/index.js";
+import { storable } from "../storable.js";
 import { Locks, roundTrip } from "./locks.js";
 
 /**
@@ -79,7 +80,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (row?.state !== "in-progress" || row.owner !== owner) return;
       Object.assign(row, {
         state: "complete",
-        response: structuredClone(response ?? null),
+        response: storable(structuredClone(response ?? null)), // as PostgreSQL keeps it
         owner: null,
         leaseUntil: null,
       });

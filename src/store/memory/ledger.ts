@@ -28,6 +28,7 @@ import {
   type SpendLimits,
 } from "../../payments/rules/index.js";
 import { INTENT_STEPS } from "../../protocol/index.js";
+import { storable } from "../storable.js";
 import { Locks, roundTrip } from "./locks.js";
 import { SpendTotals } from "./totals.js";
 
@@ -230,7 +231,7 @@ export class MemoryLedger implements Ledger, LedgerReads, PaymentHistory {
   /** One row's write and its totals, together (the triggers of migration 6). */
   private write(record: PaymentRecord): void {
     const before = this.rows.get(record.paymentId);
-    const stored = structuredClone(record);
+    const stored = storable(structuredClone(record)); // as PostgreSQL keeps it (storable.ts)
     this.rows.set(record.paymentId, stored);
     this.totals.move(before, stored);
   }

@@ -13,6 +13,7 @@ import { at, newWallet, payment, roomy, T0, USD } from "./fixtures.js";
 import { describeIdempotencyKeys } from "./idempotency-suite.js";
 import { describeLedgerCallerCap } from "./ledger-caller-suite.js";
 import { describeLedgerLimits } from "./ledger-limits-suite.js";
+import { describeStoredText } from "./ledger-text-suite.js";
 import { describeLedgerTotals } from "./ledger-totals-suite.js";
 
 /**
@@ -283,5 +284,6 @@ export function describeLedger(
     });
 
     describeIdempotencyKeys(() => idempotency);
+    describeStoredText(() => store);
   });
 }
