@@ -8,6 +8,13 @@
 /** How long an idempotency key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Keys past their time are deleted by the stores as keys are claimed: at the first claim and every
+ * PURGE_EVERY-th after, at most PURGE_BATCH at once (far more than are claimed meanwhile).
+ */
+export const PURGE_EVERY = 64;
+export const PURGE_BATCH = 1000;
+
 /** How long a claim stays held without renewal (IDEMPOTENCY_LEASE_MS); renewed every third of it. */
 export const DEFAULT_IDEMPOTENCY_LEASE_MS = 10_000;
 

@@ -1,9 +1,11 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray, lte } from "drizzle-orm";
 import {
   IDEMPOTENCY_TTL_MS,
   type IdempotencyClaim,
   type IdempotencyState,
   type IdempotencyStore,
+  PURGE_BATCH,
+  PURGE_EVERY,
 } from "../idempotency/index.js";
 import type { Db } from "./migrate.js";
 import { idempotencyKeys } from "./schema.js";
@@ -19,9 +21,12 @@ import { storable } from "./storable.js";
 export type { IdempotencyClaim, IdempotencyState, IdempotencyStore } from "../idempotency/index.js";
 
 export class PgIdempotencyStore implements IdempotencyStore {
+  private claims = 0;
+
   constructor(private readonly db: Db) {}
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState> {
+    if (this.claims++ % PURGE_EVERY === 0) await this.purge(claim.now).catch(() => {}); // tried again later
     const held = {
       owner: claim.owner,
       leaseUntil: new Date(claim.now.getTime() + claim.leaseMs),
@@ -99,6 +104,18 @@ export class PgIdempotencyStore implements IdempotencyStore {
       .where(this.heldBy(key, owner))
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0;
+  }
+
+  /** Keys past their 24 hours, a batch at a time: each would only be claimed afresh. */
+  private async purge(now: Date): Promise<void> {
+    const expired = this.db
+      .select({ key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(lte(idempotencyKeys.expiresAt, now))
+      .limit(PURGE_BATCH);
+    await this.db
+      .delete(idempotencyKeys)
+      .where(and(inArray(idempotencyKeys.key, expired), lte(idempotencyKeys.expiresAt, now)));
   }
 
   /** The key, while `owner` holds it in progress. */

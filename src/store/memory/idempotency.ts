@@ -3,6 +3,8 @@ import {
   type IdempotencyClaim,
   type IdempotencyState,
   type IdempotencyStore,
+  PURGE_BATCH,
+  PURGE_EVERY,
 } from "../../idempotency/index.js";
 import { storable } from "../storable.js";
 import { Locks, roundTrip } from "./locks.js";
@@ -27,8 +29,15 @@ interface KeyRow {
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly keys = new Map<string, KeyRow>();
   private readonly locks = new Locks();
+  private claims = 0;
+
+  /** How many keys it keeps (expired ones included, until purged). */
+  get size(): number {
+    return this.keys.size;
+  }
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyState> {
+    if (this.claims++ % PURGE_EVERY === 0) this.purge(claim.now.getTime());
     return this.locks.with([claim.key], async () => {
       await roundTrip();
       const now = claim.now.getTime();
@@ -70,6 +79,18 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       row.requestId = requestId;
       return true;
     });
+  }
+
+  /** As the PostgreSQL store: keys past their time, a batch at a time. */
+  private purge(now: number): void {
+    let left = PURGE_BATCH;
+    for (const [key, row] of this.keys) {
+      if (left === 0) return;
+      if (row.expiresAt <= now) {
+        this.keys.delete(key);
+        left--;
+      }
+    }
   }
 
   async completeIdempotencyKey(key: string, owner: string, response: unknown): Promise<void> {

@@ -15,6 +15,7 @@ import { walletSignIn } from "./014-wallet-sign-in.js";
 import { tabsForCallers } from "./015-tabs-for-callers.js";
 import { retiredKeyTokens } from "./016-retired-key-tokens.js";
 import { onePaymentPerSolanaTransaction } from "./017-one-payment-per-solana-transaction.js";
+import { idempotencyKeyExpiry } from "./018-idempotency-key-expiry.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly Migration[] = [
   tabsForCallers,
   retiredKeyTokens,
   onePaymentPerSolanaTransaction,
+  idempotencyKeyExpiry,
 ];
