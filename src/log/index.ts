@@ -33,7 +33,17 @@ const SECRET_FIELDS = [
   "tab",
   "x-tab-token",
 ];
-export const REDACTED_PATHS = SECRET_FIELDS.flatMap((f) => [`["${f}"]`, `*["${f}"]`, `*.headers["${f}"]`]);
+/** Each as written here, in capitals and capitalised per word (headers arrive in any of them). */
+const SPELLINGS = [
+  ...new Set(
+    SECRET_FIELDS.flatMap((f) => [
+      f,
+      f.toUpperCase(),
+      f.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase()),
+    ]),
+  ),
+];
+export const REDACTED_PATHS = SPELLINGS.flatMap((f) => [`["${f}"]`, `*["${f}"]`, `*.headers["${f}"]`]);
 
 const SECRET_TEXT: [RegExp, string][] = [
   [/Bearer\s+\S+/gi, "Bearer [redacted]"],
@@ -59,7 +69,7 @@ function errorSerializer(error: unknown): unknown {
   const serialized = pino.stdSerializers.err(error as Error) as unknown;
   const scrub = (value: unknown, depth: number): unknown => {
     if (typeof value === "string") return scrubSecrets(value);
-    if (depth > 4 || value === null || typeof value !== "object") return value;
+    if (depth > 16 || value === null || typeof value !== "object") return value;
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v, depth + 1)]));
   };
   return scrub(serialized, 0);

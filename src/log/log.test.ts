@@ -50,6 +50,22 @@ describe("the logger", () => {
     expect(text).toContain("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
   });
 
+  // Found by a review: a header spelt as it arrives (capitals) passed the paths unredacted.
+  it("redacts a secret field however its name is capitalised, and masks text deep in an error", () => {
+    const { logger, lines } = capture();
+    const err = Object.assign(new Error("failed"), {
+      list: [{ x: [{ y: [{ z: "Bearer sekrit-deep-123456" }] }] }],
+    });
+    logger.warn("request", {
+      Authorization: "Basic c2Vrcml0LWJhc2ljLXBhc3M=",
+      headers: { "PAYMENT-SIGNATURE": "eyJzZWtyaXQiOjF9", "X-Tab-Token": "sekrit-tab" },
+      err,
+    });
+    const text = JSON.stringify(lines);
+    for (const secret of ["c2Vrcml0", "eyJzZWtyaXQiOjF9", "sekrit-tab", "sekrit-deep"])
+      expect(text).not.toContain(secret);
+  });
+
   it("redacts tabs' and wallet sessions' tokens, as fields and in text", () => {
     const { logger, lines } = capture();
     const tab = `x4t_${"Q".repeat(43)}`;
