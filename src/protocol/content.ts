@@ -71,14 +71,22 @@ const LEADING_RUN = /^(?:\u200C|\u200D|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}])+/u
 
 /**
  * Streamed pieces of one text, cleaned as that text: {@link withoutUnsafe} on each piece, and a run
- * of joiners or selectors split across pieces (one per piece, as a model's tokens come) is cut where
- * the next piece would extend it. What was sent is never taken back: the run's first character, sent
+ * of joiners or selectors split across pieces (one per piece, as a model's tokens come, or cut
+ * inside a surrogate pair: its first half waits for the next piece) is cut where the next piece
+ * would extend it. What was sent is never taken back: the run's first character, sent
  * with the piece before, stays, as one alone would.
  */
 export function textCleaner(): (piece: string) => string {
   let tail = "";
+  let held = ""; // the first half of a pair the piece cut, sent with its second
   return (piece) => {
-    let clean = withoutUnsafe(piece);
+    let text = held + piece;
+    held = "";
+    if (/[\uD800-\uDBFF]$/.test(text)) {
+      held = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    let clean = withoutUnsafe(text);
     const leading = LEADING_RUN.exec(clean)?.[0];
     if (tail && leading && tail + leading !== EMOJI_JOIN) clean = clean.slice(leading.length);
     if (clean) tail = TRAILING_RUN.exec(clean)?.[0] ?? "";
