@@ -95,6 +95,7 @@ export class TurnRecord {
       provider: by.provider,
       modelId: by.modelId,
       ...(approvals.length > 0 ? { approvals } : {}),
+      ...(failure ? { errorCode: failure.code } : {}),
     };
     this.send({ type: "finish", finish });
     this.ended = true;

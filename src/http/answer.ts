@@ -92,9 +92,11 @@ export async function jsonResponse(
   result.catch(() => {}); // awaited below; a failure after the last line is logged by `run`
   await Promise.race([result, lastLine]);
   finish ??= await result;
-  // The error the turn ends with, as `d:` says (a refusal the turn made good is not it); else 200.
-  const standing = errors.findLast((e) => finishReasonOf(e.code) === finish?.finishReason);
-  const status = standing ? statusForCode(standing.code) : 200;
+  // The error the turn ends with, as `d:` names it (a refusal made good is not it); else 200. An
+  // outcome stored before `d:` named it: the last error of the finish reason `d:` gives.
+  const standing =
+    finish?.errorCode ?? errors.findLast((e) => finishReasonOf(e.code) === finish?.finishReason)?.code;
+  const status = standing ? statusForCode(standing) : 200;
   // As the stream's lines are (encodeLine): nothing that hides or reorders text or drives a terminal.
   const said = cleanUntrusted({ payments, errors }).value;
   return new Response(JSON.stringify({ text: withoutUnsafe(text), ...said, finish }), {

@@ -174,6 +174,8 @@ export interface FinishPayload {
   modelId: string;
   /** With finish reason `approval-required`: the payments waiting for the user's wallet, oldest first. */
   approvals?: { [key: string]: unknown; paymentId: string; expiresAt: string }[];
+  /** The code of the `e:` line the turn ends with, when one stands (a refusal made good does not). */
+  errorCode?: string;
 }
 
 export type StreamEvent =

@@ -98,6 +98,7 @@ const finishPayload = z.looseObject({
   provider: z.string(),
   modelId: z.string(),
   approvals: z.optional(z.array(z.looseObject({ paymentId: z.string(), expiresAt: z.string() }))),
+  errorCode: z.optional(z.string()),
 });
 
 /** The schema's output is exactly its type in events.ts (the build fails otherwise). */
