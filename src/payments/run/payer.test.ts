@@ -59,3 +59,18 @@ describe("who signs, for a quote and its payment alike", () => {
     expect(w.chain.transactions()).toEqual([]);
   });
 });
+
+// Found by a review: a quote of a key revoked mid-turn said a payment would be made; the payment was then refused.
+describe("a key that ended while its turn ran", () => {
+  it("is refused at the quote as at the payment: key_ended, nothing signed", async () => {
+    w = createToyWorld({
+      pauses: { pausedFor: () => undefined, keyEnded: (c) => (c === "ci" ? "revoked" : undefined) },
+    });
+    const over = { caller: "ci", grant: { name: "ci" } };
+    const quote = await w.pipeline.quote(w.request(over), { url: w.url });
+    expect(quote).toMatchObject({ kind: "demand", admission: { ok: false, reason: "key_ended" } });
+    const outcome = await w.pipeline.pay(w.request(over), { url: w.url });
+    expect(outcome).toMatchObject({ status: "refused", error: { reason: "key_ended" } });
+    expect(w.chain.transactions()).toEqual([]);
+  });
+});

@@ -7,12 +7,11 @@ import type {
   Ledger,
   Payer,
   PaymentEvents,
-  PaymentPause,
   PaymentPauses,
   SignerRegistry,
+  stopFor,
   TabAccess,
 } from "../ports/index.js";
-import { pausedMessage } from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
@@ -151,19 +150,14 @@ export function refuseOtherTerms(
 }
 
 /**
- * A quote while the operator's pause holds for the caller: refused as the payment would be, so
- * nobody (the model, the user) is told a payment is about to be made that will not be.
+ * A quote while the operator's pause holds for the caller, or its key has ended: refused as the
+ * payment would be, so nobody (the model, the user) is told a payment is about to be made that
+ * will not be.
  */
-export function whilePaused(admission: Admission, pause: PaymentPause | undefined): Admission {
-  if (!pause || !admission.ok) return admission;
+export function whilePaused(admission: Admission, stop: ReturnType<typeof stopFor>): Admission {
+  if (!stop || !admission.ok) return admission;
   const { ok: _ok, payer: _payer, ...chosen } = admission;
-  return {
-    ok: false,
-    reason: "payments_paused",
-    message: pausedMessage(pause),
-    details: { pause: pause.scope },
-    chosen,
-  };
+  return { ok: false, ...stop, chosen };
 }
 
 /**
