@@ -1,5 +1,5 @@
 import { bootstrap, type Running } from "./bootstrap.js";
-import { type Config, ConfigError, loadConfig } from "./config/index.js";
+import { type Config, ConfigError, loadConfig, withoutBlanks } from "./config/index.js";
 import { AppError } from "./errors/index.js";
 import { problemResponse } from "./http/problem.js";
 import { createLogger, type Logger } from "./log/index.js";
@@ -47,7 +47,8 @@ export interface FetchHandlerOptions {
 }
 
 /** The configuration a function runs with: the chat deadline fitted inside the function's. */
-export function serverlessConfig(env: Record<string, string | undefined>): Config {
+export function serverlessConfig(given: Record<string, string | undefined>): Config {
+  const env = withoutBlanks(given); // as loadConfig reads it: PAYMENTS= is the default, devnet
   if ((env.PAYMENTS ?? "devnet") === "devnet")
     throw new ConfigError(
       "PAYMENTS: a serverless function cannot run the embedded devnet; set PAYMENTS=external (with DATABASE_URL) or PAYMENTS=off",

@@ -129,6 +129,9 @@ describe("the serverless fetch handler", () => {
     expect(serverlessConfig(env).requestTimeoutMs).toBe(9000);
     expect(serverlessConfig({ ...env, REQUEST_TIMEOUT_MS: "7000" }).requestTimeoutMs).toBe(7000);
     expect(() => serverlessConfig({ PAYMENTS: "devnet" })).toThrow(/PAYMENTS/);
+    // Set to nothing, it is the default, devnet, as loadConfig reads it (found by a review).
+    expect(() => serverlessConfig({ PAYMENTS: "", DATA_DIR: "memory://" })).toThrow(/PAYMENTS/);
+    expect(() => serverlessConfig({ PAYMENTS: "external", DATABASE_URL: " " })).toThrow(/DATABASE_URL/);
     expect(() => serverlessConfig({ PAYMENTS: "external" })).toThrow(/DATABASE_URL/);
     expect(() => serverlessConfig({ ...env, FUNCTION_DEADLINE_MS: "soon" })).toThrow(/FUNCTION_DEADLINE_MS/);
     // A deadline that leaves no room for a payment is refused by the configuration's own rule.

@@ -174,12 +174,18 @@ const envSchema = z.object({
   OPERATOR_TOKEN: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
 
+/**
+ * The environment without the variables set to nothing (`PORT=`, or compose's `PORT=${PORT}` with
+ * PORT unset): those are unset, so they take their defaults, never 0 or "" (an empty
+ * SHUTDOWN_GRACE_MS once read as no grace at all). Whatever reads the environment reads it so.
+ */
+export function withoutBlanks(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v === undefined || v.trim() !== ""));
+}
+
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  // A variable set to nothing (`PORT=` or compose's `PORT=${PORT}` with PORT unset) is unset: its
-  // default, never 0 or "" (an empty SHUTDOWN_GRACE_MS once read as no grace at all).
-  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v === undefined || v.trim() !== ""));
-  const parsed = envSchema.safeParse(given);
+  const parsed = envSchema.safeParse(withoutBlanks(env));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
