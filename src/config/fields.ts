@@ -27,3 +27,12 @@ export const usd = z.string().transform((value, ctx) => {
   }
   return parsed.atomic;
 });
+
+/**
+ * The environment without the variables set to nothing (`PORT=`, or compose's `PORT=${PORT}` with
+ * PORT unset): those are unset, so they take their defaults, never 0 or "" (an empty
+ * SHUTDOWN_GRACE_MS once read as no grace at all). Whatever reads the environment reads it so.
+ */
+export function withoutBlanks(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v === undefined || v.trim() !== ""));
+}

@@ -3,7 +3,7 @@ import { z } from "zod/v4";
 import { defaultUsdc } from "../chains/index.js";
 import type { ModelAlias } from "../protocol/index.js";
 import { ConfigError } from "./errors.js";
-import { bool, int, optionalString, url, usd } from "./fields.js";
+import { bool, int, optionalString, url, usd, withoutBlanks } from "./fields.js";
 import { type JwtConfig, parseJwtConfig } from "./jwt.js";
 import { list, pairs, parseModelMap, parseTokens } from "./lists.js";
 import { parseAllowedServices, parseOrigins, parsePublicUrl, parseServiceOrigins } from "./origins.js";
@@ -11,6 +11,7 @@ import { TAB_FIELDS, type TabsConfig, tabsConfig } from "./tabs.js";
 import { checkTokensApart } from "./tokens.js";
 
 export { ConfigError } from "./errors.js";
+export { withoutBlanks } from "./fields.js";
 export type { JwtConfig } from "./jwt.js";
 export { approvalUrl, parseOrigins, parsePublicUrl } from "./origins.js";
 
@@ -173,15 +174,6 @@ const envSchema = z.object({
   METRICS_TOKEN: optionalString.refine((v) => !v || v.length >= 16, "at least 16 characters"),
   OPERATOR_TOKEN: optionalString.refine((v) => !v || v.length >= 32, "at least 32 characters"),
 });
-
-/**
- * The environment without the variables set to nothing (`PORT=`, or compose's `PORT=${PORT}` with
- * PORT unset): those are unset, so they take their defaults, never 0 or "" (an empty
- * SHUTDOWN_GRACE_MS once read as no grace at all). Whatever reads the environment reads it so.
- */
-export function withoutBlanks(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(env).filter(([, v]) => v === undefined || v.trim() !== ""));
-}
 
 /** Build the configuration from an environment (process.env by default). Throws ConfigError naming each bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
