@@ -13,6 +13,7 @@ import {
   AccountRole,
   address,
   appendTransactionMessageInstruction,
+  appendTransactionMessageInstructions,
   type Blockhash,
   compileTransaction,
   createTransactionMessage,
@@ -22,7 +23,14 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
 } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
-import { type SvmAuthorization, solanaMessageHash, solanaResolver, solanaSigner } from "./svm-landed.js";
+import { familyOf } from "./index.js";
+import {
+  type SvmAuthorization,
+  solanaMessageHash,
+  solanaResolver,
+  solanaSigner,
+  solanaTokenTransfers,
+} from "./svm-landed.js";
 
 const WALLET = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
@@ -315,5 +323,54 @@ describe("what a history read cannot decide (a black-box review, h33)", () => {
     node.history.push({ signature: signature(7), memo: "other", ...transaction("other") });
     const url = await start(node);
     expect(await solanaResolver(url).resolve(payment("gone", 1000))).toEqual({ status: "pending" });
+  });
+});
+
+// Found by a review (h36): EVM compared what was signed with the quote; Solana did not.
+describe("what a signed Solana payment moves", () => {
+  const TOKEN = address("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
+  const account = (a: string) => ({ address: address(a), role: AccountRole.WRITABLE });
+  const token = (data: number[]) => ({
+    programAddress: TOKEN,
+    accounts: [account(WALLET)],
+    data: new Uint8Array(data),
+  });
+  const checked = (amount: bigint) => {
+    const data = new Uint8Array(10);
+    data[0] = 12;
+    new DataView(data.buffer).setBigUint64(1, amount, true);
+    data[9] = 6;
+    return token([...data]);
+  };
+  const wire = (...instructions: ReturnType<typeof token>[]) => {
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayer(address(WALLET), m),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 1000n }, m),
+      (m) => appendTransactionMessageInstructions(instructions, m),
+    );
+    return getBase64EncodedWireTransaction(compileTransaction(message));
+  };
+  const svm = familyOf("solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1");
+  const authorize = (transaction: string, amount: bigint) =>
+    svm?.authorization(
+      { x402Version: 2, payload: { transaction } } as never,
+      { amount, payTo: WALLET, maxTimeoutSeconds: 60 },
+      NOW,
+    );
+
+  it("is one transfer of the amount quoted, or it is refused before it is sent", () => {
+    expect(solanaTokenTransfers(Buffer.from(wire(checked(10_000n), token([9])), "base64"))).toEqual([
+      10_000n,
+    ]);
+    expect(authorize(wire(checked(10_000n)), 10_000n)).toMatchObject({ kind: "svm-exact" });
+    for (const tx of [
+      wire(checked(20_000n)),
+      wire(checked(10_000n), checked(1n)),
+      wire(checked(10_000n), token([4, 1, 0, 0, 0, 0, 0, 0, 0])),
+      wire(),
+    ])
+      expect(() => authorize(tx, 10_000n)).toThrow(/differs from the quote/);
   });
 });

@@ -28,6 +28,7 @@ import {
   solanaMessageHash,
   solanaResolver,
   solanaSigner,
+  solanaTokenTransfers,
 } from "./svm-landed.js";
 import { PROGRAMS } from "./svm-programs.js";
 import { svmOwnTransfers } from "./svm-transfers.js";
@@ -274,6 +275,10 @@ export const svm: ChainFamily<SolanaKey> = {
     const wire = (payload.payload as { transaction?: unknown }).transaction;
     if (typeof wire !== "string") throw new Error("the signed Solana payload holds no transaction");
     const bytes = Buffer.from(wire, "base64");
+    // Defence in depth, as EVM's: one transfer, of the amount quoted (the scheme builds it so).
+    const moved = solanaTokenTransfers(bytes);
+    if (moved.length !== 1 || moved[0] !== expected.amount)
+      throw new Error("signed transfer differs from the quote");
     const memo = solanaMemo(bytes);
     const signer = solanaSigner(bytes);
     return {
