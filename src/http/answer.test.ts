@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TurnRecord } from "../agent/record.js";
 import { AppError } from "../errors/index.js";
-import { jsonResponse } from "./answer.js";
+import { chooseMode, jsonResponse, streamHeaders } from "./answer.js";
 
 const BY = { model: "aimodel-2.0-flash-exp", provider: "offline", modelId: "m" } as const;
 
@@ -28,5 +28,20 @@ describe("the JSON answer's status", () => {
     const body = (await response.json()) as { finish: { finishReason: string; errorCode?: string } };
     expect(body.finish).toMatchObject({ finishReason: "payment-failed", errorCode: "payment_failed" });
     expect(response.status).toBe(500);
+  });
+});
+
+// Found by a black-box run: SSE was chosen though the client gave it q=0, and a stream forced
+// Connection: keep-alive on a client that asked to close (it waited about 6 s for the socket).
+describe("the framing and headers of a chat answer", () => {
+  it("takes no type the client gives q=0", () => {
+    expect(chooseMode("text/event-stream;q=0, application/json")).toBe("json");
+    expect(chooseMode("text/event-stream; q=0.000")).toBe("lines");
+    expect(chooseMode("text/event-stream;q=0.1, application/json")).toBe("sse");
+    expect(chooseMode("application/json")).toBe("json");
+  });
+
+  it("leaves the connection to the request", () => {
+    expect(streamHeaders("req_1", "sse")).not.toHaveProperty("Connection");
   });
 });

@@ -21,7 +21,13 @@ export type Mode = Framing | "json";
 /** Pick the response mode from Accept: SSE, one JSON object (programs), else bare lines. */
 export function chooseMode(accept: string | undefined): Mode {
   if (accept === undefined || accept === "*/*") return "lines";
-  const types = accept.split(",").map((part) => part.split(";")[0]?.trim().toLowerCase());
+  // A type the client gives q=0 is one it does not take (RFC 9110, 12.4.2).
+  const refused = (params: string[]) => params.some((p) => /^\s*q\s*=\s*0(\.0{0,3})?\s*$/i.test(p));
+  const types = accept
+    .split(",")
+    .map((part) => part.split(";"))
+    .filter(([, ...params]) => !refused(params))
+    .map(([type]) => type?.trim().toLowerCase());
   if (types.includes("text/event-stream")) return "sse";
   if (types.includes("application/json") && !types.includes("text/plain")) return "json";
   return "lines";
@@ -36,7 +42,7 @@ export function streamHeaders(requestId: string, mode: Framing): Record<string, 
     "X-Request-Id": requestId,
     "Content-Type": mode === "sse" ? "text/event-stream; charset=utf-8" : "text/plain; charset=utf-8",
   };
-  if (mode === "sse") headers.Connection = "keep-alive";
+  // No Connection header: the server keeps the connection or closes it as the request asked.
   return headers;
 }
 

@@ -126,6 +126,24 @@ describe("POST /mcp", () => {
     }
   });
 
+  // Found by a black-box run: the SDK's Connection: keep-alive held a client that said close ~6 s.
+  it("leaves the connection to the request: no forced keep-alive on its stream", async () => {
+    const { app } = service();
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
+    const res = await app.request(
+      "/mcp",
+      post({ Authorization: `Bearer ${TOKEN}`, Connection: "close" }, init),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("connection")).toBeNull();
+    await res.text();
+  });
+
   it("refuses a request without the session id it gave, and GET with 405", async () => {
     const { app } = service();
     const auth = { Authorization: `Bearer ${TOKEN}` };

@@ -157,6 +157,17 @@ function acceptsMcpAnswers(accept: string | undefined): boolean {
 }
 
 /**
+ * The SDK's answer without the `Connection: keep-alive` it sets on streams: the server keeps the
+ * connection or closes it as the request asked (a client that said `close` waited seconds).
+ */
+function asRequested(response: Response): Response {
+  if (response.headers.get("connection")?.toLowerCase() !== "keep-alive") return response;
+  const headers = new Headers(response.headers);
+  headers.delete("connection");
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/**
  * The request as the SDK reads it (its body already read, handed over parsed): `Accept` spelled as
  * the SDK compares it, once `acceptsMcpAnswers` took the client's (another case, a wildcard).
  */
@@ -212,7 +223,7 @@ export function mountMcp(app: Hono, deps: McpRouteDeps): void {
           keep: (work) => deps.lifecycle.keep(work),
         },
         c.var.mcpEra,
-      ),
+      ).then(asRequested),
   );
   app.all("/mcp", () =>
     problemResponse(new AppError("method_not_allowed", "This MCP server is stateless: use POST /mcp."), {
