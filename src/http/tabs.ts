@@ -3,7 +3,7 @@ import { parseWallet } from "../chains/index.js";
 import { AppError } from "../errors/index.js";
 import type { Logger } from "../log/index.js";
 import type { TabDesk } from "../payments/index.js";
-import { parseFundTab, parseOpenTab, parseTabToken, TAB_ID } from "../protocol/index.js";
+import { parseCloseTab, parseFundTab, parseOpenTab, parseTabToken, TAB_ID } from "../protocol/index.js";
 import { readJsonBody } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -63,10 +63,7 @@ export function mountTabRoutes(app: Hono, deps: TabRoutesDeps): void {
     answer(c, deps, async (caller) => deps.tabs.fund(caller, tabId(c), parseFundTab(await body(c)))),
   );
   app.post("/api/tabs/:tabId/close", deps.limit, deps.auth, async (c) =>
-    answer(c, deps, async (caller) => {
-      const read = (await body(c)) as { token?: unknown } | null;
-      return deps.tabs.close(caller, tabId(c), parseTabToken(read?.token));
-    }),
+    answer(c, deps, async (caller) => deps.tabs.close(caller, tabId(c), parseCloseTab(await body(c)))),
   );
   // A wallet signed in (src/signin) lists its own tabs; any other bearer is refused.
   app.get("/api/tabs", deps.limit, async (c) =>

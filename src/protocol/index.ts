@@ -26,6 +26,7 @@ export {
   type FundTabBody,
   type OpenTabBody,
   type OpenTabRequest,
+  parseCloseTab,
   parseFundTab,
   parseOpenTab,
   parsePageFund,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseOpenTab } from "./tab.js";
+import { parseCloseTab, parseOpenTab } from "./tab.js";
 import type { WalletCheck } from "./wallet.js";
 
 const WALLET = "0x976EA74026E726554dB657fA54763abd0C3a0aa9";
@@ -20,5 +20,17 @@ describe("a tab's seconds on the wire", () => {
     expect(open(Number.POSITIVE_INFINITY)).toThrow(
       expect.objectContaining({ fields: [{ path: "seconds", message: "must be a finite number" }] }),
     );
+  });
+});
+
+// Found by a black-box run: every body refused unknown fields but the close's.
+describe("a tab's close", () => {
+  it("takes its token and nothing else", () => {
+    const token = `x4t_${"Q".repeat(43)}`;
+    expect(parseCloseTab({ token })).toBe(token);
+    for (const body of [{ token, x: 1 }, {}, null, { token: 7 }])
+      expect(() => parseCloseTab(body), JSON.stringify(body)).toThrow(
+        expect.objectContaining({ code: "tab_invalid" }),
+      );
   });
 });

@@ -105,6 +105,15 @@ export function parseFundTab(body: unknown): FundTabBody {
   return result.data as FundTabBody;
 }
 
+const closeSchema = z.strictObject({ token: tokenSchema });
+
+/** Check a close body: `{ token }` and nothing else, as every body is; throws AppError 400 `tab_invalid`. */
+export function parseCloseTab(body: unknown): string {
+  const result = closeSchema.safeParse(body);
+  if (!result.success) throw invalid(result.error.issues, "tab_invalid", "The tab's close");
+  return result.data.token;
+}
+
 /** Check a body or header that carries only the token; throws AppError 400 `tab_invalid`. */
 export function parseTabToken(token: unknown): string {
   const result = tokenSchema.safeParse(token);
