@@ -5,6 +5,7 @@ import type { Logger } from "../log/index.js";
 import { type ControlPlane, KEY_NAME, type PauseTarget, pauseTargetOf } from "../operator/index.js";
 import { readJsonBody } from "./body.js";
 import { type AuditRoutesDeps, mountAuditRoutes } from "./operator-audit.js";
+import { badParam } from "./query-params.js";
 import type { Middleware } from "./vars.js";
 
 /**
@@ -53,7 +54,14 @@ function keyName(c: Context): string {
   return name;
 }
 
+/** Refuses a query parameter the route does not take, as the other listings do. */
+function onlyParams(c: Context, known: string[]): void {
+  for (const name of new URL(c.req.url).searchParams.keys())
+    if (!known.includes(name)) throw badParam(name, "unknown parameter");
+}
+
 function limitOf(c: Context): number {
+  onlyParams(c, ["limit"]);
   const all = c.req.queries("limit") ?? [];
   if (all.length > 1)
     throw new AppError("invalid_request", "Send limit once.", {
@@ -102,5 +110,8 @@ export function mountOperatorRoutes(app: Hono, deps: OperatorRoutesDeps): void {
   app.get("/api/operator/payments", async (c) =>
     c.json({ payments: await plane.payments(limitOf(c)) }, 200, NO_STORE),
   );
-  app.get("/api/operator/unclear", async (c) => c.json({ payments: await plane.unclear() }, 200, NO_STORE));
+  app.get("/api/operator/unclear", async (c) => {
+    onlyParams(c, []);
+    return c.json({ payments: await plane.unclear() }, 200, NO_STORE);
+  });
 }

@@ -243,6 +243,17 @@ describe("operator keys and the kill switch (PGlite)", () => {
     await call(a, "POST", `/api/tabs/${opened.tabId}/close`, ALICE, { token: opened.token });
   });
 
+  // Found by a black-box run: the payments listing took any query, where the others refuse one.
+  it("the payments listings refuse a query parameter they do not take", async () => {
+    for (const path of ["/payments?x=1", "/payments?limit=5&x=1", "/unclear?limit=5"]) {
+      const res = await operator(a, "GET", path);
+      expect(res.status, path).toBe(400);
+      expect(await res.json(), path).toMatchObject({ code: "invalid_request" });
+    }
+    expect((await operator(a, "GET", "/payments?limit=5")).status).toBe(200);
+    expect((await operator(a, "GET", "/unclear")).status).toBe(200);
+  });
+
   it("a key's pause stops that key only", async () => {
     const token = await createKey(a, { name: "one-key", wallets: [payer()] });
     expect((await operator(a, "POST", "/pause", { key: "one-key", reason: "loop" })).status).toBe(200);
