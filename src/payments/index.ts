@@ -172,6 +172,7 @@ export function createPayments(options: PaymentsOptions): Payments {
     delivered: options.delivered,
     chains,
     now,
+    ...pauses,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const face = createPaymentsFace({

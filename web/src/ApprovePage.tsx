@@ -35,6 +35,8 @@ const STATUS_WORDS: Record<string, string> = {
   // A tab's funding (MCP's open_tab), answered here.
   open: "Your tab is open: the agent that asked pays from it without asking again until it ends, and what is left then returns to your wallet.",
   funding: "Sent: the tab opens once the chain has the funding. Do not sign it again.",
+  // Waiting, but not offered: the key of the agent that asked was revoked or has expired.
+  awaiting_approval: "This payment can no longer be approved: nothing was signed or paid.",
 };
 
 async function problemText(response: Response): Promise<string> {

@@ -226,3 +226,25 @@ describe("the approval page", () => {
     expect(w.chain.transactions()).toEqual([]);
   });
 });
+
+// Found by a black-box run: the page offered to sign a payment whose key had been revoked, then
+// refused the signature (403 key_revoked).
+describe("a payment whose key ended", () => {
+  it("is shown without the approval to sign", async () => {
+    let ended: "revoked" | undefined;
+    const withKeys = new PageApprovals({
+      ledger: w.ledger,
+      desk: w.desk,
+      delivered,
+      chains: w.chains,
+      now: w.clock.date,
+      pauses: { keyEnded: (caller) => (caller === "alice" ? ended : undefined) },
+    });
+    const { paymentId } = await ask();
+    expect(await withKeys.view(paymentId)).toHaveProperty("approval");
+    ended = "revoked";
+    const view = await withKeys.view(paymentId);
+    expect(view).toMatchObject({ status: "awaiting_approval" });
+    expect(view).not.toHaveProperty("approval");
+  });
+});

@@ -13,7 +13,7 @@ import {
   type Wallet,
 } from "../../protocol/index.js";
 import type { PayOutput } from "../../tools/contract.js";
-import type { DeliveredData, Ledger, PaymentRecord, StoredApproval } from "../ports/index.js";
+import type { DeliveredData, Ledger, PaymentPauses, PaymentRecord, StoredApproval } from "../ports/index.js";
 import type { ApprovalDesk, Resumed } from "../run/index.js";
 import { toPayOutput } from "./outputs.js";
 import { checkDecline, declineRequest } from "./page-decline.js";
@@ -65,6 +65,8 @@ export interface PageApprovalDeps {
   onError?: (error: unknown, context?: string) => void;
   /** Waits between reads of a racing winner's kept answer (default: 25 ms of the real clock). */
   pause?: (signal: AbortSignal) => Promise<void>;
+  /** Whether the key that asked has ended: its payment is no longer offered to approve. */
+  pauses?: Pick<PaymentPauses, "keyEnded">;
 }
 
 /** How many times the loser of a race reads for the winner's kept answer (about 2 s at 25 ms). */
@@ -144,11 +146,16 @@ export class PageApprovals {
       },
       wallet: record.wallet,
       ...(expiresAt ? { expiresAt } : {}),
-      ...(status === "awaiting_approval" && expiresAt
+      // A payment its revoked or expired key asked for would be refused once signed: not offered.
+      ...(status === "awaiting_approval" && expiresAt && !this.keyEnded(record)
         ? { approval: { wallet: record.wallet, expiresAt, sign: terms.sign } }
         : {}),
       ...(status === "awaiting_approval" && decline ? { decline } : {}),
     };
+  }
+
+  private keyEnded(record: PaymentRecord): boolean {
+    return record.caller ? this.deps.pauses?.keyEnded?.(record.caller) !== undefined : false;
   }
 
   /**
