@@ -126,6 +126,21 @@ describe("POST /mcp", () => {
     }
   });
 
+  // Found by a black-box run: an empty batch got the SDK's JSON-RPC 400, not problem+json.
+  it("refuses an empty batch as problem+json, on either revision", async () => {
+    const { app } = service();
+    for (const version of [undefined, "2026-07-28"]) {
+      const headers = {
+        Authorization: `Bearer ${TOKEN}`,
+        ...(version ? { "MCP-Protocol-Version": version } : {}),
+      };
+      const res = await app.request("/mcp", post(headers, []));
+      expect(res.status, version).toBe(400);
+      expect(res.headers.get("content-type"), version).toBe("application/problem+json");
+      expect((await res.json()).code, version).toBe("invalid_request");
+    }
+  });
+
   // Found by a black-box run: the SDK's Connection: keep-alive held a client that said close ~6 s.
   it("leaves the connection to the request: no forced keep-alive on its stream", async () => {
     const { app } = service();

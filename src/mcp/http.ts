@@ -102,6 +102,8 @@ export function mcpSessionOf(
   era: McpEra = "legacy",
 ): string {
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  if (messages.length === 0)
+    throw new AppError("invalid_request", "An empty batch holds no JSON-RPC message.");
   if (messages.filter(isRequest).length > 1) {
     throw new AppError(
       "invalid_request",
