@@ -138,6 +138,8 @@ describe("blocked targets", () => {
     const error = await refusal(safeFetch(url));
     expect(error.reason).toBe("blocked_address");
     expect(error.addressClass).toBe(kind);
+    expect(error.message).toMatch(new RegExp(` is an? ${kind} address;`));
+    expect(error.message).not.toMatch(/ a [aeiou]/);
   });
 
   it("refuses a host name when any of its addresses is private", async () => {

@@ -97,7 +97,7 @@ export function targetCheck(policy: TargetPolicy): (url: URL) => Promise<string[
 function blocked(url: URL, kind: AddressClass): SafeFetchBlockedError {
   return new SafeFetchBlockedError(
     "blocked_address",
-    `${url.host} is a ${kind} address; server-side requests go only to public addresses`,
+    `${url.host} is ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} address; server-side requests go only to public addresses`,
     kind,
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCloseTab, parseOpenTab } from "./tab.js";
+import { parseCloseTab, parseOpenTab, parseTabToken } from "./tab.js";
 import type { WalletCheck } from "./wallet.js";
 
 const WALLET = "0x976EA74026E726554dB657fA54763abd0C3a0aa9";
@@ -31,6 +31,19 @@ describe("a tab's close", () => {
     for (const body of [{ token, x: 1 }, {}, null, { token: 7 }])
       expect(() => parseCloseTab(body), JSON.stringify(body)).toThrow(
         expect.objectContaining({ code: "tab_invalid" }),
+      );
+  });
+});
+
+// Found by a black-box run: a missing X-Tab-Token header was said to be a problem of "(body)".
+describe("the X-Tab-Token header", () => {
+  it("is named when it is missing or not a token", () => {
+    for (const header of [undefined, "nope"])
+      expect(() => parseTabToken(header)).toThrow(
+        expect.objectContaining({
+          code: "tab_invalid",
+          fields: [expect.objectContaining({ path: "X-Tab-Token" })],
+        }),
       );
   });
 });

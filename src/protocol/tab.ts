@@ -42,9 +42,14 @@ const fundSchema = z.union([
   z.strictObject({ token: tokenSchema, transaction: z.string().min(1).max(8192) }),
 ]);
 
-function invalid(issues: z.core.$ZodIssue[], code: "tab_invalid" | "invalid_wallet", what: string): AppError {
+function invalid(
+  issues: z.core.$ZodIssue[],
+  code: "tab_invalid" | "invalid_wallet",
+  what: string,
+  at = "(body)",
+): AppError {
   const fields: FieldError[] = issues.map((issue) => ({
-    path: issue.path.map(String).join(".") || "(body)",
+    path: issue.path.map(String).join(".") || at,
     message: issue.message,
   }));
   const summary = fields
@@ -114,9 +119,9 @@ export function parseCloseTab(body: unknown): string {
   return result.data.token;
 }
 
-/** Check a body or header that carries only the token; throws AppError 400 `tab_invalid`. */
+/** Check the `X-Tab-Token` header; throws AppError 400 `tab_invalid` naming the header. */
 export function parseTabToken(token: unknown): string {
   const result = tokenSchema.safeParse(token);
-  if (!result.success) throw invalid(result.error.issues, "tab_invalid", "The tab's token");
+  if (!result.success) throw invalid(result.error.issues, "tab_invalid", "The tab's token", "X-Tab-Token");
   return result.data;
 }
