@@ -11,9 +11,20 @@ const UNSAFE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u180E\u200B\u200E\u200F\u061C\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/u;
 
+/** One joiner or variation selector, the characters whose runs are unsafe (one source for each use). */
+const JOINER = "(?:\\u200C|\\u200D|[\\uFE00-\\uFE0F]|[\\u{E0100}-\\u{E01EF}])";
 /** Runs of joiners and variation selectors; each is unsafe unless it is {@link EMOJI_JOIN}. */
-const INVISIBLE_RUN = /(?:\u200C|\u200D|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}]){2,}/gu;
+const INVISIBLE_RUN = new RegExp(`${JOINER}{2,}`, "gu");
 const EMOJI_JOIN = "\uFE0F\u200D";
+
+/** Text without its unsafe runs, counting the characters taken out. */
+function withoutRuns(text: string, count: (run: string) => void = () => {}): string {
+  return text.replace(INVISIBLE_RUN, (run) => {
+    if (run === EMOJI_JOIN) return run;
+    count(run);
+    return "";
+  });
+}
 
 function unsafeRun(text: string): string | undefined {
   for (const [run] of text.matchAll(INVISIBLE_RUN)) if (run !== EMOJI_JOIN) return run;
@@ -49,10 +60,8 @@ export function cleanText(text: string): { text: string; removed: number } {
   });
   // After the single characters: taking those out can join two runs into one, while taking out a
   // whole run leaves two characters that are not in it side by side.
-  clean = clean.replace(INVISIBLE_RUN, (run) => {
-    if (run === EMOJI_JOIN) return run;
+  clean = withoutRuns(clean, (run) => {
     for (const _ of run) removed++;
-    return "";
   });
   return { text: clean, removed };
 }
@@ -62,12 +71,12 @@ export function cleanText(text: string): { text: string; removed: number } {
  * inside a pair that the next piece completes.
  */
 export function withoutUnsafe(text: string): string {
-  return text.replace(UNSAFE_ALL, "").replace(INVISIBLE_RUN, (run) => (run === EMOJI_JOIN ? run : ""));
+  return withoutRuns(text.replace(UNSAFE_ALL, ""));
 }
 
 /** The joiners and selectors a text ends with (at most the two an emoji's join leaves). */
-const TRAILING_RUN = /(?:\u200C|\u200D|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}])+$/u;
-const LEADING_RUN = /^(?:\u200C|\u200D|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}])+/u;
+const TRAILING_RUN = new RegExp(`${JOINER}+$`, "u");
+const LEADING_RUN = new RegExp(`^${JOINER}+`, "u");
 
 /**
  * Streamed pieces of one text, cleaned as that text: {@link withoutUnsafe} on each piece, and a run

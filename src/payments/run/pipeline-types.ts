@@ -154,7 +154,7 @@ export function refuseOtherTerms(
  * payment would be, so nobody (the model, the user) is told a payment is about to be made that
  * will not be.
  */
-export function whilePaused(admission: Admission, stop: ReturnType<typeof stopFor>): Admission {
+export function whileStopped(admission: Admission, stop: ReturnType<typeof stopFor>): Admission {
   if (!stop || !admission.ok) return admission;
   const { ok: _ok, payer: _payer, ...chosen } = admission;
   return { ok: false, ...stop, chosen };

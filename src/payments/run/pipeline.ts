@@ -36,7 +36,7 @@ import {
   type Refusal,
   refuseEarly,
   refuseOtherTerms,
-  whilePaused,
+  whileStopped,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
 import { findKey, reserveSigned, signBounded } from "./sign.js";
@@ -115,7 +115,7 @@ export class PaymentPipeline {
     const asked = { wallet, limits, timeLeftMs: request.deadline - now, committed, shownUsd: undefined, now };
     const pass = tab?.ok ? tab.pass : undefined;
     const { admission: admitted } = admitWith(demand.offers, asked, this.deps.config, serverKey, pass);
-    const admission = whilePaused(admitted, stopFor(this.deps.pauses, request.caller));
+    const admission = whileStopped(admitted, stopFor(this.deps.pauses, request.caller));
     if (!admission.ok) this.told(request, admission, payee.url);
     // The payment would be signed by whoever admission names: the same answer `pay` acts on.
     const needsApproval = admission.ok ? { needsApproval: admission.payer.by === "wallet" } : {};
