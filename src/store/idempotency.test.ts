@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_TTL_MS, type IdempotencyStore, PURGE_BATCH, PURGE_EVERY } from "../idempotency/index.js";
+import { IDEMPOTENCY_TTL_MS, type IdempotencyStore, PURGE_EVERY } from "../idempotency/index.js";
 import { PgIdempotencyStore } from "./idempotency.js";
 import { MemoryIdempotencyStore } from "./memory/idempotency.js";
 import { migrate } from "./migrate.js";
@@ -45,7 +45,6 @@ describe("idempotency keys past their 24 hours", () => {
     const later = new PgIdempotencyStore(drizzle(client));
     await keep(later, 1, LATER);
     expect(await count()).toBe(1);
-    expect(PURGE_BATCH).toBeGreaterThan(PURGE_EVERY);
   });
 
   it("are deleted from memory the same way", async () => {
