@@ -152,6 +152,13 @@ export const ERROR_CODES = {
     finishReason: "service-unavailable",
     title: "x402 service unavailable",
   },
+  // Paid (the chain says the money moved), and the service never gave its answer. 424, not a 5xx:
+  // a client that retried a 5xx without an Idempotency-Key would pay again.
+  service_undelivered: {
+    status: 424,
+    finishReason: "service-unavailable",
+    title: "Paid, but the x402 service did not deliver",
+  },
   internal: { status: 500, finishReason: "error", title: "Internal error" },
 } as const satisfies Record<string, CodeInfo>;
 

@@ -153,7 +153,12 @@ const models = new ScriptedModels();
 let booted: Booted;
 
 beforeAll(async () => {
-  booted = await boot(devnet, { store: "pglite", models: models.registry });
+  // A shorter service timeout, so a settlement that never answers (service_undelivered) is given up on sooner.
+  booted = await boot(devnet, {
+    store: "pglite",
+    models: models.registry,
+    env: { SERVICE_TIMEOUT_MS: "3000" },
+  });
 }, 180_000);
 afterAll(async () => {
   await booted?.close();
@@ -255,6 +260,29 @@ describe("each code provoked carries its documented fields", () => {
     expect(error.code).toBe("payment_unclear");
     expectDocumented(error);
     expect(error.message).toContain(String(error.paymentId));
+  });
+
+  it("service_undelivered (settled, the service never answered): 424 in JSON mode, not a 5xx a client retries", async () => {
+    // The facilitator settles on chain and never answers: the service never gives its answer.
+    await devnet.faults.set({ settleHangAfterChain: true });
+    const json = await booted.running.service.app.request(
+      "/api/chat",
+      chatRequest(
+        { messages: [{ role: "user", content: weather() }], walletAddress: payer() },
+        { Authorization: `Bearer ${token()}`, Accept: "application/json" },
+      ),
+    );
+    const body = (await json.json()) as {
+      errors: Array<Record<string, unknown>>;
+      payments: Array<{ status: string; transaction?: string }>;
+      finish: { finishReason: string };
+    };
+    const error = body.errors.at(-1) ?? {};
+    expect([json.status, error.code]).toEqual([424, "service_undelivered"]);
+    expectDocumented(error);
+    expect(error.transaction).toBe(body.payments.at(-1)?.transaction);
+    expect(body.payments.at(-1)?.status).toBe("settled");
+    expect(body.finish.finishReason).toBe("service-unavailable");
   });
 
   describe("refusals of an approval, before the stream", () => {

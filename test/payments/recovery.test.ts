@@ -157,7 +157,11 @@ describe.each(STORES)("recovery (%s)", (store: StoreKind) => {
       expect(result.finish.transactionHash).toBe(row?.txHash);
       expect(result.finish.finishReason).toBe("service-unavailable");
       expect(result.errors).toEqual([
-        expect.objectContaining({ code: "service_unavailable", paymentId: row?.paymentId }),
+        expect.objectContaining({
+          code: "service_undelivered",
+          paymentId: row?.paymentId,
+          transaction: row?.txHash,
+        }),
       ]);
       expect(result.errors[0]?.message).toContain("settled on chain");
       const after = await evmBalances(devnet);

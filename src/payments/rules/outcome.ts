@@ -53,7 +53,8 @@ export const REASONS = {
   no_settlement_proof: "payment_failed",
   service_error_after_payment: "payment_failed",
   redirected_after_payment: "payment_failed",
-  settled_undelivered: "service_unavailable",
+  /** Settled on chain, and the service never answered: paid, not delivered (never retried as a 5xx). */
+  settled_undelivered: "service_undelivered",
   outcome_unrecorded: "payment_failed",
 } as const satisfies Record<string, ErrorCode>;
 

@@ -144,7 +144,7 @@ describe("delivery", () => {
     expect(outcome).toMatchObject({
       status: "paid",
       transaction: "0xbeef",
-      error: { reason: "settled_undelivered", code: "service_unavailable" },
+      error: { reason: "settled_undelivered", code: "service_undelivered" },
     });
     expect(row?.history.map((h) => h.status)).toEqual([
       "reserved",

@@ -237,7 +237,7 @@ const ROWS: Record<Reason | "no_signer", Row | "never produced" | "pay_quote's o
       w.service.after = "silent";
     },
     status: "paid",
-    code: "service_unavailable",
+    code: "service_undelivered",
     moved: true,
   },
   outcome_unrecorded: {

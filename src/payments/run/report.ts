@@ -43,6 +43,8 @@ export const sayings = {
     `${facts.service} costs $${formatUsd(facts.amount)} on ${networkLabel(facts.network)}`,
   approve: (facts: RunFacts, expiresAt: Date) =>
     `Approve $${formatUsd(facts.amount)} to ${facts.service} in your wallet before ${utcClock(expiresAt)}.`,
+  undelivered: ({ transaction }: { transaction: string }) =>
+    `The payment settled on chain (${transaction}), but the service did not return its answer.`,
 };
 
 /** The `p:` update for this payment in `status`, with the budget meter when it was measured. */

@@ -186,7 +186,7 @@ const JOURNEYS: Journey[] = [
     },
     streamed: ["quoted", "reserved", "signed", "submitted", "settled"],
     history: ["reserved", "signed", "submitted", "unknown", "settled"],
-    errors: ["service_unavailable"],
+    errors: ["service_undelivered"],
   },
   {
     name: "unclear after sending, and the chain says it never will",

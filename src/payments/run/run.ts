@@ -229,8 +229,8 @@ export class PaymentRun {
       this.step("settled", proof);
       // The answer came, and the chain (not the service's word) says the payment landed.
       if (delivered.response) return this.outcome("paid", { ...proof, ...delivered });
-      const message = `The payment settled on chain (${resolved.txHash}), but the service did not return its answer.`;
-      return this.failure("paid", "settled_undelivered", message, {}, { ...proof, ...delivered });
+      const details = { service: this.facts.service, ...proof };
+      return this.failure("paid", "settled_undelivered", sayings.undelivered(proof), details, proof);
     }
     const status = resolved?.status === "failed" ? "failed" : "unknown";
     this.step(status, { reason: unclear.reason, message: unclear.message, detail: unclear.detail });
