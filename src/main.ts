@@ -43,7 +43,9 @@ function watchLauncher(): void {
   const launcher = process.ppid;
   if (launcher <= 1 || process.env.npm_lifecycle_event === undefined) return;
   const timer = setInterval(() => {
-    if (process.ppid !== launcher) onSignal("launcher exited");
+    if (process.ppid === launcher) return;
+    clearInterval(timer); // once: a drain that takes seconds logs it once, not every second
+    onSignal("launcher exited");
   }, 1000);
   timer.unref();
 }

@@ -25,10 +25,12 @@ class Proc {
   private waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
 
-  constructor(env: Record<string, string>) {
+  /** `ownGroup`: a process group of its own, as a terminal gives `npm start` (signalled whole by Ctrl-C). */
+  constructor(env: Record<string, string>, ownGroup = false) {
     this.child = spawn(process.execPath, startCommand(), {
       env: { ...process.env, PORT: "0", PAYMENTS: "off", ...env },
       stdio: ["ignore", "pipe", "pipe"],
+      detached: ownGroup,
     });
     const take = (chunk: Buffer) => {
       this.out += chunk.toString();
@@ -152,8 +154,8 @@ describe("the service process", { timeout: 120_000 }, () => {
   let releaseHeld: () => void;
   let modelEnv: Record<string, string>;
   const procs: Proc[] = [];
-  const proc = (env: Record<string, string>) => {
-    const p = new Proc(env);
+  const proc = (env: Record<string, string>, ownGroup = false) => {
+    const p = new Proc(env, ownGroup);
     procs.push(p);
     return p;
   };
@@ -304,6 +306,38 @@ describe("the service process", { timeout: 120_000 }, () => {
       expect((await stream.lines).at(-1)).toMatch(/^d:\{"finishReason":"error"/);
       await expect(fetch(manifest.evm.rpcUrl, { method: "POST" })).rejects.toThrow();
     });
+  });
+
+  it("on Ctrl-C (SIGINT to its whole process group) drains with the devnet's chain still up", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "process-group-"));
+    const manifest = join(dir, "manifest.json");
+    const env = { PAYMENTS: "devnet", DATA_DIR: "memory://", DEVNET_MANIFEST: manifest };
+    const child = proc({ ...env, ...modelEnv, SHUTDOWN_GRACE_MS: "120000" }, true);
+    const url = await child.url();
+    const { evm } = JSON.parse(await readFile(manifest, "utf8")) as { evm: { rpcUrl: string } };
+    await rm(dir, { recursive: true, force: true });
+    const blockNumber = async () => {
+      const answer = await fetch(evm.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+      });
+      return ((await answer.json()) as { result?: string }).result;
+    };
+    const stream = await openStream(url, "hold");
+    const pid = child.child.pid;
+    if (pid === undefined) throw new Error("no pid");
+    process.kill(-pid, "SIGINT");
+    await child.waitFor(/"msg":"shutting down"/);
+    // While the turn drains, a payment in it still reaches the chain: the signal did not end it.
+    for (let i = 0; i < 5; i++) {
+      expect(await blockNumber()).toMatch(/^0x[0-9a-f]+$/);
+      await sleep(100);
+    }
+    releaseHeld();
+    expect((await stream.lines).at(-1)).toMatch(/^d:\{"finishReason":"stop"/);
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    await expect(fetch(evm.rpcUrl, { method: "POST" })).rejects.toThrow();
   });
 
   it("refuses to start on a bad variable, naming it", async () => {

@@ -14,7 +14,8 @@ export type EdrProvider = EIP1193Provider & { readonly pid: number; close(): Pro
  * The chain process's program (CommonJS, run with `node -e`, so it needs no loader in development
  * and no file of its own beside the bundle in dist/): it starts Hardhat's EDR provider from the
  * config it is given and answers `{ id, method, params }` with `{ id, result }` or `{ id, error }`.
- * It exits when its parent goes (the IPC channel closes), even on kill -9.
+ * It exits when its parent goes (the IPC channel closes), even on kill -9; a signal sent to the
+ * parent's process group does not reach it.
  */
 const PROGRAM = `
 const fail = (error) => ({
@@ -84,6 +85,10 @@ export async function createEdrProvider(
   const child = spawn(process.execPath, ["-e", PROGRAM], {
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     env: { ...process.env, NODE_OPTIONS: "" },
+    // A process group of its own: Ctrl-C (SIGINT to the terminal's whole group) or a signal to the
+    // service's group stops the service, which drains its payments, then ends the chain; the chain
+    // must not die first under a payment in flight. It still ends with its parent (the IPC channel).
+    detached: true,
   });
   const chain = new ChainProcess(child);
   child.send({ module, config: edrConfig(blockIntervalMs, options) });
