@@ -22,15 +22,11 @@ import {
   setTransactionMessageFeePayer,
   setTransactionMessageLifetimeUsingBlockhash,
 } from "@solana/kit";
+import { findAssociatedTokenPda } from "@solana-program/token";
 import { afterEach, describe, expect, it } from "vitest";
 import { familyOf } from "./index.js";
-import {
-  type SvmAuthorization,
-  solanaMessageHash,
-  solanaResolver,
-  solanaSigner,
-  solanaTokenTransfers,
-} from "./svm-landed.js";
+import { type SvmAuthorization, solanaMessageHash, solanaResolver, solanaSigner } from "./svm-landed.js";
+import { isAssociatedTokenAccount, solanaTokenTransfers } from "./svm-signed.js";
 
 const WALLET = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
@@ -329,18 +325,24 @@ describe("what a history read cannot decide (a black-box review, h33)", () => {
 // Found by a review (h36): EVM compared what was signed with the quote; Solana did not.
 describe("what a signed Solana payment moves", () => {
   const TOKEN = address("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
+  const MINT = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
+  const OTHER_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+  const PAYEE = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+  const ata = async (owner: string, mint = MINT) =>
+    (await findAssociatedTokenPda({ owner: address(owner), mint: address(mint), tokenProgram: TOKEN }))[0];
   const account = (a: string) => ({ address: address(a), role: AccountRole.WRITABLE });
-  const token = (data: number[]) => ({
+  const token = (data: number[], accounts = [WALLET]) => ({
     programAddress: TOKEN,
-    accounts: [account(WALLET)],
+    accounts: accounts.map(account),
     data: new Uint8Array(data),
   });
-  const checked = (amount: bigint) => {
+  /** A TransferChecked: from the wallet's account, of `mint`, to `to`, signed by the wallet. */
+  const checked = (amount: bigint, to: string, mint = MINT) => {
     const data = new Uint8Array(10);
     data[0] = 12;
     new DataView(data.buffer).setBigUint64(1, amount, true);
     data[9] = 6;
-    return token([...data]);
+    return token([...data], [WALLET, mint, to, WALLET]);
   };
   const wire = (...instructions: ReturnType<typeof token>[]) => {
     const message = pipe(
@@ -356,21 +358,32 @@ describe("what a signed Solana payment moves", () => {
   const authorize = (transaction: string, amount: bigint) =>
     svm?.authorization(
       { x402Version: 2, payload: { transaction } } as never,
-      { amount, payTo: WALLET, maxTimeoutSeconds: 60 },
+      { amount, payTo: PAYEE, asset: MINT, maxTimeoutSeconds: 60 },
       NOW,
     );
 
-  it("is one transfer of the amount quoted, or it is refused before it is sent", () => {
-    expect(solanaTokenTransfers(Buffer.from(wire(checked(10_000n), token([9])), "base64"))).toEqual([
-      10_000n,
+  it("is one transfer of the amount and token quoted, or it is refused before it is sent", async () => {
+    const to = await ata(PAYEE);
+    expect(solanaTokenTransfers(Buffer.from(wire(checked(10_000n, to), token([9])), "base64"))).toEqual([
+      { amount: 10_000n, mint: MINT, destination: to, program: TOKEN },
     ]);
-    expect(authorize(wire(checked(10_000n)), 10_000n)).toMatchObject({ kind: "svm-exact" });
+    expect(authorize(wire(checked(10_000n, to)), 10_000n)).toMatchObject({ kind: "svm-exact" });
     for (const tx of [
-      wire(checked(20_000n)),
-      wire(checked(10_000n), checked(1n)),
-      wire(checked(10_000n), token([4, 1, 0, 0, 0, 0, 0, 0, 0])),
+      wire(checked(20_000n, to)),
+      wire(checked(10_000n, to), checked(1n, to)),
+      wire(checked(10_000n, to), token([4, 1, 0, 0, 0, 0, 0, 0, 0])),
+      wire(checked(10_000n, await ata(PAYEE, OTHER_MINT), OTHER_MINT)),
       wire(),
     ])
       expect(() => authorize(tx, 10_000n)).toThrow(/differs from the quote/);
+  });
+
+  it("pays the payee's associated token account, and no other account", async () => {
+    expect(isAssociatedTokenAccount(await ata(PAYEE), PAYEE, TOKEN, MINT)).toBe(true);
+    for (const to of [await ata(WALLET), PAYEE, await ata(PAYEE, OTHER_MINT)])
+      expect(() => authorize(wire(checked(10_000n, to)), 10_000n)).toThrow(
+        /recipient differs from the quote/,
+      );
+    expect(isAssociatedTokenAccount(await ata(PAYEE), "not an address", TOKEN, MINT)).toBe(false);
   });
 });

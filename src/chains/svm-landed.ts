@@ -84,31 +84,6 @@ export function solanaBlockhash(wireTransaction: Uint8Array): string {
   return getCompiledTransactionMessageDecoder().decode(decoded.messageBytes).lifetimeToken;
 }
 
-const TOKEN_PROGRAMS = new Set([
-  "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-  "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
-]);
-const TRANSFER_CHECKED = 12;
-const CLOSE_ACCOUNT = 9;
-
-/**
- * What a wire transaction asks the token programs to move: each `TransferChecked`'s amount, and
- * `undefined` for any other token instruction (an approval, a plain transfer: not what is signed).
- * Closing an emptied account (a tab's return closes the session key's) moves no tokens: left out.
- */
-export function solanaTokenTransfers(wireTransaction: Uint8Array): (bigint | undefined)[] {
-  const decoded = getTransactionDecoder().decode(wireTransaction);
-  const message = getCompiledTransactionMessageDecoder().decode(decoded.messageBytes);
-  return (message.instructions ?? [])
-    .filter((ix) => TOKEN_PROGRAMS.has(message.staticAccounts[ix.programAddressIndex] ?? ""))
-    .filter((ix) => !(ix.data?.[0] === CLOSE_ACCOUNT && ix.data.length === 1))
-    .map((ix) => {
-      const data = ix.data;
-      if (!data || data[0] !== TRANSFER_CHECKED || data.length < 10) return undefined;
-      return new DataView(data.buffer, data.byteOffset, data.byteLength).getBigUint64(1, true);
-    });
-}
-
 /** The memo instruction's text of a wire transaction, if it has exactly one. */
 export function solanaMemo(wireTransaction: Uint8Array): string | undefined {
   const decoded = getTransactionDecoder().decode(wireTransaction);

@@ -28,9 +28,9 @@ import {
   solanaMessageHash,
   solanaResolver,
   solanaSigner,
-  solanaTokenTransfers,
 } from "./svm-landed.js";
 import { PROGRAMS } from "./svm-programs.js";
+import { isAssociatedTokenAccount, solanaTokenTransfers } from "./svm-signed.js";
 import { svmOwnTransfers } from "./svm-transfers.js";
 import { uniqueTransactions } from "./svm-unique.js";
 import { ApprovalLapsed, type ChainFamily, type SchemeClient, WalletAnswerMismatch } from "./types.js";
@@ -275,10 +275,14 @@ export const svm: ChainFamily<SolanaKey> = {
     const wire = (payload.payload as { transaction?: unknown }).transaction;
     if (typeof wire !== "string") throw new Error("the signed Solana payload holds no transaction");
     const bytes = Buffer.from(wire, "base64");
-    // Defence in depth, as EVM's: one transfer, of the amount quoted (the scheme builds it so).
+    // Defence in depth, as EVM's: one transfer, of the amount and token quoted, to the payee's
+    // associated token account (the scheme builds it so).
     const moved = solanaTokenTransfers(bytes);
-    if (moved.length !== 1 || moved[0] !== expected.amount)
+    const one = moved.length === 1 ? moved[0] : undefined;
+    if (!one || one.amount !== expected.amount || one.mint !== expected.asset)
       throw new Error("signed transfer differs from the quote");
+    if (!isAssociatedTokenAccount(one.destination, expected.payTo, one.program, one.mint))
+      throw new Error("signed recipient differs from the quote");
     const memo = solanaMemo(bytes);
     const signer = solanaSigner(bytes);
     return {

@@ -23,6 +23,8 @@ export interface NetworkSchemes {
 export interface SigningExpectation {
   amount: bigint;
   payTo: string;
+  /** The token quoted (its contract or mint): a family whose payload names it checks it. */
+  asset: string;
   maxTimeoutSeconds: number;
 }
 

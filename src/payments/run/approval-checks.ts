@@ -189,6 +189,7 @@ export function authorizationOf(
       {
         amount: record.amount,
         payTo: record.payTo,
+        asset: record.asset,
         maxTimeoutSeconds: terms.window,
         nowS: Math.floor(now.getTime() / 1000),
       },

@@ -179,6 +179,7 @@ export class TabDesk implements TabAccess {
     const expected = {
       amount: tab.amount,
       payTo: tab.session,
+      asset: tab.asset,
       maxTimeoutSeconds: config.signWindowSeconds + 60,
     };
     const authorization = family.authorization(payload, expected, nowS);

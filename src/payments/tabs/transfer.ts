@@ -120,7 +120,12 @@ export async function signedReturn(
   const payload = ownPayload(requirement, back.transaction, resource);
   const family = familyOf(tab.network);
   if (!family) throw new Error(`no chain family for ${tab.network}`);
-  const expected = { amount: back.amount, payTo: tab.wallet, maxTimeoutSeconds: windowSeconds };
+  const expected = {
+    amount: back.amount,
+    payTo: tab.wallet,
+    asset: tab.asset,
+    maxTimeoutSeconds: windowSeconds,
+  };
   return {
     payload,
     requirement,

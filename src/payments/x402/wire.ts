@@ -220,7 +220,7 @@ export async function signOffer(
   const authorization = checkSigned(
     payload,
     offer.network,
-    { ...expected, maxTimeoutSeconds: window },
+    { ...expected, asset: offer.asset, maxTimeoutSeconds: window },
     label,
   );
   const headers = new x402HTTPClient(client).encodePaymentSignatureHeader(payload);
@@ -250,7 +250,7 @@ export function safeDetail(error: unknown): string {
 export function checkSigned(
   payload: PaymentPayload,
   network: string,
-  expected: { amount: bigint; payTo: string; maxTimeoutSeconds: number; nowS?: number },
+  expected: { amount: bigint; payTo: string; asset: string; maxTimeoutSeconds: number; nowS?: number },
   label: string,
 ): Record<string, string> {
   const family = familyOf(network);
