@@ -67,8 +67,9 @@ const INTEGRATION = [
   "src/ratelimit/rate-limit-readiness.test.ts",
   // A JSON Web Key Set served on loopback.
   "src/http/jwt.test.ts",
-  // A fake Solana RPC on loopback; the devnet's Solana node (its clock, its RPC).
+  // A fake Solana RPC and a fake EVM RPC on loopback; the devnet's Solana node (its clock, its RPC).
   "src/chains/svm-landed.test.ts",
+  "src/chains/evm-resolve.test.ts",
   "src/devnet/solana/local-node.test.ts",
 ];
 

@@ -138,21 +138,23 @@ export const evm: ChainFamily<EvmKey> = {
         }),
 
       // The authorization's nonce used on chain: settled (with the transaction when the logs say).
-      // Unused in a block whose own timestamp is past `validBefore` (chain time, never the server's
-      // clock): it can never be used any more. Both are read at that one block, so a use landing
-      // between two reads cannot be mistaken for expiry.
+      // Unused in a finalized block whose own timestamp is past `validBefore` (chain time, never
+      // the server's clock): it can never be used any more (every later block is later still), and
+      // no reorganisation brings back a block that used it. Each answer is read at one block, so a
+      // use landing between two reads cannot be mistaken for expiry. (Finality lags the head: on
+      // an L2, minutes; the payment stays counted as spent meanwhile.)
       async resolve(payment) {
         const auth = evmAuthorization(payment);
         if (!auth) return { status: "pending" };
-        const block = await client.getBlock({ blockTag: "latest" });
-        const used = await client.readContract({
-          address: contractAddress(payment.asset),
-          abi: eip3009,
-          functionName: "authorizationState",
-          args: [auth.from as `0x${string}`, auth.nonce as `0x${string}`],
-          blockNumber: block.number,
-        });
-        if (used) {
+        const usedAt = (block: { number: bigint }) =>
+          client.readContract({
+            address: contractAddress(payment.asset),
+            abi: eip3009,
+            functionName: "authorizationState",
+            args: [auth.from as `0x${string}`, auth.nonce as `0x${string}`],
+            blockNumber: block.number,
+          });
+        if (await usedAt(await client.getBlock({ blockTag: "latest" }))) {
           // Used is what matters; the transaction is a courtesy, and many RPCs refuse wide log ranges.
           const logs = await client
             .getLogs({
@@ -165,7 +167,8 @@ export const evm: ChainFamily<EvmKey> = {
           const txHash = logs[0]?.transactionHash;
           return { status: "settled", payer: auth.from, ...(txHash ? { txHash } : {}) };
         }
-        if (block.timestamp > BigInt(auth.validBefore))
+        const final = await client.getBlock({ blockTag: "finalized" });
+        if (final.timestamp > BigInt(auth.validBefore) && !(await usedAt(final)))
           return { status: "failed", error: "authorization expired unused" };
         return { status: "pending" };
       },
