@@ -55,8 +55,7 @@ export {
   type WalletRequest,
 } from "../protocol/stream.js";
 export {
-  type ApprovalSummary,
-  describeApproval,
+  ApprovalSigningError,
   type EvmTypedDataSigner,
   rejectApproval,
   type SolanaApprovalSigner,
@@ -76,6 +75,7 @@ export {
   type PaymentListQuery,
   type RateLimitRetry,
 } from "./client.js";
+export { type ApprovalSummary, describeApproval } from "./describe.js";
 export { ChatHttpError, isChatHttpError, type Problem, parseRetryAfter } from "./errors.js";
 export {
   type AwaitingUpdate,
@@ -109,7 +109,6 @@ export {
 } from "./sign-in.js";
 export {
   type ApprovalSignFunction,
-  ApprovalSigningError,
   type Eip1193Provider,
   type SolanaTransactionSignFunction,
   signApproval,

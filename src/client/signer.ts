@@ -1,10 +1,11 @@
 import {
-  describeApproval,
+  ApprovalSigningError,
   type EvmTypedDataSigner,
   type SolanaApprovalSigner,
-  signEvmApproval,
-  signSolanaApproval,
+  signEvmUnchecked,
+  signSolanaUnchecked,
 } from "./approval.js";
+import { describeApproval } from "./describe.js";
 import type { AwaitingUpdate } from "./payment-tool.js";
 import type { ApprovalAnswer } from "./request.js";
 import { checkSolanaApproval } from "./solana-payment.js";
@@ -46,16 +47,7 @@ export interface WalletSigners {
 /** The transport's `signer` option: wallets by chain family, or a function that answers. */
 export type TransportSigner = WalletSigners | ApprovalSignFunction;
 
-/** Signing did not happen (no wallet for the chain, the wallet declined or failed, a mismatch). */
-export class ApprovalSigningError extends Error {
-  override name = "ApprovalSigningError";
-  /** What to sign disagrees with the quote: it is never signed, so it is not asked again. */
-  readonly mismatch: boolean;
-  constructor(message: string, { mismatch = false }: { mismatch?: boolean } = {}) {
-    super(message);
-    this.mismatch = mismatch;
-  }
-}
+export { ApprovalSigningError };
 
 /** The wallet's words for a refusal: EIP-1193 code 4001 is the user declining. */
 export function signingErrorText(error: unknown): string {
@@ -132,12 +124,12 @@ async function signWithWallets(wallets: WalletSigners, update: AwaitingUpdate): 
     if (!wallets.evm) throw new ApprovalSigningError("No EVM wallet was given to sign this payment.");
     return isProvider(wallets.evm)
       ? signWithProvider(wallets.evm, update)
-      : signEvmApproval(update, wallets.evm, update.paymentId);
+      : signEvmUnchecked(update, wallets.evm, update.paymentId);
   }
   if (!wallets.solana) throw new ApprovalSigningError("No Solana wallet was given to sign this payment.");
   return typeof wallets.solana === "function"
     ? signWithFunction(wallets.solana, update)
-    : signSolanaApproval(update, wallets.solana, update.paymentId);
+    : signSolanaUnchecked(update, wallets.solana, update.paymentId);
 }
 
 /**
