@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * `x402-chat-agent` (package.json `bin`; `npx x402-chat-agent chat` from a checkout, `npm run
- * chat`; `npx x402-chat-agent mcp`, the stdio MCP bridge; `npx x402-chat-agent signer new`, a key for
+ * `x402-chat-agent` (package.json `bin`; `npx --no x402-chat-agent chat` from a checkout, `npm run
+ * chat`; `npx --no x402-chat-agent mcp`, the stdio MCP bridge; `npx --no x402-chat-agent signer new`, a key for
  * SIGNERS_FILE). Runs the terminal chat compiled into dist/cli/main.js (scripts/build-client.mjs), built
  * first when it is missing or a source changed, so it is never stale; should the build fail, it
  * runs the TypeScript source through tsx.
