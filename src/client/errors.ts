@@ -31,7 +31,7 @@ export class ChatHttpError extends Error {
   readonly problem: Problem;
   /** Seconds to wait before sending again, from `Retry-After` (or the body), when the answer gave one. */
   readonly retryAfterSeconds: number | undefined;
-  /** The `X-Request-Id` the service answered with, for its logs. */
+  /** The `X-Request-Id` the service answered with, for its logs (a refusal before any turn has none). */
   readonly requestId: string | undefined;
 
   constructor(problem: Problem, options: { retryAfterSeconds?: number; requestId?: string } = {}) {
