@@ -131,6 +131,30 @@ describe("POST /mcp, revision 2026-07-28", () => {
     await client.close();
   });
 
+  // Found by a review (h42): a state answered for its payment whatever quote id the retry named.
+  it("refuses a requestState sent with another quote id: it answers only for its own quote", async () => {
+    const { face, app } = service();
+    awaiting(face);
+    const { client } = await connect(app, { elicitation: { url: {} } }, false);
+    const first = (await client.callTool(
+      { name: "pay_quote", arguments: { quoteId: "qt_1" } },
+      { allowInputRequired: true },
+    )) as unknown as { requestState: string };
+    const retry = (quoteId: string) => ({
+      name: "pay_quote",
+      arguments: { quoteId },
+      requestState: first.requestState,
+      inputResponses: { approve: { action: "decline" } },
+    });
+    const other = await client.callTool(retry("qt_2") as { name: string }, { allowInputRequired: true });
+    expect(other.isError).toBe(true);
+    expect(other.structuredContent).toMatchObject({ error: { code: "invalid_request" } });
+    const same = await client.callTool(retry("qt_1") as { name: string }, { allowInputRequired: true });
+    expect(same.structuredContent).toMatchObject({ status: "awaiting_approval", paymentId: PAYMENT_ID });
+    expect(face.paid).toHaveLength(1);
+    await client.close();
+  });
+
   it("keeps the Origin guard and auth", async () => {
     const { app } = service({ REQUIRE_AUTH: "true" });
     const body = JSON.stringify({

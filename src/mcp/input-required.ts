@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   type CallToolResult,
@@ -25,6 +26,8 @@ import { refusalResult } from "./results.js";
 /** What `requestState` carries: the payment the retried call reads. */
 export interface ApprovalState {
   paymentId: string;
+  /** Of the quote id the call was made with (its SHA-256, cut): the retry must name the same one. */
+  quote?: string;
   /** The scope of the session that asked (sealed with it): a retry reads the answer's data as it. */
   scopeId?: string;
 }
@@ -54,12 +57,18 @@ export function declaresUrlElicitation(ctx: ServerContext): boolean {
   return capabilities?.elicitation?.url !== undefined;
 }
 
+/** What a state keeps of the quote id its call named (the id itself is the client's to keep). */
+export function quoteMark(quoteId: string): string {
+  return createHash("sha256").update(quoteId).digest("base64url").slice(0, 22);
+}
+
 /** The first answer to a payment awaiting the wallet: open the page, then retry with this state. */
 export async function askApproval(
   deps: ApprovalDeps,
   pay: PayOutput & { paymentId: string },
   ctx: ServerContext,
   codec: RequestStateCodec<ApprovalState>,
+  quoteId: string,
 ): Promise<CallToolResult | InputRequiredResult> {
   const url = deps.approvalUrl(pay.paymentId);
   const view = await deps.face.getPayment(deps.caller, pay.paymentId, deps.scopeId);
@@ -68,7 +77,11 @@ export async function askApproval(
   return inputRequired({
     inputRequests: { [APPROVE_KEY]: inputRequired.elicitUrl({ message, url }) },
     requestState: await codec.mint(
-      { paymentId: pay.paymentId, ...(deps.scopeId ? { scopeId: deps.scopeId } : {}) },
+      {
+        paymentId: pay.paymentId,
+        quote: quoteMark(quoteId),
+        ...(deps.scopeId ? { scopeId: deps.scopeId } : {}),
+      },
       ctx,
     ),
   });
@@ -84,7 +97,15 @@ export async function resumeApproval(
   state: ApprovalState,
   ctx: ServerContext,
   signal: AbortSignal,
+  quoteId: string,
 ): Promise<CallToolResult> {
+  // A state answers for the payment of the quote it was given with: another quote's call is refused,
+  // not answered with that payment's outcome (the agent would take it for this quote's).
+  if (state.quote !== undefined && state.quote !== quoteMark(quoteId))
+    return refusalResult(
+      "invalid_request",
+      "This requestState belongs to another quote id: call again without it.",
+    );
   let view = await deps.face.getPayment(deps.caller, state.paymentId, state.scopeId ?? deps.scopeId);
   if (!view) return refusalResult("not_found", "No payment of yours has this id.");
   const pending = {

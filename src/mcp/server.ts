@@ -147,11 +147,11 @@ export function createMcpServer(face: PaymentsFace, payer: Payer, options: McpSe
         ...(options.onError ? { onError: options.onError } : {}),
       };
       const state = modern ? extra.mcpReq.requestState<ApprovalState>() : undefined;
-      if (state) return resumeApproval(deps, state, extra, session.signal);
+      if (state) return resumeApproval(deps, state, extra, session.signal, quoteId);
       const paid = await face.pay(session, { quoteId });
       if (paid.status === "awaiting_approval" && paid.paymentId) {
         const awaiting = { ...paid, paymentId: paid.paymentId };
-        if (modern) return askApproval(deps, awaiting, extra, codec);
+        if (modern) return askApproval(deps, awaiting, extra, codec, quoteId);
         return awaitApproval(deps, awaiting, extra, session.signal);
       }
       return payResult(paid);
