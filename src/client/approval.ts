@@ -1,8 +1,7 @@
 import type { Transaction } from "@solana/kit";
 import type { ApprovalRequest, PaymentUpdate, WalletRequest } from "../protocol/stream.js";
-import { describeApproval, isUpdate, requestOf } from "./describe.js";
+import { checkEvmApproval } from "./evm-payment.js";
 import type { ApprovalAnswer } from "./request.js";
-import { checkSolanaApproval } from "./solana-payment.js";
 
 /**
  * Approving a payment in the user's own wallet (docs/protocol.md, "Approval"). A `p:` update with
@@ -13,32 +12,6 @@ import { checkSolanaApproval } from "./solana-payment.js";
  */
 
 type Hex = `0x${string}`;
-
-/** Signing did not happen (no wallet for the chain, the wallet declined or failed, a mismatch). */
-export class ApprovalSigningError extends Error {
-  override name = "ApprovalSigningError";
-  /** What to sign disagrees with the quote: it is never signed, so it is not asked again. */
-  readonly mismatch: boolean;
-  constructor(message: string, { mismatch = false }: { mismatch?: boolean } = {}) {
-    super(message);
-    this.mismatch = mismatch;
-  }
-}
-
-/**
- * Refuses to sign what disagrees with its update's quote ({@link describeApproval}; a Solana
- * transaction, {@link checkSolanaApproval}). A bare approval request carries no quote to check
- * against: it is signed as it is.
- */
-async function refuseMismatch(source: PaymentUpdate | ApprovalRequest): Promise<void> {
-  if (!isUpdate(source)) return;
-  const mismatches = [...describeApproval(source).mismatches, ...(await checkSolanaApproval(source))];
-  if (mismatches.length > 0)
-    throw new ApprovalSigningError(
-      `Not signed: the data to sign disagrees with the quote (${mismatches.join("; ")}).`,
-      { mismatch: true },
-    );
-}
 
 /** The typed data exactly as viem's `signTypedData` takes it (bigints, numeric chainId, no EIP712Domain). */
 export interface ViemTypedData {
@@ -84,6 +57,17 @@ export interface SolanaModifyingSigner {
 /** A `@solana/kit` signer (a `KeyPairSigner`, a Wallet Standard signer) or a raw `CryptoKeyPair`. */
 export type SolanaApprovalSigner = SolanaPartialSigner | SolanaModifyingSigner | CryptoKeyPair;
 
+function isUpdate(source: PaymentUpdate | ApprovalRequest): source is PaymentUpdate {
+  return typeof source.paymentId === "string" && typeof source.status === "string";
+}
+
+/** An update's approval request, or a clear error when it has none. */
+function requestOf(source: PaymentUpdate | ApprovalRequest): ApprovalRequest {
+  const approval = isUpdate(source) ? source.approval : source;
+  if (!approval) throw new TypeError("this payment update carries no approval request");
+  return approval;
+}
+
 function paymentIdOf(source: PaymentUpdate | ApprovalRequest): string {
   return isUpdate(source) ? source.paymentId : "";
 }
@@ -114,23 +98,12 @@ export function toViemTypedData(sign: Extract<WalletRequest, { kind: "evm-typed-
 
 /**
  * Sign an EVM approval with a viem account or wallet client; resolves to the answer to send.
- * Refuses (ApprovalSigningError, `mismatch`) typed data that disagrees with the update's quote,
- * and (TypeError) a request for another chain family or a signer of another wallet.
+ * Refuses (TypeError) a request for another chain family or a signer of another wallet.
  */
 export async function signEvmApproval(
   source: PaymentUpdate | ApprovalRequest,
   signer: EvmTypedDataSigner,
   paymentId: string = paymentIdOf(source),
-): Promise<ApprovalAnswer> {
-  if (requestOf(source).sign.kind === "evm-typed-data") await refuseMismatch(source);
-  return signEvmUnchecked(source, signer, paymentId);
-}
-
-/** {@link signEvmApproval} without the check against the quote (signApproval made it already). */
-export async function signEvmUnchecked(
-  source: PaymentUpdate | ApprovalRequest,
-  signer: EvmTypedDataSigner,
-  paymentId: string,
 ): Promise<ApprovalAnswer> {
   const approval = requestOf(source);
   if (approval.sign.kind !== "evm-typed-data")
@@ -160,22 +133,11 @@ function isCryptoKeyPair(value: SolanaApprovalSigner): value is CryptoKeyPair {
 /**
  * Sign a Solana approval: the base64 wire transaction is decoded, signed in the wallet's slot
  * (the facilitator, its fee payer, signs last) and re-encoded; resolves to the answer to send.
- * Refuses (ApprovalSigningError, `mismatch`) a transaction that disagrees with the update's quote.
  */
 export async function signSolanaApproval(
   source: PaymentUpdate | ApprovalRequest,
   signer: SolanaApprovalSigner,
   paymentId: string = paymentIdOf(source),
-): Promise<ApprovalAnswer> {
-  if (requestOf(source).sign.kind === "solana-transaction") await refuseMismatch(source);
-  return signSolanaUnchecked(source, signer, paymentId);
-}
-
-/** {@link signSolanaApproval} without the check against the quote (signApproval made it, or a tab's opening). */
-export async function signSolanaUnchecked(
-  source: PaymentUpdate | ApprovalRequest,
-  signer: SolanaApprovalSigner,
-  paymentId: string,
 ): Promise<ApprovalAnswer> {
   const approval = requestOf(source);
   if (approval.sign.kind !== "solana-transaction")
@@ -221,4 +183,72 @@ export async function signSolanaUnchecked(
 /** A refusal of the payment. */
 export function rejectApproval(paymentId: string): ApprovalAnswer {
   return { paymentId, reject: true };
+}
+
+/** What an approval asks, in words a person can check before signing. */
+export interface ApprovalSummary {
+  paymentId: string;
+  wallet: string;
+  chain: "evm" | "solana";
+  /** How the wallet is asked: `eth_signTypedData_v4` or `signTransaction`. */
+  method: string;
+  expiresAt: string;
+  amountUsd: string | undefined;
+  amountAtomic: string | undefined;
+  payTo: string | undefined;
+  network: string | undefined;
+  service: string;
+  /**
+   * Where the signed data and the update disagree (EVM: the authorization's `to`, `value` or
+   * `from`). Empty when they agree; a client should refuse to sign otherwise.
+   */
+  mismatches: string[];
+}
+
+/** A plain decimal USD amount ("0.05", "500") in USDC's atomic units (six decimals), or undefined. */
+export function usdcAtomic(usd: string): bigint | undefined {
+  const parts = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(usd.trim());
+  return parts ? BigInt(parts[1] ?? "0") * 1_000_000n + BigInt((parts[2] ?? "").padEnd(6, "0")) : undefined;
+}
+
+/**
+ * Where the dollars shown are not the atomic amount signed (USDC: six decimals): the person reads
+ * `usd`, the wallet moves `atomic`, and a service that lies in one of them must not get a signature.
+ */
+function shownAmountMismatch(update: PaymentUpdate): string[] {
+  const amount = update.amount;
+  if (!amount) return [];
+  const atomic = usdcAtomic(amount.usd);
+  if (atomic !== undefined && String(atomic) === amount.atomic) return [];
+  return [
+    `shows $${amount.usd.slice(0, 20)}, but the amount signed is ${amount.atomic} atomic units (6 decimals)`,
+  ];
+}
+
+/**
+ * Describe an update awaiting approval. EVM typed data is checked against the update: a USDC
+ * transfer authorization, on the update's network, of that network's USDC where it is known, of
+ * its amount to its payee, valid no longer than the approval's window. A Solana transaction is
+ * checked before it is signed ({@link checkSolanaApproval}: decoding it needs `@solana/kit`,
+ * loaded on demand).
+ */
+export function describeApproval(update: PaymentUpdate): ApprovalSummary {
+  const approval = requestOf(update);
+  const mismatches = [
+    ...shownAmountMismatch(update),
+    ...(approval.sign.kind === "evm-typed-data" ? checkEvmApproval(update, approval, approval.sign) : []),
+  ];
+  return {
+    paymentId: update.paymentId,
+    wallet: approval.wallet,
+    chain: approval.sign.kind === "evm-typed-data" ? "evm" : "solana",
+    method: approval.sign.method,
+    expiresAt: approval.expiresAt,
+    amountUsd: update.amount?.usd,
+    amountAtomic: update.amount?.atomic,
+    payTo: update.payTo,
+    network: update.network,
+    service: update.service.name ?? update.service.url,
+    mismatches,
+  };
 }

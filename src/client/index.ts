@@ -55,7 +55,8 @@ export {
   type WalletRequest,
 } from "../protocol/stream.js";
 export {
-  ApprovalSigningError,
+  type ApprovalSummary,
+  describeApproval,
   type EvmTypedDataSigner,
   rejectApproval,
   type SolanaApprovalSigner,
@@ -75,7 +76,6 @@ export {
   type PaymentListQuery,
   type RateLimitRetry,
 } from "./client.js";
-export { type ApprovalSummary, describeApproval } from "./describe.js";
 export { ChatHttpError, isChatHttpError, type Problem, parseRetryAfter } from "./errors.js";
 export {
   type AwaitingUpdate,
@@ -109,6 +109,7 @@ export {
 } from "./sign-in.js";
 export {
   type ApprovalSignFunction,
+  ApprovalSigningError,
   type Eip1193Provider,
   type SolanaTransactionSignFunction,
   signApproval,

@@ -7,7 +7,7 @@
 import { utcClock } from "../protocol/clock.js";
 import { networkLabel } from "../protocol/networks.js";
 import type { ApprovalRequest, LimitMeter, PaymentStatus, PaymentUpdate } from "../protocol/stream.js";
-import { describeApproval } from "./describe.js";
+import { describeApproval } from "./approval.js";
 /** The tool whose calls are payments (part type `tool-x402_payment`). */
 export const PAYMENT_TOOL = "x402_payment";
 

@@ -1,11 +1,10 @@
 import {
-  ApprovalSigningError,
+  describeApproval,
   type EvmTypedDataSigner,
   type SolanaApprovalSigner,
-  signEvmUnchecked,
-  signSolanaUnchecked,
+  signEvmApproval,
+  signSolanaApproval,
 } from "./approval.js";
-import { describeApproval } from "./describe.js";
 import type { AwaitingUpdate } from "./payment-tool.js";
 import type { ApprovalAnswer } from "./request.js";
 import { checkSolanaApproval } from "./solana-payment.js";
@@ -47,7 +46,16 @@ export interface WalletSigners {
 /** The transport's `signer` option: wallets by chain family, or a function that answers. */
 export type TransportSigner = WalletSigners | ApprovalSignFunction;
 
-export { ApprovalSigningError };
+/** Signing did not happen (no wallet for the chain, the wallet declined or failed, a mismatch). */
+export class ApprovalSigningError extends Error {
+  override name = "ApprovalSigningError";
+  /** What to sign disagrees with the quote: it is never signed, so it is not asked again. */
+  readonly mismatch: boolean;
+  constructor(message: string, { mismatch = false }: { mismatch?: boolean } = {}) {
+    super(message);
+    this.mismatch = mismatch;
+  }
+}
 
 /** The wallet's words for a refusal: EIP-1193 code 4001 is the user declining. */
 export function signingErrorText(error: unknown): string {
@@ -124,12 +132,12 @@ async function signWithWallets(wallets: WalletSigners, update: AwaitingUpdate): 
     if (!wallets.evm) throw new ApprovalSigningError("No EVM wallet was given to sign this payment.");
     return isProvider(wallets.evm)
       ? signWithProvider(wallets.evm, update)
-      : signEvmUnchecked(update, wallets.evm, update.paymentId);
+      : signEvmApproval(update, wallets.evm, update.paymentId);
   }
   if (!wallets.solana) throw new ApprovalSigningError("No Solana wallet was given to sign this payment.");
   return typeof wallets.solana === "function"
     ? signWithFunction(wallets.solana, update)
-    : signSolanaUnchecked(update, wallets.solana, update.paymentId);
+    : signSolanaApproval(update, wallets.solana, update.paymentId);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { parseServerJson } from "../protocol/stream.js";
 import type { OpenTabBody, TabOpened, TabView } from "../protocol/tab-types.js";
+import { usdcAtomic } from "./approval.js";
 import type { ChatClientOptions } from "./client.js";
-import { usdcAtomic } from "./describe.js";
 import { errorFromResponse } from "./errors.js";
 import type { AwaitingUpdate } from "./payment-tool.js";
 import { ApprovalSigningError, signApproval, type TransportSigner } from "./signer.js";

@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { approvalBody, PaymentChatTransport, type PaymentUIMessage } from "../../src/client/ai.js";
 import {
-  type ApprovalRequest,
   ChatClient,
   type ChatHttpError,
   type ChatRequestBody,
@@ -303,14 +302,18 @@ describe("terminal chat main()", () => {
     expect(bodyLine).toBeTruthy();
     const body = JSON.parse(bodyLine ?? "{}") as ChatRequestBody & { approval: { paymentId: string } };
     expect(body.messages.at(-1)?.role).toBe("assistant");
-    // Do what the instructions say: sign the typed data shown (a bare request: there is no update
-    // here to check it against), put the signature in, POST the body.
-    const request = {
-      wallet: user,
-      expiresAt: "",
-      sign: { kind: "evm-typed-data", method: "eth_signTypedData_v4", typedData },
-    } as ApprovalRequest;
-    const answer = await signEvmApproval(request, privateKeyToAccount(evmUserKey()), body.approval.paymentId);
+    // Do what the instructions say: sign the typed data shown, put the signature in, POST the body.
+    const update = {
+      paymentId: body.approval.paymentId,
+      status: "awaiting_approval",
+      service: { url: "" },
+      approval: {
+        wallet: user,
+        expiresAt: "",
+        sign: { kind: "evm-typed-data", method: "eth_signTypedData_v4", typedData },
+      },
+    } as PaymentUpdate;
+    const answer = await signEvmApproval(update, privateKeyToAccount(evmUserKey()));
     const response = await fetch(`${served.url}/api/chat`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
