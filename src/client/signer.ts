@@ -1,3 +1,4 @@
+import type { PaymentUpdate } from "../protocol/stream.js";
 import {
   describeApproval,
   type EvmTypedDataSigner,
@@ -5,7 +6,7 @@ import {
   signEvmApproval,
   signSolanaApproval,
 } from "./approval.js";
-import type { AwaitingUpdate } from "./payment-tool.js";
+import { type AwaitingUpdate, isAwaiting } from "./payment-tool.js";
 import type { ApprovalAnswer } from "./request.js";
 import { checkSolanaApproval } from "./solana-payment.js";
 
@@ -76,8 +77,10 @@ export function signingErrorText(error: unknown): string {
     : `The wallet could not sign the payment: ${message}`;
 }
 
+/** An EIP-1193 provider; a viem wallet client has `request` too, but signs as viem does. */
 function isProvider(signer: Eip1193Provider | EvmTypedDataSigner): signer is Eip1193Provider {
-  return typeof (signer as Partial<Eip1193Provider>).request === "function";
+  const typed = typeof (signer as Partial<EvmTypedDataSigner>).signTypedData === "function";
+  return typeof (signer as Partial<Eip1193Provider>).request === "function" && !typed;
 }
 
 async function signWithProvider(provider: Eip1193Provider, update: AwaitingUpdate): Promise<ApprovalAnswer> {
@@ -142,15 +145,18 @@ async function signWithWallets(wallets: WalletSigners, update: AwaitingUpdate): 
 
 /**
  * Have the signer answer a payment awaiting approval. Refuses (ApprovalSigningError) typed data or a
- * Solana transaction that disagrees with the quote (`describeApproval`, `checkSolanaApproval`), and
- * an answer for another payment or of the wrong kind. `tabFunding`: the update is a tab's opening
+ * Solana transaction that disagrees with the quote (`describeApproval`, `checkSolanaApproval`), an
+ * update that awaits no approval, and an answer for another payment or of the wrong kind. `tabFunding`: the update is a tab's opening
  * (`awaitingOf`), whose Solana transaction `checkSolanaFunding` checked when it was opened.
  */
 export async function signApproval(
   signer: TransportSigner,
-  update: AwaitingUpdate,
+  awaiting: PaymentUpdate,
   { tabFunding = false }: { tabFunding?: boolean } = {},
 ): Promise<ApprovalAnswer> {
+  if (!isAwaiting(awaiting))
+    throw new ApprovalSigningError("This payment awaits no approval: nothing to sign.");
+  const update: AwaitingUpdate = awaiting;
   const mismatches = [
     ...describeApproval(update).mismatches,
     ...(tabFunding ? [] : await checkSolanaApproval(update)),

@@ -22,6 +22,7 @@ import { describe, expect, it } from "vitest";
 import {
   describeApproval,
   type PaymentUpdate,
+  signApproval,
   signEvmApproval,
   signSolanaApproval,
   toViemTypedData,
@@ -130,6 +131,19 @@ describe("EVM approval", () => {
     const viaClient = await signEvmApproval(update, client);
     const viaAccount = await signEvmApproval(update, user);
     expect(viaClient).toEqual(viaAccount);
+  });
+
+  // Found by a review (h43): the docs' examples sign with signApproval, which checks the quote.
+  it("signApproval takes a viem wallet client as signEvmApproval does, and never signs a mismatch", async () => {
+    const update = evmUpdate();
+    // Its transport reaches nothing: a wallet client with a local account signs without asking a node.
+    const client = createWalletClient({ account: user, transport: http("http://127.0.0.1:1") });
+    expect(await signApproval({ evm: client }, update)).toEqual(await signEvmApproval(update, user));
+    await expect(signApproval({ evm: user }, evmUpdate({ value: "99990000" }))).rejects.toMatchObject({
+      mismatch: true,
+    });
+    const none = { ...update, approval: undefined };
+    await expect(signApproval({ evm: user }, none)).rejects.toThrow(/awaits no approval/);
   });
 
   it("refuses a signer of another wallet, and a Solana request", async () => {
