@@ -22,6 +22,15 @@ describe("Lifecycle.drain", () => {
     expect(lifecycle.openTurns).toBe(0);
   });
 
+  // Found by a black-box run (h41): a turn ended at the cutoff whose last store write never
+  // answered (PostgreSQL frozen) held the drain until the process watchdog exited 1.
+  it("gives up on a turn that does not finish once ended, as on work left running", async () => {
+    const lifecycle = new Lifecycle();
+    const stuck = lifecycle.track(() => {}); // ended, it never says it finished
+    expect(await lifecycle.drain(0, 0)).toEqual({ abandoned: 1 });
+    stuck();
+  });
+
   it("ends a turn that starts once the grace period is over at once, with shutting_down", async () => {
     const lifecycle = new Lifecycle();
     const open = lifecycle.track(() => open());

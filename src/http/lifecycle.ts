@@ -58,8 +58,10 @@ export class Lifecycle {
 
   /**
    * Stop accepting turns, wait up to graceMs for open ones, then end the rest (`e:` shutting_down,
-   * `d:`) and wait for them; then wait up to backgroundMs for work they left running (payments
-   * settling). Resolves with what was still running when it gave up (0: everything finished).
+   * `d:`) and wait for them, and for work they left running (payments settling), up to
+   * backgroundMs: a turn ended that cannot finish (its last store write waits on a database that
+   * does not answer) is given up on too. Resolves with what was still running when it gave up
+   * (0: everything finished).
    */
   async drain(graceMs: number, backgroundMs = graceMs): Promise<{ abandoned: number }> {
     this.draining = true;
@@ -73,10 +75,13 @@ export class Lifecycle {
         "The server is shutting down; this stream was ended. Retry shortly.",
       );
       for (const turn of this.open.values()) turn.abort(this.cutoff);
-      await all();
     }
-    await within(Promise.all([...this.background]), backgroundMs);
-    return { abandoned: this.background.size };
+    // The turns first: ending, they may leave work running (then waited for in what time is left).
+    const started = Date.now();
+    await within(all(), backgroundMs);
+    const left = Math.max(0, backgroundMs - (Date.now() - started));
+    await within(Promise.all([...this.background]), left);
+    return { abandoned: this.open.size + this.background.size };
   }
 }
 
