@@ -6,7 +6,8 @@ import { familyOf } from "./index.js";
 
 /**
  * How an unclear EVM payment is judged (chains/evm.ts, `resolve`), against a JSON-RPC node whose
- * finalized block lags its head, as every real chain's does.
+ * finalized block lags its head, as every real chain's does, and that keeps state only for the
+ * last 128 blocks, as a full node (not an archive) does.
  */
 const ASSET = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
 const FROM = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -56,13 +57,16 @@ async function start(node: Node): Promise<string> {
       if (method === "eth_getBlockByNumber")
         result = block(params[0] === "finalized" ? node.finalized : node.latest);
       if (method === "eth_getLogs") result = [];
+      let error: unknown;
       if (method === "eth_call") {
         const at = Number.parseInt(String(params[1]), 16);
         const used = node.usedFrom !== undefined && at >= node.usedFrom;
+        if (at < node.latest.number - 128)
+          error = { code: -32000, message: "missing trie node (state not available)" };
         result = `0x${(used ? 1 : 0).toString(16).padStart(64, "0")}`;
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ jsonrpc: "2.0", id, result }));
+      res.end(JSON.stringify(error ? { jsonrpc: "2.0", id, error } : { jsonrpc: "2.0", id, result }));
     });
   });
   server.listen(0, "127.0.0.1");
@@ -92,11 +96,18 @@ describe("an unclear EVM payment, judged from the chain", () => {
     expect(await resolve({ ...node, usedFrom: 20 })).toMatchObject({ status: "settled", payer: FROM });
   });
 
-  it("is failed only once a finalized block past its validBefore has it unused", async () => {
-    const past = { number: 30, timestamp: VALID_BEFORE + 1 };
-    expect(
-      await resolve({ latest: { number: 40, timestamp: VALID_BEFORE + 60 }, finalized: past }),
-    ).toMatchObject({ status: "failed" });
+  it("is failed once a finalized block is past its validBefore and the head has it unused", async () => {
+    // Finality 600 blocks behind the head, past the node's state: only the head's state is read.
+    const past = { number: 9_400, timestamp: VALID_BEFORE + 1 };
+    const latest = { number: 10_000, timestamp: VALID_BEFORE + 1_200 };
+    expect(await resolve({ latest, finalized: past })).toMatchObject({ status: "failed" });
+    expect(await resolve({ latest, finalized: past, usedFrom: 9_900 })).toMatchObject({ status: "settled" });
+  });
+
+  it("stays pending when the head answering is behind the finalized block (a lagging node)", async () => {
+    const finalized = { number: 50, timestamp: VALID_BEFORE + 60 };
+    const latest = { number: 40, timestamp: VALID_BEFORE + 30 };
+    expect(await resolve({ latest, finalized })).toEqual({ status: "pending" });
   });
 
   it("stays pending while only blocks not yet final are past its validBefore: a reorganisation may still use it", async () => {

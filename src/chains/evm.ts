@@ -137,24 +137,26 @@ export const evm: ChainFamily<EvmKey> = {
           args: [owner as `0x${string}`],
         }),
 
-      // The authorization's nonce used on chain: settled (with the transaction when the logs say).
-      // Unused in a finalized block whose own timestamp is past `validBefore` (chain time, never
-      // the server's clock): it can never be used any more (every later block is later still), and
-      // no reorganisation brings back a block that used it. Each answer is read at one block, so a
-      // use landing between two reads cannot be mistaken for expiry. (Finality lags the head: on
-      // an L2, minutes; the payment stays counted as spent meanwhile.)
+      // The authorization's nonce used on chain (read at the head): settled, with the transaction
+      // when the logs say. Failed only when a finalized block is past `validBefore` (chain time,
+      // never the server's clock) and the head, read after it, still has the nonce unused: the
+      // head descends from that block, so no block up to it used the nonce and no reorganisation
+      // can bring one back, and every later block is past `validBefore`, so none can use it. All
+      // reads are near the head (a full node keeps no older state). Finality lags the head (on an
+      // L2, minutes): the payment stays counted as spent meanwhile.
       async resolve(payment) {
         const auth = evmAuthorization(payment);
         if (!auth) return { status: "pending" };
-        const usedAt = (block: { number: bigint }) =>
-          client.readContract({
-            address: contractAddress(payment.asset),
-            abi: eip3009,
-            functionName: "authorizationState",
-            args: [auth.from as `0x${string}`, auth.nonce as `0x${string}`],
-            blockNumber: block.number,
-          });
-        if (await usedAt(await client.getBlock({ blockTag: "latest" }))) {
+        const final = await client.getBlock({ blockTag: "finalized" });
+        const head = await client.getBlock({ blockTag: "latest" });
+        const used = await client.readContract({
+          address: contractAddress(payment.asset),
+          abi: eip3009,
+          functionName: "authorizationState",
+          args: [auth.from as `0x${string}`, auth.nonce as `0x${string}`],
+          blockNumber: head.number,
+        });
+        if (used) {
           // Used is what matters; the transaction is a courtesy, and many RPCs refuse wide log ranges.
           const logs = await client
             .getLogs({
@@ -167,8 +169,8 @@ export const evm: ChainFamily<EvmKey> = {
           const txHash = logs[0]?.transactionHash;
           return { status: "settled", payer: auth.from, ...(txHash ? { txHash } : {}) };
         }
-        const final = await client.getBlock({ blockTag: "finalized" });
-        if (final.timestamp > BigInt(auth.validBefore) && !(await usedAt(final)))
+        // A head behind the finalized block (a load balancer's lagging node) proves nothing.
+        if (final.timestamp > BigInt(auth.validBefore) && head.number >= final.number)
           return { status: "failed", error: "authorization expired unused" };
         return { status: "pending" };
       },
