@@ -278,10 +278,12 @@ export const svm: ChainFamily<SolanaKey> = {
     // Defence in depth, as EVM's: one transfer, of the amount and token quoted, to the payee's
     // associated token account (the scheme builds it so).
     const moved = solanaTokenTransfers(bytes);
+    // Zero moves no token: a spent tab's return only closes its account and sends its SOL back.
+    const none = expected.amount === 0n && moved.length === 0;
     const one = moved.length === 1 ? moved[0] : undefined;
-    if (!one || one.amount !== expected.amount || one.mint !== expected.asset)
+    if (!none && (!one || one.amount !== expected.amount || one.mint !== expected.asset))
       throw new Error("signed transfer differs from the quote");
-    if (!isAssociatedTokenAccount(one.destination, expected.payTo, one.program, one.mint))
+    if (one && !isAssociatedTokenAccount(one.destination, expected.payTo, one.program, one.mint))
       throw new Error("signed recipient differs from the quote");
     const memo = solanaMemo(bytes);
     const signer = solanaSigner(bytes);

@@ -125,6 +125,22 @@ describe("Solana tabs with lost answers", () => {
     await closeTab(b, { tabId: tab.tabId, token: tab.token });
   });
 
+  // Found by a review (h44): a return that moves no token (a tab spent to its last cent) was
+  // refused as "differs from the quote" on every sweep, so the tab never closed.
+  it("a tab spent to its last cent closes: its token account is closed and its SOL returned", async () => {
+    const price = priceOf(devnet, "weather");
+    const { secret, address } = solanaUser();
+    const before = await lamportsOf(devnet, address);
+    const tab = await openSolanaTab(b, { address, secret }, price);
+    const turn = await ask(b, tab.token, address);
+    expect(turn.payments.find((p) => p.status === "settled")?.payer).toBe(tab.session);
+    expect(await solanaUsdcBalance(devnet, tab.session)).toBe(0n);
+    expect(await closeTab(b, tab)).toMatchObject({ status: "closed", refunded: { atomic: "0" } });
+    expect(await lamportsOf(devnet, tab.session)).toBe(0n);
+    // The wallet paid the two transactions' fees, and got back the account's rent and the key's SOL.
+    expect(before - (await lamportsOf(devnet, address))).toBe(10_000n);
+  });
+
   it("a funding the wallet sent itself first is open, not failed: the chain has it", async () => {
     const price = priceOf(devnet, "weather");
     const { secret, rpcUrl, address } = solanaUser();
