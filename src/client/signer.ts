@@ -77,10 +77,14 @@ export function signingErrorText(error: unknown): string {
     : `The wallet could not sign the payment: ${message}`;
 }
 
-/** An EIP-1193 provider; a viem wallet client has `request` too, but signs as viem does. */
+/**
+ * Asked as an EIP-1193 provider (switched to the payment's chain, then `eth_signTypedData_v4`):
+ * a provider, and a viem wallet client over a wallet (its `request` reaches the wallet). A wallet
+ * client holding a local account signs as viem does: its transport may reach no wallet at all.
+ */
 function isProvider(signer: Eip1193Provider | EvmTypedDataSigner): signer is Eip1193Provider {
-  const typed = typeof (signer as Partial<EvmTypedDataSigner>).signTypedData === "function";
-  return typeof (signer as Partial<Eip1193Provider>).request === "function" && !typed;
+  const local = (signer as { account?: { type?: unknown } }).account?.type === "local";
+  return typeof (signer as Partial<Eip1193Provider>).request === "function" && !local;
 }
 
 async function signWithProvider(provider: Eip1193Provider, update: AwaitingUpdate): Promise<ApprovalAnswer> {

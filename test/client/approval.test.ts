@@ -16,7 +16,7 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
   verifySignature,
 } from "@solana/kit";
-import { createWalletClient, http, recoverTypedDataAddress } from "viem";
+import { createWalletClient, custom, http, recoverTypedDataAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import {
@@ -144,6 +144,32 @@ describe("EVM approval", () => {
     });
     const none = { ...update, approval: undefined };
     await expect(signApproval({ evm: user }, none)).rejects.toThrow(/awaits no approval/);
+  });
+
+  // Found by a review (h44): a wallet client over a browser wallet on another chain was no longer
+  // switched to the payment's chain, and the wallet refused to sign.
+  it("signApproval switches a wallet client over a browser wallet to the payment's chain first", async () => {
+    let chain = 1; // the wallet is on Ethereum mainnet
+    const calls: string[] = [];
+    const provider = {
+      async request({ method, params }: { method: string; params?: unknown[] }) {
+        calls.push(method);
+        if (method === "eth_chainId") return `0x${chain.toString(16)}`;
+        if (method === "wallet_switchEthereumChain") {
+          chain = Number.parseInt((params?.[0] as { chainId: string }).chainId, 16);
+          return null;
+        }
+        if (method !== "eth_signTypedData_v4") throw new Error(`unexpected ${method}`);
+        const data = JSON.parse(String(params?.[1])) as { domain: { chainId: string } };
+        // As MetaMask does: typed data for another chain than the active one is refused.
+        if (Number(data.domain.chainId) !== chain) throw new Error("chainId must match the active chainId");
+        return user.signTypedData(data as never);
+      },
+    };
+    const wallet = createWalletClient({ account: user.address, transport: custom(provider) });
+    const update = evmUpdate();
+    expect(await signApproval({ evm: wallet }, update)).toEqual(await signEvmApproval(update, user));
+    expect(calls).toContain("wallet_switchEthereumChain");
   });
 
   it("refuses a signer of another wallet, and a Solana request", async () => {
