@@ -156,7 +156,7 @@ describe("EVM approval", () => {
         calls.push(method);
         if (method === "eth_chainId") return `0x${chain.toString(16)}`;
         if (method === "wallet_switchEthereumChain") {
-          chain = Number.parseInt((params?.[0] as { chainId: string }).chainId, 16);
+          chain = Number.parseInt((params?.[0] as { chainId?: string } | undefined)?.chainId ?? "", 16);
           return null;
         }
         if (method !== "eth_signTypedData_v4") throw new Error(`unexpected ${method}`);
