@@ -29,7 +29,9 @@ import {
 /** 0.01 SOL: far above a system account's rent-exempt minimum and a fee, far below anything worth taking. */
 const MAX_LAMPORTS = 10_000_000n;
 
-export async function checkSolanaFunding(opened: TabOpened): Promise<void> {
+export async function checkSolanaFunding(
+  opened: Pick<TabOpened, "sign" | "wallet" | "network" | "session" | "amount">,
+): Promise<void> {
   if (opened.sign.kind !== "solana-transaction") return;
   const message = await decodeSolanaMessage(opened.sign.transaction);
   const fail = (what: string): never => {

@@ -242,6 +242,36 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     await page.context().close();
   });
 
+  // Found by a review (h46): the page checked a Solana tab's funding as a payment's transaction,
+  // so it never signed one (a funding pays its own fee and opens the session key's account).
+  it("a Solana tab opened through MCP: the page checks its funding as a tab's, the wallet funds it once", async () => {
+    const user = walletAddress(devnet, "solana", "user");
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: {
+        headers: { Authorization: `Bearer ${devnet.manifest.devToken}`, "X-Wallet-Address": user },
+      },
+    });
+    const client = new Client({ name: "solana-tab-on-page", version: "1" }, { capabilities: {} });
+    await client.connect(transport);
+    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as unknown as Result;
+    const opened = await call("open_tab", { amountUsd: "0.02" });
+    const { tabId } = opened.structuredContent as { tabId: string };
+    const page = await open(approvalUrl(server.url, tabId));
+    await page.getByTestId("approve-tab-words").waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: /devnet wallet \(Solana\)/ }).click();
+    await page.getByTestId("wallet-chip").waitFor();
+    await page.getByRole("button", { name: /^Approve \$0\.02/ }).click();
+    await page.locator("[data-testid=approve-result][data-status=open]").waitFor({ timeout: 60_000 });
+    const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Paris" } });
+    const paid = await call("pay_quote", { quoteId: quote.structuredContent.quoteId });
+    expect(paid.structuredContent).toMatchObject({ status: "paid" });
+    expect(await call("close_tab", { tabId })).toMatchObject({ structuredContent: { status: "closed" } });
+    await client.close();
+    await page.context().close();
+  });
+
   it("declining is signed by the wallet too: without it nothing happens; with it the payment is declined", async () => {
     const user = walletAddress(devnet, "evm", "user");
     const before = await evmBalances(devnet, "user");
