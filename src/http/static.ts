@@ -35,8 +35,9 @@ const COMPRESSIBLE = new Set([".html", ".js", ".css", ".json", ".map", ".svg", "
 
 /**
  * What the page may do, for every HTML answer: its own scripts and styles only (no CDN, no inline
- * script), requests to this origin only, and no framing by other sites (a page that asks a wallet
- * to sign must not be overlaid).
+ * script), requests to this origin only, no framing by other sites (a page that asks a wallet
+ * to sign must not be overlaid), and no handle on it kept by a site that opened it (which could
+ * later send that browser tab elsewhere; a wallet's own pop-up keeps its opener).
  */
 export const PAGE_SECURITY_HEADERS: Record<string, string> = {
   "Content-Security-Policy":
@@ -45,6 +46,7 @@ export const PAGE_SECURITY_HEADERS: Record<string, string> = {
   "X-Content-Type-Options": "nosniff",
   "X-Frame-Options": "DENY",
   "Referrer-Policy": "no-referrer",
+  "Cross-Origin-Opener-Policy": "same-origin-allow-popups",
 };
 
 interface WebFile {

@@ -49,6 +49,7 @@ describe("serveWeb", () => {
     expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
     expect(response.headers.get("x-frame-options")).toBe("DENY");
+    expect(response.headers.get("cross-origin-opener-policy")).toBe("same-origin-allow-popups");
     expect(await response.text()).toBe(INDEX);
     const again = await app.request("/", {
       headers: { "If-None-Match": response.headers.get("etag") ?? "" },
