@@ -97,7 +97,9 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     const before = await evmBalances(devnet, "user");
 
     const page = await open(approvalUrl(server.url, ask.paymentId));
-    await page.getByRole("heading", { name: /\$0\.01 to Weather now/ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByRole("heading", { name: /\$0\.01 to Weather now \(127\.0\.0\.1:\d+\)/ })
+      .waitFor({ timeout: 30_000 });
     expect(await page.getByTestId("approval-amount").textContent()).toContain("$0.01");
     expect((await page.getByTestId("approval-payee").textContent())?.toLowerCase()).toBe(
       ask.payTo?.toLowerCase(),

@@ -77,6 +77,15 @@ function useApprovalView(paymentId: string): { view?: ApprovalView; loadError?: 
   return { ...(view ? { view } : {}), ...(loadError ? { loadError } : {}) };
 }
 
+/** The host a payment goes to: the service names itself, its URL's host says who it is. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
 interface SectionProps {
   view: ApprovalView;
   wallet: PageWallet | undefined;
@@ -103,6 +112,7 @@ function PaymentSection({
     <section className="approve-card" aria-labelledby="approve-heading">
       <h2 id="approve-heading">
         {usd(view.amount.usd)} to {view.service.name ?? view.service.url}
+        {view.service.name ? ` (${hostOf(view.service.url)})` : ""}
       </h2>
       <p className="muted small">
         On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>.{" "}
