@@ -585,6 +585,27 @@ describe("approval: threshold, refusals and statuses", () => {
     );
     expect(await problem(second)).toMatchObject({ status: 403, code: "limit_exceeded" });
   });
+
+  // Found by a black-box run (h45): an answer's own limits replaced those the payment was asked under.
+  it("an approval answer that sends wider limits is held to those the payment was asked under", async () => {
+    const price = priceOf(devnet, "weather");
+    const payer2 = walletAddress(devnet, "evm", "payer-2");
+    const account = privateKeyToAccount(devnet.secrets.evm["payer-2"] as `0x${string}`);
+    // Room for one more payment today, not two (earlier tests spent from this wallet).
+    const { today } = await ledgerOf(booted.running).spending(payer2, new Date());
+    const limits = { daily: (Number(today + (price * 3n) / 2n) / 1e6).toString() };
+    const one = await chat(booted.running, { wallet: payer2, spendingLimits: limits });
+    const two = await chat(booted.running, { wallet: payer2, spendingLimits: limits });
+    const [a, b] = [awaiting(one), awaiting(two)];
+    const wide = { spendingLimits: { daily: "100" } };
+    const first = await chat(booted.running, {
+      body: resumeBody(one, payer2, { paymentId: a.paymentId, signature: await signEvm(a, account) }, wide),
+    });
+    expect(first.finish.finishReason).toBe("payment-complete");
+    const answer = { paymentId: b.paymentId, signature: await signEvm(b, account) };
+    const second = await resume(resumeBody(two, payer2, answer, wide));
+    expect(await problem(second)).toMatchObject({ status: 403, code: "limit_exceeded" });
+  });
 });
 
 describe("approval across a restart", () => {

@@ -8,6 +8,7 @@
  * can be tested without a ledger, a chain or a clock.
  */
 export * from "./admission.js";
+export * from "./answer-limits.js";
 export * from "./approval.js";
 export * from "./budget.js";
 export * from "./limits.js";

@@ -16,6 +16,7 @@ import {
   storedServiceName,
 } from "../ports/index.js";
 import {
+  answerLimits,
   approvalDetails,
   approvalOverLimit,
   checkApproval,
@@ -130,9 +131,9 @@ export class ApprovalDesk {
     );
     const message = `$${formatUsd(record.amount)} to ${record.service}`;
     checkAwaiting(record, message);
-    // The key's caps: the answering caller's and those stored when it was asked (the page has none).
+    // The key's caps and the limits: those it was asked under, narrowed by the answer's, never wider.
     const grant = tighterCaps(input.grant, storedGrant(terms));
-    const asked = input.spendingLimits ?? storedLimits(terms); // the page sends none: those it was asked with
+    const asked = answerLimits(this.deps.limits, storedLimits(terms), input.spendingLimits);
     const limits = resolveLimits(this.deps.limits, asked, grant);
     const counted = limits.callerDaily !== undefined ? (record.caller ?? undefined) : undefined;
     const snapshot = await ledger.budget(wallet.address, record.scopeId, this.now(), counted);
@@ -143,7 +144,6 @@ export class ApprovalDesk {
         details: { expiresAt: record.expiresAt.toISOString() },
       });
     }
-
     if (answer.kind === "reject") {
       await run.reject().catch((error: unknown) => this.lostRace(error, record.paymentId, message));
       this.answered(record, input, "declined");
