@@ -4,6 +4,21 @@ import type { Payer } from "../payments/face.js";
 import type { PayerConfig } from "../protocol/index.js";
 import type { AuthVars, Middleware, PayerVars, VarsContext } from "./vars.js";
 
+/**
+ * A key bound to wallets pays only from them, and opens tabs only for them: refused before anything
+ * runs (docs/deploy.md#operating-it).
+ */
+export function checkKeyWallet(grant: AuthVars["grant"], address: string): void {
+  if (grant?.wallets && !walletAllowed(grant.wallets, address))
+    throw new AppError(
+      "forbidden",
+      `This API key may not pay from ${address}; it pays only from its own wallets.`,
+      {
+        details: { reason: "wallet_not_allowed", wallet: address },
+      },
+    );
+}
+
 /** Where a route's payer comes from beside the caller: its wallet and limits, and its scope. */
 export type PayerSource<Reads extends object> = (vars: Readonly<AuthVars & Reads>) => {
   config: PayerConfig;
@@ -26,13 +41,7 @@ export function payer<Reads extends object>(
     const vars = c.var as Readonly<AuthVars & Reads>;
     const { config, scopeId, servedTabs } = source(vars);
     const { grant } = vars;
-    // A key bound to wallets pays only from them: refused before anything runs (docs/deploy.md#operating-it).
-    if (grant?.wallets && config.wallet && !walletAllowed(grant.wallets, config.wallet.address))
-      throw new AppError(
-        "forbidden",
-        `This API key may not pay from ${config.wallet.address}; it pays only from its own wallets.`,
-        { details: { reason: "wallet_not_allowed", wallet: config.wallet.address } },
-      );
+    if (config.wallet) checkKeyWallet(grant, config.wallet.address);
     const built: Payer = {
       caller: vars.caller,
       bearerToken: vars.bearerToken,

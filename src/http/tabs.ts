@@ -7,6 +7,7 @@ import { parseCloseTab, parseFundTab, parseOpenTab, parseTabToken, TAB_ID } from
 import { readJsonBody } from "./body.js";
 import { nodeRequest } from "./chat-request.js";
 import type { Lifecycle } from "./lifecycle.js";
+import { checkKeyWallet } from "./payer.js";
 import { problemResponse } from "./problem.js";
 import type { AuthVars, Middleware, QuotaVars, VarsContext } from "./vars.js";
 
@@ -57,7 +58,11 @@ const body = (c: Context) => readJsonBody(c.req.raw, MAX_BODY_BYTES, nodeRequest
 
 export function mountTabRoutes(app: Hono, deps: TabRoutesDeps): void {
   app.post("/api/tabs", deps.limit, deps.auth, async (c) =>
-    answer(c, deps, async (caller) => deps.tabs.open(caller, parseOpenTab(await body(c), parseWallet))),
+    answer(c, deps, async (caller) => {
+      const opening = parseOpenTab(await body(c), parseWallet);
+      checkKeyWallet((c as unknown as VarsContext<AuthVars>).var.grant, opening.wallet.address);
+      return deps.tabs.open(caller, opening);
+    }),
   );
   app.post("/api/tabs/:tabId/fund", deps.limit, deps.auth, async (c) =>
     answer(c, deps, async (caller) => deps.tabs.fund(caller, tabId(c), parseFundTab(await body(c)))),

@@ -181,6 +181,12 @@ describe("operator keys and the kill switch (PGlite)", () => {
     expect(await response.json()).toMatchObject({ code: "forbidden", reason: "wallet_not_allowed" });
     expect((await mcpInitialize(a, bound, other)).status).toBe(403);
     expect((await mcpInitialize(a, bound, payer())).status).toBe(200);
+    // Nor does it open a tab for another wallet (found by a black-box run, h45: the tab opened).
+    const tab = await call(a, "POST", "/api/tabs", bound, { walletAddress: other, amount: "0.05" });
+    expect([tab.status, await tab.json()]).toMatchObject([
+      403,
+      { code: "forbidden", reason: "wallet_not_allowed" },
+    ]);
     expect(await evmBalances(devnet, "payer-low")).toEqual(before);
   });
 
