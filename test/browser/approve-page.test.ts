@@ -114,6 +114,8 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     const result = page.locator("[data-testid=approve-result][data-status=settled]");
     await result.waitFor({ timeout: 60_000 });
     expect(await axeViolations(page), "after approving").toEqual([]);
+    // Answered, the page no longer asks to approve (found by a review, h46).
+    expect(await page.locator("main").textContent()).not.toContain("Approve before");
     await page.screenshot({ path: join(ARTIFACTS, "approve-page-settled.png") });
     // The page never sees the service's answer; the caller does.
     expect(await page.content()).not.toMatch(/Paris|temperature/i);

@@ -117,7 +117,7 @@ function PaymentSection({
       <p className="muted small">
         On {networkName(view.network, local)}, from wallet <code>{view.wallet}</code>.{" "}
         {view.tab ? "Tab" : "Payment"} {shortHash(view.paymentId, 8)}.
-        {view.expiresAt && view.approval
+        {view.expiresAt && view.approval && !outcome
           ? ` Approve before ${new Date(view.expiresAt).toLocaleTimeString()}, or nothing is paid.`
           : ""}
       </p>
