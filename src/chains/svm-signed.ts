@@ -6,6 +6,7 @@ import {
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
 } from "@solana/kit";
+import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 
 /**
  * What a signed Solana payment moves, read from its wire transaction before it is sent: the
@@ -18,7 +19,6 @@ const TOKEN_PROGRAMS = new Set([
 ]);
 const TRANSFER_CHECKED = 12;
 const CLOSE_ACCOUNT = 9;
-const ASSOCIATED_TOKEN_PROGRAM = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
 
 /** A `TransferChecked`: its amount, the mint, the account credited and the token program. */
 export interface SolanaTokenTransfer {
@@ -74,7 +74,7 @@ export function isAssociatedTokenAccount(
     return false; // not an address: the payee named cannot own it
   }
   const suffix = [
-    new Uint8Array(encode.encode(ASSOCIATED_TOKEN_PROGRAM as Address)),
+    new Uint8Array(encode.encode(ASSOCIATED_TOKEN_PROGRAM_ADDRESS)),
     Buffer.from("ProgramDerivedAddress"),
   ];
   const decode = getAddressDecoder();
