@@ -46,6 +46,19 @@ function awaiting(face: FakeFace) {
   return expires;
 }
 
+/**
+ * A client with URL elicitation that answers nothing itself, after its first `pay_quote` (quote
+ * `qt_1`) for a payment awaiting the wallet: the input-required result, with its `requestState`.
+ */
+async function askedOnce(app: Hono) {
+  const { client } = await connect(app, { elicitation: { url: {} } }, false);
+  const first = (await client.callTool(
+    { name: "pay_quote", arguments: { quoteId: "qt_1" } },
+    { allowInputRequired: true },
+  )) as unknown as { resultType: string; requestState: string };
+  return { client, first };
+}
+
 describe("POST /mcp, revision 2026-07-28", () => {
   it("serves the tools with no session: the package's version, each request its own scope", async () => {
     const { face, app } = service();
@@ -108,11 +121,7 @@ describe("POST /mcp, revision 2026-07-28", () => {
   it("refuses a requestState that was altered, before the tool runs", async () => {
     const { face, app } = service();
     awaiting(face);
-    const { client } = await connect(app, { elicitation: { url: {} } }, false);
-    const first = (await client.callTool(
-      { name: "pay_quote", arguments: { quoteId: "qt_1" } },
-      { allowInputRequired: true },
-    )) as unknown as { resultType: string; requestState: string };
+    const { client, first } = await askedOnce(app);
     expect(first.resultType).toBe("input_required");
     const [version, payload, mac] = first.requestState.split(".") as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
@@ -135,11 +144,7 @@ describe("POST /mcp, revision 2026-07-28", () => {
   it("refuses a requestState sent with another quote id: it answers only for its own quote", async () => {
     const { face, app } = service();
     awaiting(face);
-    const { client } = await connect(app, { elicitation: { url: {} } }, false);
-    const first = (await client.callTool(
-      { name: "pay_quote", arguments: { quoteId: "qt_1" } },
-      { allowInputRequired: true },
-    )) as unknown as { requestState: string };
+    const { client, first } = await askedOnce(app);
     const retry = (quoteId: string) => ({
       name: "pay_quote",
       arguments: { quoteId },

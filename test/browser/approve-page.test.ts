@@ -89,6 +89,25 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     return page;
   }
 
+  /** An MCP client of the dev token for `wallet` (other headers beside), and its tool calls. */
+  async function mcpAs(name: string, wallet: string, headers: Record<string, string> = {}) {
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: {
+        headers: {
+          Authorization: `Bearer ${devnet.manifest.devToken}`,
+          "X-Wallet-Address": wallet,
+          ...headers,
+        },
+      },
+    });
+    const client = new Client({ name, version: "1" }, { capabilities: {} });
+    await client.connect(transport);
+    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
+    const call = async (tool: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name: tool, arguments: args })) as unknown as Result;
+    return { client, call };
+  }
+
   it("opens the approval URL, shows the payment in words, the devnet wallet signs, and it settles", async () => {
     const user = walletAddress(devnet, "evm", "user");
     const token = devnet.manifest.devToken;
@@ -156,20 +175,8 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
   it("an MCP client without elicitation gets the approval URL; the page signs; get_payment reads it settled", async () => {
     const user = walletAddress(devnet, "evm", "user");
     const price = priceOf(devnet, "weather");
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: {
-        headers: {
-          Authorization: `Bearer ${devnet.manifest.devToken}`,
-          "X-Wallet-Address": user,
-          "X-Spending-Limits": JSON.stringify({ perRequest: "1.00" }),
-        },
-      },
-    });
-    const client = new Client({ name: "no-elicitation", version: "1" }, { capabilities: {} });
-    await client.connect(transport);
-    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
-    const call = async (name: string, args: Record<string, unknown>) =>
-      (await client.callTool({ name, arguments: args })) as unknown as Result;
+    const limits = { "X-Spending-Limits": JSON.stringify({ perRequest: "1.00" }) };
+    const { client, call } = await mcpAs("no-elicitation", user, limits);
     const quote = await call("get_quote", { url: serviceUrl(devnet, "weather"), query: { city: "Paris" } });
     expect(quote.structuredContent).toMatchObject({ ok: true, needsApproval: true });
     const before = await evmBalances(devnet, "user");
@@ -210,16 +217,7 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
   it("a tab opened through MCP: the page shows it in words, the wallet funds it once, pay_quote then asks nothing", async () => {
     const user = walletAddress(devnet, "evm", "user");
     const price = priceOf(devnet, "weather");
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: {
-        headers: { Authorization: `Bearer ${devnet.manifest.devToken}`, "X-Wallet-Address": user },
-      },
-    });
-    const client = new Client({ name: "tab-on-page", version: "1" }, { capabilities: {} });
-    await client.connect(transport);
-    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
-    const call = async (name: string, args: Record<string, unknown>) =>
-      (await client.callTool({ name, arguments: args })) as unknown as Result;
+    const { client, call } = await mcpAs("tab-on-page", user);
     const opened = await call("open_tab", { amountUsd: "0.03" });
     const { tabId, approvalUrl: url } = opened.structuredContent as { tabId: string; approvalUrl: string };
     const before = await evmBalances(devnet, "user");
@@ -250,16 +248,7 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
   // so it never signed one (a funding pays its own fee and opens the session key's account).
   it("a Solana tab opened through MCP: the page checks its funding as a tab's, the wallet funds it once", async () => {
     const user = walletAddress(devnet, "solana", "user");
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: {
-        headers: { Authorization: `Bearer ${devnet.manifest.devToken}`, "X-Wallet-Address": user },
-      },
-    });
-    const client = new Client({ name: "solana-tab-on-page", version: "1" }, { capabilities: {} });
-    await client.connect(transport);
-    type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
-    const call = async (name: string, args: Record<string, unknown>) =>
-      (await client.callTool({ name, arguments: args })) as unknown as Result;
+    const { client, call } = await mcpAs("solana-tab-on-page", user);
     const opened = await call("open_tab", { amountUsd: "0.02" });
     const { tabId } = opened.structuredContent as { tabId: string };
     const page = await open(approvalUrl(server.url, tabId));
