@@ -8,6 +8,7 @@ import { PAYMENT_STATUSES } from "../../src/protocol/index.js";
 import { describeError } from "../../web/src/chat/transport.js";
 import {
   explorerTxUrl,
+  hostOf,
   localTime,
   networkName,
   readable,
@@ -41,6 +42,14 @@ describe("explorerTxUrl", () => {
     expect(explorerTxUrl("eip155:31337", EVM_TX)).toBeUndefined();
     expect(explorerTxUrl("solana:localgenesis", SOL_TX)).toBeUndefined();
     expect(explorerTxUrl(undefined, EVM_TX)).toBeUndefined();
+  });
+});
+
+describe("hostOf", () => {
+  it("is the URL's host: no user part, international names as xn--; else the text as given", () => {
+    expect(hostOf("https://user@api.example.com:8443/weather?city=Paris")).toBe("api.example.com:8443");
+    expect(hostOf("https://wéather.example/")).toBe("xn--wather-bva.example");
+    expect(hostOf("not a url")).toBe("not a url");
   });
 });
 

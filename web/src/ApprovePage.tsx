@@ -5,7 +5,7 @@ import type { PaymentUpdate } from "./chat/types.js";
 import { ApprovalBox } from "./components/ApprovalBox.js";
 import { Brand } from "./components/TopBar.js";
 import { WalletMenu } from "./components/WalletMenu.js";
-import { networkName, readable, shortHash, usd } from "./format.js";
+import { hostOf, networkName, readable, shortHash, usd } from "./format.js";
 import type { PageWallet, WalletOption } from "./wallet/types.js";
 import { useWallets } from "./wallet/useWallets.js";
 
@@ -75,15 +75,6 @@ function useApprovalView(paymentId: string): { view?: ApprovalView; loadError?: 
     );
   }, [paymentId]);
   return { ...(view ? { view } : {}), ...(loadError ? { loadError } : {}) };
-}
-
-/** The host a payment goes to: the service names itself, its URL's host says who it is. */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
 }
 
 interface SectionProps {

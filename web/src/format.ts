@@ -98,3 +98,12 @@ export type { StatusTone } from "../../src/protocol/status.js";
 export function statusTone(status: PaymentStatus): StatusTone {
   return PAYMENT_STATUS[status].tone;
 }
+
+/** A service's host ("api.example.com", `xn--` for international names), or the URL as given when it is not one. */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import type { ApprovalRequest, PaymentUpdate } from "../chat/types.js";
-import { networkName, usd } from "../format.js";
+import { hostOf, networkName, usd } from "../format.js";
 
 /**
  * The terms of a payment awaiting approval, each in words a person checks before signing: the
@@ -27,15 +27,6 @@ function tokenName(payment: PaymentUpdate): string {
   const sign = payment.approval?.sign;
   const name = sign?.kind === "evm-typed-data" ? sign.typedData.domain.name : undefined;
   return typeof name === "string" && /^[\w .-]{1,32}$/.test(name) ? name : "USDC";
-}
-
-/** A service's host ("api.example.com"), or the URL as given when it is not one. */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
 }
 
 /** What the request's and the day's budgets keep after this payment, in words. */

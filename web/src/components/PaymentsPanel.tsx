@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import type { PaymentHistoryItem, WalletSession } from "../../../src/client/index.js";
-import { networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
+import { hostOf, networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
 import { SidePanel } from "./SidePanel.js";
 import { usePaymentHistory } from "./usePaymentHistory.js";
 
@@ -31,14 +31,6 @@ const FILTERS = [
   ["failed,rejected,expired,released", "Not paid"],
   ["unknown,submitted,signed,reserved", "In progress or unclear"],
 ] as const;
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
 
 function when(iso: string): string {
   const date = new Date(iso);

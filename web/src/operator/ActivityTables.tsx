@@ -1,4 +1,4 @@
-import { networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
+import { hostOf, networkName, STATUS_LABELS, shortHash, statusTone, usd } from "../format.js";
 import type { OperatorPayment, Refusal } from "./api.js";
 import { age, when } from "./model.js";
 import type { OperatorData, SectionErrors } from "./useOperatorData.js";
@@ -66,14 +66,6 @@ function statusLabel(status: string): { label: string; tone: string } {
         tone: statusTone(status as keyof typeof STATUS_LABELS),
       }
     : { label: status, tone: "neutral" };
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
 }
 
 function EmptyRow({ columns, text }: { columns: number; text: string }) {
