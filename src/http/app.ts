@@ -177,6 +177,32 @@ function mountChat(app: Hono, deps: AppDeps, authenticate: Middleware<AuthVars>,
   );
 }
 
+/** Every answer (JSON, problem+json, a stream, a page) tells a browser not to guess its type. */
+const noSniff: Middleware = async (c, next) => {
+  await next();
+  if (c.res.headers.has("X-Content-Type-Options")) return;
+  try {
+    c.res.headers.set("X-Content-Type-Options", "nosniff");
+  } catch {
+    c.res = new Response(c.res.body, c.res); // an immutable answer: a copy takes the header
+    c.res.headers.set("X-Content-Type-Options", "nosniff");
+  }
+};
+
+/**
+ * While draining, every route but the two probes answers 503 shutting_down (docs/protocol.md,
+ * "Limits"): the listener stays open through the grace period, so a request gets this answer
+ * rather than a refused connection; `Connection: close` sends its client elsewhere next time.
+ */
+function drainGate(lifecycle: AppDeps["lifecycle"]): Middleware {
+  return async (c, next) => {
+    if (!lifecycle.isDraining || c.req.path === "/healthz" || c.req.path === "/readyz") return next();
+    return problemResponse(new AppError("shutting_down", "The server is shutting down; retry shortly."), {
+      Connection: "close",
+    });
+  };
+}
+
 /**
  * Build the HTTP app from its dependencies. The same app runs under Node (`@hono/node-server`),
  * in tests through `app.request()`, and on fetch-style hosts (`export default app`).
@@ -192,19 +218,10 @@ export function createApp(deps: AppDeps): Hono {
   // One per route family: an operator key may be scoped to some of them (docs/deploy.md#operating-it).
   const authChat = auth(known, "chat");
 
+  app.use("*", noSniff);
   // First, so that every answer of the API routes (errors and the drain's 503 too) carries them.
   app.use("*", cors({ origins: deps.config.cors?.origins ?? [] }));
-  // While draining, every route but the two probes answers 503 shutting_down (docs/protocol.md,
-  // "Limits"): the listener stays open through the grace period, so a request gets this answer
-  // rather than a refused connection; `Connection: close` sends its client elsewhere next time.
-  app.use("*", async (c, next) => {
-    if (!deps.lifecycle.isDraining || c.req.path === "/healthz" || c.req.path === "/readyz") {
-      return next();
-    }
-    return problemResponse(new AppError("shutting_down", "The server is shutting down; retry shortly."), {
-      Connection: "close",
-    });
-  });
+  app.use("*", drainGate(deps.lifecycle));
   mountProbes(app, deps);
   if (deps.metrics) mountMetrics(app, deps.metrics);
   if (deps.tracer) {

@@ -74,7 +74,7 @@ const gzipAsync = (data: Buffer) =>
 
 /** What `/` answers when the page was never built (a checkout without `npm install`, say). */
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>x402 chat agent</title>
-<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;line-height:1.5">
+<body>
 <h1>The web page is not built</h1>
 <p>Run <code>npm run build</code> (or <code>npm run build:web</code>) in an install with the development
 dependencies, then reload; <code>npm start</code> builds it there when it is missing.
@@ -177,7 +177,7 @@ export function serveWeb(
       }
     }
     if (path === "/index.html") {
-      return c.html(NOT_BUILT, 404, { "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" });
+      return c.html(NOT_BUILT, 404, { "Cache-Control": "no-cache", ...PAGE_SECURITY_HEADERS });
     }
     return next();
   };

@@ -123,6 +123,9 @@ describe("serveWeb", () => {
     expect(response.status).toBe(404);
     expect(response.headers.get("content-type")).toMatch(/^text\/html/);
     expect(await response.text()).toContain("npm run build:web");
+    // The same headers as the built page: it too must not be framed or read by another site.
+    expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
   });
 });
 
@@ -136,6 +139,23 @@ describe("the service's routes", () => {
     const wallets = await service.app.request(DEVNET_WALLETS_PATH);
     expect(wallets.status).toBe(404);
     expect(wallets.headers.get("content-type")).toMatch(/problem\+json/);
+    // Every answer, JSON and problem+json too, tells a browser not to guess its type.
+    const stream = await service.app.request("/api/chat", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "hello" }] }),
+    });
+    expect(stream.status).toBe(200);
+    await stream.text();
+    const answers = [
+      wallets,
+      stream,
+      await service.app.request("/healthz"),
+      await service.app.request("/api/chat"),
+    ];
+    for (const answer of answers) {
+      expect(answer.headers.get("x-content-type-options"), answer.url).toBe("nosniff");
+    }
   });
 
   // Found by a review: a POST to a built asset was 404, though the path exists (docs/protocol.md: 405).
