@@ -36,7 +36,16 @@ export interface TabOnPage {
   service: string;
 }
 
+/**
+ * What a Solana funding costs beside the tab (src/chains/svm-transfers.ts): the wallet pays its fee,
+ * and lends the session's token account its rent (2,039,280 lamports) and the session key a system
+ * account's rent plus its return's fee (895,880); the return gives back all but that fee.
+ */
+const SOLANA_COSTS =
+  " Your wallet also pays two network fees of 0.000005 SOL and lends the tab's accounts about 0.003 SOL of rent, which returns when the tab closes.";
+
 /** The funding in words, as the wallet's prompt and the approval page say it. */
 export function fundingWords(publicUrl: string, amount: bigint, network: string, endsAt: Date): string {
-  return `Open a tab of $${formatUsd(amount)} with ${publicUrl} on ${networkLabel(network)}: up to that much leaves your wallet now, the agent pays from it until ${utcClock(endsAt)}, and what is left returns to you.`;
+  const solana = network.startsWith("solana:") ? SOLANA_COSTS : "";
+  return `Open a tab of $${formatUsd(amount)} with ${publicUrl} on ${networkLabel(network)}: up to that much leaves your wallet now, the agent pays from it until ${utcClock(endsAt)}, and what is left returns to you.${solana}`;
 }
