@@ -16,12 +16,13 @@ import {
   type PaymentEvents,
   type PaymentPauses,
   type PaymentRecord,
-  pausedMessage,
   type StoredApproval,
+  stopFor,
 } from "../ports/index.js";
 import { type ApprovalRefusal, approvalDetails, type Reason } from "../rules/index.js";
 import { checkSigned } from "../x402/index.js";
 import { refusedEarly, tell } from "./events.js";
+import type { PaymentRun } from "./run.js";
 
 /**
  * The checks `ApprovalDesk.resume` runs on a wallet's answer, one function per step of the
@@ -202,19 +203,26 @@ export function authorizationOf(
 
 /**
  * The kill switch (docs/deploy.md#operating-it): the payment keeps waiting, to approve on resuming.
- * A payment asked for by an operator key since revoked or expired is not approved at all.
+ * A payment asked for by an operator key since revoked or expired is not approved at all. Read
+ * again once `reserved` (a reservation can outlast the pause's answer, waiting on the wallet's
+ * lock): the payment is then dropped unsent, its row failed.
  */
-export function refuseIfStopped(pauses: PaymentPauses | undefined, record: PaymentRecord): void {
-  const pause = pauses?.pausedFor(record.caller ?? undefined);
-  if (pause)
-    throw new AppError("payments_paused", pausedMessage(pause), {
-      details: { paymentId: record.paymentId, pause: pause.scope },
+export async function refuseIfStopped(
+  pauses: PaymentPauses | undefined,
+  record: PaymentRecord,
+  reserved?: Pick<PaymentRun, "fail">,
+): Promise<void> {
+  const stop = stopFor(pauses, record.caller ?? undefined);
+  if (!stop) return;
+  if (reserved) await reserved.fail(stop.reason, stop.message);
+  if (stop.reason === "payments_paused")
+    throw new AppError("payments_paused", stop.message, {
+      details: { paymentId: record.paymentId, ...stop.details },
     });
-  const ended = record.caller ? pauses?.keyEnded?.(record.caller) : undefined;
-  if (ended)
-    throw new AppError(
-      "payment_unavailable",
-      `The API key that asked for this payment was ${ended}: it can no longer be approved. Nothing was paid.`,
-      { details: { paymentId: record.paymentId, reason: `key_${ended}` } },
-    );
+  const ended = stop.details.key;
+  throw new AppError(
+    "payment_unavailable",
+    `The API key that asked for this payment was ${ended}: it can no longer be approved. Nothing was paid.`,
+    { details: { paymentId: record.paymentId, reason: `key_${ended}` } },
+  );
 }

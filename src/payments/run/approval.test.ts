@@ -107,6 +107,29 @@ describe("approval in the user's wallet", () => {
     expect(outcome.status).toBe("paid");
   });
 
+  // Found by a black-box run (h48): an approval whose reservation waited on the wallet's lock was
+  // sent after the pause had answered. The switch is read again once it is reserved.
+  it("paused while the approval was reserved: dropped unsent, its row failed, 403 payments_paused", async () => {
+    let paused = false;
+    w.close();
+    w = createToyWorld({
+      pauses: { pausedFor: () => (paused ? { scope: "all", key: null, reason: "incident 10" } : undefined) },
+      ledger: (memory) =>
+        Object.assign(Object.create(memory) as typeof memory, {
+          approve: async (...args: Parameters<typeof memory.approve>) => {
+            const reserved = await memory.approve(...args);
+            paused = true; // the operator paused while the reservation waited
+            return reserved;
+          },
+        }),
+    });
+    const asked = await ask();
+    expect(await refusedWith(resume(signed(asked)))).toBe("payments_paused");
+    expect(w.chain.transactions()).toEqual([]);
+    expect(await w.ledger.get(asked.paymentId)).toMatchObject({ status: "failed", error: "payments_paused" });
+    expect((await w.memory.spending(w.user.address, w.clock.date())).today).toBe(0n);
+  });
+
   it("asked for by an operator key since revoked: the page's answer is refused, nothing sent", async () => {
     let ended: "revoked" | "expired" | undefined;
     w.close();

@@ -100,8 +100,7 @@ export interface ApprovalDeps extends DeliveryDeps {
   onError?: (error: unknown, context: string) => void;
   /** Told the wallet's answers and the resumed payments' steps (ports/events.ts); never waited on. */
   events?: PaymentEvents;
-  /** The operator's kill switch, asked before an approved payment is reserved and submitted. */
-  pauses?: PaymentPauses;
+  pauses?: PaymentPauses; // the operator's kill switch, read before an approval is reserved and after
 }
 
 export class ApprovalDesk {
@@ -164,8 +163,9 @@ export class ApprovalDesk {
       await checkBalance(this.deps.chains, record, wallet);
       await this.confirmTerms(input.signal, { record, terms, limits, run, message });
       const authorization = authorizationOf(completed, record, terms, message, this.now());
-      refuseIfStopped(this.deps.pauses, record);
+      await refuseIfStopped(this.deps.pauses, record);
       await this.approve(run, limits, authorization, record, message);
+      await refuseIfStopped(this.deps.pauses, record, run); // paused or revoked while it reserved
     } catch (error) {
       tellRefusal(this.deps.events, { record, wallet, at: this.now() }, error);
       throw error;

@@ -359,14 +359,31 @@ describe("every reason a payment ends with", () => {
     );
   });
 
-  it("a pause set once the payment is reserved does not stop it: it is sent, settled and recorded", async () => {
+  // Found by a black-box run (h48): a reservation that waited on the wallet's lock outlasted the
+  // pause's answer, and the payment was sent after it. The switch is read once more when it returns.
+  it("a pause seen once the payment is reserved drops it unsent: the row fails, nothing is paid", async () => {
     let reads = 0;
     const pauses = {
       pausedFor: () => (reads++ < 2 ? undefined : { scope: "all" as const, key: null, reason: "late" }),
     };
+    const { w, outcome } = await pay({ world: { pauses }, status: "failed", code: "", moved: true });
+    expect(outcome).toMatchObject({ status: "failed", error: { reason: "payments_paused" } });
+    expect(reads).toBe(3);
+    expect(w.chain.transactions()).toHaveLength(0);
+    expect((await w.memory.listByStatus(["failed"])).map((r) => r.error)).toEqual(["payments_paused"]);
+    expect(await w.memory.listByStatus(["reserved", "signed", "submitted", "settled", "unknown"])).toEqual(
+      [],
+    );
+  });
+
+  it("a pause set once the payment is sent does not stop it: it is settled and recorded", async () => {
+    let reads = 0;
+    const pauses = {
+      pausedFor: () => (reads++ < 3 ? undefined : { scope: "all" as const, key: null, reason: "late" }),
+    };
     const { w, outcome } = await pay({ world: { pauses }, status: "paid", code: "", moved: true });
     expect(outcome.status).toBe("paid");
-    expect(reads).toBe(2);
+    expect(reads).toBe(3);
     expect(w.chain.transactions()).toHaveLength(1);
     expect((await w.memory.listByStatus(["settled"])).map((r) => r.status)).toEqual(["settled"]);
   });

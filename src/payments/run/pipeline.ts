@@ -60,8 +60,7 @@ export type {
  * model can ask for a payment; only this code decides whether one happens.
  */
 export class PaymentPipeline {
-  /** The clock every payment step reads. */
-  readonly now: () => Date;
+  readonly now: () => Date; // the clock every payment step reads
 
   private readonly delivery: DeliveryDeps;
 
@@ -257,13 +256,15 @@ export class PaymentPipeline {
     );
     if ("unsigned" in sent) return this.announce(admitted).then(() => run.fail("signing_failed", BUSY));
     if (sent.answer) return refuseReserved(run, sent.answer, tab);
+    const late = stopFor(this.deps.pauses, request.caller); // paused or revoked while it reserved:
+    if (late) return run.fail(late.reason, late.message); // its signature never leaves the process
     balances.sent(offer, amount);
     const outcome = await deliver(this.delivery, run, probed.payee, sent.signed.headers);
     if (outcome.status !== "paid" || outcome.error) balances.unsure(offer);
     return outcome;
   }
 
-  /** The kill switch and the caller's key (docs/deploy.md): before signing or asking, again before reserving. */
+  /** The kill switch and the caller's key (docs/deploy.md): before signing or asking, again before reserving (and after). */
   private async refuseIfPaused(admitted: Admitted): Promise<PaymentOutcome | undefined> {
     const stop = stopFor(this.deps.pauses, admitted.request.caller);
     if (!stop) return undefined;

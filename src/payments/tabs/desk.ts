@@ -183,6 +183,7 @@ export class TabDesk implements TabAccess {
       maxTimeoutSeconds: config.signWindowSeconds + 60,
     };
     const authorization = family.authorization(payload, expected, nowS);
+    this.refuseIfStopped(tab.caller); // again: a pause may have answered while the chain was read
     // The intent before anything is sent: one answer wins, a replay finds the tab funding already.
     if (!(await deps.store.move(tabId, "awaiting_signature", "funding", { funding: authorization }, now))) {
       throw new AppError("tab_closed", "The tab was answered already.", { details: { status: "funding" } });
