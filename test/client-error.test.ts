@@ -68,6 +68,8 @@ function send(payload: string | Buffer): Promise<RawAnswer> {
 function expectProblem(answer: RawAnswer, status: number, code: string): void {
   expect(answer.status).toBe(status);
   expect(answer.headers["content-type"]).toBe("application/problem+json");
+  // As every answer of the app (h49: these, written outside it, lacked it).
+  expect(answer.headers["x-content-type-options"]).toBe("nosniff");
   expect(answer.headers.connection).toBe("close");
   expect(Number(answer.headers["content-length"])).toBe(answer.bodyBytes);
   expect(JSON.parse(answer.body)).toMatchObject({
@@ -231,6 +233,7 @@ describe("requests the Node adapter could not make a URL of", () => {
     const answer = await send(`${requestHead}\r\nConnection: close\r\n\r\n`);
     expect(answer.status).toBe(400);
     expect(answer.headers["content-type"]).toBe("application/problem+json");
+    expect(answer.headers["x-content-type-options"]).toBe("nosniff");
     expect(JSON.parse(answer.body)).toMatchObject({ status: 400, code: "malformed_request" });
   });
 });

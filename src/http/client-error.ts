@@ -51,6 +51,7 @@ const ALLOWED_METHODS = "GET, HEAD, POST";
 function problemHeaders(body: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     "Content-Type": "application/problem+json",
+    "X-Content-Type-Options": "nosniff",
     "Content-Length": String(Buffer.byteLength(body)),
     "Cache-Control": "no-store",
     Connection: "close",

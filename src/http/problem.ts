@@ -36,6 +36,7 @@ export function problemResponse(error: AppError, headers: Record<string, string>
     status: error.status,
     headers: {
       "Content-Type": "application/problem+json",
+      "X-Content-Type-Options": "nosniff",
       ...(retryAfter !== undefined ? { "Retry-After": String(retryAfter) } : {}),
       ...headers,
     },
