@@ -1,4 +1,4 @@
-import type { KeyGrant } from "../payments/index.js";
+import type { KeyEnd, KeyGrant } from "../payments/index.js";
 import { grantOf, hashToken, type KeyRecord, type KeyScope, keyStatus } from "./keys.js";
 import type { OperatorStore, PauseRecord } from "./port.js";
 
@@ -134,11 +134,13 @@ export class OperatorCache implements PauseCheck {
     return this.pauses.length;
   }
 
-  keyEnded(caller: string): "revoked" | "expired" | undefined {
+  keyEnded(caller: string, generation?: number): KeyEnd | undefined {
     for (const key of this.byHash.values()) {
       if (key.name !== caller) continue;
       const status = keyStatus(key, this.now());
-      return status === "active" ? undefined : status;
+      if (status !== "active") return status;
+      const rotated = generation !== undefined && (key.retiredHashes?.length ?? 0) > generation;
+      return rotated ? "rotated" : undefined;
     }
     return undefined;
   }

@@ -62,6 +62,7 @@ export function grantOf(key: KeyRecord): KeyGrant {
     ...(key.perRequest !== null ? { perRequest: key.perRequest } : {}),
     ...(key.daily !== null ? { daily: key.daily } : {}),
     ...(key.wallets !== null ? { wallets: key.wallets } : {}),
+    generation: key.retiredHashes?.length ?? 0,
   };
 }
 

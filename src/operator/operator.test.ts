@@ -95,7 +95,9 @@ describe("keys", () => {
       expiresAt: null,
       revokedAt: null,
     };
-    expect(grantOf(key)).toEqual({ name: "ci", perTransaction: 250_000n, daily: 5_000_000n, wallets: [EVM] });
+    const caps = { name: "ci", perTransaction: 250_000n, daily: 5_000_000n, wallets: [EVM] };
+    expect(grantOf(key)).toEqual({ ...caps, generation: 0 }); // never rotated
+    expect(grantOf({ ...key, retiredHashes: ["h0", "h1"] })).toEqual({ ...caps, generation: 2 });
     expect(walletAllowed([EVM], EVM.toLowerCase())).toBe(true);
     expect(walletAllowed([EVM], "0x0000000000000000000000000000000000000001")).toBe(false);
   });
@@ -223,6 +225,23 @@ describe("the control plane and each instance's copy", () => {
       undefined,
     ]);
     expect(cache.keyEnded("alice")).toBeUndefined(); // a caller that is no key
+  });
+
+  // Found by a black-box run (h48): a turn running on a token rotated away went on signing.
+  it("a request of a token rotated away since reads its key as ended (rotated); the new token's does not", async () => {
+    const { plane, cache } = setup();
+    const first = await plane.createKey({ name: "d" }, "t");
+    const before = cache.lookup(first.token);
+    if (before.kind !== "active") throw new Error("not active");
+    const generation = before.grant.generation;
+    expect(cache.keyEnded("d", generation)).toBeUndefined();
+    const rotated = await plane.rotateKey("d", "t");
+    expect(cache.keyEnded("d", generation)).toBe("rotated");
+    const after = cache.lookup(rotated.token);
+    if (after.kind !== "active") throw new Error("not active");
+    expect(cache.keyEnded("d", after.grant.generation)).toBeUndefined();
+    // Without a generation (an approval on the page, which has no token): a rotated key is in force.
+    expect(cache.keyEnded("d")).toBeUndefined();
   });
 
   it("a rotate racing a revoke: revoked after the rotate's read, the rotate is refused, no token made", async () => {

@@ -248,6 +248,7 @@ export type {
 export type {
   HistoryOwner,
   HistoryQuery,
+  KeyEnd,
   KeyGrant,
   Ledger,
   LedgerReads,

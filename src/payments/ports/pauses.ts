@@ -11,15 +11,19 @@ export interface PaymentPause {
   reason: string;
 }
 
+/** How an operator key ended: revoked, expired, or (for a request of its old token) rotated. */
+export type KeyEnd = "revoked" | "expired" | "rotated";
+
 export interface PaymentPauses {
   /** The pause that holds for this caller now, if any. */
   pausedFor(caller: string | undefined): PaymentPause | undefined;
   /**
    * Whether the operator key named `caller` has been revoked or has expired since it asked for a
    * payment (undefined for a key in force, or a caller that is no key): such a payment can no
-   * longer be approved on the approval page, which has no bearer token to refuse.
+   * longer be approved on the approval page, which has no bearer token to refuse. With the
+   * `generation` its request authenticated at (KeyGrant), also whether that token was rotated away.
    */
-  keyEnded?(caller: string): "revoked" | "expired" | undefined;
+  keyEnded?(caller: string, generation?: number): KeyEnd | undefined;
 }
 
 /** The sentence a paused payment is refused with: the scope and the operator's reason. */
@@ -35,13 +39,14 @@ export function pausedMessage(pause: PaymentPause): string {
 export function stopFor(
   pauses: PaymentPauses | undefined,
   caller: string | undefined,
+  generation?: number,
 ):
   | { reason: "payments_paused" | "key_ended"; message: string; details: Record<string, unknown> }
   | undefined {
   const pause = pauses?.pausedFor(caller);
   if (pause)
     return { reason: "payments_paused", message: pausedMessage(pause), details: { pause: pause.scope } };
-  const ended = caller ? pauses?.keyEnded?.(caller) : undefined;
+  const ended = caller ? pauses?.keyEnded?.(caller, generation) : undefined;
   if (!ended) return undefined;
   const message = `The API key of this request was ${ended} while it ran: nothing more is signed. Nothing was paid.`;
   return { reason: "key_ended", message, details: { key: ended } };

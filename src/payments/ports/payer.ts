@@ -53,4 +53,9 @@ export interface KeyGrant {
   daily?: bigint;
   /** The only wallets it may pay from (absent: any the request names). */
   wallets?: readonly string[];
+  /**
+   * How many times the key had been rotated when the request authenticated: a request of a token
+   * rotated away since signs nothing more (`keyEnded`). Absent: not a key's, or not to be checked.
+   */
+  generation?: number;
 }

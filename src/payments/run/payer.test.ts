@@ -73,4 +73,20 @@ describe("a key that ended while its turn ran", () => {
     expect(outcome).toMatchObject({ status: "refused", error: { reason: "key_ended" } });
     expect(w.chain.transactions()).toEqual([]);
   });
+
+  it("rotated: a request of the old token signs nothing more; one of the new token pays", async () => {
+    w = createToyWorld({
+      pauses: {
+        pausedFor: () => undefined,
+        keyEnded: (c, g) => (c === "ci" && g === 0 ? "rotated" : undefined),
+      },
+    });
+    const old = { caller: "ci", grant: { name: "ci", generation: 0 } };
+    const outcome = await w.pipeline.pay(w.request(old), { url: w.url });
+    expect(outcome).toMatchObject({ status: "refused", error: { reason: "key_ended" } });
+    expect(outcome.error?.message).toContain("rotated while it ran");
+    expect(w.chain.transactions()).toEqual([]);
+    const fresh = { caller: "ci", grant: { name: "ci", generation: 1 } };
+    expect((await w.pipeline.pay(w.request(fresh), { url: w.url })).status).toBe("paid");
+  });
 });

@@ -9,9 +9,9 @@ import type {
   PaymentEvents,
   PaymentPauses,
   SignerRegistry,
-  stopFor,
   TabAccess,
 } from "../ports/index.js";
+import { stopFor } from "../ports/index.js";
 import {
   type Admission,
   type AdmissionPolicy,
@@ -158,6 +158,14 @@ export function whileStopped(admission: Admission, stop: ReturnType<typeof stopF
   if (!stop || !admission.ok) return admission;
   const { ok: _ok, payer: _payer, ...chosen } = admission;
   return { ok: false, ...stop, chosen };
+}
+
+/** The kill switch and the request's key as they stand now (its token's rotations too: KeyGrant). */
+export function stopNow(
+  pauses: PaymentPauses | undefined,
+  request: Pick<PaymentRequest, "caller" | "grant">,
+) {
+  return stopFor(pauses, request.caller, request.grant?.generation);
 }
 
 /**

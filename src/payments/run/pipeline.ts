@@ -1,13 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Wallet } from "../../protocol/index.js";
 import type { PayInput, QuoteInput } from "../../tools/contract.js";
-import {
-  DuplicatePaymentError,
-  type Ledger,
-  type SignerAccess,
-  stopFor,
-  type TabPass,
-} from "../ports/index.js";
+import { DuplicatePaymentError, type Ledger, type SignerAccess, type TabPass } from "../ports/index.js";
 import {
   type Admission,
   type Committed,
@@ -36,6 +30,7 @@ import {
   type Refusal,
   refuseEarly,
   refuseOtherTerms,
+  stopNow,
   whileStopped,
 } from "./pipeline-types.js";
 import { PaymentRun } from "./run.js";
@@ -114,7 +109,7 @@ export class PaymentPipeline {
     const asked = { wallet, limits, timeLeftMs: request.deadline - now, committed, shownUsd: undefined, now };
     const pass = tab?.ok ? tab.pass : undefined;
     const { admission: admitted } = admitWith(demand.offers, asked, this.deps.config, serverKey, pass);
-    const admission = whileStopped(admitted, stopFor(this.deps.pauses, request.caller));
+    const admission = whileStopped(admitted, stopNow(this.deps.pauses, request));
     if (!admission.ok) this.told(request, admission, payee.url);
     // The payment would be signed by whoever admission names: the same answer `pay` acts on.
     const needsApproval = admission.ok ? { needsApproval: admission.payer.by === "wallet" } : {};
@@ -256,7 +251,7 @@ export class PaymentPipeline {
     );
     if ("unsigned" in sent) return this.announce(admitted).then(() => run.fail("signing_failed", BUSY));
     if (sent.answer) return refuseReserved(run, sent.answer, tab);
-    const late = stopFor(this.deps.pauses, request.caller); // paused or revoked while it reserved:
+    const late = stopNow(this.deps.pauses, request); // paused or revoked while it reserved:
     if (late) return run.fail(late.reason, late.message); // its signature never leaves the process
     balances.sent(offer, amount);
     const outcome = await deliver(this.delivery, run, probed.payee, sent.signed.headers);
@@ -266,7 +261,7 @@ export class PaymentPipeline {
 
   /** The kill switch and the caller's key (docs/deploy.md): before signing or asking, again before reserving (and after). */
   private async refuseIfPaused(admitted: Admitted): Promise<PaymentOutcome | undefined> {
-    const stop = stopFor(this.deps.pauses, admitted.request.caller);
+    const stop = stopNow(this.deps.pauses, admitted.request);
     if (!stop) return undefined;
     await this.announce(admitted);
     return admitted.run.refuse(stop.reason, stop.message, stop.details);
