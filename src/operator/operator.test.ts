@@ -260,6 +260,31 @@ describe("the control plane and each instance's copy", () => {
     expect(events.filter((e) => e.kind === "key.rotated")).toEqual([]);
   });
 
+  // Found by a black-box run (h48): a second rotation made while the first waited for every instance
+  // to read it also answered 200, and the first answered with a token that never worked.
+  it("a rotation, or a revoke, made while a rotation propagates: that rotation answers no token", async () => {
+    for (const second of ["rotate", "revoke"] as const) {
+      const store = new MemoryOperatorStore();
+      let later: Promise<unknown> | undefined;
+      const plane: ControlPlane = new ControlPlane({
+        store,
+        propagationMs: 20,
+        onChange: (e) => {
+          if (e.kind !== "key.rotated" || later) return;
+          later = second === "rotate" ? plane.rotateKey("e", "op-b") : plane.revokeKey("e", "op-b");
+        },
+      });
+      await plane.createKey({ name: "e" }, "t");
+      const first = await refusal(plane.rotateKey("e", "op-a"));
+      expect(first.code, second).toBe("invalid_request");
+      expect(first.message, second).toMatch(second === "rotate" ? /rotated again/ : /revoked/);
+      const won = await later;
+      const cache = new OperatorCache(store);
+      await cache.refresh();
+      if (second === "rotate") expect(cache.lookup((won as { token: string }).token).kind).toBe("active");
+    }
+  });
+
   // Found by a black-box run: three rotations at once all answered 200 with a token; one worked.
   it("rotations at once: one answers with the token that works, the others are refused", async () => {
     const { plane, cache, events } = setup();
@@ -355,7 +380,7 @@ describe("the control plane and each instance's copy", () => {
    * Found by a black-box run: a pause answered 200 on one instance while another still signed for
    * up to half a second. A pause now answers only once every instance's copy has surely read it.
    */
-  it("a pause answers once another instance's copy holds it", async () => {
+  it("a pause, and a resume, answers once another instance's copy holds it", async () => {
     vi.useFakeTimers();
     try {
       const store = new MemoryOperatorStore();
@@ -371,6 +396,16 @@ describe("the control plane and each instance's copy", () => {
       await vi.advanceTimersByTimeAsync(100);
       await pausing;
       expect(other.pausedFor(undefined)).toMatchObject({ scope: "all" });
+      // A resume likewise (h48: it answered while another instance still refused for half a second).
+      answered = false;
+      const resuming = plane.resume({ all: true }, "t").then(() => {
+        answered = true;
+      });
+      await vi.advanceTimersByTimeAsync(2 * OPERATOR_REFRESH_MS);
+      expect(answered).toBe(false);
+      await vi.advanceTimersByTimeAsync(100);
+      await resuming;
+      expect(other.pausedFor(undefined)).toBeUndefined();
       other.stop();
     } finally {
       vi.useRealTimers();

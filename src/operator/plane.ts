@@ -226,6 +226,15 @@ export class ControlPlane {
     await this.changed({ kind: "key.rotated", at: now, by, key: name });
     // Once it answers, the old token works on no instance.
     await this.propagated();
+    // A rotation or a revoke made while it propagated ended this token: never answer with it.
+    const after = (await this.deps.store.listKeys()).find((k) => k.name === name);
+    if (after?.tokenHash !== key.tokenHash || after.revokedAt) {
+      const why = after?.revokedAt ? "was revoked" : "was rotated again by another request";
+      throw new AppError(
+        "invalid_request",
+        `The key ${name} ${why} as this rotation took effect: its token no longer works.`,
+      );
+    }
     return { key: this.viewOf(key, now, spent), token };
   }
 
@@ -261,9 +270,10 @@ export class ControlPlane {
     const now = this.now();
     const scope = "all" in target ? "all" : "key";
     const key = "key" in target ? target.key : null;
-    if (await this.deps.store.clearPause(scope, key))
+    if (await this.deps.store.clearPause(scope, key)) {
       await this.changed({ kind: "pause.cleared", at: now, by, scope, ...(key ? { key } : {}) });
-    else if (key !== null && !(await this.deps.store.listKeys()).some((k) => k.name === key))
+      await this.propagated(); // as a pause: once it answers, every instance pays again
+    } else if (key !== null && !(await this.deps.store.listKeys()).some((k) => k.name === key))
       throw new AppError("not_found", `No key named ${key}.`);
     return this.listPauses();
   }
