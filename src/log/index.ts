@@ -48,15 +48,20 @@ export const REDACTED_PATHS = SPELLINGS.flatMap((f) => [`["${f}"]`, `*["${f}"]`,
 const SECRET_TEXT: [RegExp, string][] = [
   [/Bearer\s+\S+/gi, "Bearer [redacted]"],
   [/0x[0-9a-fA-F]{128,}/g, "0x[redacted]"],
-  // Tabs' tokens and wallet sessions' tokens (src/payments/tabs, src/signin).
-  [/\bx4[tw]_[A-Za-z0-9_-]{20,}/g, "x4_[redacted]"],
+  // API keys' tokens, tabs' tokens and wallet sessions' tokens (src/operator, src/payments/tabs, src/signin).
+  [/\bx4[ctw]_[A-Za-z0-9_-]{20,}/g, "x4_[redacted]"],
+  // A JSON Web Token anywhere (a login's bearer, a token in a URL).
+  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g, "[jwt redacted]"],
   [/("?(?:private|secret)Key"?\s*[:=]\s*)("[^"]*"|\[[^\]]*\]|\S+)/gi, "$1[redacted]"],
   // A provider's URL carries its key (RPC_URLS, DATABASE_URL; a library's error quotes the URL):
   // credentials, a path segment as long as a key (Alchemy's /v2/KEY, Infura's /v3/KEY), a
   // key-like query parameter (?api-key=...).
   [/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@"']+:[^/\s@"']*@/gi, "$1[redacted]@"],
   [/(\bhttps?:\/\/[^/\s"']+(?:\/[^\s"'?#]*)?\/)[A-Za-z0-9_-]{20,}(?=[/?#\s"']|$)/gi, "$1[redacted]"],
-  [/([?&][^=&\s"']*(?:key|token|secret|auth|sig)[^=&\s"']*=)[^&#\s"']+/gi, "$1[redacted]"],
+  [
+    /([?&](?:[^=&\s"']*(?:key|token|secret|auth|sig|pass|pwd|jwt|session|cred)[^=&\s"']*|code)=)[^&#\s"']+/gi,
+    "$1[redacted]",
+  ],
 ];
 
 /** Masks signature-long hex, bearer tokens and key fields in free text (error messages, stacks). */

@@ -109,6 +109,32 @@ describe("the logger", () => {
     expect(raw).toContain("chain=base");
   });
 
+  // Found by a black-box run (h48): these reached the append-only audit trail in a quoted URL.
+  it("masks passwords, sessions, codes and JWTs in URLs, and API keys' tokens in text", () => {
+    const { logger, lines } = capture();
+    const texts = [
+      "http://svc.example/w?city=Zurich&password=PWSECRET4&passwd=PWSECRET5",
+      "http://svc.example/w?jwt=JWTSECRET6&session=SESSIONSECRET&code=OAUTHCODE7",
+      "http://svc.example/w?credential=CREDSECRET8",
+      "login with eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl failed",
+      "the key x4c_gbaten0XllsHoMP3beGiZ1vMkYYmZ5ORo9Qgx_ICxkE was used",
+    ];
+    for (const text of texts) logger.warn("refused", { err: new Error(text) });
+    const raw = JSON.stringify(lines);
+    for (const secret of [
+      "PWSECRET",
+      "JWTSECRET",
+      "SESSIONSECRET",
+      "OAUTHCODE",
+      "CREDSECRET",
+      "eyJhbGci",
+      "gbaten0X",
+    ]) {
+      expect(raw).not.toContain(secret);
+    }
+    for (const kept of ["city=Zurich", "svc.example/w?"]) expect(raw).toContain(kept);
+  });
+
   it("writes the process id exactly once per line, also when a caller passes it again", () => {
     const raw: string[] = [];
     const logger = createLogger({ destination: { write: (line: string) => raw.push(line) } });
