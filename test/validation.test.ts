@@ -46,6 +46,22 @@ const cases: Case[] = [
     415,
     "unsupported_media_type",
   ],
+  // Found by fuzzing (h49): only the first charset was read, and an empty one passed.
+  [
+    "a second charset, not UTF-8",
+    chatRequest(
+      { messages: [user("hi")] },
+      { "Content-Type": "application/json; charset=utf-8; charset=latin1" },
+    ),
+    415,
+    "unsupported_media_type",
+  ],
+  [
+    "an empty charset",
+    chatRequest({ messages: [user("hi")] }, { "Content-Type": "application/json; charset=" }),
+    415,
+    "unsupported_media_type",
+  ],
   [
     "a compressed body (Content-Encoding)",
     chatRequest(JSON.stringify({ messages: [user("hi")] }), { "Content-Encoding": "gzip" }),

@@ -65,8 +65,11 @@ export async function readBodyText(
   incoming?: IncomingMessage,
 ): Promise<string> {
   const type = request.headers.get("content-type") ?? "";
-  const charset = /charset=([^;]+)/i.exec(type)?.[1]?.trim().toLowerCase().replaceAll('"', "");
-  if (charset && charset !== "utf-8" && charset !== "utf8") {
+  // Every charset it names (h49: a second, or an empty one, was not read) must be UTF-8.
+  const charsets = [...type.matchAll(/charset\s*=([^;]*)/gi)].map((m) =>
+    m[1]?.trim().toLowerCase().replaceAll('"', ""),
+  );
+  if (charsets.some((charset) => charset !== "utf-8" && charset !== "utf8")) {
     throw new AppError("unsupported_media_type", "The request body must be UTF-8 encoded JSON.");
   }
   // A coded body (gzip, br, ...) would be read as its compressed bytes: say what is accepted instead.
