@@ -29,6 +29,11 @@ export interface AuditRecord {
   prevHash: string;
   /** sha256(prevHash || canonical), hex. */
   hash: string;
+  /**
+   * Microseconds past the millisecond in the stored time, where the store keeps them: the chain's
+   * times are whole milliseconds (what the hash covers), so any is an edit.
+   */
+  subMs?: number;
 }
 
 export interface AuditStore {

@@ -40,6 +40,10 @@ async function check(
   prev: AuditRecord | undefined,
 ): Promise<FirstBad | undefined> {
   const found = { kind: record.kind, at: record.at.toISOString() };
+  if (record.subMs) {
+    const detail = `${named(record)} has a time edited within its millisecond (${record.subMs} µs past it)`;
+    return { seq: record.seq, problem: "changed", ...found, detail };
+  }
   if (chainHash(record.prevHash, canonicalOf(record)) !== record.hash) {
     return {
       seq: record.seq,

@@ -99,6 +99,19 @@ function describeTrail(name: string, open: () => Promise<Backend>) {
       });
     });
 
+    // Found by a black-box run (h48): the hash covers the time to the millisecond, and the column
+    // keeps microseconds, so a time moved within its millisecond passed verify.
+    it("a record's time moved within its millisecond: verify names it, changed", async () => {
+      const b = await open();
+      const log = await write(b.store, entries(10));
+      await byHand(b, "UPDATE audit_log SET at = at + interval '0.4 milliseconds' WHERE seq = 3");
+      expect(await log.verify()).toMatchObject({
+        ok: false,
+        records: 2,
+        firstBad: { seq: 3, problem: "changed", at: "2026-03-01T12:00:02.000Z" },
+      });
+    });
+
     it("a record deleted: removed, whether the others keep their seq or are renumbered", async () => {
       const b = await open();
       const log = await write(b.store, entries(10));

@@ -49,7 +49,8 @@ export class PgAuditStore implements AuditStore {
 
 /** seq as text (bigint, exact on every driver), data as text parsed here (one JSON reading everywhere). */
 const COLUMNS =
-  "seq::text AS seq, at, kind, caller, request_id, payment_id, data::text AS data, prev_hash, hash";
+  "seq::text AS seq, at, (extract(microseconds FROM at)::bigint % 1000)::int AS sub_ms, " +
+  "kind, caller, request_id, payment_id, data::text AS data, prev_hash, hash";
 
 function recordOf(row: Record<string, unknown>): AuditRecord {
   const at = row.at instanceof Date ? row.at : new Date(String(row.at));
@@ -63,5 +64,6 @@ function recordOf(row: Record<string, unknown>): AuditRecord {
     data: JSON.parse(String(row.data)) as Record<string, unknown>,
     prevHash: String(row.prev_hash),
     hash: String(row.hash),
+    ...(Number(row.sub_ms) ? { subMs: Number(row.sub_ms) } : {}),
   };
 }
