@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
 import {
   type NewTab,
   TAB_MOVES,
@@ -82,12 +82,13 @@ export class PgTabStore implements TabStore {
     return rows.length === 1;
   }
 
-  listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]> {
+  listByStatus(statuses: readonly TabStatus[], signByAfter?: Date): Promise<TabRecord[]> {
     if (statuses.length === 0) return Promise.resolve([]);
+    const listed = inArray(tabs.status, [...statuses]);
     return this.db
       .select()
       .from(tabs)
-      .where(inArray(tabs.status, [...statuses]))
+      .where(signByAfter ? and(listed, gt(tabs.signBy, signByAfter)) : listed)
       .orderBy(tabs.createdAt);
   }
 

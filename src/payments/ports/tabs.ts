@@ -5,8 +5,10 @@
  * name it (`tab_id`), reserved by `Ledger.reserve` with its `tab`.
  *
  * A tab moves: awaiting_signature -> funding -> open -> closing -> closed; awaiting_signature ->
- * expired (never signed in time); funding -> failed (the funding did not move money). Every move
- * is conditional on the status it leaves, so two instances never both take one step.
+ * expired (never signed in time); funding -> failed (the funding did not move money); expired or
+ * failed -> closing (its funding landed all the same, sent by the wallet itself or late: the money
+ * goes back). Every move is conditional on the status it leaves, so two instances never both take
+ * one step.
  */
 
 export const TAB_STATUSES = [
@@ -28,8 +30,8 @@ export const TAB_MOVES: Readonly<Record<TabStatus, readonly TabStatus[]>> = {
   open: ["closing"],
   closing: ["closed"],
   closed: [],
-  expired: [],
-  failed: [],
+  expired: ["closing"],
+  failed: ["closing"],
 };
 
 export interface TabEntry {
@@ -107,7 +109,8 @@ export interface TabStore {
    * false when another finisher replaced it meanwhile (that one's record stands).
    */
   clearRefund(tabId: string, refund: unknown, now: Date): Promise<boolean>;
-  listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]>;
+  /** Tabs in these statuses, oldest first; with `signByAfter`, only those whose signBy is later. */
+  listByStatus(statuses: readonly TabStatus[], signByAfter?: Date): Promise<TabRecord[]>;
   /** A wallet's tabs, newest first. */
   listByWallet(wallet: string, limit: number): Promise<TabRecord[]>;
   /** The newest open tab that serves `caller` for `wallet` (servesCaller), if any. */

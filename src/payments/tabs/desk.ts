@@ -145,7 +145,8 @@ export class TabDesk implements TabAccess {
         details: { status: tab.status },
       });
     }
-    if (tab.signBy.getTime() <= now.getTime()) {
+    // A short tab can end before its window to sign does (h50): funded then, it could pay nothing.
+    if (tab.signBy.getTime() <= now.getTime() || tab.endsAt.getTime() <= now.getTime()) {
       await deps.store.move(tabId, "awaiting_signature", "expired", {}, now);
       throw new AppError("tab_closed", "The time to sign this tab's funding has passed.", {
         details: { status: "expired" },
@@ -192,7 +193,15 @@ export class TabDesk implements TabAccess {
     if (settled.kind === "settled") {
       await deps.store.move(tabId, "funding", "open", { fundingTx: settled.transaction }, deps.now());
     } else if (settled.kind === "refused") {
-      await deps.store.move(tabId, "funding", "failed", { error: settled.error }, deps.now());
+      // Refused: maybe because it is used already (the wallet sent what it signed itself, h50).
+      const intent = { network: tab.network, asset: tab.asset, wallet: tab.wallet, authorization };
+      const found = await deps.chains
+        .resolve({ ...intent, createdAt: tab.createdAt }, deps.now())
+        .catch(() => ({ status: "unread" as const, txHash: undefined })); // the keeper looks again
+      if (found.status === "settled") {
+        const landed = found.txHash ? { fundingTx: found.txHash } : {};
+        await deps.store.move(tabId, "funding", "open", landed, deps.now());
+      } else await deps.store.move(tabId, "funding", "failed", { error: settled.error }, deps.now());
     }
     return this.read(tabId);
   }

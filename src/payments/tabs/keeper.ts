@@ -6,6 +6,12 @@ import type { TabsConfig, TabsDeps } from "./types.js";
 /** How long a refund's authorization may wait to be used (the keeper resolves it after). */
 const REFUND_WINDOW_S = 120;
 
+/**
+ * How long after its signBy an expired or failed tab is still watched: its funding, if the wallet
+ * signed it, can land until its own window ends (a minute past signBy) and a block or two after.
+ */
+const LATE_FUNDING_MS = 10 * 60_000;
+
 /** What a refund keeps while it is under way (never the signature). */
 interface Refund {
   authorization: Record<string, string>;
@@ -49,8 +55,11 @@ export class TabKeeper {
   }
 
   private async sweep(): Promise<void> {
+    const { store } = this.deps;
     const live: TabStatus[] = ["awaiting_signature", "funding", "open", "closing"];
-    for (const tab of await this.deps.store.listByStatus(live)) {
+    const since = new Date(this.deps.now().getTime() - LATE_FUNDING_MS);
+    const ended = await store.listByStatus(["expired", "failed"], since);
+    for (const tab of [...(await store.listByStatus(live)), ...ended]) {
       await this.step(tab).catch((error: unknown) => this.onError(error, `keeping tab ${tab.tabId}`));
     }
   }
@@ -58,7 +67,7 @@ export class TabKeeper {
   private async step(tab: TabRecord): Promise<void> {
     const { store, chains } = this.deps;
     const now = this.deps.now();
-    if (tab.status === "awaiting_signature" && tab.signBy <= now) {
+    if (tab.status === "awaiting_signature" && (tab.signBy <= now || tab.endsAt <= now)) {
       await store.move(tab.tabId, "awaiting_signature", "expired", {}, now);
     } else if (tab.status === "funding") {
       // Unclear when it was sent: the chain says (EVM: its nonce used, or unused past validBefore).
@@ -82,6 +91,13 @@ export class TabKeeper {
       if (closing) await this.finish(closing);
     } else if (tab.status === "closing") {
       await this.finish(tab);
+    } else if (tab.status === "expired" || tab.status === "failed") {
+      // Its funding landed all the same (the wallet sent what it signed itself, or it landed after
+      // the service gave up on it): what the session key holds goes back, as from a closed tab.
+      if ((await chains.balance(tab.network, tab.asset, tab.session)) === 0n) return;
+      if (!(await store.move(tab.tabId, tab.status, "closing", {}, now))) return;
+      const closing = await store.get(tab.tabId);
+      if (closing) await this.finish(closing);
     }
   }
 
