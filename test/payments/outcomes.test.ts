@@ -226,10 +226,14 @@ describe.each(STORES)("payment outcomes on the devnet (%s)", (store: StoreKind) 
     try {
       const before = await evmBalances(devnet, "payer-2");
       expect(before.payer).toBe(0n);
-      // The remembered balance lets it through; the facilitator refuses the transfer.
+      // The remembered balance lets it through; the facilitator refuses the transfer. The service
+      // still holds the signed authorization (a top-up before it expires and it could settle), so
+      // the user hears it is unclear, never that it was refused (h51: a hostile seller said
+      // "insufficient" and settled it later).
       const refused = await chat(booted.running, { wallet, token: token() });
-      expect(refused.finish.finishReason).toBe("insufficient-balance");
-      expect(refused.errors.at(-1)).toMatchObject({ code: "insufficient_balance" });
+      expect(refused.finish.finishReason).toBe("payment-unclear");
+      expect(refused.errors.at(-1)).toMatchObject({ code: "payment_unclear" });
+      expect(refused.errors.at(-1)?.message).toMatch(/did not cover the payment.*Do not pay again/);
       expect(statuses(refused)).not.toContain("settled");
       expect((await rowsOf(booted.running, refused)).map((r) => r.status)).not.toContain("settled");
       expect(await evmBalances(devnet, "payer-2")).toEqual(before);

@@ -31,7 +31,8 @@ export function unclearReason(response: AnswerAfterSending | undefined): Unclear
     if (/insufficient/i.test(why)) {
       return {
         reason: "rejected_insufficient_funds",
-        message: "The payment was rejected: insufficient funds.",
+        message:
+          "The service answered that the wallet's funds did not cover the payment, but the authorization it holds stays valid until it expires; it will not be paid again automatically.",
         detail: why,
       };
     }

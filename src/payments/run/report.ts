@@ -112,9 +112,10 @@ export function reportFailure(
   },
 ): PaymentOutcome {
   const { status, reason, message, details, extra } = failure;
-  // A payment whose outcome is not known may have gone through: never "failed" (a user told so
-  // pays again). Its own code says so, and the message names the payment to look up.
-  const unclear = status === "unknown" && codeOf(reason) === "payment_failed";
+  // A payment whose outcome is not known may have gone through: never "failed", nor refused for
+  // funds on a service's word (a user told so pays again). Its own code says so, and the message
+  // names the payment to look up.
+  const unclear = status === "unknown" && ["payment_failed", "insufficient_balance"].includes(codeOf(reason));
   const code = unclear ? "payment_unclear" : codeOf(reason);
   const said = unclear ? unclearMessage(message, facts.paymentId) : message;
   const all = { paymentId: facts.paymentId, ...details };
