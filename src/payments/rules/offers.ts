@@ -179,18 +179,21 @@ function rejectOffer(
   if (!isAtomicAmount(o.amount)) {
     return { code: "invalid_amount", reason: "amount is not a non-negative whole number of atomic units" };
   }
+  const network = o.network;
+  const payer = (address: string) => ctx.payers?.some((p) => samePayee(network, address, p)) === true;
   const payee =
     payeeProblem(o.network, o.payTo) ??
     (samePayee(o.network, o.payTo, o.asset)
       ? "the token's own contract (mint), where it is lost"
-      : undefined);
+      : undefined) ??
+    // A payment to itself moves nothing, yet would count against the limits (h51).
+    (payer(o.payTo) ? "the paying wallet itself: nothing would be paid" : undefined);
   if (payee) return { code: "invalid_payee", reason: `payTo ${quoteValue(o.payTo)}: ${payee}` };
   // Solana's exact scheme: the facilitator named in `extra.feePayer` pays the fee and co-signs. Named
   // as the wallet itself (or the tab's session key that signs for it), the transaction is complete
   // with that one signature: it pays the fee, and the service could send it without any facilitator.
   const feePayer = (o.extra as { feePayer?: unknown } | undefined)?.feePayer;
-  const network = o.network;
-  if (typeof feePayer === "string" && ctx.payers?.some((payer) => samePayee(network, feePayer, payer))) {
+  if (typeof feePayer === "string" && payer(feePayer)) {
     return { code: "wallet_pays_fee", reason: "the offer makes the paying wallet pay the transaction's fee" };
   }
   return null;

@@ -235,6 +235,20 @@ describe("chooseOffer", () => {
     expect(chooseOffer([trap], sol)).toMatchObject({ ok: false, rejections: [{ code: "wallet_pays_fee" }] });
   });
 
+  // Found by a black-box run (h51): signed, "settled" and counted against the limits, moving nothing.
+  it("refuses an offer that pays the paying wallet (or the tab's session key) itself", () => {
+    const evmWallet = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    const own = { ...ctx, payers: [evmWallet] };
+    const self = chooseOffer([offer({ payTo: evmWallet.toLowerCase() })], own);
+    expect(self).toMatchObject({ ok: false, rejections: [{ code: "invalid_payee" }] });
+    expect(JSON.stringify(self)).toContain("the paying wallet itself");
+    expect(chooseOffer([offer()], own)).toMatchObject({ ok: true });
+    const wallet = "Fye9P7MPYWQM5xvLNKYBa3FAKHQHNCvPjMd4GmRAJNSH";
+    const sol = { ...ctx, walletChain: "solana" as const, payers: [wallet] };
+    const toSelf = offer({ network: "solana:devnet", asset: SOL_USDC, payTo: wallet });
+    expect(chooseOffer([toSelf], sol)).toMatchObject({ ok: false, rejections: [{ code: "invalid_payee" }] });
+  });
+
   it("refuses an offer whose payee cannot receive the transfer: never signed to hold the budget for nothing", () => {
     for (const payTo of ["0x123", "0x0000000000000000000000000000000000000000", "not an address", EVM_USDC]) {
       const choice = chooseOffer([offer({ payTo })], ctx);
