@@ -44,6 +44,9 @@ describe("answers rebuilt from the ledger", () => {
     expect(finish.payments?.map((p) => p.status)).toEqual([status]);
     expect(finish.transactions).toEqual(status === "settled" ? [w.chain.transactions()[0]?.txHash] : []);
     expect(w.chain.transactions()).toHaveLength(before);
+    // It says where the answer comes from, and claims no interruption it cannot know of (h51).
+    const said = (rebuilt?.events ?? []).flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+    expect(said).toMatch(/^This was asked before; this is what the payment ledger holds for it now\./);
   });
 
   it("a payment failed for sure is said so; a request that reserved nothing runs afresh", async () => {

@@ -73,7 +73,8 @@ export function rebuild(records: readonly PaymentRecord[], model: string): Rebui
   const events: StreamEvent[] = [
     {
       type: "text",
-      text: "The attempt that answered this was interrupted; this is what the payment ledger holds. ",
+      // Not "interrupted": also a request whose payment was still unclear when its stream ended (h51).
+      text: "This was asked before; this is what the payment ledger holds for it now. ",
     },
   ];
   for (const record of records) events.push({ type: "payment", payment: update(record) });
