@@ -141,7 +141,14 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
         "committedSince",
       ]),
       audit: reading(new PgAuditStore(postgresQuery(client)), ["read", "latest", "seqOfHash"]),
-      tabs: reading(new PgTabStore(db), ["get", "findServing", "usage", "listByWallet", "listByStatus"]),
+      tabs: reading(new PgTabStore(db), [
+        "get",
+        "findServing",
+        "usage",
+        "listByWallet",
+        "listByStatus",
+        "listUnchecked",
+      ]),
       signIn: reading(new PgSignInStore(postgresQuery(client)), ["session"]),
       close: () => client.end({ timeout: 5 }),
     };

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lt, type SQL, sql } from "drizzle-orm";
 import {
   type NewTab,
   TAB_MOVES,
@@ -82,14 +82,36 @@ export class PgTabStore implements TabStore {
     return rows.length === 1;
   }
 
-  listByStatus(statuses: readonly TabStatus[], signByAfter?: Date): Promise<TabRecord[]> {
+  listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]> {
     if (statuses.length === 0) return Promise.resolve([]);
-    const listed = inArray(tabs.status, [...statuses]);
     return this.db
       .select()
       .from(tabs)
-      .where(signByAfter ? and(listed, gt(tabs.signBy, signByAfter)) : listed)
+      .where(inArray(tabs.status, [...statuses]))
       .orderBy(tabs.createdAt);
+  }
+
+  listUnchecked(signedBefore: Date): Promise<TabRecord[]> {
+    return this.db
+      .select()
+      .from(tabs)
+      .where(
+        and(
+          inArray(tabs.status, ["expired", "failed"]),
+          isNull(tabs.refunded),
+          lt(tabs.signBy, signedBefore),
+        ),
+      )
+      .orderBy(tabs.createdAt);
+  }
+
+  async markEmpty(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean> {
+    const rows = await this.db
+      .update(tabs)
+      .set({ refunded: 0n, updatedAt: now })
+      .where(and(eq(tabs.tabId, tabId), eq(tabs.status, status), isNull(tabs.refunded)))
+      .returning({ tabId: tabs.tabId });
+    return rows.length === 1;
   }
 
   listByWallet(wallet: string, limit: number): Promise<TabRecord[]> {

@@ -28,13 +28,35 @@ async function open(amount: string, seconds?: number): Promise<TabOpened> {
   return (await (await call(b, "POST", "/api/tabs", ALICE, body)).json()) as TabOpened;
 }
 
+const wallet = () => createWalletClient({ account: user, transport: http(devnet.manifest.evm.rpcUrl) });
+
+/** The service's clock reads `ms` while `what` runs. */
+async function at<T>(ms: number, what: () => Promise<T> | undefined): Promise<T | undefined> {
+  b.clock.jumpTo(ms);
+  try {
+    return await what();
+  } finally {
+    b.clock.reset();
+  }
+}
+
+/** A plain transfer from the user's wallet. */
+async function transfer(to: `0x${string}`, atomic: bigint): Promise<void> {
+  await wallet().writeContract({
+    chain: null,
+    address: devnet.manifest.evm.usdc as `0x${string}`,
+    abi: parseAbi(["function transfer(address,uint256) returns (bool)"]),
+    functionName: "transfer",
+    args: [to, atomic],
+  });
+}
+
 /** The wallet sends the signed TransferWithAuthorization to the chain itself. */
 async function sendItself(opened: TabOpened, signature: `0x${string}`): Promise<void> {
   if (opened.sign.kind !== "evm-typed-data") throw new Error("not EVM");
   const m = opened.sign.typedData.message as Record<string, string>;
   const { r, s, v, yParity } = parseSignature(signature);
-  const wallet = createWalletClient({ account: user, transport: http(devnet.manifest.evm.rpcUrl) });
-  await wallet.writeContract({
+  await wallet().writeContract({
     chain: null,
     address: devnet.manifest.evm.usdc as `0x${string}`,
     abi: parseAbi([
@@ -53,6 +75,19 @@ async function sendItself(opened: TabOpened, signature: `0x${string}`): Promise<
       s,
     ],
   });
+}
+
+/** The tab's funding window passes unsigned: the keeper expires it. */
+async function expire(opened: TabOpened): Promise<void> {
+  await at(new Date(opened.signBy).getTime() + 1_000, () => b.running.payments?.reconciler.sweep());
+  expect((await read(opened)).status).toBe("expired");
+}
+
+/** The expired and failed tabs the keeper has still to read. */
+async function unchecked(): Promise<string[]> {
+  const store = b.running.store?.tabs;
+  if (!store) throw new Error("no tab store");
+  return (await store.listUnchecked(new Date(Date.now() + 3_600_000))).map((t) => t.tabId);
 }
 
 const read = async (opened: TabOpened) =>
@@ -76,23 +111,82 @@ describe("a tab's funding that reached the chain another way", () => {
     expect(await evmUsdcBalance(devnet, user.address)).toBe(before);
   });
 
-  it("landing after the tab expired unfunded: the keeper returns what the session key holds", async () => {
+  it("landing after the tab expired: read once the funding can no longer land, then returned, however late", async () => {
     const before = await evmUsdcBalance(devnet, user.address);
     const opened = await open("0.04");
     const signature = await signOpening(opened, user);
-    b.clock.jumpTo(new Date(opened.signBy).getTime() + 1_000); // the service's window has passed
-    try {
-      await b.running.payments?.reconciler.sweep();
-      expect((await read(opened)).status).toBe("expired");
-    } finally {
-      b.clock.reset();
-    }
-    await sendItself(opened, signature); // the chain's own window (validBefore) has not
+    await expire(opened);
+    await sendItself(opened, signature); // the chain's own window (validBefore) has not passed
     expect(await evmUsdcBalance(devnet, user.address)).toBe(before - 40_000n);
-    await b.running.payments?.reconciler.sweep();
+    await b.running.payments?.reconciler.sweep(); // still within it: not read yet
+    expect((await read(opened)).status).toBe("expired");
+    // The first sweep comes long after (every instance was down, h53): it is read all the same.
+    await at(new Date(opened.signBy).getTime() + 60 * 60_000, () => b.running.payments?.reconciler.sweep());
+    expect((await read(opened)).status).toBe("closing");
+    await b.running.payments?.reconciler.sweep(); // its refund, signed on the chain's own clock
     expect((await read(opened)).status).toBe("closed");
     expect(await evmUsdcBalance(devnet, opened.session as `0x${string}`)).toBe(0n);
     expect(await evmUsdcBalance(devnet, user.address)).toBe(before);
+  });
+
+  it("a stray transfer to an expired tab's key does not close it before its funding can no longer land", async () => {
+    const before = await evmUsdcBalance(devnet, user.address);
+    const opened = await open("0.05");
+    const signature = await signOpening(opened, user);
+    await expire(opened);
+    await transfer(opened.session as `0x${string}`, 1n); // anyone may send the key something
+    await b.running.payments?.reconciler.sweep();
+    expect((await read(opened)).status).toBe("expired");
+    await sendItself(opened, signature); // then the real funding lands, within its window (h53)
+    await at(new Date(opened.signBy).getTime() + 6 * 60_000, () => b.running.payments?.reconciler.sweep());
+    await b.running.payments?.reconciler.sweep(); // its refund, signed on the chain's own clock
+    expect((await read(opened)).status).toBe("closed");
+    expect(await evmUsdcBalance(devnet, opened.session as `0x${string}`)).toBe(0n);
+    expect(await evmUsdcBalance(devnet, user.address)).toBe(before);
+  });
+
+  it("an expired tab whose key stays empty is read once, and shows no refund", async () => {
+    const opened = await open("0.02");
+    await expire(opened);
+    await at(new Date(opened.signBy).getTime() + 6 * 60_000, async () => {
+      await b.running.payments?.reconciler.sweep();
+      expect(await unchecked()).not.toContain(opened.tabId);
+    });
+    const view = await read(opened);
+    expect(view.status).toBe("expired");
+    expect(view.refunded).toBeUndefined();
+  });
+
+  it("a funding whose nonce the wallet cancelled does not open the tab: nothing moved (h53)", async () => {
+    const opened = await open("0.06");
+    const signature = await signOpening(opened, user);
+    if (opened.sign.kind !== "evm-typed-data") throw new Error("not EVM");
+    const domain = opened.sign.typedData.domain as Record<string, unknown>;
+    const m = opened.sign.typedData.message as Record<string, string>;
+    const cancel = await user.signTypedData({
+      domain: { ...domain, chainId: Number(domain.chainId) } as never,
+      types: {
+        CancelAuthorization: [
+          { name: "authorizer", type: "address" },
+          { name: "nonce", type: "bytes32" },
+        ],
+      },
+      primaryType: "CancelAuthorization",
+      message: { authorizer: user.address, nonce: m.nonce as `0x${string}` },
+    });
+    await wallet().writeContract({
+      chain: null,
+      address: devnet.manifest.evm.usdc as `0x${string}`,
+      abi: parseAbi(["function cancelAuthorization(address,bytes32,bytes)"]),
+      functionName: "cancelAuthorization",
+      args: [user.address, m.nonce as `0x${string}`, cancel],
+    });
+    const fund = { token: opened.token, signature };
+    const view = (await (
+      await call(b, "POST", `/api/tabs/${opened.tabId}/fund`, ALICE, fund)
+    ).json()) as TabView;
+    expect(view.status).toBe("failed");
+    expect(await evmUsdcBalance(devnet, opened.session as `0x${string}`)).toBe(0n);
   });
 
   it("a short tab whose end passed before it was funded is not funded (409 tab_closed)", async () => {

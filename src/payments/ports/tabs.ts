@@ -6,9 +6,9 @@
  *
  * A tab moves: awaiting_signature -> funding -> open -> closing -> closed; awaiting_signature ->
  * expired (never signed in time); funding -> failed (the funding did not move money); expired or
- * failed -> closing (its funding landed all the same, sent by the wallet itself or late: the money
- * goes back). Every move is conditional on the status it leaves, so two instances never both take
- * one step.
+ * failed -> closing (its funding landed all the same, sent by the wallet itself or late: read once
+ * it can no longer land, the money goes back). Every move is conditional on the status it leaves,
+ * so two instances never both take one step.
  */
 
 export const TAB_STATUSES = [
@@ -109,8 +109,14 @@ export interface TabStore {
    * false when another finisher replaced it meanwhile (that one's record stands).
    */
   clearRefund(tabId: string, refund: unknown, now: Date): Promise<boolean>;
-  /** Tabs in these statuses, oldest first; with `signByAfter`, only those whose signBy is later. */
-  listByStatus(statuses: readonly TabStatus[], signByAfter?: Date): Promise<TabRecord[]>;
+  listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]>;
+  /**
+   * Expired and failed tabs whose session key was not yet read once their funding could no longer
+   * land (signBy before `signedBefore`), oldest first: each is read once (`markEmpty`, or closing).
+   */
+  listUnchecked(signedBefore: Date): Promise<TabRecord[]>;
+  /** An expired or failed tab's session key was read empty: never read again (refunded 0). */
+  markEmpty(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean>;
   /** A wallet's tabs, newest first. */
   listByWallet(wallet: string, limit: number): Promise<TabRecord[]>;
   /** The newest open tab that serves `caller` for `wallet` (servesCaller), if any. */

@@ -193,12 +193,15 @@ export class TabDesk implements TabAccess {
     if (settled.kind === "settled") {
       await deps.store.move(tabId, "funding", "open", { fundingTx: settled.transaction }, deps.now());
     } else if (settled.kind === "refused") {
-      // Refused: maybe because it is used already (the wallet sent what it signed itself, h50).
+      // Refused: maybe because it is used already (the wallet sent what it signed itself, h50). Its
+      // nonce used (not cancelled: the session key holds the amount) opens it; else the keeper
+      // reads the session key once the funding can no longer land.
       const intent = { network: tab.network, asset: tab.asset, wallet: tab.wallet, authorization };
-      const found = await deps.chains
-        .resolve({ ...intent, createdAt: tab.createdAt }, deps.now())
-        .catch(() => ({ status: "unread" as const, txHash: undefined })); // the keeper looks again
-      if (found.status === "settled") {
+      const [found, held] = await Promise.all([
+        deps.chains.resolve({ ...intent, createdAt: tab.createdAt }, deps.now()).catch(() => undefined),
+        deps.chains.balance(tab.network, tab.asset, tab.session).catch(() => 0n),
+      ]);
+      if (found?.status === "settled" && held >= tab.amount) {
         const landed = found.txHash ? { fundingTx: found.txHash } : {};
         await deps.store.move(tabId, "funding", "open", landed, deps.now());
       } else await deps.store.move(tabId, "funding", "failed", { error: settled.error }, deps.now());

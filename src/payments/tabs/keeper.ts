@@ -7,10 +7,10 @@ import type { TabsConfig, TabsDeps } from "./types.js";
 const REFUND_WINDOW_S = 120;
 
 /**
- * How long after its signBy an expired or failed tab is still watched: its funding, if the wallet
- * signed it, can land until its own window ends (a minute past signBy) and a block or two after.
+ * When an expired or failed tab's session key is read, once: after its funding, if the wallet
+ * signed it, can no longer land (its own window ends about a minute past signBy; a few blocks more).
  */
-const LATE_FUNDING_MS = 10 * 60_000;
+const FUNDING_LANDS_WITHIN_MS = 5 * 60_000;
 
 /** What a refund keeps while it is under way (never the signature). */
 interface Refund {
@@ -57,8 +57,8 @@ export class TabKeeper {
   private async sweep(): Promise<void> {
     const { store } = this.deps;
     const live: TabStatus[] = ["awaiting_signature", "funding", "open", "closing"];
-    const since = new Date(this.deps.now().getTime() - LATE_FUNDING_MS);
-    const ended = await store.listByStatus(["expired", "failed"], since);
+    const landed = new Date(this.deps.now().getTime() - FUNDING_LANDS_WITHIN_MS);
+    const ended = await store.listUnchecked(landed);
     for (const tab of [...(await store.listByStatus(live)), ...ended]) {
       await this.step(tab).catch((error: unknown) => this.onError(error, `keeping tab ${tab.tabId}`));
     }
@@ -92,9 +92,12 @@ export class TabKeeper {
     } else if (tab.status === "closing") {
       await this.finish(tab);
     } else if (tab.status === "expired" || tab.status === "failed") {
-      // Its funding landed all the same (the wallet sent what it signed itself, or it landed after
-      // the service gave up on it): what the session key holds goes back, as from a closed tab.
-      if ((await chains.balance(tab.network, tab.asset, tab.session)) === 0n) return;
+      // Listed once its funding can no longer land. Landed all the same (the wallet sent what it
+      // signed itself, or late): what the session key holds goes back, as from a closed tab.
+      if ((await chains.balance(tab.network, tab.asset, tab.session)) === 0n) {
+        await store.markEmpty(tab.tabId, tab.status, now);
+        return;
+      }
       if (!(await store.move(tab.tabId, tab.status, "closing", {}, now))) return;
       const closing = await store.get(tab.tabId);
       if (closing) await this.finish(closing);

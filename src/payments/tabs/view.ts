@@ -21,7 +21,10 @@ export function viewOf(tab: TabRecord, usage: { committed: bigint; settled: bigi
     endsAt: tab.endsAt.toISOString(),
     ...(tab.fundingTx ? { fundingTx: tab.fundingTx } : {}),
     ...(tab.refundTx ? { refundTx: tab.refundTx } : {}),
-    ...(tab.refunded !== null ? { refunded: money(tab.refunded) } : {}),
+    // What a closing tab returned (an expired or failed one read empty keeps 0 here: not shown).
+    ...(tab.refunded !== null && (tab.status === "closing" || tab.status === "closed")
+      ? { refunded: money(tab.refunded) }
+      : {}),
     ...(tab.error ? { error: tab.error } : {}),
   };
 }
