@@ -285,6 +285,29 @@ describe("the control plane and each instance's copy", () => {
     }
   });
 
+  // Found by a review (h53): the read after the rotation's write failed, and its token was lost.
+  it("a rotation whose read after propagating fails still answers with its token, which works", async () => {
+    const { plane, store, cache } = setup();
+    const created = await plane.createKey({ name: "f" }, "t");
+    const list = store.listKeys.bind(store);
+    const rotate = store.rotateKey.bind(store);
+    let written = false;
+    store.rotateKey = async (...args) => {
+      const done = await rotate(...args);
+      written = true; // from here on the database is gone: every read fails
+      return done;
+    };
+    store.listKeys = async () => {
+      if (written) throw new Error("database connection lost");
+      return list();
+    };
+    const rotated = await plane.rotateKey("f", "t");
+    store.listKeys = list;
+    await cache.refresh();
+    expect(cache.lookup(created.token).kind).toBe("rotated");
+    expect(cache.lookup(rotated.token).kind).toBe("active");
+  });
+
   // Found by a black-box run: three rotations at once all answered 200 with a token; one worked.
   it("rotations at once: one answers with the token that works, the others are refused", async () => {
     const { plane, cache, events } = setup();

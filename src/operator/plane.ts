@@ -226,8 +226,10 @@ export class ControlPlane {
     await this.changed({ kind: "key.rotated", at: now, by, key: name });
     // Once it answers, the old token works on no instance.
     await this.propagated();
-    // A rotation or a revoke made while it propagated ended this token: never answer with it.
-    const after = (await this.deps.store.listKeys()).find((k) => k.name === name);
+    // A rotation or a revoke made while it propagated ended this token: never answer with it. A
+    // read that fails answers with it all the same (the rotation is made: its token not lost).
+    const keys = await this.deps.store.listKeys().catch(() => undefined);
+    const after = keys ? keys.find((k) => k.name === name) : key;
     if (after?.tokenHash !== key.tokenHash || after.revokedAt) {
       const why = after?.revokedAt ? "was revoked" : "was rotated again by another request";
       throw new AppError(

@@ -26,28 +26,39 @@ export interface PaymentPauses {
   keyEnded?(caller: string, generation?: number): KeyEnd | undefined;
 }
 
+/** What a stop leaves: nothing signed, or (`signed`: seen once reserved) a signature never sent. */
+const leaves = (signed: boolean) =>
+  signed ? "The signed payment was not sent; nothing was paid." : "Nothing was signed or paid.";
+
 /** The sentence a paused payment is refused with: the scope and the operator's reason. */
-export function pausedMessage(pause: PaymentPause): string {
+export function pausedMessage(pause: PaymentPause, signed = false): string {
   const scope = pause.scope === "all" ? "all payments" : `payments of the key ${pause.key}`;
-  return `The operator paused ${scope}: ${pause.reason}. Nothing was signed or paid.`;
+  return `The operator paused ${scope}: ${pause.reason}. ${leaves(signed)}`;
 }
 
 /**
  * Why nothing more may be signed for this caller now, if so: the operator's pause, or its operator
  * key revoked or expired since its request began (the request's grant was read once, at its start).
+ * `signed`: asked once the payment was signed and reserved (its words say it was not sent).
  */
 export function stopFor(
   pauses: PaymentPauses | undefined,
   caller: string | undefined,
   generation?: number,
+  signed = false,
 ):
   | { reason: "payments_paused" | "key_ended"; message: string; details: Record<string, unknown> }
   | undefined {
   const pause = pauses?.pausedFor(caller);
   if (pause)
-    return { reason: "payments_paused", message: pausedMessage(pause), details: { pause: pause.scope } };
+    return {
+      reason: "payments_paused",
+      message: pausedMessage(pause, signed),
+      details: { pause: pause.scope },
+    };
   const ended = caller ? pauses?.keyEnded?.(caller, generation) : undefined;
   if (!ended) return undefined;
-  const message = `The API key of this request was ${ended} while it ran: nothing more is signed. Nothing was paid.`;
+  const tail = signed ? leaves(true) : "Nothing more is signed; nothing was paid.";
+  const message = `The API key of this request was ${ended} while it ran. ${tail}`;
   return { reason: "key_ended", message, details: { key: ended } };
 }

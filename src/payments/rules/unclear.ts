@@ -31,8 +31,8 @@ export function unclearReason(response: AnswerAfterSending | undefined): Unclear
     if (/insufficient/i.test(why)) {
       return {
         reason: "rejected_insufficient_funds",
-        message:
-          "The service answered that the wallet's funds did not cover the payment, but the authorization it holds stays valid until it expires; it will not be paid again automatically.",
+        // Its word only: while unclear the client also hears it may have gone through (report.ts).
+        message: "The service answered that the wallet's funds did not cover the payment.",
         detail: why,
       };
     }

@@ -212,7 +212,7 @@ export async function refuseIfStopped(
   record: PaymentRecord,
   reserved?: Pick<PaymentRun, "fail">,
 ): Promise<void> {
-  const stop = stopFor(pauses, record.caller ?? undefined);
+  const stop = stopFor(pauses, record.caller ?? undefined, undefined, reserved !== undefined);
   if (!stop) return;
   if (reserved) await reserved.fail(stop.reason, stop.message);
   if (stop.reason === "payments_paused")
@@ -220,9 +220,10 @@ export async function refuseIfStopped(
       details: { paymentId: record.paymentId, ...stop.details },
     });
   const ended = stop.details.key;
+  const what = reserved ? "the approved payment was not sent" : "it can no longer be approved";
   throw new AppError(
     "payment_unavailable",
-    `The API key that asked for this payment was ${ended}: it can no longer be approved. Nothing was paid.`,
+    `The API key that asked for this payment was ${ended}: ${what}. Nothing was paid.`,
     { details: { paymentId: record.paymentId, reason: `key_${ended}` } },
   );
 }

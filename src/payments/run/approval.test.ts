@@ -124,9 +124,17 @@ describe("approval in the user's wallet", () => {
         }),
     });
     const asked = await ask();
-    expect(await refusedWith(resume(signed(asked)))).toBe("payments_paused");
+    const before = w.events.events.length;
+    const late = await resume(signed(asked)).then(
+      () => undefined,
+      (e: unknown) => e as AppError,
+    );
+    expect(late?.code).toBe("payments_paused");
+    expect(late?.message).toContain("The signed payment was not sent; nothing was paid.");
     expect(w.chain.transactions()).toEqual([]);
     expect(await w.ledger.get(asked.paymentId)).toMatchObject({ status: "failed", error: "payments_paused" });
+    // The trail hears it failed, never a refusal that "keeps waiting" (h53).
+    expect(w.events.events.slice(before).filter((e) => e.kind === "refused_early")).toEqual([]);
     expect((await w.memory.spending(w.user.address, w.clock.date())).today).toBe(0n);
   });
 

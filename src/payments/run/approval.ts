@@ -165,11 +165,11 @@ export class ApprovalDesk {
       const authorization = authorizationOf(completed, record, terms, message, this.now());
       await refuseIfStopped(this.deps.pauses, record);
       await this.approve(run, limits, authorization, record, message);
-      await refuseIfStopped(this.deps.pauses, record, run); // paused or revoked while it reserved
     } catch (error) {
       tellRefusal(this.deps.events, { record, wallet, at: this.now() }, error);
       throw error;
     }
+    await refuseIfStopped(this.deps.pauses, record, run); // stopped while it reserved: failed, told as such
     const headers = paymentHeaders(completed);
     return this.resumed(record, observer, async () => {
       try {

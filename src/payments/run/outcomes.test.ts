@@ -373,6 +373,7 @@ describe("every reason a payment ends with", () => {
     };
     const { w, outcome } = await pay({ world: { pauses }, status: "failed", code: "", moved: true });
     expect(outcome).toMatchObject({ status: "failed", error: { reason: "payments_paused" } });
+    expect(outcome.error?.message).toContain("The signed payment was not sent; nothing was paid.");
     expect(reads).toBe(3);
     expect(w.chain.transactions()).toHaveLength(0);
     expect((await w.memory.listByStatus(["failed"])).map((r) => r.error)).toEqual(["payments_paused"]);

@@ -164,8 +164,9 @@ export function whileStopped(admission: Admission, stop: ReturnType<typeof stopF
 export function stopNow(
   pauses: PaymentPauses | undefined,
   request: Pick<PaymentRequest, "caller" | "grant">,
+  signed = false,
 ) {
-  return stopFor(pauses, request.caller, request.grant?.generation);
+  return stopFor(pauses, request.caller, request.grant?.generation, signed);
 }
 
 /**

@@ -251,7 +251,7 @@ export class PaymentPipeline {
     );
     if ("unsigned" in sent) return this.announce(admitted).then(() => run.fail("signing_failed", BUSY));
     if (sent.answer) return refuseReserved(run, sent.answer, tab);
-    const late = stopNow(this.deps.pauses, request); // paused or revoked while it reserved:
+    const late = stopNow(this.deps.pauses, request, true); // paused or revoked while it reserved:
     if (late) return run.fail(late.reason, late.message); // its signature never leaves the process
     balances.sent(offer, amount);
     const outcome = await deliver(this.delivery, run, probed.payee, sent.signed.headers);
