@@ -336,6 +336,43 @@ describe.skipIf(!CHROMIUM)("the chat page as a newcomer reads it", { timeout: 90
         await context.close();
       }
     });
+
+    // Found by a black-box run (h52): the page kept one tab; the second wallet's replaced the
+    // first's, whose money then stayed in it, unshown and not closable, until it ended.
+    it("each wallet keeps its own tab: an EVM tab is still there, and closes, after the Solana wallet opens one", async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const page = await open(context);
+        const state = () => page.getByTestId("tab-state").textContent();
+        /** Connects the devnet's wallet of that chain: first from the page, then through the chip's menu. */
+        const use = async (chain: "EVM" | "Solana", switching = true) => {
+          if (switching) await page.getByTestId("wallet-chip").click();
+          const name = new RegExp(`devnet wallet \\(${chain}\\)`, "i");
+          await page.getByRole("button", { name }).last().click();
+          await poll(() => page.getByTestId("wallet-chip").textContent()).toMatch(name);
+        };
+        await use("EVM", false);
+        await page.getByLabel("Tab amount in USD").fill("0.03");
+        await page.getByRole("button", { name: "Open a tab" }).click();
+        await poll(state).toMatch(/Tab open · \$0\.03 left of \$0\.03 on Local EVM devnet/);
+        await use("Solana");
+        await poll(() => page.getByRole("button", { name: "Open a tab" }).count()).toBe(1);
+        await page.getByLabel("Tab amount in USD").fill("0.02");
+        await page.getByRole("button", { name: "Open a tab" }).click();
+        await poll(state).toMatch(/Tab open · \$0\.02 left of \$0\.02 on Local Solana devnet/);
+        await page.reload(); // both survive a reload too
+        await use("EVM");
+        await poll(state).toMatch(/Tab open · \$0\.03 left of \$0\.03 on Local EVM devnet/);
+        await page.getByRole("button", { name: "Close tab" }).click();
+        await poll(state).toMatch(/Tab closed · \$0\.00 spent · \$0\.03 returned to your wallet/);
+        await use("Solana");
+        await poll(state).toMatch(/Tab open · \$0\.02 left of \$0\.02/);
+        await page.getByRole("button", { name: "Close tab" }).click();
+        await poll(state).toMatch(/Tab closed · \$0\.00 spent · \$0\.02 returned to your wallet/);
+      } finally {
+        await context.close();
+      }
+    });
   });
 
   it("ran without page errors", () => {

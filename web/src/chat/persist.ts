@@ -70,18 +70,24 @@ export function saveAsked(marks: AskedMarks): void {
 
 const TAB = "x402-chat-agent.tab";
 
-/** The open tab's id and token (this browser tab only): a reload can still pay from it and close it. */
-export function loadTab(): { tabId: string; token: string } | undefined {
+type SavedTab = { tabId: string; token: string };
+const isSaved = (t: unknown): t is SavedTab =>
+  typeof (t as SavedTab | null)?.tabId === "string" && typeof (t as SavedTab).token === "string";
+
+/**
+ * The open tabs' ids and tokens, one per wallet (this browser tab only): a reload can still pay
+ * from each and close it. An earlier page kept one tab as an object: read as a list of one.
+ */
+export function loadTabs(): SavedTab[] {
   try {
-    const saved = JSON.parse(read(TAB) ?? "null") as { tabId?: unknown; token?: unknown } | null;
-    return typeof saved?.tabId === "string" && typeof saved.token === "string"
-      ? { tabId: saved.tabId, token: saved.token }
-      : undefined;
+    const saved: unknown = JSON.parse(read(TAB) ?? "[]");
+    const list = Array.isArray(saved) ? saved : [saved];
+    return list.filter(isSaved).map((t) => ({ tabId: t.tabId, token: t.token }));
   } catch {
-    return undefined;
+    return [];
   }
 }
 
-export function saveTab(tab: { tabId: string; token: string } | undefined): void {
-  write(TAB, tab ? JSON.stringify(tab) : undefined);
+export function saveTabs(tabs: readonly SavedTab[]): void {
+  write(TAB, tabs.length > 0 ? JSON.stringify(tabs) : undefined);
 }

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { TabClient, type TabView } from "../../../src/client/index.js";
 import type { PageWallet } from "../wallet/types.js";
-import { loadTab, saveTab } from "./persist.js";
+import { loadTabs, saveTabs } from "./persist.js";
 import { describeError } from "./transport.js";
 
 /** The page's tab: which, its token (kept in this page's memory only), and what it holds. */
@@ -13,34 +13,47 @@ export interface PageTab {
 /**
  * A tab for the connected wallet (docs/clients.md, "Tabs"): opened with one signature in the wallet,
  * its token sent with every chat request while it is open, read again after each answer, closed
- * on demand (what is left returns to the wallet). A tab is its wallet's: another wallet sees none.
+ * on demand (what is left returns to the wallet). A tab is its wallet's: another wallet sees none,
+ * and each wallet of the page keeps its own (switching wallets loses no open tab, h52).
  */
 export function useTab(
   wallet: PageWallet | undefined,
   token: () => string | undefined,
   local: ReadonlySet<string>,
 ) {
-  const [tab, setTab] = useState<PageTab | undefined>();
+  const [tabs, setTabs] = useState<Readonly<Record<string, PageTab>>>({});
+  const loaded = useRef(false);
+  /** Saved tabs the reload could not read (offline, say): kept, never forgotten for a blip. */
+  const unread = useRef<{ tabId: string; token: string }[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const tokenRef = useRef(token);
   tokenRef.current = token;
   const client = useMemo(() => new TabClient({ token: () => tokenRef.current() }), []);
-  const mine =
-    tab && wallet && tab.view.wallet.toLowerCase() === wallet.address.toLowerCase() ? tab : undefined;
+  const mine = wallet ? tabs[wallet.address.toLowerCase()] : undefined;
+  const put = useCallback((tab: PageTab) => {
+    setTabs((all) => ({ ...all, [tab.view.wallet.toLowerCase()]: tab }));
+  }, []);
 
-  // A reload finds the tab again (its token kept in this browser tab's storage until it closes).
+  // A reload finds the tabs again (their tokens kept in this browser tab's storage until closed).
   useEffect(() => {
-    const saved = loadTab();
-    if (!saved) return;
-    client.get(saved.tabId, saved.token).then(
-      (view) => (view.status === "closed" ? saveTab(undefined) : setTab({ view, token: saved.token })),
-      () => saveTab(undefined),
+    const saved = loadTabs();
+    const found = saved.map((s) =>
+      client.get(s.tabId, s.token).then(
+        (view) => (view.status === "closed" ? undefined : put({ view, token: s.token })),
+        () => unread.current.push(s),
+      ),
     );
-  }, [client]);
+    void Promise.allSettled(found).then(() => {
+      loaded.current = true;
+      setTabs((all) => ({ ...all })); // saves what was found
+    });
+  }, [client, put]);
   useEffect(() => {
-    if (tab) saveTab(tab.view.status === "closed" ? undefined : { tabId: tab.view.tabId, token: tab.token });
-  }, [tab]);
+    if (!loaded.current) return; // not before the saved ones are read back
+    const open = Object.values(tabs).filter((t) => t.view.status !== "closed");
+    saveTabs([...open.map((t) => ({ tabId: t.view.tabId, token: t.token })), ...unread.current]);
+  }, [tabs]);
 
   const run = useCallback(async (work: () => Promise<void>) => {
     setBusy(true);
@@ -60,20 +73,20 @@ export function useTab(
       const opened = await client.openWith({ walletAddress: wallet.address, amount, seconds }, (update) =>
         wallet.approve(update, { local: local.has(update.network ?? "") }),
       );
-      setTab({ view: opened.tab, token: opened.token });
+      put({ view: opened.tab, token: opened.token });
     });
 
   const close = () =>
     run(async () => {
       if (!mine) return;
-      setTab({ ...mine, view: await client.close(mine.view.tabId, mine.token) });
+      put({ ...mine, view: await client.close(mine.view.tabId, mine.token) });
     });
 
   const refresh = useCallback(async () => {
     if (!mine || mine.view.status === "closed") return;
     const view = await client.get(mine.view.tabId, mine.token).catch(() => undefined);
-    if (view) setTab((t) => (t && t.view.tabId === view.tabId ? { ...t, view } : t));
-  }, [client, mine]);
+    if (view && view.tabId === mine.view.tabId) put({ ...mine, view });
+  }, [client, mine, put]);
 
   /** The token the chat sends: only while the tab is open and the connected wallet is its own. */
   const payingToken = mine?.view.status === "open" ? mine.token : undefined;
