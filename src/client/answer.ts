@@ -137,9 +137,19 @@ export function endedUpdate(
   const said = code === "approval_expired" ? "expired" : problem.paymentStatus;
   const status = PAYMENT_STATUSES.find((s) => s === said);
   if (!status || status === "awaiting_approval") return undefined;
-  const { approval: _asked, ...rest } = update;
-  return { ...rest, status };
+  // Not its ask ("Approve $0.01 ... before ..."): what became of it, when that can be said (h52).
+  const { approval: _asked, message: _ask, ...rest } = update;
+  const words = ENDED_WORDS[status];
+  return { ...rest, status, ...(words ? { message: words } : {}) };
 }
+
+/** What a payment answered elsewhere (another page, the approval page) or lapsed says of itself. */
+const ENDED_WORDS: Partial<Record<PaymentUpdate["status"], string>> = {
+  expired: "The time to approve has passed: nothing was signed or paid.",
+  rejected: "The payment was declined: nothing was signed or paid.",
+  settled: "Paid. Its answer did not come to this page; Payments lists the payment.",
+  failed: "The payment failed: nothing was paid.",
+};
 
 /**
  * An answer the service refused before its stream (or that did not reach it). With `update` (the
