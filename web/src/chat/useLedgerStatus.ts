@@ -1,4 +1,4 @@
-import { useEffect } from "react";
+import { useEffect, useRef } from "react";
 import type { ApprovalView } from "../../../src/protocol/approval-view.js";
 import { isUnresolved } from "../../../src/protocol/status.js";
 import type { PaymentStatus } from "../../../src/protocol/stream.js";
@@ -46,16 +46,21 @@ const checkable = (status: PaymentStatus) => status === "awaiting_approval" || i
  * A card left `awaiting_approval` with no turn running (a reload after Approve, a dropped answer,
  * an approval given on the approval page) may be paid, or lapsed, by now; so may a card left under
  * way (reserved, signed, submitted, unknown) when a reload or a dropped connection cut its answer
- * off. While no request runs, each such card asks the service (GET /api/approvals/:id) at once,
- * when its window ends and every 10 s, and takes the ledger's status, so the page never says
- * "nothing was paid" of a payment that went through, nor "Settling" of one that ended. A service
- * that cannot be reached changes nothing.
+ * off. While no request runs, each such card asks the service (GET /api/approvals/:id; for a
+ * payment that never waited for a wallet, a tab's or a held key's, GET /api/payments/:id as the
+ * page's caller: its token, or none for the page's own anonymous payments) at once, when its window
+ * ends and every 10 s, and takes the ledger's status, so the page never says "nothing was paid" of
+ * a payment that went through, nor "Settling" of one that ended. A service that cannot be reached
+ * changes nothing.
  */
 export function useLedgerStatus(
   messages: PaymentUIMessage[],
   busy: boolean,
   setMessages: (update: (messages: PaymentUIMessage[]) => PaymentUIMessage[]) => void,
+  token: () => string | undefined = () => undefined,
 ): void {
+  const tokenRef = useRef(token);
+  tokenRef.current = token;
   // The waiting cards as one string (`id@expiresAt@status,...`): the checks re-arm when it changes.
   const key = (busy ? [] : waitingCards(messages))
     .map((w) => `${w.paymentId}@${w.expiresAt ?? ""}@${w.status}`)
@@ -69,7 +74,7 @@ export function useLedgerStatus(
     let stopped = false;
     const check = async () => {
       for (const { paymentId, shown } of waiting) {
-        const status = await ledgerStatus(paymentId);
+        const status = await ledgerStatus(paymentId, tokenRef.current());
         if (stopped || status === undefined || status === shown) continue;
         setMessages((all) => withStatus(all, paymentId, status));
       }
@@ -103,9 +108,22 @@ export function waitingCards(
   );
 }
 
-async function ledgerStatus(paymentId: string): Promise<ApprovalView["status"] | undefined> {
+async function ledgerStatus(paymentId: string, token?: string): Promise<ApprovalView["status"] | undefined> {
+  const id = encodeURIComponent(paymentId);
+  const asked = await statusAt(`/api/approvals/${id}`, {});
+  if (asked !== "not_found") return asked;
+  // Never asked of a wallet (paid from a tab, or by a held key): read as the page's caller (h52).
+  const read = await statusAt(`/api/payments/${id}`, token ? { authorization: `Bearer ${token}` } : {});
+  return read === "not_found" ? undefined : read;
+}
+
+async function statusAt(
+  url: string,
+  headers: Record<string, string>,
+): Promise<ApprovalView["status"] | "not_found" | undefined> {
   try {
-    const response = await fetch(`/api/approvals/${encodeURIComponent(paymentId)}`, { cache: "no-store" });
+    const response = await fetch(url, { cache: "no-store", headers });
+    if (response.status === 404) return "not_found";
     if (!response.ok) return undefined;
     const view = (await response.json()) as Partial<ApprovalView>;
     return typeof view.status === "string" ? view.status : undefined;

@@ -1,6 +1,6 @@
 import { useChat } from "@ai-sdk/react";
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { paymentChatSchemas } from "../../../src/client/ai.js";
 import { type Settings, settingsProblems } from "../settings.js";
 import type { PageWallet } from "../wallet/types.js";
@@ -40,12 +40,18 @@ export function usePaymentChat(
   const [input, setInput] = useState("");
   const busy = status === "submitted" || status === "streaming";
   useEndPhases(busy, setApprovals);
+  // Kept between turns, and within one at each payment's step: a reload while a payment is under
+  // way finds the question and its card, which then asks the ledger what became of it (h52).
+  const steps = paymentSteps(messages);
+  const savedSteps = useRef("");
   useEffect(() => {
-    if (!busy) saveConversation(messages);
-  }, [busy, messages]);
+    if (busy && steps === savedSteps.current) return;
+    savedSteps.current = steps;
+    saveConversation(messages);
+  }, [busy, messages, steps]);
   const { asked, clearAsked } = useAskedMarks(messages, busy);
   // A card left waiting between turns takes the ledger's status (paid, lapsed) from the service.
-  useLedgerStatus(messages, busy, setMessages);
+  useLedgerStatus(messages, busy, setMessages, () => settings.token.trim() || undefined);
 
   const send = (text: string) => {
     const question = text.trim();
@@ -93,4 +99,13 @@ export function usePaymentChat(
     answer,
     newChat,
   };
+}
+
+/** Each payment card's id and status, as one string: what changes when a payment moves on. */
+function paymentSteps(messages: PaymentUIMessage[]): string {
+  return messages
+    .flatMap((m) =>
+      m.parts.flatMap((p) => (p.type === "data-payment" ? [`${p.data.paymentId}:${p.data.status}`] : [])),
+    )
+    .join(",");
 }
