@@ -133,8 +133,10 @@ describe.skipIf(!CHROMIUM)("the approval page in Chromium", { timeout: 90_000 },
     const result = page.locator("[data-testid=approve-result][data-status=settled]");
     await result.waitFor({ timeout: 60_000 });
     expect(await axeViolations(page), "after approving").toEqual([]);
-    // Answered, the page no longer asks to approve (found by a review, h46).
+    // Answered, the page no longer asks to approve (found by a review, h46), nor claims the asker
+    // has the answer now (a chat page that asked never gets it: h52).
     expect(await page.locator("main").textContent()).not.toContain("Approve before");
+    expect(await result.textContent()).toContain("kept for the agent or app that asked");
     await page.screenshot({ path: join(ARTIFACTS, "approve-page-settled.png") });
     // The page never sees the service's answer; the caller does.
     expect(await page.content()).not.toMatch(/Paris|temperature/i);

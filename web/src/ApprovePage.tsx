@@ -17,7 +17,8 @@ import { useWallets } from "./wallet/useWallets.js";
  */
 
 const STATUS_WORDS: Record<string, string> = {
-  settled: "Paid. The agent that asked now has the service's answer.",
+  // Kept for the caller that asked (an MCP session reads it; a chat page lists the payment): h52.
+  settled: "Paid. The service's answer is kept for the agent or app that asked for this payment.",
   submitted: "Sent; the payment is being settled. The agent that asked will see how it ends.",
   unknown: "Sent, but its outcome is not clear yet: it is being checked on chain. Do not approve it again.",
   failed: "The payment failed: nothing was taken from your wallet.",
