@@ -157,4 +157,18 @@ describe("describeError (the chat page's banner)", () => {
       "The body is not JSON. (invalid_json)",
     );
   });
+
+  // Found by a black-box run (h52): offline, the page showed the browser's "Failed to fetch".
+  it("says the service cannot be reached, not the browser's words, when a request never left", () => {
+    for (const words of [
+      "Failed to fetch",
+      "NetworkError when attempting to fetch resource.",
+      "Load failed",
+    ]) {
+      expect(describeError(new TypeError(words))).toBe(
+        "The service cannot be reached. Check the connection, then try again.",
+      );
+    }
+    expect(describeError(new Error("something else"))).toBe("something else");
+  });
 });

@@ -71,5 +71,9 @@ export function describeError(error: unknown): string {
     const next = NEXT_STEP[error.code] ? ` ${NEXT_STEP[error.code]}` : "";
     return `${error.message} (${error.code})${retry}${next}`;
   }
+  // The browser's own words for a request that never reached the service ("Failed to fetch",
+  // "NetworkError when attempting to fetch resource.", "Load failed"): what the operator page says (h52).
+  if (error instanceof TypeError && /fetch|network|load failed/i.test(error.message))
+    return "The service cannot be reached. Check the connection, then try again.";
   return error instanceof Error ? error.message : String(error);
 }
