@@ -137,7 +137,7 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
     await page.getByRole("button", { name: "Create key" }).click();
     const tokenField = page.getByTestId("new-token");
     await tokenField.waitFor();
-    const keyToken = await tokenField.inputValue();
+    let keyToken = await tokenField.inputValue();
     expect(keyToken.length).toBeGreaterThanOrEqual(32);
     expect(await page.getByTestId("new-token-box").textContent()).toMatch(/shown only this once/);
     const keyRow = page.locator(`[data-testid=key-row][data-key=${KEY}]`);
@@ -149,6 +149,22 @@ describe.skipIf(!CHROMIUM)("the operator page in Chromium", { timeout: 120_000 }
     await page.getByRole("button", { name: "Done" }).click();
     await tokenField.waitFor({ state: "detached" });
     expect(await page.content()).not.toContain(keyToken);
+
+    // Rotate asks first, as revoke does (h52: one click ended the token in use); Cancel changes nothing.
+    await page.getByRole("button", { name: `Rotate ${KEY}` }).click();
+    await page.getByRole("button", { name: "Cancel" }).click();
+    expect(await historyStatus(keyToken)).toBe(200);
+    await page.getByRole("button", { name: `Rotate ${KEY}` }).click();
+    const rotateIt = page.getByRole("button", { name: `Yes, rotate ${KEY}` });
+    expect(await rotateIt.evaluate((b) => b === document.activeElement)).toBe(true);
+    await rotateIt.click();
+    await tokenField.waitFor();
+    const rotated = await tokenField.inputValue();
+    expect(await historyStatus(keyToken)).toBe(401);
+    expect(await historyStatus(rotated)).toBe(200);
+    keyToken = rotated;
+    await page.getByRole("button", { name: "Done" }).click();
+    await tokenField.waitFor({ state: "detached" });
 
     // Pause all payments with a reason: the page says so, and a server-key payment is refused.
     await page.getByLabel("Reason").fill(REASON);

@@ -22,7 +22,8 @@ const STATUS_TONE: Record<KeyView["status"], string> = { active: "ok", revoked: 
 /** The keys: a table with each key's scopes, wallets, caps, last 24 hours' spend and expiry; create, rotate, revoke. */
 export function KeysSection({ api, keys, paused, error, now, onChanged }: Props) {
   const [issued, setIssued] = useState<{ token: string; name: string; rotated: boolean }>();
-  const [confirming, setConfirming] = useState<string>();
+  /** The key whose revoke or rotate waits for "Yes" (each ends its token at once: h52). */
+  const [confirming, setConfirming] = useState<{ name: string; what: Change }>();
   const action = useAction();
   const show = (result: IssuedKey | undefined, rotated: boolean) => {
     if (!result) return;
@@ -34,6 +35,11 @@ export function KeysSection({ api, keys, paused, error, now, onChanged }: Props)
       setConfirming(undefined);
       onChanged();
     }
+  };
+  const rotate = async (name: string) => {
+    const rotated = await action.run(() => api.rotateKey(name));
+    if (rotated) setConfirming(undefined);
+    show(rotated, true);
   };
   return (
     <section className="operator-card" aria-labelledby="keys-heading">
@@ -88,11 +94,11 @@ export function KeysSection({ api, keys, paused, error, now, onChanged }: Props)
                 paused={paused.has(key.name)}
                 now={now}
                 busy={action.busy}
-                confirming={confirming === key.name}
-                onAskRevoke={() => setConfirming(key.name)}
-                onCancelRevoke={() => setConfirming(undefined)}
+                confirming={confirming?.name === key.name ? confirming.what : undefined}
+                onAsk={(what) => setConfirming({ name: key.name, what })}
+                onCancel={() => setConfirming(undefined)}
                 onRevoke={() => void revoke(key.name)}
-                onRotate={() => void action.run(() => api.rotateKey(key.name)).then((r) => show(r, true))}
+                onRotate={() => void rotate(key.name)}
               />
             ))}
           </tbody>
@@ -103,14 +109,16 @@ export function KeysSection({ api, keys, paused, error, now, onChanged }: Props)
   );
 }
 
+type Change = "revoke" | "rotate";
+
 interface RowProps {
   view: KeyView;
   paused: boolean;
   now: number;
   busy: boolean;
-  confirming: boolean;
-  onAskRevoke(): void;
-  onCancelRevoke(): void;
+  confirming: Change | undefined;
+  onAsk(what: Change): void;
+  onCancel(): void;
   onRevoke(): void;
   onRotate(): void;
 }
@@ -121,24 +129,15 @@ function expiryText(view: KeyView, now: number): string {
   return `${Date.parse(view.expiresAt) <= now ? "expired" : ""} ${when(view.expiresAt)}`.trim();
 }
 
-function KeyRow({
-  view,
-  paused,
-  now,
-  busy,
-  confirming,
-  onAskRevoke,
-  onCancelRevoke,
-  onRevoke,
-  onRotate,
-}: RowProps) {
-  const revokeButton = useRef<HTMLButtonElement>(null);
+function KeyRow({ view, paused, now, busy, confirming, onAsk, onCancel, onRevoke, onRotate }: RowProps) {
+  const asked = { revoke: useRef<HTMLButtonElement>(null), rotate: useRef<HTMLButtonElement>(null) };
   const wasConfirming = useRef(confirming);
   useEffect(() => {
-    // Back from "Revoke it?" (Cancel): the focus returns to the button that asked.
-    if (wasConfirming.current && !confirming) revokeButton.current?.focus();
+    // Back from "Revoke it?" or "Rotate it?" (Cancel): the focus returns to the button that asked.
+    const was = wasConfirming.current;
+    if (was && !confirming) asked[was].current?.focus();
     wasConfirming.current = confirming;
-  }, [confirming]);
+  });
   return (
     <tr data-testid="key-row" data-key={view.name} data-status={view.status}>
       <th scope="row">{view.name}</th>
@@ -161,18 +160,30 @@ function KeyRow({
       <td>{expiryText(view, now)}</td>
       <td>
         {view.status !== "active" ? null : confirming ? (
-          <RevokeConfirm name={view.name} busy={busy} onRevoke={onRevoke} onCancel={onCancelRevoke} />
+          <ChangeConfirm
+            name={view.name}
+            what={confirming}
+            busy={busy}
+            onYes={confirming === "revoke" ? onRevoke : onRotate}
+            onCancel={onCancel}
+          />
         ) : (
           <div className="op-actions">
-            <button type="button" className="ghost" disabled={busy} onClick={onRotate}>
+            <button
+              ref={asked.rotate}
+              type="button"
+              className="ghost"
+              disabled={busy}
+              onClick={() => onAsk("rotate")}
+            >
               Rotate<span className="visually-hidden"> {view.name}</span>
             </button>
             <button
-              ref={revokeButton}
+              ref={asked.revoke}
               type="button"
               className="ghost danger"
               disabled={busy}
-              onClick={onAskRevoke}
+              onClick={() => onAsk("revoke")}
             >
               Revoke<span className="visually-hidden"> {view.name}</span>
             </button>
@@ -183,26 +194,35 @@ function KeyRow({
   );
 }
 
-/** "Revoke it?" in the row itself: the confirming button takes the focus; Cancel gives it back. */
-function RevokeConfirm({
+const CHANGE_WORDS: Record<Change, string> = {
+  revoke: "Its token stops working at once.",
+  rotate: "A new token is made, and the old one stops working at once.",
+};
+
+/** "Revoke it?" or "Rotate it?" in the row itself: the confirming button takes the focus; Cancel gives it back. */
+function ChangeConfirm({
   name,
+  what,
   busy,
-  onRevoke,
+  onYes,
   onCancel,
 }: {
   name: string;
+  what: Change;
   busy: boolean;
-  onRevoke(): void;
+  onYes(): void;
   onCancel(): void;
 }) {
   const confirm = useRef<HTMLButtonElement>(null);
   useEffect(() => confirm.current?.focus(), []);
   return (
     <fieldset className="op-confirm">
-      <legend className="visually-hidden">Revoke key {name}?</legend>
-      <span className="small">Its token stops working at once.</span>
-      <button ref={confirm} type="button" className="danger" disabled={busy} onClick={onRevoke}>
-        Yes, revoke {name}
+      <legend className="visually-hidden">
+        {what === "revoke" ? "Revoke" : "Rotate"} key {name}?
+      </legend>
+      <span className="small">{CHANGE_WORDS[what]}</span>
+      <button ref={confirm} type="button" className="danger" disabled={busy} onClick={onYes}>
+        Yes, {what} {name}
       </button>
       <button type="button" className="ghost" onClick={onCancel}>
         Cancel
