@@ -21,39 +21,13 @@ export function useTab(
   token: () => string | undefined,
   local: ReadonlySet<string>,
 ) {
-  const [tabs, setTabs] = useState<Readonly<Record<string, PageTab>>>({});
-  const loaded = useRef(false);
-  /** Saved tabs the reload could not read (offline, say): kept, never forgotten for a blip. */
-  const unread = useRef<{ tabId: string; token: string }[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const tokenRef = useRef(token);
   tokenRef.current = token;
   const client = useMemo(() => new TabClient({ token: () => tokenRef.current() }), []);
+  const { tabs, put, update } = useSavedTabs(client);
   const mine = wallet ? tabs[wallet.address.toLowerCase()] : undefined;
-  const put = useCallback((tab: PageTab) => {
-    setTabs((all) => ({ ...all, [tab.view.wallet.toLowerCase()]: tab }));
-  }, []);
-
-  // A reload finds the tabs again (their tokens kept in this browser tab's storage until closed).
-  useEffect(() => {
-    const saved = loadTabs();
-    const found = saved.map((s) =>
-      client.get(s.tabId, s.token).then(
-        (view) => (view.status === "closed" ? undefined : put({ view, token: s.token })),
-        () => unread.current.push(s),
-      ),
-    );
-    void Promise.allSettled(found).then(() => {
-      loaded.current = true;
-      setTabs((all) => ({ ...all })); // saves what was found
-    });
-  }, [client, put]);
-  useEffect(() => {
-    if (!loaded.current) return; // not before the saved ones are read back
-    const open = Object.values(tabs).filter((t) => t.view.status !== "closed");
-    saveTabs([...open.map((t) => ({ tabId: t.view.tabId, token: t.token })), ...unread.current]);
-  }, [tabs]);
 
   const run = useCallback(async (work: () => Promise<void>) => {
     setBusy(true);
@@ -82,13 +56,75 @@ export function useTab(
       put({ ...mine, view: await client.close(mine.view.tabId, mine.token) });
     });
 
+  // Keyed on the shown tab's id, token and whether it is closed, never on its view: a new view
+  // made a new `refresh`, which the page's effect ran again, without end (h54: 100 reads a second).
+  const shownId = mine?.view.tabId;
+  const shownToken = mine?.token;
+  const shownClosed = mine?.view.status === "closed";
   const refresh = useCallback(async () => {
-    if (!mine || mine.view.status === "closed") return;
-    const view = await client.get(mine.view.tabId, mine.token).catch(() => undefined);
-    if (view && view.tabId === mine.view.tabId) put({ ...mine, view });
-  }, [client, mine, put]);
+    if (!shownId || !shownToken || shownClosed) return;
+    const view = await client.get(shownId, shownToken).catch(() => undefined);
+    if (view) update(view);
+  }, [client, shownId, shownToken, shownClosed, update]);
 
   /** The token the chat sends: only while the tab is open and the connected wallet is its own. */
   const payingToken = mine?.view.status === "open" ? mine.token : undefined;
   return { tab: mine, busy, error, open, close, refresh, payingToken };
+}
+
+type SavedTab = { tabId: string; token: string };
+
+/**
+ * The page's tabs, one shown per wallet, kept in this browser tab's storage until closed: a reload
+ * finds them again. Saved tabs not shown are kept aside, never forgotten (h54): those a reload could
+ * not read (offline, say), and an older open one of a wallet that has a newer; each reload reads
+ * them again.
+ */
+function useSavedTabs(client: TabClient) {
+  const [tabs, setTabs] = useState<Readonly<Record<string, PageTab>>>({});
+  const shown = useRef(tabs);
+  shown.current = tabs;
+  const aside = useRef<SavedTab[]>([]);
+  const loaded = useRef(false);
+  const put = useCallback((tab: PageTab) => {
+    const key = tab.view.wallet.toLowerCase();
+    const before = shown.current[key];
+    if (before && before.view.tabId !== tab.view.tabId && before.view.status !== "closed")
+      aside.current.push({ tabId: before.view.tabId, token: before.token });
+    aside.current = aside.current.filter((t) => t.tabId !== tab.view.tabId);
+    shown.current = { ...shown.current, [key]: tab };
+    setTabs(shown.current);
+  }, []);
+  /** A tab read again: its view, only while it is still the one shown for its wallet. */
+  const update = useCallback((view: PageTab["view"]) => {
+    setTabs((all) => {
+      const key = view.wallet.toLowerCase();
+      const current = all[key];
+      return current && current.view.tabId === view.tabId ? { ...all, [key]: { ...current, view } } : all;
+    });
+  }, []);
+
+  useEffect(() => {
+    // Oldest first (as saved), so the newest open one of a wallet is shown, the others kept aside.
+    const found = loadTabs().map((saved) =>
+      client.get(saved.tabId, saved.token).then(
+        (view) => ({ saved, view }),
+        () => ({ saved, view: undefined }),
+      ),
+    );
+    void Promise.all(found).then((all) => {
+      for (const { saved, view } of all) {
+        if (!view) aside.current.push(saved);
+        else if (view.status !== "closed") put({ view, token: saved.token });
+      }
+      loaded.current = true;
+      setTabs((current) => ({ ...current })); // saves what was found
+    });
+  }, [client, put]);
+  useEffect(() => {
+    if (!loaded.current) return; // not before the saved ones are read back
+    const open = Object.values(tabs).filter((t) => t.view.status !== "closed");
+    saveTabs([...aside.current, ...open.map((t) => ({ tabId: t.view.tabId, token: t.token }))]);
+  }, [tabs]);
+  return { tabs, put, update };
 }
