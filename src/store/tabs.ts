@@ -123,8 +123,8 @@ export class PgTabStore implements TabStore {
       .limit(limit);
   }
 
-  async findServing(caller: string, wallet: string): Promise<TabRecord | undefined> {
-    const [row] = await this.db
+  findServing(caller: string, wallet: string): Promise<TabRecord[]> {
+    return this.db
       .select()
       .from(tabs)
       .where(
@@ -136,8 +136,7 @@ export class PgTabStore implements TabStore {
         ),
       )
       .orderBy(desc(tabs.createdAt))
-      .limit(1);
-    return row;
+      .limit(20);
   }
 
   async usage(tabId: string) {

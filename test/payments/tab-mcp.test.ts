@@ -108,6 +108,40 @@ describe("a tab opened through MCP, funded on the approval page", () => {
     expect(before - (await evmUsdcBalance(devnet, user.address))).toBe(paidFromTab);
   });
 
+  // Found by a black-box run (h50): only the newest serving tab was used; once it ran out the
+  // wallet was asked, though an older tab of the same caller and wallet still held money.
+  it("pays from an older serving tab once the newest has run out, before asking the wallet", async () => {
+    const price = priceOf(devnet, "weather");
+    const alice = await session(ALICE);
+    const fund = async (amountUsd: string) => {
+      const opened = await alice.call("open_tab", { amountUsd });
+      const { tabId } = opened.structuredContent as { tabId: string };
+      const shown = (await (await page(`/api/approvals/${tabId}`)).json()) as ApprovalView;
+      const sign = shown.approval?.sign;
+      if (!sign) throw new Error("no approval to sign");
+      const signature = await signOpening({ sign } as TabOpened, user);
+      const funded = await page(`/api/approvals/${tabId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ signature, walletAddress: user.address }),
+      });
+      expect(await funded.json()).toMatchObject({ status: "open" });
+      return tabId;
+    };
+    const older = await fund((Number(price) / 1e6).toFixed(6)); // holds one payment
+    const newer = await fund((Number(price) / 1e6).toFixed(6));
+    expect((await alice.payWeather()).structuredContent).toMatchObject({ status: "paid" }); // the newer
+    expect((await alice.payWeather()).structuredContent).toMatchObject({ status: "paid" }); // the older
+    expect((await alice.payWeather()).structuredContent).toMatchObject({ status: "awaiting_approval" });
+    // Each paid exactly one payment: nothing comes back from either.
+    for (const tabId of [newer, older])
+      expect((await alice.call("close_tab", { tabId })).structuredContent).toMatchObject({
+        status: "closed",
+        refunded: { atomic: "0" },
+      });
+    await alice.client.close();
+  });
+
   it("is for identified callers only, and a page answer that signs something else opens nothing", async () => {
     const anonymous = new StreamableHTTPClientTransport(new URL("http://service.test/mcp"), {
       requestInit: { headers: { "X-Wallet-Address": user.address } },

@@ -119,8 +119,8 @@ export interface TabStore {
   markEmpty(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean>;
   /** A wallet's tabs, newest first. */
   listByWallet(wallet: string, limit: number): Promise<TabRecord[]>;
-  /** The newest open tab that serves `caller` for `wallet` (servesCaller), if any. */
-  findServing(caller: string, wallet: string): Promise<TabRecord | undefined>;
+  /** The open tabs that serve `caller` for `wallet` (servesCaller), newest first (at most 20). */
+  findServing(caller: string, wallet: string): Promise<TabRecord[]>;
   /** The tab's payments as they count against it: committed (state.ts), and those not yet final. */
   usage(tabId: string): Promise<{ committed: bigint; settled: bigint; inFlight: number }>;
 }

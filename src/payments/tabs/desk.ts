@@ -259,10 +259,12 @@ export class TabDesk implements TabAccess {
   async find(request: Parameters<TabAccess["find"]>[0]): Promise<TabLookup | undefined> {
     if (!request.tab) {
       if (!request.servedTabs || !request.caller || !request.wallet) return undefined;
-      const serving = await this.deps.store.findServing(request.caller, request.wallet.address);
-      // One that cannot pay now (ended, not yet closed) leaves the request as without a tab.
-      const lookup = serving ? await passFor(this.config, this.deps, serving) : undefined;
-      return lookup?.ok ? { ok: true, pass: { ...lookup.pass, served: true } } : undefined;
+      // The newest that can pay: one ended or spent gives way to an older one that holds money (h50).
+      for (const serving of await this.deps.store.findServing(request.caller, request.wallet.address)) {
+        const lookup = await passFor(this.config, this.deps, serving);
+        if (lookup.ok && lookup.pass.left > 0n) return { ok: true, pass: { ...lookup.pass, served: true } };
+      }
+      return undefined;
     }
     const tab = await this.deps.store.get(tabIdOf(tokenHash(request.tab)));
     const mine =
