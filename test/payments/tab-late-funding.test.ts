@@ -77,6 +77,31 @@ async function sendItself(opened: TabOpened, signature: `0x${string}`): Promise<
   });
 }
 
+/** The wallet cancels its signed funding's nonce (EIP-3009 cancelAuthorization): it can never be used. */
+async function cancelNonce(opened: TabOpened): Promise<void> {
+  if (opened.sign.kind !== "evm-typed-data") throw new Error("not EVM");
+  const domain = opened.sign.typedData.domain as Record<string, unknown>;
+  const m = opened.sign.typedData.message as Record<string, string>;
+  const cancel = await user.signTypedData({
+    domain: { ...domain, chainId: Number(domain.chainId) } as never,
+    types: {
+      CancelAuthorization: [
+        { name: "authorizer", type: "address" },
+        { name: "nonce", type: "bytes32" },
+      ],
+    },
+    primaryType: "CancelAuthorization",
+    message: { authorizer: user.address, nonce: m.nonce as `0x${string}` },
+  });
+  await wallet().writeContract({
+    chain: null,
+    address: devnet.manifest.evm.usdc as `0x${string}`,
+    abi: parseAbi(["function cancelAuthorization(address,bytes32,bytes)"]),
+    functionName: "cancelAuthorization",
+    args: [user.address, m.nonce as `0x${string}`, cancel],
+  });
+}
+
 /** The tab's funding window passes unsigned: the keeper expires it. */
 async function expire(opened: TabOpened): Promise<void> {
   await at(new Date(opened.signBy).getTime() + 1_000, () => b.running.payments?.reconciler.sweep());
@@ -138,7 +163,7 @@ describe("a tab's funding that reached the chain another way", () => {
     await b.running.payments?.reconciler.sweep();
     expect((await read(opened)).status).toBe("expired");
     await sendItself(opened, signature); // then the real funding lands, within its window (h53)
-    await at(new Date(opened.signBy).getTime() + 6 * 60_000, () => b.running.payments?.reconciler.sweep());
+    await at(new Date(opened.signBy).getTime() + 31 * 60_000, () => b.running.payments?.reconciler.sweep());
     await b.running.payments?.reconciler.sweep(); // its refund, signed on the chain's own clock
     expect((await read(opened)).status).toBe("closed");
     expect(await evmUsdcBalance(devnet, opened.session as `0x${string}`)).toBe(0n);
@@ -148,7 +173,7 @@ describe("a tab's funding that reached the chain another way", () => {
   it("an expired tab whose key stays empty is read once, and shows no refund", async () => {
     const opened = await open("0.02");
     await expire(opened);
-    await at(new Date(opened.signBy).getTime() + 6 * 60_000, async () => {
+    await at(new Date(opened.signBy).getTime() + 31 * 60_000, async () => {
       await b.running.payments?.reconciler.sweep();
       expect(await unchecked()).not.toContain(opened.tabId);
     });
@@ -160,32 +185,34 @@ describe("a tab's funding that reached the chain another way", () => {
   it("a funding whose nonce the wallet cancelled does not open the tab: nothing moved (h53)", async () => {
     const opened = await open("0.06");
     const signature = await signOpening(opened, user);
-    if (opened.sign.kind !== "evm-typed-data") throw new Error("not EVM");
-    const domain = opened.sign.typedData.domain as Record<string, unknown>;
-    const m = opened.sign.typedData.message as Record<string, string>;
-    const cancel = await user.signTypedData({
-      domain: { ...domain, chainId: Number(domain.chainId) } as never,
-      types: {
-        CancelAuthorization: [
-          { name: "authorizer", type: "address" },
-          { name: "nonce", type: "bytes32" },
-        ],
-      },
-      primaryType: "CancelAuthorization",
-      message: { authorizer: user.address, nonce: m.nonce as `0x${string}` },
-    });
-    await wallet().writeContract({
-      chain: null,
-      address: devnet.manifest.evm.usdc as `0x${string}`,
-      abi: parseAbi(["function cancelAuthorization(address,bytes32,bytes)"]),
-      functionName: "cancelAuthorization",
-      args: [user.address, m.nonce as `0x${string}`, cancel],
-    });
+    await cancelNonce(opened);
     const fund = { token: opened.token, signature };
     const view = (await (
       await call(b, "POST", `/api/tabs/${opened.tabId}/fund`, ALICE, fund)
     ).json()) as TabView;
     expect(view.status).toBe("failed");
+    expect(await evmUsdcBalance(devnet, opened.session as `0x${string}`)).toBe(0n);
+  });
+
+  it("a funding left unclear (its intent recorded, then a crash) whose nonce was cancelled: the keeper opens nothing (h54)", async () => {
+    const opened = await open("0.06");
+    await signOpening(opened, user);
+    await cancelNonce(opened);
+    // What the funding answer records before it asks the facilitator; the process dies there.
+    const store = b.running.store?.tabs;
+    if (opened.sign.kind !== "evm-typed-data" || !store) throw new Error("not EVM, or no tab store");
+    const m = opened.sign.typedData.message as Record<string, string>;
+    const funding = {
+      kind: "evm-eip3009",
+      from: user.address,
+      nonce: m.nonce,
+      validBefore: String(m.validBefore),
+    };
+    expect(await store.move(opened.tabId, "awaiting_signature", "funding", { funding }, new Date())).toBe(
+      true,
+    );
+    await b.running.payments?.reconciler.sweep();
+    expect((await read(opened)).status).toBe("failed");
     expect(await evmUsdcBalance(devnet, opened.session as `0x${string}`)).toBe(0n);
   });
 

@@ -8,9 +8,11 @@ const REFUND_WINDOW_S = 120;
 
 /**
  * When an expired or failed tab's session key is read, once: after its funding, if the wallet
- * signed it, can no longer land (its own window ends about a minute past signBy; a few blocks more).
+ * signed it, can no longer land. Its own window ends soon after signBy (EVM: validBefore, 10 s
+ * later; Solana: its blockhash, about two minutes); the margin covers this instance's clock running
+ * ahead of the chain's, and an RPC node some blocks behind (h54), by half an hour.
  */
-const FUNDING_LANDS_WITHIN_MS = 5 * 60_000;
+const FUNDING_LANDS_WITHIN_MS = 30 * 60_000;
 
 /** What a refund keeps while it is under way (never the signature). */
 interface Refund {
@@ -81,8 +83,19 @@ export class TabKeeper {
         },
         now,
       );
-      if (found.status === "settled")
+      // Its nonce used is not enough: a cancelled one reads the same (h54). The session key must hold it.
+      const held =
+        found.status === "settled" ? await chains.balance(tab.network, tab.asset, tab.session) : 0n;
+      if (found.status === "settled" && held >= tab.amount)
         await store.move(tab.tabId, "funding", "open", found.txHash ? { fundingTx: found.txHash } : {}, now);
+      else if (found.status === "settled")
+        await store.move(
+          tab.tabId,
+          "funding",
+          "failed",
+          { error: "its authorization was used, not paid in" },
+          now,
+        );
       if (found.status === "failed")
         await store.move(tab.tabId, "funding", "failed", { error: found.error }, now);
     } else if (tab.status === "open" && tab.endsAt <= now) {
