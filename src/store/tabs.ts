@@ -18,6 +18,9 @@ const COMMITTED = ["reserved", "signed", "submitted", "settled", "unknown"] as c
 const IN_FLIGHT = ["reserved", "signed", "submitted", "unknown"] as const;
 
 /** Tabs on PostgreSQL (migration 13): every move is one conditional UPDATE. */
+/** At most this many ended tabs are read per sweep, oldest first: many cannot slow the live ones. */
+const UNCHECKED_PER_SWEEP = 20;
+
 export class PgTabStore implements TabStore {
   constructor(private readonly db: Db) {}
 
@@ -102,7 +105,8 @@ export class PgTabStore implements TabStore {
           lt(tabs.signBy, signedBefore),
         ),
       )
-      .orderBy(tabs.createdAt);
+      .orderBy(tabs.createdAt)
+      .limit(UNCHECKED_PER_SWEEP);
   }
 
   async markEmpty(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean> {

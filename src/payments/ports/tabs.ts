@@ -112,7 +112,8 @@ export interface TabStore {
   listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]>;
   /**
    * Expired and failed tabs whose session key was not yet read once their funding could no longer
-   * land (signBy before `signedBefore`), oldest first: each is read once (`markEmpty`, or closing).
+   * land (signBy before `signedBefore`), oldest first, a few at a time (each sweep takes the next):
+   * each is read once (`markEmpty`, or closing).
    */
   listUnchecked(signedBefore: Date): Promise<TabRecord[]>;
   /** An expired or failed tab's session key was read empty: never read again (refunded 0). */
