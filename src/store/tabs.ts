@@ -105,8 +105,17 @@ export class PgTabStore implements TabStore {
           lt(tabs.signBy, signedBefore),
         ),
       )
-      .orderBy(tabs.createdAt)
+      .orderBy(tabs.updatedAt)
       .limit(UNCHECKED_PER_SWEEP);
+  }
+
+  async deferCheck(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean> {
+    const rows = await this.db
+      .update(tabs)
+      .set({ updatedAt: now })
+      .where(and(eq(tabs.tabId, tabId), eq(tabs.status, status), isNull(tabs.refunded)))
+      .returning({ tabId: tabs.tabId });
+    return rows.length === 1;
   }
 
   async markEmpty(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean> {

@@ -112,12 +112,14 @@ export interface TabStore {
   listByStatus(statuses: readonly TabStatus[]): Promise<TabRecord[]>;
   /**
    * Expired and failed tabs whose session key was not yet read once their funding could no longer
-   * land (signBy before `signedBefore`), oldest first, a few at a time (each sweep takes the next):
-   * each is read once (`markEmpty`, or closing).
+   * land (signBy before `signedBefore`), least recently tried first, a few at a time: each is read
+   * once (`markEmpty`, or closing); one that cannot be read goes to the back (`deferCheck`).
    */
   listUnchecked(signedBefore: Date): Promise<TabRecord[]>;
   /** An expired or failed tab's session key was read empty: never read again (refunded 0). */
   markEmpty(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean>;
+  /** An expired or failed tab's key could not be read: listed after the others next time. */
+  deferCheck(tabId: string, status: "expired" | "failed", now: Date): Promise<boolean>;
   /** A wallet's tabs, newest first. */
   listByWallet(wallet: string, limit: number): Promise<TabRecord[]>;
   /** The open tabs that serve `caller` for `wallet` (servesCaller), newest first (at most 20). */

@@ -9,7 +9,7 @@ const REFUND_WINDOW_S = 120;
 /**
  * When an expired or failed tab's session key is read, once: after its funding, if the wallet
  * signed it, can no longer land. Its own window ends soon after signBy (EVM: validBefore, 10 s
- * later; Solana: its blockhash, about two minutes); the margin covers this instance's clock running
+ * later; Solana: its blockhash, a minute or two); the margin covers this instance's clock running
  * ahead of the chain's, and an RPC node some blocks behind (h54), by half an hour.
  */
 const FUNDING_LANDS_WITHIN_MS = 30 * 60_000;
@@ -62,7 +62,12 @@ export class TabKeeper {
     const landed = new Date(this.deps.now().getTime() - FUNDING_LANDS_WITHIN_MS);
     const ended = await store.listUnchecked(landed);
     for (const tab of [...(await store.listByStatus(live)), ...ended]) {
-      await this.step(tab).catch((error: unknown) => this.onError(error, `keeping tab ${tab.tabId}`));
+      await this.step(tab).catch(async (error: unknown) => {
+        this.onError(error, `keeping tab ${tab.tabId}`);
+        // An ended tab that cannot be read now goes to the back: it never blocks the others (h55).
+        if (tab.status === "expired" || tab.status === "failed")
+          await store.deferCheck(tab.tabId, tab.status, this.deps.now()).catch(() => {});
+      });
     }
   }
 
@@ -106,8 +111,10 @@ export class TabKeeper {
       await this.finish(tab);
     } else if (tab.status === "expired" || tab.status === "failed") {
       // Listed once its funding can no longer land. Landed all the same (the wallet sent what it
-      // signed itself, or late): what the session key holds goes back, as from a closed tab.
-      if ((await chains.balance(tab.network, tab.asset, tab.session)) === 0n) {
+      // signed itself, or late): what the session key holds goes back, as from a closed tab. Less
+      // than the funding is someone's stray dust, not the wallet's (and on Solana, with no SOL to
+      // pay a return's fee, it could never go back: h55): left where its sender put it.
+      if ((await chains.balance(tab.network, tab.asset, tab.session)) < tab.amount) {
         await store.markEmpty(tab.tabId, tab.status, now);
         return;
       }
