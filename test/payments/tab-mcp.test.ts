@@ -43,6 +43,20 @@ async function session(token: string) {
 
 const page = (path: string, init?: RequestInit) => b.running.service.app.request(path, init);
 
+/** What the user does on the approval page: read the tab's funding, sign exactly it, answer. */
+async function fundOnPage(tabId: string): Promise<{ shown: ApprovalView; funded: unknown }> {
+  const shown = (await (await page(`/api/approvals/${tabId}`)).json()) as ApprovalView;
+  const sign = shown.approval?.sign;
+  if (!sign) throw new Error("no approval to sign");
+  const signature = await signOpening({ sign } as TabOpened, user);
+  const funded = await page(`/api/approvals/${tabId}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ signature, walletAddress: user.address }),
+  });
+  return { shown, funded: await funded.json() };
+}
+
 describe("a tab opened through MCP, funded on the approval page", () => {
   it("serves its caller's pay_quote with no approval, no other caller's; close_tab returns the rest", async () => {
     const price = priceOf(devnet, "weather");
@@ -55,18 +69,10 @@ describe("a tab opened through MCP, funded on the approval page", () => {
     expect(JSON.stringify(opened)).not.toMatch(/x4t_/); // the token is never handed out
 
     // The approval page shows the funding in words, and the wallet signs exactly it there.
-    const shown = (await (await page(`/api/approvals/${tabId}`)).json()) as ApprovalView;
+    const { shown, funded } = await fundOnPage(tabId);
     expect(shown).toMatchObject({ paymentId: tabId, status: "awaiting_approval", wallet: user.address });
     expect(shown.tab?.words).toContain("Open a tab of $0.03");
-    const sign = shown.approval?.sign;
-    if (!sign) throw new Error("no approval to sign");
-    const signature = await signOpening({ sign } as TabOpened, user);
-    const funded = await page(`/api/approvals/${tabId}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ signature, walletAddress: user.address }),
-    });
-    expect(await funded.json()).toMatchObject({ status: "open" });
+    expect(funded).toMatchObject({ status: "open" });
 
     // Alice's pay_quote pays from it: no approval asked.
     const paid = await alice.payWeather();
@@ -116,16 +122,7 @@ describe("a tab opened through MCP, funded on the approval page", () => {
     const fund = async (amountUsd: string) => {
       const opened = await alice.call("open_tab", { amountUsd });
       const { tabId } = opened.structuredContent as { tabId: string };
-      const shown = (await (await page(`/api/approvals/${tabId}`)).json()) as ApprovalView;
-      const sign = shown.approval?.sign;
-      if (!sign) throw new Error("no approval to sign");
-      const signature = await signOpening({ sign } as TabOpened, user);
-      const funded = await page(`/api/approvals/${tabId}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ signature, walletAddress: user.address }),
-      });
-      expect(await funded.json()).toMatchObject({ status: "open" });
+      expect((await fundOnPage(tabId)).funded).toMatchObject({ status: "open" });
       return tabId;
     };
     const older = await fund((Number(price) / 1e6).toFixed(6)); // holds one payment
