@@ -14,7 +14,7 @@ import { passFor } from "./access.js";
 import type { TabKeeper } from "./keeper.js";
 import { newToken, sessionKey, tabIdOf, tokenHash, tokenMatches } from "./keys.js";
 import { tabTerms } from "./terms.js";
-import { settleTransfer, transferRequirement, unsignedFunding } from "./transfer.js";
+import { fundingLanded, settleTransfer, transferRequirement, unsignedFunding } from "./transfer.js";
 import type { TabsConfig, TabsDeps } from "./types.js";
 import { fundingWords, type TabOnPage, viewOf } from "./view.js";
 
@@ -193,17 +193,12 @@ export class TabDesk implements TabAccess {
     if (settled.kind === "settled") {
       await deps.store.move(tabId, "funding", "open", { fundingTx: settled.transaction }, deps.now());
     } else if (settled.kind === "refused") {
-      // Refused: maybe because it is used already (the wallet sent what it signed itself, h50). Its
-      // nonce used (not cancelled: the session key holds the amount) opens it; else the keeper
-      // reads the session key once the funding can no longer land.
-      const intent = { network: tab.network, asset: tab.asset, wallet: tab.wallet, authorization };
-      const [found, held] = await Promise.all([
-        deps.chains.resolve({ ...intent, createdAt: tab.createdAt }, deps.now()).catch(() => undefined),
-        deps.chains.balance(tab.network, tab.asset, tab.session).catch(() => 0n),
-      ]);
-      if (found?.status === "settled" && held >= tab.amount) {
-        const landed = found.txHash ? { fundingTx: found.txHash } : {};
-        await deps.store.move(tabId, "funding", "open", landed, deps.now());
+      // Refused: maybe because it is used already (the wallet sent what it signed itself, h50). Else
+      // (or unreadable now) failed: the keeper reads the key once the funding can no longer land.
+      const landed = await fundingLanded(deps.chains, tab, authorization, deps.now()).catch(() => undefined);
+      if (landed?.open) {
+        const tx = landed.txHash ? { fundingTx: landed.txHash } : {};
+        await deps.store.move(tabId, "funding", "open", tx, deps.now());
       } else await deps.store.move(tabId, "funding", "failed", { error: settled.error }, deps.now());
     }
     return this.read(tabId);

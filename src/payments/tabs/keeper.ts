@@ -1,6 +1,6 @@
 import type { TabRecord, TabStatus } from "../ports/index.js";
 import { sessionKey } from "./keys.js";
-import { settleTransfer, signedReturn } from "./transfer.js";
+import { fundingLanded, settleTransfer, signedReturn } from "./transfer.js";
 import type { TabsConfig, TabsDeps } from "./types.js";
 
 /** How long a refund's authorization may wait to be used (the keeper resolves it after). */
@@ -78,31 +78,16 @@ export class TabKeeper {
       await store.move(tab.tabId, "awaiting_signature", "expired", {}, now);
     } else if (tab.status === "funding") {
       // Unclear when it was sent: the chain says (EVM: its nonce used, or unused past validBefore).
-      const found = await chains.resolve(
-        {
-          network: tab.network,
-          asset: tab.asset,
-          wallet: tab.wallet,
-          authorization: tab.funding,
-          createdAt: tab.createdAt,
-        },
-        now,
-      );
-      // Its nonce used is not enough: a cancelled one reads the same (h54). The session key must hold it.
-      const held =
-        found.status === "settled" ? await chains.balance(tab.network, tab.asset, tab.session) : 0n;
-      if (found.status === "settled" && held >= tab.amount)
-        await store.move(tab.tabId, "funding", "open", found.txHash ? { fundingTx: found.txHash } : {}, now);
-      else if (found.status === "settled")
+      const landed = await fundingLanded(chains, tab, tab.funding, now);
+      if (landed?.open)
         await store.move(
           tab.tabId,
           "funding",
-          "failed",
-          { error: "its authorization was used, not paid in" },
+          "open",
+          landed.txHash ? { fundingTx: landed.txHash } : {},
           now,
         );
-      if (found.status === "failed")
-        await store.move(tab.tabId, "funding", "failed", { error: found.error }, now);
+      else if (landed) await store.move(tab.tabId, "funding", "failed", { error: landed.error }, now);
     } else if (tab.status === "open" && tab.endsAt <= now) {
       await store.move(tab.tabId, "open", "closing", {}, now);
       const closing = await store.get(tab.tabId);

@@ -1,5 +1,6 @@
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { type Chains, familyOf, type NetworkSchemes } from "../../chains/index.js";
+import type { TabRecord } from "../ports/index.js";
 import type { Requirement } from "../rules/index.js";
 import { type PaymentDemand, type SignedPayment, signOffer } from "../x402/index.js";
 import type { SessionKey } from "./keys.js";
@@ -162,4 +163,24 @@ function ownPayload(
     accepted: requirement,
     payload: { transaction },
   } as unknown as PaymentPayload;
+}
+
+/**
+ * Whether a tab's funding landed in its session key, as the chain says now: `open` when its
+ * authorization is used and the key holds the amount (a cancelled EIP-3009 nonce reads as used
+ * too: h53, h54), `failed` when it never can, undefined while it still may.
+ */
+export async function fundingLanded(
+  chains: Pick<Chains, "resolve" | "balance">,
+  tab: Pick<TabRecord, "network" | "asset" | "wallet" | "session" | "amount" | "createdAt">,
+  authorization: unknown,
+  now: Date,
+): Promise<{ open: true; txHash?: string } | { open: false; error: string } | undefined> {
+  const { network, asset, wallet, createdAt } = tab;
+  const found = await chains.resolve({ network, asset, wallet, authorization, createdAt }, now);
+  if (found.status === "failed") return { open: false, error: found.error };
+  if (found.status !== "settled") return undefined;
+  if ((await chains.balance(network, asset, tab.session)) < tab.amount)
+    return { open: false, error: "its authorization was used, not paid in" };
+  return { open: true, ...(found.txHash ? { txHash: found.txHash } : {}) };
 }
