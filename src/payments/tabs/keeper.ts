@@ -89,9 +89,7 @@ export class TabKeeper {
         );
       else if (landed) await store.move(tab.tabId, "funding", "failed", { error: landed.error }, now);
     } else if (tab.status === "open" && tab.endsAt <= now) {
-      await store.move(tab.tabId, "open", "closing", {}, now);
-      const closing = await store.get(tab.tabId);
-      if (closing) await this.finish(closing);
+      await this.close(tab, now);
     } else if (tab.status === "closing") {
       await this.finish(tab);
     } else if (tab.status === "expired" || tab.status === "failed") {
@@ -103,10 +101,15 @@ export class TabKeeper {
         await store.markEmpty(tab.tabId, tab.status, now);
         return;
       }
-      if (!(await store.move(tab.tabId, tab.status, "closing", {}, now))) return;
-      const closing = await store.get(tab.tabId);
-      if (closing) await this.finish(closing);
+      await this.close(tab, now);
     }
+  }
+
+  /** Move it to closing (when it is still where it was read) and return what its key holds. */
+  private async close(tab: TabRecord, now: Date): Promise<void> {
+    if (!(await this.deps.store.move(tab.tabId, tab.status, "closing", {}, now))) return; // another did
+    const closing = await this.deps.store.get(tab.tabId);
+    if (closing) await this.finish(closing);
   }
 
   /** Return what the session key holds, once every payment from the tab is final. */
